@@ -1,0 +1,92 @@
+"""``seatunnel-airflow``: validate and plan SeaTunnel job configs.
+
+Exit codes: 0 success; 1 a pipeline failed (``run``); 2 a bad config (ConfigError) or
+bad arguments. A ConfigError is printed as its message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .config.errors import ConfigError, Problem
+from .config.variables import split_cli_variables
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="seatunnel-airflow",
+                                 description="Compile Apache SeaTunnel job configs into pipelines for Spark.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{validate,plan}")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("config", help="job config file (.conf/.hocon, .json or .sql)")
+        p.add_argument("-i", "--variable", action="append", default=[], metavar="K=V",
+                       help="set a variable (repeatable; K=V,K2=V2 also works)")
+        p.add_argument("--format-config", dest="config_format", choices=("hocon", "json", "sql"),
+                       help="config format (default: from the file extension)")
+
+    v = sub.add_parser("validate", help="check a config; exit 2 with every error found")
+    common(v)
+    v.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    p = sub.add_parser("plan", help="print the pipelines a config compiles to")
+    common(p)
+    p.add_argument("--format", choices=("text", "json", "dot"), default="text", help="output format")
+    p.add_argument("--no-cache", action="store_true", help="compile without the plan cache")
+    return ap
+
+
+def _print_problems(problems: Sequence[Problem], stream=None) -> None:
+    stream = stream or sys.stderr
+    for p in problems:
+        print(("error: " if p.severity == "error" else "") + p.format(), file=stream)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .plan.compiler import validate_job
+
+    variables = split_cli_variables(args.variable)
+    errors, warnings, plan = validate_job(args.config, variables, format=args.config_format)
+    errors = [Problem(**{**e.to_dict(), "severity": "error"}) for e in errors]
+    if args.format == "json":
+        print(json.dumps({"valid": not errors, "errors": [e.to_dict() for e in errors],
+                          "warnings": [w.to_dict() for w in warnings],
+                          "pipelines": len(plan.pipelines) if plan else None}, indent=2))
+    else:
+        _print_problems(warnings)
+        _print_problems(errors)
+        if not errors and plan is not None:
+            n = len(plan.pipelines)
+            print(f"{args.config}: valid ({n} pipeline{'s' if n != 1 else ''})")
+    return EXIT_CONFIG if errors else EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan.compiler import compile_job
+    from .plan.render import RENDERERS
+
+    variables = split_cli_variables(args.variable)
+    plan = compile_job(args.config, variables, format=args.config_format, use_cache=not args.no_cache)
+    print(RENDERERS[args.format](plan))
+    return EXIT_OK
+
+
+COMMANDS = {"validate": cmd_validate, "plan": cmd_plan}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as e:
+        _print_problems(e.problems)
+        return EXIT_CONFIG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

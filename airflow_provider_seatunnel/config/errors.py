@@ -1,0 +1,70 @@
+"""The one error type for bad job configs, and the located problems it carries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong (or doubtful) in a job config, with where it is.
+
+    ``plugin`` reads like ``source[1] FakeSource``; ``key`` is the option name.
+    """
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    plugin: str | None = None
+    key: str | None = None
+    hint: str | None = None
+    severity: str = "error"
+    code: str | None = None  # "not-runnable": plans, but fails validate
+
+    def where(self) -> str:
+        parts = [self.file or "<config>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        return ":".join(parts)
+
+    def format(self) -> str:
+        text = f"{self.where()}: "
+        if self.severity != "error":
+            text += f"{self.severity}: "
+        if self.plugin:
+            text += f"{self.plugin}: "
+        if self.key:
+            text += f"option '{self.key}': "
+        text += self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class ConfigError(ValueError):
+    """A job config that cannot be compiled. Carries every problem found.
+
+    The message names the file, line (and column), plugin and key of each problem
+    and says what to do. Retrying cannot fix it.
+    """
+
+    def __init__(self, problems: Problem | Iterable[Problem]):
+        if isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: list[Problem] = list(problems)
+        super().__init__("\n".join(p.format() for p in self.problems))
+
+    @classmethod
+    def at(cls, message: str, **where) -> ConfigError:
+        return cls(Problem(message, **where))
+
+    @property
+    def first(self) -> Problem:
+        return self.problems[0]

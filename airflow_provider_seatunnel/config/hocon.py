@@ -1,0 +1,631 @@
+"""A HOCON reader for SeaTunnel's dialect of it, with positions.
+
+SeaTunnel ships a patched Typesafe Config; three of its rules differ from plain HOCON
+(and from pyhocon), and every job config relies on them:
+
+* dotted keys are flat: ``row.num = 5`` is the key ``"row.num"``, not ``row { num = 5 }``;
+* the blocks under ``source``, ``transform`` and ``sink`` are ordered *lists*: two
+  ``FakeSource { }`` blocks are two sources, never merged;
+* key order is kept.
+
+This module parses that dialect (and JSON, which is a subset) into :class:`ConfigObject`
+and :class:`ConfigList`, plain ``dict``/``list`` subclasses that remember the line and
+column of every key and element, so that errors can point at them. Unquoted
+substitutions (``${name}``, ``${?name}``) are kept as :class:`Subst` nodes by
+:func:`parse` and replaced by :func:`resolve`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+PLUGIN_SECTIONS = ("source", "transform", "sink")
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Pos:
+    line: int
+    col: int
+
+
+class ConfigObject(dict):
+    """An ordered object that remembers where it and each of its keys stand."""
+
+    __slots__ = ("key_pos", "pos")
+
+    def __init__(self, *args: Any, pos: Pos | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.pos = pos
+        self.key_pos: dict[str, Pos] = {}
+
+    def line_of(self, key: str) -> int | None:
+        p = self.key_pos.get(key)
+        return p.line if p else (self.pos.line if self.pos else None)
+
+
+class ConfigList(list):
+    """A list that remembers where it and each of its elements stand."""
+
+    __slots__ = ("item_pos", "pos")
+
+    def __init__(self, *args: Any, pos: Pos | None = None):
+        super().__init__(*args)
+        self.pos = pos
+        self.item_pos: list[Pos | None] = []
+
+
+@dataclass(frozen=True)
+class Subst:
+    """An unquoted ``${path}`` (or ``${?path}``) awaiting resolution."""
+
+    path: str
+    optional: bool
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Concat:
+    """Adjacent value pieces on one line (``"a "${x}" b"``), joined at resolution."""
+
+    parts: tuple
+    pos: Pos
+
+
+# ---------------------------------------------------------------------------
+# Tokens
+
+_PUNCT = {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA", ":": "COLON", "=": "EQUALS"}
+# Characters that end an unquoted run (HOCON forbids more; these are the ones that matter).
+_UNQUOTED_STOP = set('{}[],:="$#\n\t\r ') | {"\\"}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+
+
+@dataclass
+class Token:
+    kind: str  # LBRACE RBRACE LBRACK RBRACK COMMA COLON EQUALS PLUSEQ NEWLINE STRING UNQUOTED SUBST EOF
+    value: Any
+    pos: Pos
+    space_before: str = ""
+
+
+@dataclass
+class _Lexer:
+    text: str
+    file: str | None
+    tokens: list[Token] = field(default_factory=list)
+
+    def error(self, message: str, line: int, col: int, hint: str | None = None) -> ConfigError:
+        return ConfigError.at(message, file=self.file, line=line, col=col, hint=hint)
+
+    def run(self) -> list[Token]:
+        text, n = self.text, len(self.text)
+        i, line, line_start = 0, 1, 0
+        space = ""
+        toks = self.tokens
+        while i < n:
+            c = text[i]
+            col = i - line_start + 1
+            if c in " \t\r\ufeff" or c == "\u00a0":
+                j = i
+                while j < n and text[j] in " \t\r\ufeff\u00a0":
+                    j += 1
+                space += text[i:j]
+                i = j
+                continue
+            if c == "\n":
+                toks.append(Token("NEWLINE", None, Pos(line, col), space))
+                space = ""
+                i += 1
+                line += 1
+                line_start = i
+                continue
+            if c == "#" or text.startswith("//", i):
+                while i < n and text[i] != "\n":
+                    i += 1
+                continue
+            if c in _PUNCT:
+                toks.append(Token(_PUNCT[c], c, Pos(line, col), space))
+                space = ""
+                i += 1
+                continue
+            if c == "+" and text.startswith("+=", i):
+                toks.append(Token("PLUSEQ", "+=", Pos(line, col), space))
+                space = ""
+                i += 2
+                continue
+            if c == '"':
+                if text.startswith('"""', i):
+                    end = text.find('"""', i + 3)
+                    if end < 0:
+                        raise self.error("unterminated triple-quoted string", line, col, 'close it with """')
+                    while end + 3 < n and text[end + 3] == '"':  # extra quotes belong to the string
+                        end += 1
+                    value = text[i + 3 : end]
+                    toks.append(Token("STRING", value, Pos(line, col), space))
+                    line += value.count("\n")
+                    if "\n" in value:
+                        line_start = i + 3 + value.rindex("\n") + 1
+                    i = end + 3
+                else:
+                    value, i = self._quoted(i, line, col)
+                    toks.append(Token("STRING", value, Pos(line, col), space))
+                space = ""
+                continue
+            if c == "$":
+                if not text.startswith("${", i):
+                    raise self.error("a lone '$' is not valid here", line, col, "quote the value")
+                end = text.find("}", i)
+                nl = text.find("\n", i)
+                if end < 0 or (0 <= nl < end):
+                    raise self.error("unterminated substitution '${'", line, col, "close it with '}'")
+                inner = text[i + 2 : end].strip()
+                optional = inner.startswith("?")
+                if optional:
+                    inner = inner[1:].strip()
+                if not inner:
+                    raise self.error("empty substitution '${}'", line, col)
+                if inner.startswith('"') and inner.endswith('"') and len(inner) >= 2:
+                    inner = inner[1:-1]
+                toks.append(Token("SUBST", (inner, optional), Pos(line, col), space))
+                space = ""
+                i = end + 1
+                continue
+            if c == "\\":
+                raise self.error("a backslash is only allowed inside a quoted string", line, col,
+                                 'quote the value: "..."')
+            # unquoted run
+            j = i
+            while j < n and text[j] not in _UNQUOTED_STOP and not text.startswith("//", j) \
+                    and not text.startswith("+=", j):
+                j += 1
+            toks.append(Token("UNQUOTED", text[i:j], Pos(line, col), space))
+            space = ""
+            i = j
+        toks.append(Token("EOF", None, Pos(line, n - line_start + 1), space))
+        return toks
+
+    def _quoted(self, i: int, line: int, col: int) -> tuple[str, int]:
+        text, n = self.text, len(self.text)
+        out: list[str] = []
+        j = i + 1
+        while True:
+            if j >= n or text[j] == "\n":
+                raise self.error("unterminated quoted string", line, col, 'close it with "')
+            c = text[j]
+            if c == '"':
+                return "".join(out), j + 1
+            if c == "\\":
+                if j + 1 >= n:
+                    raise self.error("unterminated quoted string", line, col)
+                e = text[j + 1]
+                if e in _ESCAPES:
+                    out.append(_ESCAPES[e])
+                    j += 2
+                    continue
+                if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[j + 2 : j + 6] or ""):
+                    out.append(chr(int(text[j + 2 : j + 6], 16)))
+                    j += 6
+                    continue
+                raise self.error(f"invalid escape '\\{e}' in a quoted string", line, j - i + col,
+                                 f"write '\\\\{e}' for a literal backslash")
+            out.append(c)
+            j += 1
+
+
+# ---------------------------------------------------------------------------
+# Parser
+
+
+class _Parser:
+    def __init__(self, text: str, file: str | None, json_syntax: bool):
+        self.file = file
+        self.json = json_syntax
+        self.toks = _Lexer(text, file).run()
+        self.i = 0
+
+    # -- helpers
+    def peek(self, skip_newlines: bool = False) -> Token:
+        if skip_newlines:
+            while self.toks[self.i].kind == "NEWLINE":
+                self.i += 1
+        return self.toks[self.i]
+
+    def next(self) -> Token:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def error(self, message: str, pos: Pos, hint: str | None = None) -> ConfigError:
+        return ConfigError.at(message, file=self.file, line=pos.line, col=pos.col, hint=hint)
+
+    @staticmethod
+    def describe(t: Token) -> str:
+        if t.kind == "EOF":
+            return "the end of the file"
+        if t.kind == "NEWLINE":
+            return "the end of the line"
+        if t.kind in ("STRING", "UNQUOTED"):
+            return repr(t.value)
+        if t.kind == "SUBST":
+            return "${" + t.value[0] + "}"
+        return f"'{t.value}'"
+
+    # -- grammar
+    def parse_root(self) -> ConfigObject:
+        t = self.peek(skip_newlines=True)
+        if t.kind == "LBRACE":
+            self.next()
+            obj = self.parse_fields(t.pos, closing="RBRACE", root=True)
+        elif t.kind == "LBRACK":
+            raise self.error("a job config must be an object, not a list", t.pos,
+                             "write env { }, source { }, transform { } and sink { } blocks")
+        else:
+            obj = self.parse_fields(Pos(1, 1), closing="EOF", root=True)
+        t = self.peek(skip_newlines=True)
+        if t.kind != "EOF":
+            raise self.error(f"unexpected {self.describe(t)} after the end of the config", t.pos,
+                             "check for an extra closing brace")
+        return obj
+
+    def parse_key(self) -> tuple[str, Pos]:
+        t = self.peek()
+        if t.kind not in ("STRING", "UNQUOTED"):
+            raise self.error(f"expected a key, found {self.describe(t)}", t.pos,
+                             "each entry reads 'key = value' or 'Name { ... }'")
+        start = t.pos
+        parts = [t.value]
+        self.next()
+        while self.peek().kind in ("STRING", "UNQUOTED"):
+            t = self.next()
+            parts.append(t.space_before + t.value)
+        key = "".join(parts).strip() if len(parts) > 1 else parts[0]
+        if key == "include" and self.peek().kind == "STRING":
+            raise self.error("'include' is not supported in job configs", start,
+                             "inline the included settings or use variables (-i)")
+        return key, start
+
+    def parse_fields(self, pos: Pos, closing: str, root: bool = False) -> ConfigObject:
+        obj = ConfigObject(pos=pos)
+        while True:
+            t = self.peek(skip_newlines=True)
+            if t.kind == closing:
+                if closing != "EOF":
+                    self.next()
+                return obj
+            if t.kind == "COMMA":
+                self.next()
+                continue
+            if t.kind == "EOF":
+                raise self.error("missing '}': the block opened here is never closed", pos,
+                                 "add the closing brace")
+            key, kpos = self.parse_key()
+            sep = self.peek()
+            if sep.kind in ("EQUALS", "COLON", "PLUSEQ"):
+                self.next()
+                append = sep.kind == "PLUSEQ"
+                nxt = self.peek()
+                if nxt.kind in ("NEWLINE", "EOF", "COMMA", "RBRACE"):
+                    # HOCON allows a newline after '=' only before an object or list
+                    nxt = self.peek(skip_newlines=True)
+                    if nxt.kind not in ("LBRACE", "LBRACK"):
+                        raise self.error(f"the key '{key}' has no value", kpos,
+                                         f"write {key} = <value>")
+            elif sep.kind == "LBRACE":
+                append = False
+            else:
+                raise self.error(f"expected '=' or ':' after the key '{key}', found {self.describe(sep)}",
+                                 sep.pos, 'quote keys or values that contain spaces or special characters')
+            if root and key in PLUGIN_SECTIONS and self.peek().kind == "LBRACE" and not self.json:
+                value: Any = self.parse_plugin_section(key)
+            else:
+                value = self.parse_value()
+            if append:
+                prev = obj.get(key, _MISSING)
+                value = Concat(((ConfigList() if prev is _MISSING else prev), _as_list(value)), kpos)
+                obj[key] = value
+            elif root and key in PLUGIN_SECTIONS and isinstance(obj.get(key), ConfigList) \
+                    and isinstance(value, ConfigList):
+                obj[key].extend(value)  # two `source { }` sections: keep every block of both
+                obj[key].item_pos.extend(value.item_pos)
+                continue
+            elif key in obj and isinstance(obj[key], ConfigObject) and isinstance(value, ConfigObject):
+                _merge_into(obj[key], value)
+            else:
+                obj[key] = value
+            obj.key_pos[key] = kpos
+            end = self.peek()
+            if end.kind not in ("NEWLINE", "COMMA", closing, "EOF", "RBRACE"):
+                raise self.error(f"unexpected {self.describe(end)} after the value of '{key}'", end.pos,
+                                 "put one entry per line, or separate entries with commas; "
+                                 "quote values that contain spaces")
+
+    def parse_plugin_section(self, section: str) -> ConfigList:
+        """``source { A { } B { } }`` → an ordered list of blocks; duplicates stay separate."""
+        open_tok = self.next()
+        blocks = ConfigList(pos=open_tok.pos)
+        while True:
+            t = self.peek(skip_newlines=True)
+            if t.kind == "RBRACE":
+                self.next()
+                return blocks
+            if t.kind == "COMMA":
+                self.next()
+                continue
+            if t.kind == "EOF":
+                raise self.error(f"missing '}}': the {section} block opened here is never closed",
+                                 open_tok.pos, "add the closing brace")
+            name, npos = self.parse_key()
+            if self.peek().kind in ("EQUALS", "COLON"):
+                self.next()
+            if self.peek().kind != "LBRACE":
+                raise self.error(f"'{name}' in the {section} block must be a plugin block "
+                                 f"'{name} {{ ... }}'", npos,
+                                 "options belong inside a plugin's braces")
+            block = self.parse_value()
+            if isinstance(block, ConfigObject):
+                block.setdefault("plugin_name", name)
+                block.pos = npos
+            blocks.append(block)
+            blocks.item_pos.append(npos)
+
+    def parse_value(self) -> Any:
+        parts: list[tuple[Token, Any]] = []
+        while True:
+            t = self.peek()
+            if t.kind == "LBRACE":
+                self.next()
+                v = self.parse_fields(t.pos, closing="RBRACE")
+            elif t.kind == "LBRACK":
+                self.next()
+                v = self.parse_list(t.pos)
+            elif t.kind in ("STRING", "UNQUOTED"):
+                self.next()
+                v = t.value
+            elif t.kind == "SUBST":
+                self.next()
+                name, optional = t.value
+                v = Subst(name, optional, t.pos)
+            elif t.kind in ("COLON", "EQUALS") and parts:
+                # unquoted text such as  yyyy-MM-dd HH:mm:ss  (lenient: keep it as text)
+                self.next()
+                v = t.value
+            else:
+                break
+            parts.append((t, v))
+        if not parts:
+            t = self.peek()
+            raise self.error(f"expected a value, found {self.describe(t)}", t.pos)
+        first_tok, first = parts[0]
+        if len(parts) == 1:
+            if first_tok.kind == "UNQUOTED" or (first_tok.kind in ("COLON", "EQUALS")):
+                return _unquoted_scalar(first)
+            return first
+        # A concatenation. Whitespace between pieces is kept (HOCON), except around objects/lists.
+        pieces: list[Any] = []
+        for k, (tok, v) in enumerate(parts):
+            if k and tok.space_before and not isinstance(v, (ConfigObject, ConfigList)) \
+                    and not isinstance(pieces[-1], (ConfigObject, ConfigList)):
+                pieces.append(tok.space_before)
+            pieces.append(v)
+        if all(isinstance(p, str) for p in pieces):
+            return "".join(pieces)
+        return Concat(tuple(pieces), first_tok.pos)
+
+    def parse_list(self, pos: Pos) -> ConfigList:
+        out = ConfigList(pos=pos)
+        while True:
+            t = self.peek(skip_newlines=True)
+            if t.kind == "RBRACK":
+                self.next()
+                return out
+            if t.kind == "COMMA":
+                self.next()
+                continue
+            if t.kind == "EOF":
+                raise self.error("missing ']': the list opened here is never closed", pos,
+                                 "add the closing bracket")
+            out.append(self.parse_value())
+            out.item_pos.append(t.pos)
+            end = self.peek()
+            if end.kind not in ("NEWLINE", "COMMA", "RBRACK"):
+                raise self.error(f"unexpected {self.describe(end)} in a list", end.pos,
+                                 "separate list elements with commas")
+
+
+def _as_list(value: Any) -> Any:
+    return value if isinstance(value, (ConfigList, Subst, Concat)) else ConfigList([value])
+
+
+def _unquoted_scalar(text: str) -> Any:
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    if text == "null":
+        return None
+    if _NUMBER.match(text):
+        if "." in text or "e" in text or "E" in text:
+            return float(text)
+        return int(text)
+    return text
+
+
+def _merge_into(target: ConfigObject, other: ConfigObject) -> None:
+    for k, v in other.items():
+        if k in target and isinstance(target[k], ConfigObject) and isinstance(v, ConfigObject):
+            _merge_into(target[k], v)
+        else:
+            target[k] = v
+        if k in other.key_pos:
+            target.key_pos[k] = other.key_pos[k]
+
+
+def parse(text: str, file: str | None = None, json_syntax: bool = False) -> ConfigObject:
+    """Parse a job config (HOCON in SeaTunnel's dialect, or JSON) without resolving it."""
+    return _Parser(text, file, json_syntax).parse_root()
+
+
+def parse_value_text(text: str) -> Any:
+    """Parse one HOCON value, as ``-i name=value`` gives it (``[a,b]`` is a list, ``10`` an int)."""
+    try:
+        obj = _Parser(f"v = {text}\n" if text.strip() else 'v = ""', None, False).parse_root()
+        value = obj.get("v", "")
+    except ConfigError:
+        return text
+    if isinstance(value, (Subst, Concat)):
+        return text
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Substitution
+
+Lookup = Callable[[str], Any]
+
+
+class _Resolver:
+    def __init__(self, root: ConfigObject, fallback: Lookup, file: str | None,
+                 keep_literal: Callable[[str], bool]):
+        self.root = root
+        self.fallback = fallback
+        self.file = file
+        self.keep_literal = keep_literal
+        self.active: list[str] = []
+
+    def lookup_config(self, path: str) -> Any:
+        node: Any = self.root
+        if path in node:
+            return node[path]
+        # nested spelling: a.b.c → a → b → c (also the '->' separator SeaTunnel uses)
+        parts = re.split(r"\.|->", path)
+        for part in parts:
+            if not isinstance(node, dict) or part not in node:
+                return _MISSING
+            node = node[part]
+        return node
+
+    def subst(self, s: Subst) -> Any:
+        if ":" in s.path:
+            name = s.path.split(":", 1)[0]
+            raise ConfigError.at(f"'${{{s.path}}}': a default value only works inside a quoted string",
+                                 file=self.file, line=s.pos.line, col=s.pos.col,
+                                 hint=f'write "${{{s.path}}}" in quotes, or pass -i {name}=VALUE')
+        if s.path in self.active:
+            cycle = " -> ".join([*self.active[self.active.index(s.path):], s.path])
+            raise ConfigError.at(f"substitution cycle: {cycle}", file=self.file,
+                                 line=s.pos.line, col=s.pos.col, hint="break the cycle")
+        value = self.lookup_config(s.path)
+        if value is not _MISSING:
+            self.active.append(s.path)
+            try:
+                return self.value(value)
+            finally:
+                self.active.pop()
+        value = self.fallback(s.path)
+        if value is not _MISSING:
+            return value
+        if s.optional:
+            return _MISSING
+        if self.keep_literal(s.path):
+            return "${" + s.path + "}"
+        raise ConfigError.at(f"unresolved variable ${{{s.path}}}", file=self.file,
+                             line=s.pos.line, col=s.pos.col,
+                             hint=f"pass -i {s.path}=VALUE, set it in the environment or in the config")
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, Subst):
+            return self.subst(v)
+        if isinstance(v, Concat):
+            return self.concat(v)
+        if isinstance(v, ConfigObject):
+            for k in list(v.keys()):
+                r = self.value(v[k])
+                if r is _MISSING:
+                    del v[k]
+                else:
+                    v[k] = r
+            return v
+        if isinstance(v, ConfigList):
+            kept = [(self.value(x), p) for x, p in zip(v, v.item_pos or [None] * len(v), strict=False)]
+            kept = [(x, p) for x, p in kept if x is not _MISSING]
+            v[:] = [x for x, _ in kept]
+            v.item_pos = [p for _, p in kept]
+            return v
+        return v
+
+    def concat(self, c: Concat) -> Any:
+        values = [self.value(p) for p in c.parts]
+        values = [x for x in values if x is not _MISSING]
+        if not values:
+            return _MISSING
+        if all(isinstance(x, list) or (isinstance(x, str) and not x.strip()) for x in values) \
+                and any(isinstance(x, list) for x in values):
+            out = ConfigList(pos=c.pos)
+            for x in values:
+                if isinstance(x, list):
+                    out.extend(x)
+                    out.item_pos.extend(getattr(x, "item_pos", None) or [c.pos] * len(x))
+            return out
+        if all(isinstance(x, dict) or (isinstance(x, str) and not x.strip()) for x in values) \
+                and any(isinstance(x, dict) for x in values):
+            out_obj = ConfigObject(pos=c.pos)
+            for x in values:
+                if isinstance(x, dict):
+                    if not isinstance(x, ConfigObject):
+                        x = ConfigObject(x)
+                    _merge_into(out_obj, x)
+            return out_obj
+        text = []
+        for x in values:
+            if isinstance(x, (dict, list)):
+                raise ConfigError.at("cannot join a list or object with text in one value",
+                                     file=self.file, line=c.pos.line, col=c.pos.col,
+                                     hint="quote the whole value or split it into separate options")
+            text.append(_scalar_text(x))
+        return "".join(text)
+
+
+def _scalar_text(x: Any) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e16:
+        return repr(x)
+    return str(x)
+
+
+def resolve(root: ConfigObject, fallback: Lookup, file: str | None = None,
+            keep_literal: Callable[[str], bool] = lambda name: False) -> ConfigObject:
+    """Replace every unquoted substitution in ``root`` (in place) and return it.
+
+    A ``${path}`` is looked up in the config itself first (flat key, then nested), then
+    through ``fallback`` (which returns ``MISSING`` when it has nothing). Names for which
+    ``keep_literal`` is true and that nothing resolves stay as the text ``${name}``.
+    """
+    return _Resolver(root, fallback, file, keep_literal).value(root)
+
+
+MISSING = _MISSING
+
+
+def to_plain(value: Any) -> Any:
+    """Drop positions: nested ``dict``/``list`` copies of a parsed value (for JSON)."""
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(to_plain(value), sort_keys=True, separators=(",", ":"), default=str)

@@ -1,0 +1,68 @@
+"""The compiler: config → LogicalDag → chains → pipelines → physical plan.
+
+Pure Python and cheap to import: no PySpark, no Airflow. Safe at DAG-parse time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..config.errors import ConfigError, Problem
+from ..config.loader import detect_format, load_job, read_config_text
+from . import cache
+from .logical import NOT_RUNNABLE, build_logical_dag
+from .model import JobPlan
+from .physical import build_physical_plan
+from .split import build_chains, split_pipelines
+
+
+def compile_text(path: str | None, text: str, variables: Mapping[str, Any] | None = None, *,
+                 format: str | None = None, environ: Mapping[str, str] | None = None) -> JobPlan:
+    """Compile a config's text (``path`` names it in messages); no cache."""
+    job = load_job(path or "", variables, text=text, format=format, environ=environ)
+    dag = build_logical_dag(job)
+    chains = build_chains(dag)
+    pipelines, split_warnings = split_pipelines(dag, chains)
+    return build_physical_plan(dag, pipelines, [*dag.warnings, *split_warnings])
+
+
+def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = None, *,
+                format: str | None = None, environ: Mapping[str, str] | None = None,
+                use_cache: bool = True) -> JobPlan:
+    """Compile a job config (a file path or inline text) into a :class:`JobPlan`.
+
+    Raises :class:`ConfigError` naming file, line, plugin and key. Plans are cached on
+    disk by content (see :mod:`.cache`): compiling an unchanged config again is a read.
+    """
+    env = os.environ if environ is None else environ
+    path, text = read_config_text(config)
+    directory = cache.cache_dir(env) if use_cache else None
+    key = None
+    if directory is not None:
+        key = cache.cache_key(path, format or detect_format(path, text), text, variables, env)
+        hit = cache.read(directory, key)
+        if hit is not None:
+            try:
+                return JobPlan.from_dict(hit)
+            except (KeyError, TypeError, ValueError):
+                pass  # an entry from another layout: recompile and overwrite
+    plan = compile_text(path, text, variables, format=format, environ=env)
+    if directory is not None and key is not None:
+        cache.write(directory, key, plan.to_dict(secrets=True))
+    return plan
+
+
+def validate_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = None, *,
+                 format: str | None = None, environ: Mapping[str, str] | None = None,
+                 ) -> tuple[list[Problem], list[Problem], JobPlan | None]:
+    """``(errors, warnings, plan)``: errors include plugins this package cannot run."""
+    try:
+        plan = compile_job(config, variables, format=format, environ=environ, use_cache=False)
+    except ConfigError as e:
+        return list(e.problems), [], None
+    problems = [Problem(**w) for w in plan.warnings]
+    errors = [p for p in problems if p.code == NOT_RUNNABLE]
+    warnings = [p for p in problems if p.code != NOT_RUNNABLE]
+    return errors, warnings, plan

@@ -1,0 +1,128 @@
+"""Stage 4: pipelines → physical plan (task groups, slots, restore policy, stable task ids).
+
+Task groups follow the fusion model of seed 002 §7.1: an edge fuses when its upstream
+has one downstream, its downstream one upstream, and both run at the same parallelism;
+one physical vertex (one slot) per parallel instance of each group. The slot figures
+name their formulas; ``zeta`` is how SeaTunnel's engine counts (one group per source
+subtask, plus one coordinator per source and per committing sink).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from .. import __version__
+from ..config.errors import ConfigError, Problem
+from ..connectors import SINK, SOURCE, get_connector
+from ..connectors.base import SECRET_OPTIONS
+from . import graph
+from .logical import LogicalDag
+from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
+from .split import PipelineParts, chain_name
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+MAX_SLUG = 80
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", text.lower()).strip("_") or "x"
+
+
+def _identity(dag: LogicalDag, vid: str, full: bool) -> dict:
+    v = dag.vertex(vid)
+    connector = get_connector(v.plugin)
+    if full or connector is None or not connector.identity:
+        options = {k: val for k, val in v.options.items() if k.lower() not in SECRET_OPTIONS
+                   and k not in ("parallelism",)}
+    else:
+        options = {k: v.options.get(k) for k in connector.identity if k in v.options}
+    return {"kind": v.kind, "plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),
+            "options": options}
+
+
+def _task_id(dag: LogicalDag, parts: PipelineParts, full: bool) -> str:
+    ends = [vid for vid in parts.vertices if dag.vertex(vid).kind in (SOURCE, SINK)]
+    content = [_identity(dag, vid, full) for vid in ends]
+    if full:
+        content.append([_identity(dag, vid, True) for vid in parts.vertices])
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    sources = [dag.vertex(v) for v in parts.vertices if dag.vertex(v).kind == SOURCE]
+    sinks = [dag.vertex(v) for v in parts.vertices if dag.vertex(v).kind == SINK]
+    src = "_".join(_slug(s.output or s.plugin) for s in sources)
+    dst = "_".join(_slug(s.plugin) for s in sinks)
+    slug = f"{src}_to_{dst}"
+    if len(slug) > MAX_SLUG:
+        slug = slug[:MAX_SLUG].rstrip("_")
+    return f"{slug}_{digest}"
+
+
+def _task_groups(parts: PipelineParts) -> tuple[TaskGroup, ...]:
+    down, up = graph.adjacency(list(parts.vertices), parts.edges)
+    fused = [(a, b) for a, b in parts.edges
+             if len(down[a]) == 1 and len(up[b]) == 1 and parts.parallelism[a] == parts.parallelism[b]]
+    groups = graph.weakly_connected_components(list(parts.vertices), fused)
+    return tuple(TaskGroup(f"tg{i}", tuple(g), parts.parallelism[g[0]]) for i, g in enumerate(groups, 1))
+
+
+def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...]) -> dict:
+    without = sum(parts.parallelism.values())
+    with_fusion = sum(g.parallelism for g in groups)
+    sources = [v for v in parts.vertices if dag.vertex(v).kind == SOURCE]
+    committers = [v for v in parts.vertices if dag.vertex(v).kind == SINK
+                  and (c := get_connector(dag.vertex(v).plugin)) is not None and c.committer]
+    zeta = len(sources) + len(committers) + sum(parts.parallelism[s] for s in sources)
+    return {
+        "with_fusion": with_fusion,
+        "without_fusion": without,
+        "zeta": zeta,
+        "formula": {
+            "with_fusion": "sum of task-group parallelism (seed 002 section 7.3)",
+            "without_fusion": "sum of every vertex's parallelism (seed 002 section 7.3)",
+            "zeta": "sources + committing sinks + sum of source parallelism (SeaTunnel engine)",
+        },
+    }
+
+
+def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warnings: list[Problem]) -> JobPlan:
+    """Assemble the :class:`JobPlan`; raise :class:`ConfigError` on a task-id collision."""
+    s = dag.settings
+    ids = [_task_id(dag, parts, full=False) for parts in pipelines]
+    dupes = {t for t in ids if ids.count(t) > 1}
+    if dupes:
+        ids = [_task_id(dag, parts, full=True) if t in dupes else t for t, parts in zip(ids, pipelines, strict=True)]
+        again = {t for t in ids if ids.count(t) > 1}
+        if again:
+            raise ConfigError(Problem(f"two pipelines are identical ({sorted(again)[0]})", file=dag.file,
+                                      hint="give the sources distinct plugin_output names"))
+    out = []
+    for no, (parts, task_id) in enumerate(zip(pipelines, ids, strict=True), 1):
+        groups = _task_groups(parts)
+        group_of = {vid: g.id for g in groups for vid in g.vertices}
+        chain_of = {m: c for c in parts.chains for m in c.members}
+        verts = []
+        for vid in parts.vertices:
+            v = dag.vertex(vid)
+            live_inputs = [name for up, name in zip(v.upstream, v.inputs, strict=False) if up in parts.vertices]
+            verts.append(PlanVertex(
+                id=vid, ref=vid, kind=v.kind, plugin=v.plugin, parallelism=parts.parallelism[vid],
+                chain=chain_name(chain_of[vid], dag) if vid in chain_of else None, task_group=group_of[vid],
+                output=v.output, inputs=tuple(live_inputs), line=v.line,
+                config=v.options,
+                notes=parts.notes.get(vid, ())))
+        sources = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SOURCE]
+        sinks = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SINK]
+        out.append(PipelinePlan(
+            id=no, task_id=task_id, name=f"{' + '.join(sources)} -> {' + '.join(sinks)}",
+            vertices=tuple(verts), edges=tuple(parts.edges),
+            chains=tuple({"name": chain_name(c, dag), "vertices": list(c.members), "parallelism": c.parallelism}
+                         for c in parts.chains),
+            task_groups=groups, slots=_slots(dag, parts, groups),
+            retry={"times": s.retry_times, "interval_seconds": s.retry_interval_seconds},
+            checkpoint={"interval_ms": s.checkpoint_interval_ms, "timeout_ms": s.checkpoint_timeout_ms},
+            split={"split": parts.split, "reason": parts.reason}))
+    return JobPlan(name=s.name, mode=s.mode, file=dag.file, pipelines=tuple(out), env=dict(dag.env),
+                   warnings=tuple(w.to_dict() for w in warnings),
+                   compiler=f"airflow-provider-seatunnel {__version__}")
+

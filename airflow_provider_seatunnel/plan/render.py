@@ -1,0 +1,78 @@
+"""Plan renderings: the text tree (seed 002 §9.2), JSON and Graphviz dot."""
+
+from __future__ import annotations
+
+import json
+
+from .model import JobPlan, PipelinePlan
+
+
+def render_json(plan: JobPlan) -> str:
+    return json.dumps(plan.to_dict(), indent=2, sort_keys=False, default=str)
+
+
+def _pipeline_lines(p: PipelinePlan) -> list[str]:
+    lines: list[str] = []
+    by_id = {v.id: v for v in p.vertices}
+    slots = p.slots
+    lines.append(f"Pipeline {p.id}  {p.task_id}  ({p.name})")
+    if p.split.get("reason"):
+        lines.append(f"│   split: {p.split['reason']}")
+    for v in p.vertices:
+        extra = f"  in {v.chain}" if v.chain and v.chain.count("->") else ""
+        reads = f"  reads {', '.join(v.inputs)}" if v.inputs else ""
+        out = f"  → {v.output}" if v.output else ""
+        lines.append(f"├── {v.ref} {v.plugin}  parallelism={v.parallelism}{extra}{reads}{out}")
+        for note in v.notes:
+            lines.append(f"│     note: {note}")
+    for g in p.task_groups:
+        members = " → ".join(f"{by_id[m].plugin}" for m in g.vertices)
+        lines.append(f"├── TaskGroup {g.id} [{members}] × {g.parallelism}")
+        for i in range(g.parallelism):
+            branch = "└──" if i == g.parallelism - 1 else "├──"
+            lines.append(f"│   {branch} PhysicalVertex {g.id}/{i} ({i + 1}/{g.parallelism})")
+    lines.append(f"└── slots: {slots.get('with_fusion')} with fusion, {slots.get('without_fusion')} without, "
+                 f"{slots.get('zeta')} as SeaTunnel's engine counts; restore: {p.retry.get('times')} retries, "
+                 f"{p.retry.get('interval_seconds')}s apart")
+    return lines
+
+
+def render_text(plan: JobPlan) -> str:
+    n = len(plan.pipelines)
+    out = [f"Job: {plan.name} ({plan.mode}, {n} pipeline{'s' if n != 1 else ''})"
+           + (f"  {plan.file}" if plan.file else "")]
+    for k, p in enumerate(plan.pipelines):
+        last = k == n - 1
+        for j, line in enumerate(_pipeline_lines(p)):
+            prefix = ("└── " if last else "├── ") if j == 0 else ("    " if last else "│   ")
+            out.append(prefix + line)
+    for w in plan.warnings:
+        where = ":".join(str(w[k]) for k in ("file", "line") if w.get(k) is not None)
+        who = f"{w['plugin']}: " if w.get("plugin") else ""
+        out.append(f"warning: {where + ': ' if where else ''}{who}{w['message']}")
+    return "\n".join(out)
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_dot(plan: JobPlan) -> str:
+    shapes = {"source": "invhouse", "transform": "box", "sink": "house"}
+    out = ["digraph seatunnel_job {", "  rankdir=LR;", f"  label={_q(plan.name)};",
+           "  node [fontname=Helvetica];"]
+    for p in plan.pipelines:
+        out.append(f"  subgraph cluster_{p.id} {{")
+        out.append(f"    label={_q(f'Pipeline {p.id}: {p.task_id}')};")
+        for v in p.vertices:
+            label = f"{v.plugin}\\n{v.ref} p={v.parallelism}"
+            out.append(f"    {_q(f'{p.id}:{v.id}')} [label={_q(label).replace(chr(92) * 2 + 'n', chr(92) + 'n')}, "
+                       f"shape={shapes.get(v.kind, 'box')}];")
+        for a, b in p.edges:
+            out.append(f"    {_q(f'{p.id}:{a}')} -> {_q(f'{p.id}:{b}')};")
+        out.append("  }")
+    out.append("}")
+    return "\n".join(out)
+
+
+RENDERERS = {"text": render_text, "json": render_json, "dot": render_dot}

@@ -1,0 +1,207 @@
+"""Stages 2 and 3: transform chains, then the split into pipelines (SubPlans).
+
+Chaining follows SeaTunnel's ExecutionPlanGenerator: walking from each source, a chain
+starts at every transform not yet chained and grows while its last member has exactly
+one downstream vertex, a transform with exactly one upstream vertex. The split follows
+its PipelineGenerator: disconnected parts are separate pipelines; a part with a vertex
+of several inputs becomes one linear pipeline per source→sink path (vertices cloned,
+each taking its predecessor's parallelism); any other part stays one pipeline. Ours: a
+Sql transform that joins or aggregates across its inputs keeps its part whole.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..config.errors import ConfigError, Problem
+from ..connectors import SINK, SOURCE, TRANSFORM
+from ..connectors.sql import COMBINING
+from . import graph
+from .logical import LogicalDag
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Consecutive single-input transforms fused into one action (``TransformChain[A->B]``)."""
+
+    members: tuple[str, ...]  # logical vertex ids, upstream first
+    parallelism: int
+
+    @property
+    def id(self) -> str:
+        return self.members[0]
+
+
+@dataclass(frozen=True)
+class PipelineParts:
+    """One pipeline before physical planning: which vertices, wired how, at what parallelism."""
+
+    vertices: tuple[str, ...]  # logical vertex ids, upstream first
+    edges: tuple[tuple[str, str], ...]
+    parallelism: dict[str, int]
+    chains: tuple[Chain, ...]
+    split: bool = False  # True when cut out of a multi-input part, one path of it
+    reason: str = ""  # why the part was (or was not) split
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def chain_name(chain: Chain, dag: LogicalDag) -> str:
+    return "TransformChain[" + "->".join(dag.vertex(m).plugin for m in chain.members) + "]"
+
+
+def build_chains(dag: LogicalDag) -> tuple[Chain, ...]:
+    """Every transform lands in exactly one chain, in walk order from the sources."""
+    ids = [v.id for v in dag.vertices]
+    down, up = graph.adjacency(ids, dag.edges)
+    chained: set[str] = set()
+    chains: list[Chain] = []
+    seen: set[str] = set()
+    queue = deque(v.id for v in dag.vertices if v.kind == SOURCE)
+    while queue:
+        vid = queue.popleft()
+        if vid in seen:
+            continue
+        seen.add(vid)
+        if dag.vertex(vid).kind == TRANSFORM and vid not in chained:
+            members = [vid]
+            chained.add(vid)
+            cur = vid
+            while len(down[cur]) == 1:
+                nxt = down[cur][0]
+                if dag.vertex(nxt).kind != TRANSFORM or len(up[nxt]) != 1 or nxt in chained:
+                    break
+                members.append(nxt)
+                chained.add(nxt)
+                cur = nxt
+            chains.append(Chain(tuple(members), dag.vertex(vid).parallelism))
+        queue.extend(down[vid])
+    return tuple(chains)
+
+
+def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[PipelineParts], list[Problem]]:
+    """The job's pipelines, in SeaTunnel's order, and the warnings found on the way."""
+    warnings: list[Problem] = []
+    chain_of = {m: c for c in chains for m in c.members}
+    # the chained graph: sources, chains (by head id) and sinks
+    nodes: list[str] = []
+    for v in dag.vertices:
+        if v.kind != TRANSFORM:
+            nodes.append(v.id)
+        elif chain_of[v.id].id == v.id:
+            nodes.append(v.id)
+
+    def node_of(vid: str) -> str:
+        return chain_of[vid].id if vid in chain_of else vid
+
+    chained_edges = [(node_of(a), node_of(b)) for a, b in dag.edges if node_of(a) != node_of(b)]
+    chained_edges = list(dict.fromkeys(chained_edges))
+    # topological order, ties by config order: components and paths follow source order
+    ordered = graph.topological_order(nodes, chained_edges)
+    components = graph.weakly_connected_components(ordered, chained_edges)
+    _, up = graph.adjacency(ordered, chained_edges)
+
+    plans: list[tuple[list[str], list[tuple[str, str]], bool, str]] = []
+    total = 0
+    for comp in components:
+        members = set(comp)
+        comp_edges = [e for e in chained_edges if e[0] in members]
+        multi = [n for n in comp if len(up[n]) >= 2]
+        blocker = next((dag.vertex(m) for n in comp if n in chain_of for m in chain_of[n].members
+                        if dag.vertex(m).sql and dag.vertex(m).sql["mode"] == COMBINING
+                        and len(dag.vertex(m).upstream) >= 2), None)
+        if multi and blocker is None:
+            count = graph.count_paths(comp, comp_edges)
+            reason = (f"{_label(dag, multi[0], chain_of)} has {len(up[multi[0]])} inputs: one pipeline per "
+                      "source-to-sink path")
+            plans.append((comp, comp_edges, True, reason))
+            total += count
+        else:
+            reason = ""
+            if multi and blocker is not None:
+                reason = (f"not split: {blocker.label} cannot run per input ({blocker.sql['reason']}), "
+                          "so this part stays one pipeline")
+            plans.append((comp, comp_edges, False, reason))
+            total += 1
+    limit = dag.settings.max_pipelines
+    if total > limit:
+        raise ConfigError(Problem(
+            f"this job would split into {total} pipelines, more than the limit of {limit}",
+            file=dag.file, plugin="env", key="plan.max-pipelines",
+            hint="multi-input vertices split a part into one pipeline per source-to-sink path; merge inputs "
+                 "earlier, or raise plan.max-pipelines in env"))
+
+    out: list[PipelineParts] = []
+    for comp, comp_edges, split, reason in plans:
+        if not split:
+            out.append(_whole(dag, comp, comp_edges, chain_of, reason))
+            continue
+        for path in graph.enumerate_paths(comp, comp_edges):
+            out.append(_path_pipeline(dag, path, chain_of, reason, warnings))
+    for v in dag.vertices:
+        if v.sql and v.sql.get("mode") == "union" and v.sql.get("union_distinct") and len(v.upstream) >= 2:
+            warnings.append(Problem("UNION removes duplicates within each pipeline only, since the job splits "
+                                    "per input", file=dag.file, line=v.line, plugin=v.label, key="query",
+                                    hint="write UNION ALL, or deduplicate in the sink (primary_keys)",
+                                    severity="warning"))
+    return out, warnings
+
+
+def _label(dag: LogicalDag, node: str, chain_of: dict[str, Chain]) -> str:
+    if node in chain_of and len(chain_of[node].members) > 1:
+        return chain_name(chain_of[node], dag)
+    return dag.vertex(node).label
+
+
+def _expand(nodes: list[str], chain_of: dict[str, Chain]) -> list[str]:
+    out: list[str] = []
+    for n in nodes:
+        out.extend(chain_of[n].members if n in chain_of else [n])
+    return out
+
+
+def _whole(dag: LogicalDag, comp: list[str], comp_edges: list[tuple[str, str]],
+           chain_of: dict[str, Chain], reason: str) -> PipelineParts:
+    vertices = _expand(comp, chain_of)
+    members = set(vertices)
+    edges = tuple(e for e in dag.edges if e[0] in members)
+    chains = tuple(dict.fromkeys(chain_of[n] for n in comp if n in chain_of))
+    parallelism = {}
+    for vid in vertices:
+        c = chain_of.get(vid)
+        parallelism[vid] = c.parallelism if c else dag.vertex(vid).parallelism
+    notes = _override_notes(dag, vertices, parallelism, chain_of)
+    return PipelineParts(tuple(vertices), edges, parallelism, chains, split=False, reason=reason, notes=notes)
+
+
+def _path_pipeline(dag: LogicalDag, path: list[str], chain_of: dict[str, Chain], reason: str,
+                   warnings: list[Problem]) -> PipelineParts:
+    vertices = _expand(path, chain_of)
+    parallelism: dict[str, int] = {}
+    prev: int | None = None
+    for vid in vertices:
+        parallelism[vid] = dag.vertex(vid).parallelism if prev is None else prev
+        prev = parallelism[vid]
+    edges = tuple(zip(vertices, vertices[1:], strict=False))
+    chains = tuple(Chain(chain_of[n].members, parallelism[chain_of[n].members[0]]) for n in path if n in chain_of)
+    notes = _override_notes(dag, vertices, parallelism, chain_of)
+    return PipelineParts(tuple(vertices), edges, parallelism, chains, split=True, reason=reason, notes=notes)
+
+
+def _override_notes(dag: LogicalDag, vertices: list[str], parallelism: dict[str, int],
+                    chain_of: dict[str, Chain]) -> dict[str, tuple[str, ...]]:
+    notes: dict[str, tuple[str, ...]] = {}
+    for vid in vertices:
+        v = dag.vertex(vid)
+        extra = list(v.notes)
+        if v.declared_parallelism is not None and v.declared_parallelism != parallelism[vid]:
+            where = f" in {chain_name(chain_of[vid], dag)}" if vid in chain_of and len(
+                chain_of[vid].members) > 1 else ""
+            extra.append(f"{v.plugin} asked for parallelism {v.declared_parallelism}; runs at "
+                         f"{parallelism[vid]}{where}")
+        if v.kind == SINK:
+            extra = [n for n in extra if not n.startswith("runs at its own parallelism")
+                     or parallelism[vid] == v.declared_parallelism]
+        if extra:
+            notes[vid] = tuple(extra)
+    return notes

@@ -1,0 +1,21 @@
+"""Provider metadata for Airflow's ``apache_airflow_provider`` entry point."""
+
+from __future__ import annotations
+
+from . import __version__
+
+
+def get_provider_info() -> dict:
+    return {
+        "package-name": "airflow-provider-seatunnel",
+        "name": "Apache SeaTunnel",
+        "description": "Compile Apache SeaTunnel job configs and run their pipelines on Apache Spark.",
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": "Apache SeaTunnel",
+                "external-doc-url": "https://seatunnel.apache.org/",
+                "tags": ["software"],
+            }
+        ],
+    }
