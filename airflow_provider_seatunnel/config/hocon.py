@@ -307,6 +307,9 @@ class _Parser:
             if t.kind == "EOF":
                 raise self.error("missing '}': the block opened here is never closed", pos,
                                  "add the closing brace")
+            if t.kind in ("RBRACE", "RBRACK"):
+                raise self.error(f"unexpected '{t.value}': there is no block to close here", t.pos,
+                                 "remove it, or check the braces above")
             key, kpos = self.parse_key()
             sep = self.peek()
             if sep.kind in ("EQUALS", "COLON", "PLUSEQ"):
@@ -343,7 +346,8 @@ class _Parser:
                 obj[key] = value
             obj.key_pos[key] = kpos
             end = self.peek()
-            if end.kind not in ("NEWLINE", "COMMA", closing, "EOF", "RBRACE"):
+            after_block = self.toks[self.i - 1].kind == "RBRACE"
+            if end.kind not in ("NEWLINE", "COMMA", closing, "EOF", "RBRACE") and not after_block:
                 raise self.error(f"unexpected {self.describe(end)} after the value of '{key}'", end.pos,
                                  "put one entry per line, or separate entries with commas; "
                                  "quote values that contain spaces")
@@ -401,6 +405,8 @@ class _Parser:
             else:
                 break
             parts.append((t, v))
+            if isinstance(v, ConfigObject):
+                break  # a block ends its value: `A { } B { }` on one line are two entries
         if not parts:
             t = self.peek()
             raise self.error(f"expected a value, found {self.describe(t)}", t.pos)

@@ -185,7 +185,7 @@ class _Builder:
 
     def options(self, st: _Stmt, i: int) -> tuple[dict[str, tuple[Any, Pos]], int]:
         """``'k' = 'v', ...)`` from offset ``i`` → ({key: (value, key pos)}, offset after ')')."""
-        text, opts = st.text, {}
+        text, opts = st.text, dict[str, tuple[Any, Pos]]()
         while True:
             while i < len(text) and (text[i].isspace() or text[i] == ","):
                 i += 1
@@ -264,22 +264,22 @@ class _Builder:
 
     def from_table(self, st: _Stmt, i: int) -> tuple[str, Pos] | None:
         """The first table after a top-level FROM in the SELECT starting at ``i`` (checked to exist)."""
-        depth = 0
+        depth, found = 0, None
         for t in _TOKEN.finditer(st.text, i):
             tok = t.group()
             depth += {"(": 1, ")": -1}.get(tok, 0)
             if depth == 0 and tok.upper() in _SET_OPS:
                 raise self.error(f"Unsupported SQL syntax: {tok.upper()} in {st.brief()}", st.pos(t.start()),
                                  "use one plain SELECT per statement")
-            if depth == 0 and tok.upper() == "FROM":
+            if depth == 0 and tok.upper() == "FROM" and not found:
                 m = _AFTER_FROM.match(st.text, t.end())
                 if not m:
                     raise self.error(f"Unsupported SQL syntax: {st.brief()}", st.pos(t.end()),
                                      "FROM must name a table; sub-queries are not supported")
-                name, pos = _unquote(m.group(1)), st.pos(m.start(1))
-                self.check_input(name, pos)
-                return name, pos
-        return None
+                found = _unquote(m.group(1)), st.pos(m.start(1))
+        if found:
+            self.check_input(*found)
+        return found
 
     def check_input(self, name: str, pos: Pos) -> None:
         if self.kinds.get(name) not in ("source", "transform"):

@@ -38,7 +38,7 @@ def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None =
     """
     env = os.environ if environ is None else environ
     path, text = read_config_text(config)
-    directory = cache.cache_dir(env) if use_cache else None
+    directory = cache.cache_dir() if use_cache else None
     key = None
     if directory is not None:
         key = cache.cache_key(path, format or detect_format(path, text), text, variables, env)

@@ -9,6 +9,7 @@ reported at once, each with file, line, plugin and key.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -229,10 +230,8 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
     sql_tables: dict[str, tuple[str, ...]] = {}
     for plugin in job.transforms:
         if canonical[plugin.ref] == "Sql" and isinstance(plugin.get("query"), str):
-            try:
+            with contextlib.suppress(SqlSyntaxError):  # reported by the Sql connector's own check
                 sql_tables[plugin.ref] = analyze_query(plugin.get("query")).tables
-            except SqlSyntaxError:
-                pass  # reported by the Sql connector's own check
 
     producers = [*job.sources, *job.transforms]
     unnamed_by_plugin: dict[str, list[PluginConfig]] = {}

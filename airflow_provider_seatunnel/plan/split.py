@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from ..config.errors import ConfigError, Problem
 from ..connectors import SINK, SOURCE, TRANSFORM
@@ -86,9 +87,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
     # the chained graph: sources, chains (by head id) and sinks
     nodes: list[str] = []
     for v in dag.vertices:
-        if v.kind != TRANSFORM:
-            nodes.append(v.id)
-        elif chain_of[v.id].id == v.id:
+        if v.kind != TRANSFORM or chain_of[v.id].id == v.id:
             nodes.append(v.id)
 
     def node_of(vid: str) -> str:
@@ -182,7 +181,7 @@ def _path_pipeline(dag: LogicalDag, path: list[str], chain_of: dict[str, Chain],
     for vid in vertices:
         parallelism[vid] = dag.vertex(vid).parallelism if prev is None else prev
         prev = parallelism[vid]
-    edges = tuple(zip(vertices, vertices[1:], strict=False))
+    edges = tuple(pairwise(vertices))
     chains = tuple(Chain(chain_of[n].members, parallelism[chain_of[n].members[0]]) for n in path if n in chain_of)
     notes = _override_notes(dag, vertices, parallelism, chain_of)
     return PipelineParts(tuple(vertices), edges, parallelism, chains, split=True, reason=reason, notes=notes)

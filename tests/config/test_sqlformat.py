@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import textwrap
+from textwrap import dedent
 
 import pytest
 
@@ -40,7 +40,7 @@ INSERT INTO out
 
 
 def job(text: str) -> ConfigObject:
-    return parse_sql_job(textwrap.dedent(text), "job.sql")
+    return parse_sql_job(text, "job.sql")
 
 
 def fails(text: str) -> ConfigError:
@@ -123,24 +123,24 @@ def test_env_is_empty_without_a_config_block():
 
 
 def test_env_substitutions_stay_unresolved():
-    root = job("""\
+    root = job(dedent("""\
         /* config
         env {
           parallelism = ${p}
         }
         */
-        """ + SOURCE + SINK + "INSERT INTO out SELECT src;\n")
+        """) + SOURCE + SINK + "INSERT INTO out SELECT src;\n")
     value = root["env"]["parallelism"]
     assert isinstance(value, Subst) and value.path == "p" and value.pos.line == 3
 
 
 def test_config_block_may_not_hold_plugins():
-    err = fails("""\
+    err = fails(dedent("""\
         /* config
         env { parallelism = 1 }
         source { FakeSource { } }
         */
-        """ + SOURCE + SINK + "INSERT INTO out SELECT src;\n")
+        """) + SOURCE + SINK + "INSERT INTO out SELECT src;\n")
     assert "'source' is not allowed" in str(err)
     assert err.first.line == 3 and err.first.hint
 
@@ -161,24 +161,27 @@ def test_temp_index_counts_only_inserts_that_make_a_transform():
     assert [b["plugin_input"] for b in root["sink"]] == ["src", "src__temp1"]
 
 
-def test_insert_may_read_a_ctas_table_and_statement_order_of_create_with_is_free():
-    root = job("""\
-        INSERT INTO out SELECT * FROM t2;
+def test_create_with_statements_are_read_first_and_the_rest_in_file_order():
+    root = job(dedent("""\
         CREATE TABLE t2 AS SELECT * FROM src;
+        INSERT INTO out SELECT * FROM t2;
         CREATE TABLE out WITH ('connector' = 'Console', 'type' = 'sink');
         CREATE TABLE src WITH ('connector' = 'FakeSource', 'type' = 'source');
-        """)
-    # CREATE TABLE ... WITH statements are read first; the rest keep file order
+        """))
     assert [(b["plugin_input"], b["plugin_output"]) for b in root["transform"]] == \
-        [("t2", "t2__temp1"), ("src", "t2")]
+        [("src", "t2"), ("t2", "t2__temp1")]
+    assert root["source"][0].pos.line == 4 and root["sink"][0].pos.line == 2
+    # an INSERT may not read a CREATE TABLE ... AS SELECT table defined after it
+    check(fails(SOURCE + SINK + "INSERT INTO out SELECT * FROM t2;\nCREATE TABLE t2 AS SELECT * FROM src;\n"),
+          "The source table[t2] is not found", 3)
 
 
 def test_keywords_are_case_insensitive_and_names_keep_their_case():
-    root = job("""\
+    root = job(dedent("""\
         create table MySrc with ('connector' = 'fakesource', 'type' = 'SOURCE');
         Create Table MyOut With ('connector' = 'console', 'type' = 'Sink');
         insert into MyOut select x from MySrc where x > 0;
-        """)
+        """))
     assert root["source"][0]["plugin_output"] == "MySrc"
     assert root["source"][0]["plugin_name"] == "fakesource"
     assert root["transform"][0]["plugin_output"] == "MySrc__temp1"
@@ -205,7 +208,7 @@ def test_doubled_quote_is_a_literal_quote_and_commas_inside_quotes_are_kept():
 
 
 def test_raw_object_and_list_values_become_hocon():
-    root = job("""\
+    root = job(dedent("""\
         CREATE TABLE src WITH (
           'connector' = 'FakeSource',
           'type' = 'source',
@@ -219,7 +222,7 @@ def test_raw_object_and_list_values_become_hocon():
           'plain' = 'not {a list]',
           'sub' = '{ path = ${dir} }'
         );
-        """ + SINK + "INSERT INTO out SELECT src;\n")
+        """) + SINK + "INSERT INTO out SELECT src;\n")
     src = root["source"][0]
     schema = src["schema"]
     assert isinstance(schema, ConfigObject)
@@ -234,24 +237,24 @@ def test_raw_object_and_list_values_become_hocon():
 
 
 def test_bad_raw_hocon_names_the_option_and_its_line():
-    err = fails("""\
+    err = fails(dedent("""\
         CREATE TABLE src WITH (
           'connector' = 'FakeSource',
           'type' = 'source',
-          'schema' = '{ fields { id = int '
+          'schema' = '{ fields { id = int }'
         );
-        """ + SINK + "INSERT INTO out SELECT src;\n")
+        """) + SINK + "INSERT INTO out SELECT src;\n")
     assert err.first.key == "schema"
     assert err.first.line == 4 and err.first.file == "job.sql"
 
 
 def test_naming_options_are_replaced():
-    root = job("""\
+    root = job(dedent("""\
         CREATE TABLE src WITH ('connector' = 'FakeSource', 'type' = 'source', 'result_table_name' = 'x');
         CREATE TABLE out WITH ('connector' = 'Console', 'type' = 'sink', 'plugin_input' = 'y',
                                'source_table_name' = 'z', 'path' = '/tmp');
         INSERT INTO out SELECT src;
-        """)
+        """))
     assert to_plain(root["source"][0]) == {"plugin_name": "FakeSource", "plugin_output": "src"}
     assert to_plain(root["sink"][0]) == {"plugin_name": "Console", "path": "/tmp", "plugin_input": "src"}
 
@@ -261,7 +264,7 @@ def test_naming_options_are_replaced():
 
 
 def test_comments_are_skipped_and_quoted_dashes_are_kept():
-    root = job("""\
+    root = job(dedent("""\
         -- a comment line
           -- an indented comment line
         /* a one-line block */
@@ -279,7 +282,7 @@ def test_comments_are_skipped_and_quoted_dashes_are_kept():
         line three',
           'dash' = 'x--y'
         ); -- after the end
-        """ + SINK + "INSERT INTO out SELECT a--b\nFROM src; -- done\n")
+        """) + SINK + "INSERT INTO out SELECT a--b\nFROM src; -- done\n")
     src = root["source"][0]
     assert src["note"] == "a -- b"
     assert src["multi"] == "line one\n-- not a comment inside quotes\nline three"
@@ -345,22 +348,29 @@ def test_bad_or_missing_type():
     check(fails("\nCREATE TABLE src WITH ('connector' = 'FakeSource');\n"), "has no 'type' option", 2)
 
 
-def test_unknown_tables():
-    check(fails(SOURCE + SINK + "INSERT INTO out SELECT * FROM nope;\n"), "The source table[nope] is not found", 3)
-    check(fails(SOURCE + SINK + "CREATE TABLE t AS SELECT * FROM nope;\n"),
-          "The source table[nope] is not found", 3)
-    check(fails(SOURCE + SINK + "INSERT INTO out SELECT * FROM out;\n"), "The source table[out] is not found", 3)
-    check(fails(SOURCE + SINK + "INSERT INTO nope SELECT * FROM src;\n"), "The sink table[nope] is not found", 3)
-    check(fails(SOURCE + SINK + "INSERT INTO src SELECT * FROM src;\n"), "The sink table[src] is not found", 3)
+def after_tables(statement: str, message: str) -> None:
+    """``statement`` on line 3, after SOURCE and SINK, fails with ``message`` there."""
+    check(fails(SOURCE + SINK + statement + "\n"), message, 3)
+
+
+@pytest.mark.parametrize(("statement", "message"), [
+    ("INSERT INTO out SELECT * FROM nope;", "The source table[nope] is not found"),
+    ("CREATE TABLE t AS SELECT * FROM nope;", "The source table[nope] is not found"),
+    ("INSERT INTO out SELECT * FROM out;", "The source table[out] is not found (it is a sink)"),
+    ("INSERT INTO out SELECT nope;", "The source table[nope] is not found"),
+    ("INSERT INTO nope SELECT * FROM src;", "The sink table[nope] is not found"),
+    ("INSERT INTO src SELECT * FROM src;", "The sink table[src] is not found"),
+])
+def test_unknown_tables(statement: str, message: str):
+    after_tables(statement, message)
 
 
 def test_insert_with_columns():
-    check(fails(SOURCE + SINK + "INSERT INTO out (a, b) SELECT a, b FROM src;\n"),
-          "Insert sql must not have columns", 3)
+    after_tables("INSERT INTO out (a, b) SELECT a, b FROM src;", "Insert sql must not have columns")
 
 
 def test_insert_without_from_needs_a_single_table():
-    check(fails(SOURCE + SINK + "INSERT INTO out SELECT 1 + 2;\n"), "Source table must be specified in SQL", 3)
+    after_tables("INSERT INTO out SELECT 1 + 2;", "Source table must be specified in SQL")
 
 
 def test_broken_layout():
