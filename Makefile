@@ -28,7 +28,7 @@ demo: check-java $(STAMP)
 	$(BIN)/seatunnel-airflow plan dags/configs/example.conf
 
 lint: $(STAMP)
-	$(BIN)/ruff check airflow_provider_seatunnel tests benchmarks dags
+	$(BIN)/ruff check .
 
 test: check-java $(STAMP) lint
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
