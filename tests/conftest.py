@@ -11,7 +11,6 @@ from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.plan import compile_job
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFORMANCE = ROOT.parent / "shared" / "conformance" / "seatunnel"
 
 
 @pytest.fixture(autouse=True)

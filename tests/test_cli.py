@@ -8,7 +8,7 @@ import sys
 
 from airflow_provider_seatunnel.cli import main
 
-from .conftest import CONFORMANCE, ROOT
+from .conftest import ROOT
 
 GOOD = """
 env { job.name = "cli_job" }
@@ -77,8 +77,29 @@ def test_plan_text_and_dot(write_conf, capsys):
     assert dot.startswith("digraph") and dot.count("subgraph cluster_") == 2
 
 
-def test_variables_on_the_command_line(capsys):
-    conf = CONFORMANCE / "fake_to_console.variables.conf"
+VARIABLES_JOB = """
+env { parallelism = 2 }
+source {
+  FakeSource {
+    plugin_output = ${resName}
+    row.num = ${rowNum}
+    string.template = ${strTemplate}
+    schema = { fields { name = ${nameType}, age = "int" } }
+  }
+}
+transform {
+  sql {
+    plugin_input = ${resName}
+    query = "select * from "${resName}" where name = '"${nameVal}"' "
+    plugin_output = "sql"
+  }
+}
+sink { Console { plugin_input = ${sourceTableName} } }
+"""
+
+
+def test_variables_on_the_command_line(write_conf, capsys):
+    conf = write_conf(VARIABLES_JOB)
     args = ["plan", str(conf), "--format", "json", "-i", "resName=fake", "-i", "rowNum=10",
             "-i", "strTemplate=[abc,def]", "-i", "nameType=string", "-i", "nameVal=abc,sourceTableName=sql"]
     assert main(args) == 0

@@ -8,8 +8,6 @@ import pytest
 
 from airflow_provider_seatunnel.config import ConfigError
 
-from ..conftest import CONFORMANCE
-
 SEED_EXAMPLE_1 = """
 env { parallelism = 4 }
 source { JDBC { url = "jdbc:mysql://db/shop", driver = "com.mysql.cj.jdbc.Driver", query = "SELECT * FROM orders" } }
@@ -55,9 +53,25 @@ def test_seed_example_3_binds_plugin_name_with_a_warning(plan_of):
     assert any("by its plugin name" in w["message"] for w in plan.warnings)
 
 
-def test_conformance_complex_config_splits_in_two(plan_of):
-    plan = plan_of((CONFORMANCE / "batch_fakesource_to_file_complex.conf").read_text())
+def test_two_sources_into_one_sink_split_in_two(plan_of):
+    plan = plan_of("""
+        env { job.mode = "BATCH" }
+        source {
+          FakeSource { row.num = 10, parallelism = 1, result_table_name = "fake", schema { fields { c = int } } }
+          FakeSource { row.num = 10, result_table_name = "fake2", schema { fields { c = int } } }
+        }
+        transform { }
+        sink {
+          LocalFile {
+            path = "/tmp/out"
+            partition_dir_expression = "${k0}=${v0}"
+            file_format_type = "text"
+            source_table_name = ["fake", "fake2"]
+          }
+        }
+    """)
     assert len(plan.pipelines) == 2
+    assert plan.pipelines[0].vertices[-1].config["partition_dir_expression"] == "${k0}=${v0}"
 
 
 def test_disconnected_parts_are_separate_pipelines(plan_of):
