@@ -67,8 +67,13 @@ def analyze_query(query: str, inputs: Sequence[str] = ()) -> SqlAnalysis:
     """Parse ``query`` and classify it against ``inputs`` (the transform's input names).
 
     Raises :class:`SqlSyntaxError` for SQL that does not parse as one statement.
-    Parsed trees are cached by query text, so asking again is cheap.
+    Results are cached by query text and inputs, so asking again is cheap.
     """
+    return _analyze(query, tuple(inputs))
+
+
+@lru_cache(maxsize=4096)
+def _analyze(query: str, inputs: tuple[str, ...]) -> SqlAnalysis:
     from sqlglot import exp
 
     tree = _parse(query)

@@ -18,7 +18,7 @@ from .physical import build_physical_plan
 from .split import build_chains, split_pipelines
 
 
-def compile_text(path: str | None, text: str, variables: Mapping[str, Any] | None = None, *,
+def compile_text(path: str | None, text: str, variables: Mapping[str, Any] | None = None,
                  format: str | None = None, environ: Mapping[str, str] | None = None) -> JobPlan:
     """Compile a config's text (``path`` names it in messages); no cache."""
     job = load_job(path or "", variables, text=text, format=format, environ=environ)
@@ -45,10 +45,10 @@ def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None =
         hit = cache.read(directory, key)
         if hit is not None:
             try:
-                return JobPlan.from_dict(hit)
+                return cache.without_gc(JobPlan.from_dict, hit)
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompile and overwrite
-    plan = compile_text(path, text, variables, format=format, environ=env)
+    plan = cache.without_gc(compile_text, path, text, variables, format, env)
     if directory is not None and key is not None:
         cache.write(directory, key, plan.to_dict(secrets=True))
     return plan

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 
 from .. import __version__
 from ..config.errors import ConfigError, Problem
@@ -89,10 +90,10 @@ def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warning
     """Assemble the :class:`JobPlan`; raise :class:`ConfigError` on a task-id collision."""
     s = dag.settings
     ids = [_task_id(dag, parts, full=False) for parts in pipelines]
-    dupes = {t for t in ids if ids.count(t) > 1}
+    dupes = {t for t, n in Counter(ids).items() if n > 1}
     if dupes:
         ids = [_task_id(dag, parts, full=True) if t in dupes else t for t, parts in zip(ids, pipelines, strict=True)]
-        again = {t for t in ids if ids.count(t) > 1}
+        again = {t for t, n in Counter(ids).items() if n > 1}
         if again:
             raise ConfigError(Problem(f"two pipelines are identical ({sorted(again)[0]})", file=dag.file,
                                       hint="give the sources distinct plugin_output names"))

@@ -100,11 +100,14 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
     components = graph.weakly_connected_components(ordered, chained_edges)
     _, up = graph.adjacency(ordered, chained_edges)
 
+    component_of = {n: i for i, comp in enumerate(components) for n in comp}
+    edges_of: list[list[tuple[str, str]]] = [[] for _ in components]
+    for e in chained_edges:
+        edges_of[component_of[e[0]]].append(e)
     plans: list[tuple[list[str], list[tuple[str, str]], bool, str]] = []
     total = 0
-    for comp in components:
-        members = set(comp)
-        comp_edges = [e for e in chained_edges if e[0] in members]
+    any_split = False
+    for comp, comp_edges in zip(components, edges_of, strict=True):
         multi = [n for n in comp if len(up[n]) >= 2]
         blocker = next((dag.vertex(m) for n in comp if n in chain_of for m in chain_of[n].members
                         if dag.vertex(m).sql and dag.vertex(m).sql["mode"] == COMBINING
@@ -115,6 +118,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
                       "source-to-sink path")
             plans.append((comp, comp_edges, True, reason))
             total += count
+            any_split = True
         else:
             reason = ""
             if multi and blocker is not None:
@@ -124,16 +128,21 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
             total += 1
     limit = dag.settings.max_pipelines
     if total > limit:
+        hint = ("multi-input vertices split a part into one pipeline per source-to-sink path; merge inputs "
+                "earlier, or raise plan.max-pipelines in env") if any_split else (
+                "each disconnected part of the job is a pipeline; split the job into several configs, or "
+                "raise plan.max-pipelines in env")
         raise ConfigError(Problem(
             f"this job would split into {total} pipelines, more than the limit of {limit}",
-            file=dag.file, plugin="env", key="plan.max-pipelines",
-            hint="multi-input vertices split a part into one pipeline per source-to-sink path; merge inputs "
-                 "earlier, or raise plan.max-pipelines in env"))
+            file=dag.file, plugin="env", key="plan.max-pipelines", hint=hint))
+    edges_from: dict[str, list[tuple[str, str]]] = {}
+    for e in dag.edges:
+        edges_from.setdefault(e[0], []).append(e)
 
     out: list[PipelineParts] = []
     for comp, comp_edges, split, reason in plans:
         if not split:
-            out.append(_whole(dag, comp, comp_edges, chain_of, reason))
+            out.append(_whole(dag, comp, edges_from, chain_of, reason))
             continue
         for path in graph.enumerate_paths(comp, comp_edges):
             out.append(_path_pipeline(dag, path, chain_of, reason, warnings))
@@ -159,11 +168,10 @@ def _expand(nodes: list[str], chain_of: dict[str, Chain]) -> list[str]:
     return out
 
 
-def _whole(dag: LogicalDag, comp: list[str], comp_edges: list[tuple[str, str]],
+def _whole(dag: LogicalDag, comp: list[str], edges_from: dict[str, list[tuple[str, str]]],
            chain_of: dict[str, Chain], reason: str) -> PipelineParts:
     vertices = _expand(comp, chain_of)
-    members = set(vertices)
-    edges = tuple(e for e in dag.edges if e[0] in members)
+    edges = tuple(e for vid in vertices for e in edges_from.get(vid, ()))
     chains = tuple(dict.fromkeys(chain_of[n] for n in comp if n in chain_of))
     parallelism = {}
     for vid in vertices:

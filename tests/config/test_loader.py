@@ -136,3 +136,31 @@ def test_config_error_is_a_value_error():
 def test_unknown_top_level_key_warns_with_suggestion(write_conf):
     job = load_job(write_conf("source { FakeSource {} }\nsinks { Console {} }\n"))
     assert any("did you mean 'sink'" in (w.hint or "") for w in job.warnings)
+
+
+def test_sql_job_format_compiles_to_source_sql_sink(plan_of):
+    plan = plan_of("""\
+/* config
+env {
+  parallelism = 2
+  job.mode = "BATCH"
+}
+*/
+CREATE TABLE fake WITH (
+  'connector' = 'FakeSource',
+  'type' = 'source',
+  'row.num' = '10',
+  'schema' = '{ fields { id = int, name = string } }'
+);
+CREATE TABLE out WITH (
+  'connector' = 'Console',
+  'type' = 'sink'
+);
+INSERT INTO out SELECT id, upper(name) AS name FROM fake;
+""", name="job.sql")
+    (p,) = plan.pipelines
+    assert [(v.kind, v.plugin) for v in p.vertices] == [("source", "FakeSource"), ("transform", "Sql"),
+                                                        ("sink", "Console")]
+    assert p.vertices[1].config["query"] == "SELECT id, upper(name) AS name FROM fake"
+    assert p.vertices[0].parallelism == 2
+    assert p.vertices[0].line == 7
