@@ -86,7 +86,7 @@ _PUNCT = {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMM
 # Characters that end an unquoted run (HOCON forbids more; these are the ones that matter).
 _UNQUOTED_STOP = set('{}[],:="$#\n\t\r ') | {"\\"}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 
 
 @dataclass
@@ -331,6 +331,8 @@ class _Parser:
                 value: Any = self.parse_plugin_section(key)
             else:
                 value = self.parse_value()
+            if root and key in obj and _refers_to(value, key):
+                value = _replace_self(value, key, obj[key])
             if append:
                 prev = obj.get(key, _MISSING)
                 value = Concat(((ConfigList() if prev is _MISSING else prev), _as_list(value)), kpos)
@@ -405,8 +407,8 @@ class _Parser:
             else:
                 break
             parts.append((t, v))
-            if isinstance(v, ConfigObject):
-                break  # a block ends its value: `A { } B { }` on one line are two entries
+            if isinstance(v, ConfigObject) and self.peek().kind not in ("LBRACE", "SUBST"):
+                break  # a block ends its value (unless objects concatenate): `A { } B { }` are two entries
         if not parts:
             t = self.peek()
             raise self.error(f"expected a value, found {self.describe(t)}", t.pos)
@@ -445,6 +447,30 @@ class _Parser:
             if end.kind not in ("NEWLINE", "COMMA", "RBRACK"):
                 raise self.error(f"unexpected {self.describe(end)} in a list", end.pos,
                                  "separate list elements with commas")
+
+
+def _refers_to(value: Any, key: str) -> bool:
+    if isinstance(value, Subst):
+        return value.path == key
+    if isinstance(value, Concat):
+        return any(_refers_to(p, key) for p in value.parts)
+    if isinstance(value, (list, dict)):
+        return any(_refers_to(v, key) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+def _replace_self(value: Any, key: str, previous: Any) -> Any:
+    """``key = ${key} ...`` means the earlier value of ``key`` (HOCON self-reference)."""
+    if isinstance(value, Subst) and value.path == key:
+        return previous
+    if isinstance(value, Concat):
+        return Concat(tuple(_replace_self(p, key, previous) for p in value.parts), value.pos)
+    if isinstance(value, ConfigList):
+        value[:] = [_replace_self(v, key, previous) for v in value]
+    elif isinstance(value, ConfigObject):
+        for k in list(value):
+            value[k] = _replace_self(value[k], key, previous)
+    return value
 
 
 def _as_list(value: Any) -> Any:

@@ -13,10 +13,11 @@ import hashlib
 import json
 import re
 from collections import Counter
+from typing import Any
 
 from .. import __version__
 from ..config.errors import ConfigError, Problem
-from ..connectors import SINK, SOURCE, get_connector
+from ..connectors import SINK, SOURCE, TRANSFORM, get_connector
 from ..connectors.base import SECRET_OPTIONS
 from . import graph
 from .logical import LogicalDag
@@ -43,11 +44,19 @@ def _identity(dag: LogicalDag, vid: str, full: bool) -> dict:
             "options": options}
 
 
-def _task_id(dag: LogicalDag, parts: PipelineParts, full: bool) -> str:
+def _task_id(dag: LogicalDag, parts: PipelineParts, level: int = 0) -> str:
+    """The pipeline's stable id. Level 0 hashes its sources' and sinks' identities; only
+    pipelines that collide go further: 1 adds the wiring of their transforms, 2 every
+    option, 3 (twins identical in everything) the plugins' positions."""
     ends = [vid for vid in parts.vertices if dag.vertex(vid).kind in (SOURCE, SINK)]
-    content = [_identity(dag, vid, full) for vid in ends]
-    if full:
+    content: list[Any] = [_identity(dag, vid, False) for vid in ends]
+    if level >= 1:
+        content.append([(dag.vertex(v).plugin.lower(), dag.vertex(v).output, sorted(dag.vertex(v).inputs))
+                        for v in parts.vertices if dag.vertex(v).kind == TRANSFORM])
+    if level >= 2:
         content.append([_identity(dag, vid, True) for vid in parts.vertices])
+    if level >= 3:
+        content.append(list(parts.vertices))
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:8]
     sources = [dag.vertex(v) for v in parts.vertices if dag.vertex(v).kind == SOURCE]
     sinks = [dag.vertex(v) for v in parts.vertices if dag.vertex(v).kind == SINK]
@@ -89,14 +98,18 @@ def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...])
 def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warnings: list[Problem]) -> JobPlan:
     """Assemble the :class:`JobPlan`; raise :class:`ConfigError` on a task-id collision."""
     s = dag.settings
-    ids = [_task_id(dag, parts, full=False) for parts in pipelines]
-    dupes = {t for t, n in Counter(ids).items() if n > 1}
-    if dupes:
-        ids = [_task_id(dag, parts, full=True) if t in dupes else t for t, parts in zip(ids, pipelines, strict=True)]
-        again = {t for t, n in Counter(ids).items() if n > 1}
-        if again:
-            raise ConfigError(Problem(f"two pipelines are identical ({sorted(again)[0]})", file=dag.file,
-                                      hint="give the sources distinct plugin_output names"))
+    ids = [_task_id(dag, parts) for parts in pipelines]
+    levels = [0] * len(ids)
+    for level in (1, 2, 3):
+        dupes = {t for t, n in Counter(ids).items() if n > 1}
+        if not dupes:
+            break
+        for i, parts in enumerate(pipelines):
+            if ids[i] in dupes:
+                ids[i], levels[i] = _task_id(dag, parts, level), level
+    if len(set(ids)) != len(ids):
+        raise ConfigError(Problem("two pipelines compile to one task id", file=dag.file,
+                                  hint="give the plugins distinct plugin_output names"))
     out = []
     for no, (parts, task_id) in enumerate(zip(pipelines, ids, strict=True), 1):
         groups = _task_groups(parts)
