@@ -23,9 +23,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+DEMO_DIR := $(abspath .demo)
+
 demo: check-java $(STAMP)
 	$(BIN)/seatunnel-airflow validate dags/configs/example.conf
 	$(BIN)/seatunnel-airflow plan dags/configs/example.conf
+	rm -rf $(DEMO_DIR)
+	$(BIN)/seatunnel-airflow run dags/configs/example.conf -i output_dir=$(DEMO_DIR)/orders \
+	  --work-dir $(DEMO_DIR)/run --metrics-file $(DEMO_DIR)/metrics.json
+	@echo "output: $(DEMO_DIR)/orders  (Parquet; metrics: $(DEMO_DIR)/metrics.json, logs: $(DEMO_DIR)/run)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -37,4 +43,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/compile_speed.py
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache
+	rm -rf $(VENV) .cache .pytest_cache .demo

@@ -1,4 +1,4 @@
-"""``seatunnel-airflow``: validate and plan SeaTunnel job configs.
+"""``seatunnel-airflow``: validate, plan and run SeaTunnel job configs.
 
 Exit codes: 0 success; 1 a pipeline failed (``run``); 2 a bad config (ConfigError) or
 bad arguments. A ConfigError is printed as its message, never as a traceback.
@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="seatunnel-airflow",
                                  description="Compile Apache SeaTunnel job configs into pipelines for Spark.")
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = ap.add_subparsers(dest="command", required=True, metavar="{validate,plan}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{validate,plan,run}")
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("config", help="job config file (.conf/.hocon, .json or .sql)")
@@ -38,6 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--format", choices=("text", "json", "dot"), default="text", help="output format")
     p.add_argument("--no-cache", action="store_true", help="compile without the plan cache")
+    r = sub.add_parser("run", help="compile, then run the pipelines with spark-submit")
+    common(r)
+    r.add_argument("--pipeline", action="append", metavar="ID",
+                   help="run only this pipeline (number or task id; repeatable); default: all")
+    r.add_argument("--master", help="Spark master (default: env spark.master, else local[*])")
+    r.add_argument("--run-id", help="identity of this run (default: manual__<time>)")
+    r.add_argument("--metrics-file", help="write the job's metrics as JSON here")
+    r.add_argument("--work-dir", help="directory for the plan file and pipeline logs (default: a temp dir)")
+    r.add_argument("--max-parallel", type=int, help="pipelines running at once (default: all)")
     return ap
 
 
@@ -76,7 +85,40 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"validate": cmd_validate, "plan": cmd_plan}
+def cmd_run(args: argparse.Namespace) -> int:
+    from .plan.compiler import compile_job
+    from .plan.logical import NOT_RUNNABLE
+    from .runtime.launcher import run_pipelines
+    from .runtime.summary import render_summary
+
+    variables = split_cli_variables(args.variable)
+    plan = compile_job(args.config, variables, format=args.config_format)
+    blockers = [Problem(**{**w, "severity": "error"}) for w in plan.warnings if w.get("code") == NOT_RUNNABLE]
+    if blockers:
+        _print_problems(blockers)
+        return EXIT_CONFIG
+    try:
+        pipelines = [plan.pipeline(ref) for ref in args.pipeline] if args.pipeline else list(plan.pipelines)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return EXIT_CONFIG
+    master = args.master or str(plan.env.get("spark.master") or "local[*]")
+    job = run_pipelines(plan, pipelines, master=master, run_id=args.run_id, work_dir=args.work_dir,
+                        max_parallel=args.max_parallel)
+    print(render_summary(job))
+    if args.metrics_file:
+        with open(args.metrics_file, "w") as f:
+            json.dump(job, f, indent=2, default=str)
+    failed = [p for p in job["pipelines"] if p.get("status") != "FINISHED"]
+    for p in failed:
+        err = p.get("error") or {}
+        print(f"error: pipeline {p['pipeline']} ({p['task_id']}) failed"
+              + (f" in {err['plugin']}" if err.get("plugin") else "") + f": {err.get('message', '?')}",
+              file=sys.stderr)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+COMMANDS = {"validate": cmd_validate, "plan": cmd_plan, "run": cmd_run}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

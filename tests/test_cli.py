@@ -12,12 +12,12 @@ from .conftest import ROOT
 
 GOOD = """
 env { job.name = "cli_job" }
-source { FakeSource { plugin_output = "a" } FakeSource { plugin_output = "b" } }
+source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b" } }
 transform { Sql { plugin_input = ["a", "b"], plugin_output = "t", query = "select * from this" } }
 sink { Console { plugin_input = "t" } }
 """
 BAD = """source {
-  FakeSource { plugin_output = "a" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" }
 }
 sink {
   Console { plugin_input = "b" }
@@ -80,7 +80,7 @@ def test_plan_text_and_dot(write_conf, capsys):
 VARIABLES_JOB = """
 env { parallelism = 2 }
 source {
-  FakeSource {
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } },
     plugin_output = ${resName}
     row.num = ${rowNum}
     string.template = ${strTemplate}
@@ -111,7 +111,7 @@ def test_variables_on_the_command_line(write_conf, capsys):
 
 
 def test_config_error_shows_no_traceback(write_conf):
-    path = write_conf("source {\n  FakeSource {\n    row.num = \n  }\n}\n")
+    path = write_conf("source {\n  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } },\n    row.num = \n  }\n}\n")
     proc = subprocess.run([sys.executable, "-m", "airflow_provider_seatunnel.cli", "plan", str(path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2

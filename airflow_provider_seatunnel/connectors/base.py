@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config.errors import Problem
@@ -21,22 +21,42 @@ SECRET_OPTIONS = frozenset({"password", "username", "user", "auth", "token", "se
 class Connector:
     """A plugin the compiler knows by name.
 
-    ``kinds`` are the sections it may stand in; ``runnable`` says whether this package
-    can execute it (others still plan, with a warning, and fail ``validate``);
+    ``kinds`` are the sections it may stand in; it can run in a section when it has
+    that section's runtime hook (others still plan, with a warning, and fail ``validate``);
     ``required`` lists options that must be set; ``identity`` lists the options that
     name its external data (a path, a table), from which pipeline task ids are derived;
     ``committer`` marks sinks that publish through a driver-side commit (a coordinator
-    slot in SeaTunnel's count); ``check`` is an optional compile-time validator.
+    slot in SeaTunnel's count); ``stores_deletes`` sinks apply DELETE rows (others write
+    them as plain rows and say so); ``check`` is an optional compile-time validator.
     """
 
     name: str
     kinds: frozenset[str]
-    runnable: bool = True
     required: tuple[str, ...] = ()
     identity: tuple[str, ...] = ()
     committer: bool = False
+    stores_deletes: bool = False
     check: Callable[[PluginConfig, JobConfig], list[Problem]] | None = field(default=None, compare=False)
     description: str = ""
+    # Runtime hooks (Spark code; each imports pyspark inside, never at module level):
+    #   read(ctx, vertex) -> {table id: DataFrame}                       (sources)
+    #   apply(ctx, vertex, inputs: {dataset name: {table id: DataFrame}})
+    #       -> {table id: DataFrame}                                     (transforms)
+    #   prepare(ctx, vertex, data: {table id: DataFrame}) -> commit info (sinks: write staged data)
+    #   commit(ctx, vertex, info) / abort(ctx, vertex, info)             (sinks: publish / discard)
+    # Compile time, no Spark: schema(plugin, job, inputs: list[Schema | None])
+    #   -> (output Schema | None if unknown, problems such as a field that does not exist)
+    schema: Callable[..., Any] | None = field(default=None, compare=False)
+    read: Callable[..., Any] | None = field(default=None, compare=False)
+    apply: Callable[..., Any] | None = field(default=None, compare=False)
+    prepare: Callable[..., Any] | None = field(default=None, compare=False)
+    commit: Callable[..., Any] | None = field(default=None, compare=False)
+    abort: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def can_run(self, kind: str) -> bool:
+        """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
+        hook = {SOURCE: self.read, TRANSFORM: self.apply, SINK: self.prepare}.get(kind)
+        return kind in self.kinds and hook is not None
 
     def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         found = [job.problem(f"the option '{key}' is required", plugin, key=None,

@@ -49,7 +49,7 @@ def _builtins() -> dict[str, Connector]:
         for name in names:
             merged.setdefault(name, set()).add(kind)
     for name, kinds in merged.items():
-        table.setdefault(name.lower(), Connector(name=name, kinds=frozenset(kinds), runnable=False))
+        table.setdefault(name.lower(), Connector(name=name, kinds=frozenset(kinds)))
     return table
 
 
@@ -79,4 +79,5 @@ def get_connector(name: str) -> Connector | None:
 def available(kind: str | None = None) -> list[str]:
     """Names of runnable connectors (optionally of one kind), sorted."""
     table = {**_builtins(), **_plugins()}
-    return sorted(c.name for c in table.values() if c.runnable and (kind is None or kind in c.kinds))
+    kinds = [kind] if kind else [SOURCE, TRANSFORM, SINK]
+    return sorted(c.name for c in table.values() if any(c.can_run(k) for k in kinds))

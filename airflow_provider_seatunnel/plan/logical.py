@@ -21,6 +21,7 @@ from ..config.options import as_int, as_list
 from ..connectors import SINK, SOURCE, TRANSFORM, get_connector
 from ..connectors.sql import SqlSyntaxError, analyze_query
 from . import graph
+from .schema import Schema, TypeError_
 
 JOB_MODES = ("BATCH", "STREAMING")
 DEFAULT_MAX_PIPELINES = 256
@@ -57,6 +58,7 @@ class LogicalVertex:
     options: Mapping[str, Any] = field(default_factory=dict)
     sql: Mapping[str, Any] | None = None  # Sql transforms: tables, mode, reason
     notes: tuple[str, ...] = ()
+    schema: Schema | None = None  # its output rows, where known at compile time
 
     @property
     def label(self) -> str:
@@ -187,12 +189,14 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
                 problems.append(job.problem(f"'{connector.name}' is not a {kind} plugin", plugin,
                                             hint=f"{connector.name} can stand in: "
                                             + ", ".join(sorted(connector.kinds))))
-            elif not connector.runnable:
-                warnings.append(job.problem(f"'{connector.name}' is a SeaTunnel {kind} this package cannot run "
-                                            "yet: it plans, but validate fails", plugin, severity="warning",
-                                            code=NOT_RUNNABLE))
             else:
-                problems.extend(connector.problems(plugin, job))
+                found = connector.problems(plugin, job)
+                problems.extend(p for p in found if p.severity == "error")
+                warnings.extend(p for p in found if p.severity != "error")
+                if not connector.can_run(kind):
+                    warnings.append(job.problem(f"'{connector.name}' is a SeaTunnel {kind} this package cannot "
+                                                "run yet: it plans, but validate fails", plugin,
+                                                severity="warning", code=NOT_RUNNABLE))
 
         out, out_key = _wiring_value(job, plugin, "plugin_output", "result_table_name", problems, warnings)
         if out is not None and kind == SINK:
@@ -296,13 +300,12 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
         problems.append(job.problem(f"the plugins form a cycle: {path}", by_ref[cycle[0]],
                                     key=input_key[cycle[0]], hint="a plugin may not read its own output, "
                                     "directly or through others"))
-    if problems:
-        raise ConfigError(problems)
+    if cycle:
+        raise ConfigError(problems)  # without an order, nothing below can be computed
 
     parallelism: dict[str, int] = {}
     declared: dict[str, int | None] = {}
     by_ref = {p.ref: p for p in plugins}
-    bad_parallelism = False
     for ref in graph.topological_order(vertex_ids, edges):
         plugin = by_ref[ref]
         raw = plugin.get("parallelism")
@@ -312,7 +315,6 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
             if own is None or own < 1:
                 problems.append(job.problem(f"parallelism must be a positive integer, found {raw!r}", plugin,
                                             key="parallelism", hint="set parallelism = 1 or more"))
-                bad_parallelism = True
                 own = None
         declared[ref] = own
         first_input = parallelism[upstream[ref][0]] if upstream[ref] else None
@@ -323,7 +325,10 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
         if plugin.section == SINK and own is not None and first_input is not None and own != first_input:
             notes[ref].append(f"runs at its own parallelism {own}; SeaTunnel's engine would use its "
                               f"input's ({first_input})")
-    if bad_parallelism:
+    schemas, schema_problems = _infer_schemas(job, graph.topological_order(vertex_ids, edges), by_ref, upstream)
+    problems.extend(p for p in schema_problems if p.severity == "error")
+    warnings.extend(p for p in schema_problems if p.severity != "error")
+    if problems:
         raise ConfigError(problems)
 
     vertices = []
@@ -338,9 +343,32 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
             parallelism=parallelism[plugin.ref], upstream=tuple(upstream[plugin.ref]),
             output=output_of[plugin.ref], inputs=tuple(inputs_read[plugin.ref]),
             declared_parallelism=declared[plugin.ref], line=plugin.line, options=plugin.options, sql=sql,
-            notes=tuple(notes[plugin.ref])))
+            notes=tuple(notes[plugin.ref]), schema=schemas.get(plugin.ref)))
     return LogicalDag(settings=settings, vertices=tuple(vertices), edges=tuple(edges), file=job.file,
                       env=job.env, warnings=tuple(warnings))
+
+
+def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginConfig],
+                   upstream: dict[str, list[str]]) -> tuple[dict[str, Schema | None], list[Problem]]:
+    """Each plugin's output schema where known, in topological order, with the problems found
+    (a field that does not exist, a bad type string): checked before any Spark starts."""
+    schemas: dict[str, Schema | None] = {}
+    problems: list[Problem] = []
+    for ref in order:
+        plugin = by_ref[ref]
+        connector = get_connector(plugin.name)
+        schemas[ref] = None
+        if connector is None or connector.schema is None or plugin.section not in connector.kinds:
+            continue
+        inputs = [schemas.get(u) for u in upstream[ref]]
+        try:
+            schema, found = connector.schema(plugin, job, inputs)
+        except TypeError_ as e:
+            schema, found = None, [job.problem(str(e), plugin, key="schema",
+                                               hint="see the type strings in the README")]
+        schemas[ref] = schema
+        problems.extend(found)
+    return schemas, problems
 
 
 def _implicit_producers(job: JobConfig, plugin: PluginConfig, outputs: dict[str, PluginConfig],

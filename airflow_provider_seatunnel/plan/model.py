@@ -43,6 +43,7 @@ class PlanVertex:
     line: int | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    schema: Mapping[str, Any] | None = None  # output fields -> SeaTunnel type strings, where known
 
     def to_dict(self, secrets: bool = False) -> dict[str, Any]:
         return {
@@ -50,6 +51,7 @@ class PlanVertex:
             "parallelism": self.parallelism, "chain": self.chain, "task_group": self.task_group,
             "output": self.output, "inputs": list(self.inputs), "line": self.line,
             "config": dict(self.config) if secrets else redact(self.config), "notes": list(self.notes),
+            "schema": self.schema,
         }
 
     @classmethod
@@ -57,7 +59,7 @@ class PlanVertex:
         return cls(id=d["id"], ref=d["ref"], kind=d["kind"], plugin=d["plugin"], parallelism=d["parallelism"],
                    chain=d.get("chain"), task_group=d.get("task_group", ""), output=d.get("output"),
                    inputs=tuple(d.get("inputs", ())), line=d.get("line"), config=d.get("config", {}),
-                   notes=tuple(d.get("notes", ())))
+                   notes=tuple(d.get("notes", ())), schema=d.get("schema"))
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warning
                 chain=chain_name(chain_of[vid], dag) if vid in chain_of else None, task_group=group_of[vid],
                 output=v.output, inputs=tuple(live_inputs), line=v.line,
                 config=v.options,
-                notes=parts.notes.get(vid, ())))
+                notes=parts.notes.get(vid, ()), schema=v.schema.to_json() if v.schema else None))
         sources = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SOURCE]
         sinks = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SINK]
         out.append(PipelinePlan(

@@ -8,7 +8,7 @@ import stat
 from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.plan import compiler as compiler_module
 
-JOB = 'source { FakeSource { plugin_output = ${name} } }\nsink { Console { plugin_input = ${name} } }\n'
+JOB = 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = ${name} } }\nsink { Console { plugin_input = ${name} } }\n'
 
 
 def counting(monkeypatch):

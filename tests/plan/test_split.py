@@ -57,8 +57,8 @@ def test_two_sources_into_one_sink_split_in_two(plan_of):
     plan = plan_of("""
         env { job.mode = "BATCH" }
         source {
-          FakeSource { row.num = 10, parallelism = 1, result_table_name = "fake", schema { fields { c = int } } }
-          FakeSource { row.num = 10, result_table_name = "fake2", schema { fields { c = int } } }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, row.num = 10, parallelism = 1, result_table_name = "fake", schema { fields { c = int } } }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, row.num = 10, result_table_name = "fake2", schema { fields { c = int } } }
         }
         transform { }
         sink {
@@ -76,7 +76,7 @@ def test_two_sources_into_one_sink_split_in_two(plan_of):
 
 def test_disconnected_parts_are_separate_pipelines(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "a" } FakeSource { plugin_output = "b" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b" } }
         sink { Console { plugin_input = "a" } Console { plugin_input = "b" } }
     """)
     assert [[v.ref for v in p.vertices] for p in plan.pipelines] == [["source[0]", "sink[0]"],
@@ -86,7 +86,7 @@ def test_disconnected_parts_are_separate_pipelines(plan_of):
 
 def test_branching_without_multi_input_stays_one_pipeline(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "s" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "s" } }
         transform {
           Filter { plugin_input = "s", plugin_output = "t1", include_fields = [a] }
           Filter { plugin_input = "s", plugin_output = "t2", exclude_fields = [a] }
@@ -99,9 +99,9 @@ def test_branching_without_multi_input_stays_one_pipeline(plan_of):
 
 def test_once_split_branches_split_too(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "a" } FakeSource { plugin_output = "b" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b" } }
         transform { Sql { plugin_input = ["a", "b"], plugin_output = "t", query = "select * from this" } }
-        sink { Console { plugin_input = "t" } Assert { plugin_input = "t", rules { row_rules = [] } } }
+        sink { Console { plugin_input = "t" } Assert { plugin_input = "t", rules { row_rules = [{ rule_type = MIN_ROW, rule_value = 0 }] } } }
     """)
     assert len(plan.pipelines) == 4
     assert [[v.ref for v in p.vertices] for p in plan.pipelines] == [
@@ -112,8 +112,8 @@ def test_once_split_branches_split_too(plan_of):
 def test_split_paths_take_the_predecessors_parallelism(plan_of):
     plan = plan_of("""
         source {
-          FakeSource { plugin_output = "a", parallelism = 2 }
-          FakeSource { plugin_output = "b", parallelism = 6 }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", parallelism = 2 }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b", parallelism = 6 }
         }
         transform {
           Sql { plugin_input = ["a", "b"], plugin_output = "t", query = "select * from this", parallelism = 8 }
@@ -131,7 +131,7 @@ def test_split_paths_take_the_predecessors_parallelism(plan_of):
 ])
 def test_combining_sql_keeps_its_part_whole(plan_of, query, reason):
     plan = plan_of(f"""
-        source {{ FakeSource {{ plugin_output = "a" }} FakeSource {{ plugin_output = "b" }} }}
+        source {{ FakeSource {{ schema = {{ fields {{ a = int, b = string, x = int, id = bigint, k = string, name = string }} }}, plugin_output = "a" }} FakeSource {{ schema = {{ fields {{ a = int, b = string, x = int, id = bigint, k = string, name = string }} }}, plugin_output = "b" }} }}
         transform {{ Sql {{ plugin_input = ["a", "b"], plugin_output = "t", query = "{query}" }} }}
         sink {{ Console {{ plugin_input = "t" }} }}
     """)
@@ -143,7 +143,7 @@ def test_combining_sql_keeps_its_part_whole(plan_of, query, reason):
 
 def test_union_all_of_inputs_splits_without_warning(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "a" } FakeSource { plugin_output = "b" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b" } }
         transform { Sql { plugin_input = ["a", "b"], plugin_output = "t",
                           query = "select x from a union all select x from b" } }
         sink { Console { plugin_input = "t" } }
@@ -154,10 +154,10 @@ def test_union_all_of_inputs_splits_without_warning(plan_of):
 
 def layered(k: int) -> str:
     """k stacked layers of two transforms each reading both of the previous layer: 2^k paths."""
-    lines = ['source { FakeSource { plugin_output = "l0a" } FakeSource { plugin_output = "l0b" } }', "transform {"]
+    lines = ['source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "l0a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "l0b" } }', "transform {"]
     for i in range(1, k + 1):
         for side in "ab":
-            lines.append(f'  Copy {{ plugin_input = ["l{i - 1}a", "l{i - 1}b"], plugin_output = "l{i}{side}" }}')
+            lines.append(f'  Copy {{ plugin_input = ["l{i - 1}a", "l{i - 1}b"], plugin_output = "l{i}{side}", fields {{ c = a }} }}')
     lines.append("}")
     lines.append(f'sink {{ Console {{ plugin_input = ["l{k}a", "l{k}b"] }} }}')
     return "\n".join(lines)
@@ -176,7 +176,7 @@ def test_pipeline_limit_is_configurable(plan_of, config_error):
 
 def test_chains_fuse_consecutive_single_input_transforms(plan_of):
     plan = plan_of("""
-        source { FakeSource { } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }
         transform { Sql { query = "select * from this" } Filter { include_fields = [a] } Copy { fields { b = a } } }
         sink { Console { } }
     """)
@@ -188,7 +188,7 @@ def test_chains_fuse_consecutive_single_input_transforms(plan_of):
 
 def test_multi_output_transform_ends_a_chain(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "s" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "s" } }
         transform {
           Sql { plugin_input = "s", plugin_output = "a", query = "select * from s" }
           Filter { plugin_input = "a", plugin_output = "b", include_fields = [x] }
@@ -202,7 +202,7 @@ def test_multi_output_transform_ends_a_chain(plan_of):
 
 def test_chain_members_run_at_the_heads_parallelism(plan_of):
     plan = plan_of("""
-        source { FakeSource { parallelism = 4 } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, parallelism = 4 } }
         transform { Sql { query = "select * from this" } Filter { include_fields = [a], parallelism = 8 } }
         sink { Console { } }
     """)
@@ -214,9 +214,9 @@ def test_chain_members_run_at_the_heads_parallelism(plan_of):
 
 def test_physical_plan_slots_and_task_groups(plan_of):
     plan = plan_of("""
-        source { FakeSource { parallelism = 4 } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, parallelism = 4 } }
         transform { Sql { query = "select * from this" } }
-        sink { LocalFile { path = "/tmp/out", parallelism = 2 } }
+        sink { LocalFile { path = "/tmp/out", file_format_type = "csv", parallelism = 2 } }
     """)
     (p,) = plan.pipelines
     assert [(g.vertices, g.parallelism) for g in p.task_groups] == [
@@ -231,7 +231,7 @@ def test_physical_plan_slots_and_task_groups(plan_of):
 def test_restore_and_checkpoint_settings(plan_of):
     plan = plan_of("""
         env { job.retry.times = 0, job.retry.interval.seconds = 10, checkpoint.interval = 5000, job.mode = streaming }
-        source { FakeSource { } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }
         sink { Console { } }
     """)
     (p,) = plan.pipelines
@@ -245,12 +245,12 @@ def test_restore_and_checkpoint_settings(plan_of):
 TWO_JOBS = """
 source {{
   {extra}
-  FakeSource {{ plugin_output = "orders", row.num = {rows} }}
-  FakeSource {{ plugin_output = "users" }}
+  FakeSource {{ schema = {{ fields {{ id = bigint }} }}, plugin_output = "orders", row.num = {rows} }}
+  FakeSource {{ schema = {{ fields {{ id = bigint }} }}, plugin_output = "users" }}
 }}
 sink {{
   {extra_sink}
-  LocalFile {{ plugin_input = "orders", path = "/data/orders" }}
+  LocalFile {{ plugin_input = "orders", path = "/data/orders", file_format_type = "csv" }}
   Console {{ plugin_input = "users" }}
 }}
 """
@@ -269,7 +269,7 @@ def test_task_ids_are_valid_unique_and_readable(plan_of):
 
 def test_adding_a_pipeline_renames_no_other(plan_of):
     before = task_ids(plan_of(TWO_JOBS.format(extra="", extra_sink="", rows=5)))
-    after_plan = plan_of(TWO_JOBS.format(extra='FakeSource { plugin_output = "new" }',
+    after_plan = plan_of(TWO_JOBS.format(extra='FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "new" }',
                                          extra_sink='Console { plugin_input = "new" }', rows=5))
     after = task_ids(after_plan)
     assert len(after) == 3
@@ -291,7 +291,7 @@ def test_changing_the_target_changes_the_task_id(plan_of):
 
 def test_identical_pipelines_get_distinct_ids_from_their_content(plan_of):
     plan = plan_of("""
-        source { FakeSource { plugin_output = "a", row.num = 1 } FakeSource { plugin_output = "a2", row.num = 1 } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", row.num = 1 } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a2", row.num = 1 } }
         sink { Console { plugin_input = "a" } Console { plugin_input = "a2" } }
     """)
     assert len(set(task_ids(plan))) == 2

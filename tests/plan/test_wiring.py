@@ -14,7 +14,7 @@ def dag_of(write_conf, text, name="job.conf"):
 
 def test_unnamed_linear_chain_reads_the_previous_plugin(write_conf):
     dag = dag_of(write_conf, """
-        source { FakeSource { } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }
         transform { Sql { query = "select * from this" } Filter { include_fields = [a] } }
         sink { Console { } }
     """)
@@ -24,7 +24,7 @@ def test_unnamed_linear_chain_reads_the_previous_plugin(write_conf):
 
 def test_unnamed_sinks_read_the_last_producer(write_conf):
     dag = dag_of(write_conf, """
-        source { FakeSource { } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }
         sink { Console { } Assert { rules { row_rules = [{rule_type = MIN_ROW, rule_value = 1}] } } }
     """)
     assert set(dag.edges) == {("source[0]", "sink[0]"), ("source[0]", "sink[1]")}
@@ -32,7 +32,7 @@ def test_unnamed_sinks_read_the_last_producer(write_conf):
 
 def test_transform_order_in_the_file_does_not_matter(write_conf):
     dag = dag_of(write_conf, """
-        source { FakeSource { plugin_output = "a" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } }
         transform {
           Sql { plugin_input = "b", plugin_output = "c", query = "select * from b" }
           Filter { plugin_input = "a", plugin_output = "b", include_fields = [x] }
@@ -46,8 +46,8 @@ def test_transform_order_in_the_file_does_not_matter(write_conf):
 def test_legacy_names_and_comma_separated_inputs(write_conf):
     dag = dag_of(write_conf, """
         source {
-          FakeSource { result_table_name = "a" }
-          FakeSource { result_table_name = "b" }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, result_table_name = "a" }
+          FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, result_table_name = "b" }
         }
         sink { Console { source_table_name = "a, b" } }
     """)
@@ -57,7 +57,7 @@ def test_legacy_names_and_comma_separated_inputs(write_conf):
 
 def test_legacy_and_new_name_agreeing_only_warns(write_conf):
     dag = dag_of(write_conf, """
-        source { FakeSource { plugin_output = "a", result_table_name = "a" } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", result_table_name = "a" } }
         sink { Console { plugin_input = "a" } }
     """)
     assert any("result_table_name" in w.message for w in dag.warnings)
@@ -65,7 +65,7 @@ def test_legacy_and_new_name_agreeing_only_warns(write_conf):
 
 def test_plugin_names_are_case_insensitive(write_conf):
     dag = dag_of(write_conf, """
-        source { fakesource { } }
+        source { fakesource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }
         transform { sql { query = "select * from this" } }
         sink { CONSOLE { } }
     """)
@@ -75,9 +75,9 @@ def test_plugin_names_are_case_insensitive(write_conf):
 def test_parallelism_rules(write_conf):
     dag = dag_of(write_conf, """
         env { parallelism = 3 }
-        source { FakeSource { plugin_output = "a" } FakeSource { plugin_output = "b", parallelism = 5 } }
+        source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b", parallelism = 5 } }
         transform { Sql { plugin_input = "b", plugin_output = "c", query = "select * from b" } }
-        sink { Console { plugin_input = "a" } LocalFile { plugin_input = "c", path = "/tmp/x", parallelism = 2 } }
+        sink { Console { plugin_input = "a" } LocalFile { plugin_input = "c", path = "/tmp/x", file_format_type = "csv", parallelism = 2 } }
     """)
     p = {v.id: v.parallelism for v in dag.vertices}
     assert p == {"source[0]": 3, "source[1]": 5, "transform[0]": 5, "sink[0]": 3, "sink[1]": 2}
@@ -85,7 +85,7 @@ def test_parallelism_rules(write_conf):
 
 
 def test_string_parallelism_is_accepted(write_conf):
-    dag = dag_of(write_conf, 'source { FakeSource { parallelism = "4" } }\nsink { Console { } }')
+    dag = dag_of(write_conf, 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, parallelism = "4" } }\nsink { Console { } }')
     assert dag.vertex("source[0]").parallelism == 4
 
 
@@ -105,7 +105,7 @@ def test_no_source_and_no_sink_are_both_reported(config_error):
 
 
 def test_unknown_job_mode_suggests(config_error):
-    _, (p,) = problems_of(config_error, 'env {\n  job.mode = "BATHC"\n}\nsource { FakeSource {} }\n'
+    _, (p,) = problems_of(config_error, 'env {\n  job.mode = "BATHC"\n}\nsource { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }\n'
                                           'sink { Console {} }\n')
     assert p.line == 2 and p.key == "job.mode" and p.plugin == "env"
     assert "did you mean BATCH" in p.hint
@@ -113,14 +113,14 @@ def test_unknown_job_mode_suggests(config_error):
 
 @pytest.mark.parametrize("value", ["0", "-2", '"abc"', "1.5"])
 def test_bad_parallelism(config_error, value):
-    _, (p,) = problems_of(config_error, f"source {{\n  FakeSource {{\n    parallelism = {value}\n  }}\n}}\n"
+    _, (p,) = problems_of(config_error, f"source {{\n  FakeSource {{ schema = {{ fields {{ a = int }} }}\n    parallelism = {value}\n  }}\n}}\n"
                                           "sink { Console {} }\n")
     assert p.line == 3 and p.plugin == "source[0] FakeSource" and p.key == "parallelism"
     assert "positive integer" in p.message
 
 
 def test_bad_env_parallelism(config_error):
-    _, (p,) = problems_of(config_error, "env {\n  parallelism = 0\n}\nsource { FakeSource {} }\n"
+    _, (p,) = problems_of(config_error, "env {\n  parallelism = 0\n}\nsource { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }\n"
                                         "sink { Console {} }\n")
     assert (p.line, p.key, p.plugin) == (2, "parallelism", "env")
 
@@ -128,7 +128,7 @@ def test_bad_env_parallelism(config_error):
 def test_input_naming_no_output_suggests_a_near_name(config_error):
     err, (p, unread) = problems_of(config_error, """\
 source {
-  FakeSource { plugin_output = "orders" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "orders" }
 }
 sink {
   Console {
@@ -146,8 +146,8 @@ sink {
 def test_duplicate_output_names_both_plugins(config_error):
     _, problems = problems_of(config_error, """\
 source {
-  FakeSource { plugin_output = "a" }
-  FakeSource {
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } },
     plugin_output = "a"
   }
 }
@@ -162,8 +162,8 @@ sink { Console { plugin_input = "a" } }
 def test_output_read_by_nobody(config_error):
     _, (p,) = problems_of(config_error, """\
 source {
-  FakeSource { plugin_output = "a" }
-  FakeSource { plugin_output = "b" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "b" }
 }
 sink { Console { plugin_input = "a" } }
 """)
@@ -173,7 +173,7 @@ sink { Console { plugin_input = "a" } }
 
 def test_cycle_prints_its_path(config_error):
     _, problems = problems_of(config_error, """\
-source { FakeSource { plugin_output = "s" } }
+source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "s" } }
 transform {
   Sql { plugin_input = ["s", "b"], plugin_output = "a", query = "select * from s" }
   Filter { plugin_input = "a", plugin_output = "b", include_fields = [x] }
@@ -187,7 +187,7 @@ sink { Console { plugin_input = "a" } }
 
 def test_self_reading_transform_is_a_cycle(config_error):
     _, problems = problems_of(config_error, """\
-source { FakeSource { plugin_output = "s" } }
+source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "s" } }
 transform { Filter { plugin_input = ["s", "t"], plugin_output = "t", include_fields = [x] } }
 sink { Console { plugin_input = "t" } }
 """)
@@ -195,14 +195,14 @@ sink { Console { plugin_input = "t" } }
 
 
 def test_sink_with_an_empty_input_list(config_error):
-    _, problems = problems_of(config_error, 'source { FakeSource { } }\nsink {\n  Console { plugin_input = [] }\n}\n')
+    _, problems = problems_of(config_error, 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }\nsink {\n  Console { plugin_input = [] }\n}\n')
     assert any("input list is empty" in p.message and p.line == 3 for p in problems)
 
 
 def test_every_error_is_reported_at_once(config_error):
     err, problems = problems_of(config_error, """\
 env { job.mode = NOPE }
-source { FakeSource { plugin_output = "a", parallelism = 0 } }
+source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", parallelism = 0 } }
 transform { Sql { plugin_input = "zzz", plugin_output = "t" } }
 sink { Console { plugin_input = "t" } }
 """)
@@ -215,7 +215,7 @@ sink { Console { plugin_input = "t" } }
 
 
 def test_conflicting_legacy_name(config_error):
-    _, (p,) = problems_of(config_error, 'source { FakeSource { plugin_output = "a", result_table_name = "b" } }\n'
+    _, (p,) = problems_of(config_error, 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", result_table_name = "b" } }\n'
                                         'sink { Console { plugin_input = "a" } }\n')
     assert p.key == "result_table_name" and "disagree" in p.message
 
@@ -226,18 +226,20 @@ def test_plugin_in_the_wrong_section(config_error):
 
 
 def test_sql_syntax_error_points_into_the_query(config_error):
-    _, (p,) = problems_of(config_error, 'source { FakeSource { } }\ntransform {\n  Sql {\n'
+    _, (p,) = problems_of(config_error, 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }\ntransform {\n  Sql {\n'
                                         '    query = "select * fro this where"\n  }\n}\nsink { Console { } }\n')
     assert p.key == "query" and p.line == 4 and "SQL syntax error" in p.message
 
 
 def test_missing_required_option(config_error):
-    _, (p,) = problems_of(config_error, "source { FakeSource { } }\nsink {\n  LocalFile { }\n}\n")
+    _, problems = problems_of(config_error, "source { FakeSource { schema = { fields { a = int } } } }\n"
+                                            "sink {\n  LocalFile { }\n}\n")
+    (p,) = [p for p in problems if "'path'" in p.message]
     assert "the option 'path' is required" in p.message and p.line == 3
 
 
 def test_exclusive_options(config_error):
-    _, (p,) = problems_of(config_error, 'source { FakeSource { } }\n'
+    _, (p,) = problems_of(config_error, 'source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } } } }\n'
                                         'transform { Filter { include_fields = [a], exclude_fields = [b] } }\n'
                                         'sink { Console { } }\n')
     assert "exactly one of include_fields, exclude_fields" in p.message

@@ -1,0 +1,194 @@
+"""SeaTunnel data types and row schemas, in pure Python (usable at compile time).
+
+Type strings follow SeaTunnel (case-insensitive, spaces ignored): ``string``, ``boolean``,
+``tinyint``, ``smallint``, ``int``, ``bigint``, ``float``, ``double``, ``decimal(p,s)``,
+``"null"``, ``bytes``, ``date``, ``time``, ``timestamp``, ``array<T>``, ``map<K,V>``, and
+rows written as nested objects (``{a = int, b = string}``). Legacy aliases: ``long``,
+``short``, ``byte``. :meth:`DataType.to_spark` maps to Spark types (imported lazily).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SCALARS = ("string", "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "null",
+           "bytes", "date", "time", "timestamp")
+_ALIASES = {"long": "bigint", "short": "smallint", "byte": "tinyint", "integer": "int", "bool": "boolean",
+            "str": "string", "varchar": "string", "text": "string", "binary": "bytes", "datetime": "timestamp"}
+_ARRAY_ELEMENTS = ("string", "boolean", "tinyint", "smallint", "int", "bigint", "float", "double")
+NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
+
+
+class TypeError_(ValueError):
+    """A type string SeaTunnel would reject."""
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A SeaTunnel type: ``name`` plus its parts (decimal precision/scale, element types, row fields)."""
+
+    name: str  # one of SCALARS, or "decimal", "array", "map", "row"
+    precision: int | None = None
+    scale: int | None = None
+    element: DataType | None = None  # array element, map value
+    key: DataType | None = None  # map key
+    fields: tuple[Field, ...] = ()  # row fields
+
+    def __str__(self) -> str:
+        if self.name == "decimal":
+            return f"decimal({self.precision}, {self.scale})"
+        if self.name == "array":
+            return f"array<{self.element}>"
+        if self.name == "map":
+            return f"map<{self.key}, {self.element}>"
+        if self.name == "row":
+            return "{" + ", ".join(f"{f.name} = {f.type}" for f in self.fields) + "}"
+        return self.name
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.name in NUMERIC
+
+    def to_json(self) -> Any:
+        if self.name == "row":
+            return {f.name: f.type.to_json() for f in self.fields}
+        return str(self)
+
+    def to_spark(self) -> Any:
+        """The Spark SQL type (imports pyspark: runtime only)."""
+        from pyspark.sql import types as T
+
+        simple = {
+            "string": T.StringType(), "boolean": T.BooleanType(), "tinyint": T.ByteType(),
+            "smallint": T.ShortType(), "int": T.IntegerType(), "bigint": T.LongType(),
+            "float": T.FloatType(), "double": T.DoubleType(), "null": T.NullType(),
+            "bytes": T.BinaryType(), "date": T.DateType(), "timestamp": T.TimestampNTZType(),
+        }
+        if self.name in simple:
+            return simple[self.name]
+        if self.name == "time":
+            return T.TimeType(6)
+        if self.name == "decimal":
+            return T.DecimalType(min(self.precision or 10, 38), self.scale or 0)
+        if self.name == "array":
+            return T.ArrayType(self.element.to_spark(), True)
+        if self.name == "map":
+            return T.MapType(self.key.to_spark(), self.element.to_spark(), True)
+        if self.name == "row":
+            return T.StructType([T.StructField(f.name, f.type.to_spark(), True) for f in self.fields])
+        raise TypeError_(f"no Spark type for {self}")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: DataType
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An ordered row schema."""
+
+    fields: tuple[Field, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def get(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        lowered = name.lower()
+        return next((f for f in self.fields if f.name.lower() == lowered), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: f.type.to_json() for f in self.fields}
+
+    def to_spark(self) -> Any:
+        from pyspark.sql import types as T
+
+        return T.StructType([T.StructField(f.name, f.type.to_spark(), True) for f in self.fields])
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for c in text:
+        if c in "<({[":
+            depth += 1
+        elif c in ">)}]":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+def parse_type(spec: Any) -> DataType:
+    """A :class:`DataType` from a type string or a nested row object; raises TypeError_."""
+    if isinstance(spec, Mapping):
+        return DataType("row", fields=tuple(Field(str(k), parse_type(v)) for k, v in spec.items()))
+    if not isinstance(spec, str):
+        raise TypeError_(f"unsupported type {spec!r}: write a type string such as \"int\" or a row object")
+    text = re.sub(r"\s+", "", spec)
+    lowered = text.lower()
+    if lowered.startswith("{"):
+        from ..config.hocon import parse, resolve, to_plain
+
+        try:
+            obj = to_plain(resolve(parse(f"row = {spec}"), lambda name: None))
+        except ValueError as e:
+            raise TypeError_(f"cannot read the row type {spec!r}: {e}") from None
+        return parse_type(obj["row"])
+    lowered = _ALIASES.get(lowered, lowered)
+    if lowered in SCALARS:
+        return DataType(lowered)
+    m = re.fullmatch(r"decimal\((\d+),(\d+)\)", lowered)
+    if m:
+        return DataType("decimal", precision=int(m.group(1)), scale=int(m.group(2)))
+    if lowered.startswith("decimal"):
+        raise TypeError_(f"decimal type should assign precision and scale information: {spec!r} "
+                         "(write decimal(10, 2))")
+    if lowered.startswith("array<") and lowered.endswith(">"):
+        element = parse_type(text[6:-1])
+        if element.name not in _ARRAY_ELEMENTS:
+            raise TypeError_(f"unsupported array element type {element} in {spec!r}: arrays hold "
+                             + ", ".join(_ARRAY_ELEMENTS))
+        return DataType("array", element=element)
+    if lowered.startswith("map<") and lowered.endswith(">"):
+        inner = text[4:-1]
+        parts = _split_top(inner)
+        if len(parts) < 2:
+            raise TypeError_(f"a map type needs a key and a value type: {spec!r}")
+        key_text, value_text = parts[0], ",".join(parts[1:])
+        return DataType("map", key=parse_type(key_text), element=parse_type(value_text))
+    raise TypeError_(f"unknown type {spec!r}")
+
+
+def parse_fields(fields: Mapping[str, Any]) -> Schema:
+    return Schema(tuple(Field(str(name), parse_type(spec)) for name, spec in fields.items()))
+
+
+def schema_from_options(options: Mapping[str, Any]) -> Schema | None:
+    """The ``schema`` option of a source (``fields`` or ``columns`` form); None if absent."""
+    schema = options.get("schema")
+    if not isinstance(schema, Mapping):
+        return None
+    if "fields" in schema and "columns" in schema:
+        raise TypeError_("schema config can't contain both [fields] and [columns]")
+    if isinstance(schema.get("fields"), Mapping):
+        return parse_fields(schema["fields"])
+    if isinstance(schema.get("columns"), list):
+        out = []
+        for col in schema["columns"]:
+            if not isinstance(col, Mapping) or "name" not in col or "type" not in col:
+                raise TypeError_("schema.columns.* needs a name and a type")
+            out.append(Field(str(col["name"]), parse_type(col["type"])))
+        return Schema(tuple(out))
+    return None

@@ -1,0 +1,226 @@
+"""Run one pipeline on a SparkSession: sources → transform chain → sinks, then commit.
+
+Each vertex becomes DataFrame operations (Catalyst fuses a chain); a vertex whose
+parallelism differs from its input's repartitions (the fusion boundary); a vertex
+feeding several consumers is persisted once. Counts come from ``DataFrame.observe`` on
+the pass that writes the data. Sinks write in two phases: every sink prepares (writes
+staged, invisible data) and only when all have prepared does each commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..connectors import get_connector
+from ..plan import graph
+from ..plan.model import JobPlan, PipelinePlan, PlanVertex
+from .errors import DataError, PipelineError
+from .rows import ROW_KIND, ROW_KINDS
+
+log = logging.getLogger("seatunnel.runtime")
+
+
+@dataclass
+class RunContext:
+    """What a connector sees of the run."""
+
+    spark: Any  # SparkSession
+    plan: JobPlan
+    pipeline: PipelinePlan
+    run_id: str
+    attempt: int = 1
+    options: Mapping[str, Any] = field(default_factory=dict)  # runtime switches (fault injection…)
+
+    @property
+    def pipeline_key(self) -> str:
+        return self.pipeline.task_id
+
+    def label(self, vertex: PlanVertex) -> str:
+        return f"{vertex.ref} {vertex.plugin}"
+
+
+@dataclass
+class _Counter:
+    """An Observation counting rows (and rows per kind) of one DataFrame."""
+
+    observation: Any
+    table: str
+
+    def get(self, wait: float = 10.0) -> dict[str, int]:
+        """The counts, or ``{}`` when no action ran over the DataFrame (a sink that skipped a
+        table, e.g. a retry whose commit had already happened). Metrics arrive just after the
+        action ends, so this waits up to ``wait`` seconds for them, never forever."""
+        jo = getattr(self.observation, "_jo", None)
+        if jo is None:
+            return {}
+        deadline = time.monotonic() + wait
+        while not jo.future().isCompleted():
+            if time.monotonic() > deadline:
+                return {}
+            time.sleep(0.02)
+        values = self.observation.get or {}
+        return {k: int(v or 0) for k, v in values.items()}
+
+
+def count_rows(df: Any, name: str) -> tuple[Any, _Counter]:
+    """``df`` observed: rows and rows per kind are counted by whatever action runs it."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation(name)
+    exprs = [F.count(F.lit(1)).alias("rows")]
+    if ROW_KIND in df.columns:
+        exprs += [F.sum(F.when(F.col(ROW_KIND) == i, 1).otherwise(0)).alias(kind)
+                  for i, kind in enumerate(ROW_KINDS) if i]
+    return df.observe(observation, *exprs), _Counter(observation, name)
+
+
+def materialize(df: Any) -> Any:
+    """Persist ``df`` and compute it once now, so the observations below it fire exactly once
+    and every consumer reads the cached rows."""
+    df = df.persist()
+    df.write.format("noop").mode("overwrite").save()
+    return df
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+#: Spark error classes that fail the same way on every attempt (retrying cannot help).
+DETERMINISTIC_SPARK_ERRORS = ("USER_RAISED_EXCEPTION", "UNRESOLVED_COLUMN", "UNRESOLVED_ROUTINE",
+                              "DATATYPE_MISMATCH", "PARSE_SYNTAX_ERROR", "CAST_INVALID_INPUT",
+                              "MALFORMED_RECORD_IN_PARSING", "TABLE_OR_VIEW_NOT_FOUND", "PATH_NOT_FOUND")
+
+
+def _fail(ctx: RunContext, vertex: PlanVertex, error: BaseException) -> PipelineError:
+    """A located PipelineError; Spark errors a retry would repeat become deterministic."""
+    if isinstance(error, PipelineError):
+        return error.located(ctx.label(vertex), ctx.pipeline_key)
+    text = str(error).strip()
+    message = text.splitlines()[0] if text else type(error).__name__
+    cls = DataError if any(code in text for code in DETERMINISTIC_SPARK_ERRORS) else PipelineError
+    return cls(f"{type(error).__name__}: {message}", ctx.label(vertex), ctx.pipeline_key)
+
+
+def _merge(datasets: list[dict]) -> dict:
+    """Union datasets table by table (a multi-input sink in an unsplit pipeline)."""
+    out: dict = {}
+    for ds in datasets:
+        for table, df in ds.items():
+            out[table] = out[table].unionByName(df) if table in out else df
+    return out
+
+
+def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run ``ctx.pipeline`` to its commit; return its metrics. Raises :class:`PipelineError`."""
+    say = on_event or log.info
+    p = ctx.pipeline
+    started, t0 = _now(), time.monotonic()
+    by_id = {v.id: v for v in p.vertices}
+    order = graph.topological_order([v.id for v in p.vertices], p.edges)
+    down, up = graph.adjacency([v.id for v in p.vertices], p.edges)
+    outputs: dict[str, dict] = {}
+    source_counters: dict[str, list[_Counter]] = {}
+    persisted: list[Any] = []
+
+    for vid in order:
+        v = by_id[vid]
+        connector = get_connector(v.plugin)
+        if connector is None or not connector.can_run(v.kind):
+            raise PipelineError(f"this package cannot run the {v.kind} plugin '{v.plugin}'", ctx.label(v),
+                                ctx.pipeline_key)
+        if v.kind == "sink":
+            continue
+        try:
+            if v.kind == "source":
+                data = connector.read(ctx, v)
+                counted = {}
+                for table, df in data.items():
+                    df, counter = count_rows(df, f"read:{vid}:{table}")
+                    counted[table] = df
+                    source_counters.setdefault(vid, []).append(counter)
+                data = counted
+            else:
+                inputs = {name: outputs[u] for u, name in zip(up[vid], v.inputs, strict=False)}
+                data = connector.apply(ctx, v, inputs)
+                first = by_id[up[vid][0]]
+                if v.parallelism != first.parallelism:
+                    data = {t: df.repartition(v.parallelism) for t, df in data.items()}
+            if len(down[vid]) > 1:
+                data = {t: materialize(df) for t, df in data.items()}
+                persisted.extend(data.values())
+        except Exception as e:  # every failure is reported with its plugin
+            raise _fail(ctx, v, e) from e
+        outputs[vid] = data
+        say(f"{ctx.label(v)}: planned ({v.parallelism} partition{'s' if v.parallelism != 1 else ''})")
+
+    prepared: list[tuple[PlanVertex, Any, Any]] = []
+    committed: set[str] = set()
+    sink_counters: dict[str, list[_Counter]] = {}
+    try:
+        for vid in order:
+            v = by_id[vid]
+            if v.kind != "sink":
+                continue
+            connector = get_connector(v.plugin)
+            data = _merge([outputs[u] for u in up[vid]])
+            counted = {}
+            for table, df in data.items():
+                df, counter = count_rows(df, f"write:{vid}:{table}")
+                counted[table] = df
+                sink_counters.setdefault(vid, []).append(counter)
+            say(f"{ctx.label(v)}: writing")
+            try:
+                info = connector.prepare(ctx, v, counted)
+            except Exception as e:
+                raise _fail(ctx, v, e) from e
+            prepared.append((v, connector, info))
+            written = sum(c.get().get("rows", 0) for c in sink_counters[vid])
+            say(f"{ctx.label(v)}: prepared {written} rows")
+        for v, connector, info in prepared:
+            try:
+                if connector.commit is not None:
+                    connector.commit(ctx, v, info)
+            except Exception as e:
+                raise _fail(ctx, v, e) from e
+            committed.add(v.id)
+            say(f"{ctx.label(v)}: committed")
+    except BaseException:
+        for v, connector, info in prepared:
+            if connector.abort is not None and v.id not in committed:
+                try:
+                    connector.abort(ctx, v, info)
+                except Exception as e:  # abort is best effort; the first error wins
+                    log.warning("%s: abort failed: %s", ctx.label(v), e)
+        raise
+    finally:
+        for df in persisted:
+            df.unpersist()
+
+    per_source = {f"{by_id[k].ref} {by_id[k].plugin}": sum(c.get().get("rows", 0) for c in cs)
+                  for k, cs in source_counters.items()}
+    per_sink = {f"{by_id[k].ref} {by_id[k].plugin}": sum(c.get().get("rows", 0) for c in cs)
+                for k, cs in sink_counters.items()}
+    per_table = {f"{by_id[k].ref} {by_id[k].plugin}": {c.table.split(":", 2)[2]: c.get().get("rows", 0) for c in cs}
+                 for k, cs in sink_counters.items()}
+    read, written = sum(per_source.values()), sum(per_sink.values())
+    for k, cs in sink_counters.items():
+        deletes = sum(c.get().get("DELETE", 0) + c.get().get("UPDATE_BEFORE", 0) for c in cs)
+        connector = get_connector(by_id[k].plugin)
+        if deletes and connector is not None and not connector.stores_deletes:
+            say(f"{by_id[k].ref} {by_id[k].plugin}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
+                "rows were written as plain rows")
+    return {
+        "pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FINISHED",
+        "attempt": ctx.attempt, "run_id": ctx.run_id, "start": started, "end": _now(),
+        "seconds": round(time.monotonic() - t0, 3),
+        "read_count": read, "write_count": written, "failed_count": read - written,
+        "filtered_count": (read - written) if len(per_sink) == 1 else None,
+        "per_source": per_source, "per_sink": per_sink, "per_table": per_table, "committed": True,
+    }

@@ -1,0 +1,55 @@
+"""Row metadata carried through Spark: the row kind travels in a hidden column.
+
+SeaTunnel rows carry a RowKind (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE); here it is
+the ByteType column :data:`ROW_KIND` (0..3), dropped before data reaches a sink that
+stores rows. A source's tables travel as separate DataFrames (a :data:`Dataset` maps a
+table id to its DataFrame), so no table column is needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+ROW_KIND = "__st_row_kind"
+HIDDEN = (ROW_KIND,)
+ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
+SHORT_KINDS = ("+I", "-U", "+U", "-D")
+
+#: table id -> DataFrame with the data columns and :data:`ROW_KIND`
+Dataset = dict  # dict[str, DataFrame]
+
+
+def kind_code(name: str) -> int:
+    """The code of a row kind name (case-insensitive); ValueError for an unknown one."""
+    upper = str(name).strip().upper()
+    if upper not in ROW_KINDS:
+        raise ValueError(f"unknown row kind {name!r}: use one of {', '.join(ROW_KINDS)}")
+    return ROW_KINDS.index(upper)
+
+
+def with_kind(df: DataFrame, code: int = 0) -> DataFrame:
+    """``df`` with the hidden row-kind column (INSERT unless it already has one)."""
+    from pyspark.sql import functions as F
+
+    if ROW_KIND in df.columns:
+        return df
+    return df.withColumn(ROW_KIND, F.lit(code).cast("tinyint"))
+
+
+def data_columns(df: DataFrame) -> list[str]:
+    return [c for c in df.columns if c not in HIDDEN]
+
+
+def data_only(df: DataFrame) -> DataFrame:
+    """The data columns alone (what a sink stores)."""
+    return df.select(*[df[c] for c in data_columns(df)]) if ROW_KIND in df.columns else df
+
+
+def kind_name(col: Column) -> Column:
+    """A column with the row kind's name (``INSERT``…) from the hidden code."""
+    from pyspark.sql import functions as F
+
+    return F.element_at(F.array(*[F.lit(k) for k in ROW_KINDS]), col.cast("int") + 1)

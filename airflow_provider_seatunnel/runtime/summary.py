@@ -1,0 +1,58 @@
+"""The job summary SeaTunnel users know ("Job Statistic Information"), per pipeline and job."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+_STARS = "*" * 47
+_TIME = "%Y-%m-%d %H:%M:%S"
+
+
+def format_table(title: str, pairs: Iterable[tuple[str, Any]]) -> str:
+    """SeaTunnel's table: a title centred in 47 stars, then ``%-26s: %19s`` rows."""
+    lines = ["", _STARS, " " * ((47 - len(title)) // 2) + title, _STARS]
+    lines += [f"{key:<26}: {value!s:>19}" for key, value in pairs]
+    lines.append(_STARS)
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(start: str, end: str) -> int:
+    try:
+        return int((datetime.strptime(end, _TIME) - datetime.strptime(start, _TIME)).total_seconds())
+    except (TypeError, ValueError):
+        return 0
+
+
+def statistic_pairs(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        ("Start Time", m.get("start", "")),
+        ("End Time", m.get("end", "")),
+        ("Total Time(s)", _seconds(m.get("start", ""), m.get("end", ""))),
+        ("Total Read Count", m.get("read_count", 0)),
+        ("Total Write Count", m.get("write_count", 0)),
+        ("Total Failed Count", m.get("failed_count", 0)),
+    ]
+
+
+def job_metrics(job_name: str, pipelines: list[Mapping[str, Any]], start: str, end: str) -> dict[str, Any]:
+    """The job's totals over its pipelines (every pipeline counted, failed ones included)."""
+    read = sum(p.get("read_count", 0) or 0 for p in pipelines)
+    written = sum(p.get("write_count", 0) or 0 for p in pipelines)
+    failed = [p for p in pipelines if p.get("status") != "FINISHED"]
+    return {
+        "job": job_name, "status": "FAILED" if failed else "FINISHED", "start": start, "end": end,
+        "read_count": read, "write_count": written, "failed_count": read - written,
+        "pipelines": list(pipelines),
+    }
+
+
+def render_summary(job: Mapping[str, Any]) -> str:
+    """Per-pipeline tables, then the job's "Job Statistic Information"."""
+    out = []
+    for p in job.get("pipelines", []):
+        title = f"Pipeline {p.get('pipeline')} {p.get('status', '')}".strip()
+        out.append(format_table(title, [("Task Id", p.get("task_id", "")), *statistic_pairs(p)]))
+    out.append(format_table("Job Statistic Information", statistic_pairs(job)))
+    return "".join(out)

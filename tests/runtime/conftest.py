@@ -1,0 +1,32 @@
+"""Spark fixtures: one local SparkSession for the whole test session, and in-process job runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_seatunnel.plan import compile_job
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from airflow_provider_seatunnel.runtime.session import get_session
+
+    session = get_session("seatunnel-tests", {"spark.ui.enabled": False, "spark.sql.shuffle.partitions": 4},
+                          "local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def run_job(spark, write_conf):
+    """Compile config text and run its pipelines in this process; return their metrics."""
+    from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+
+    def run(text: str, variables=None, run_id: str = "test-run", name: str = "job.conf", events=None):
+        plan = compile_job(write_conf(text, name), variables, use_cache=False)
+        return [run_pipeline(RunContext(spark, plan, p, run_id),
+                             on_event=(events.append if events is not None else None))
+                for p in plan.pipelines]
+
+    return run
