@@ -1,10 +1,86 @@
-"""FieldMapper transform: keeps and renames the mapped fields."""
+"""FieldMapper transform: keeps only the mapped fields, in config order, renamed.
+
+``field_mapper`` maps input field names to output names (``id = id``, ``age = age_as``);
+types are kept. Every input name must exist. Rows keep their row kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .base import TRANSFORM, Connector
+from .filter import field_problems, kind_columns, quote, require_columns, single_input
+
+if TYPE_CHECKING:
+    from ..config.errors import Problem
+    from ..config.loader import JobConfig, PluginConfig
+    from ..plan.schema import Schema
+
+NAME = "FieldMapper"
+
+
+def _mapping(options: Mapping[str, Any]) -> dict[str, str] | None:
+    """The ``field_mapper`` map (input -> output), or None if it is not a map."""
+    value = options.get("field_mapper")
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    if not plugin.has("field_mapper"):
+        return []  # reported as a missing required option
+    mapping = _mapping(plugin.options)
+    if mapping is None:
+        return [job.problem("field_mapper must be a map of input field = output field", plugin,
+                            key="field_mapper", hint="write field_mapper { id = id, age = age_as }")]
+    if not mapping:
+        return [job.problem("field_mapper is empty", plugin, key="field_mapper", hint="map at least one field")]
+    seen: dict[str, str] = {}
+    for src, dst in mapping.items():
+        if dst in seen:
+            return [job.problem(f"the output field '{dst}' is mapped from both '{seen[dst]}' and '{src}'", plugin,
+                                key="field_mapper", hint="give every output field its own name")]
+        seen[dst] = src
+    return []
+
+
+def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    from ..plan.schema import Field, Schema
+
+    source = inputs[0] if inputs else None
+    mapping = _mapping(plugin.options)
+    if source is None or not mapping:
+        return None, []
+    problems = field_problems(plugin, job, NAME, list(mapping), source, "field_mapper")
+    if problems:
+        return None, problems
+    by_name = {f.name: f for f in source.fields}
+    return Schema(tuple(Field(dst, by_name[src].type) for src, dst in mapping.items())), []
+
+
+def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
+    from pyspark.sql import functions as F
+
+    from ..runtime.errors import RuntimeConfigError
+
+    mapping = _mapping(vertex.config)
+    if not mapping:
+        raise RuntimeConfigError("field_mapper must be a non-empty map of input field = output field")
+    out = {}
+    for table, df in single_input(inputs).items():
+        require_columns(df, NAME, list(mapping))
+        out[table] = df.select(*[F.col(quote(src)).alias(dst) for src, dst in mapping.items()], *kind_columns(df))
+    return out
+
 
 CONNECTOR = Connector(
-    name="FieldMapper",
+    name=NAME,
     kinds=frozenset({TRANSFORM}),
     required=("field_mapper",),
+    check=_check,
+    schema=schema,
+    apply=apply,
     description="Keeps and renames the mapped fields.",
 )

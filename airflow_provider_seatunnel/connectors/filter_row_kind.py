@@ -1,10 +1,80 @@
-"""FilterRowKind transform: keeps or drops rows by row kind."""
+"""FilterRowKind transform: keeps (``include_kinds``) or drops (``exclude_kinds``) rows by row kind.
 
+Kinds are INSERT, UPDATE_BEFORE, UPDATE_AFTER and DELETE, case-insensitive. Exactly one of
+the two lists must be set, and not empty. The schema is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..config.options import as_list
 from .base import TRANSFORM, Connector, exactly_one_of
+from .filter import single_input
+
+if TYPE_CHECKING:
+    from ..config.errors import Problem
+    from ..config.loader import JobConfig, PluginConfig
+    from ..plan.schema import Schema
+
+NAME = "FilterRowKind"
+KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # = runtime.rows.ROW_KINDS, by code
+
+
+def _kinds(options: Any) -> tuple[str, list[str]] | None:
+    """``(key, names)`` of the one list set; None if neither is set."""
+    for key in ("include_kinds", "exclude_kinds"):
+        if options.get(key) is not None:
+            return key, [str(x).strip() for x in as_list(options.get(key))]
+    return None
+
+
+def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    found = exactly_one_of(plugin, job, ("include_kinds",), ("exclude_kinds",))
+    if found:
+        return [job.problem(f"These options(include_kinds,exclude_kinds) are mutually exclusive: {p.message}",
+                            plugin, key=p.key, hint=p.hint) for p in found]
+    key, names = _kinds(plugin.options) or ("include_kinds", [])
+    if not names:
+        return [job.problem(f"{key} is empty", plugin, key=key, hint="list kinds: " + ", ".join(KINDS))]
+    bad = [n for n in names if n.upper() not in KINDS]
+    if bad:
+        return [job.problem(f"unknown row kind {', '.join(repr(b) for b in bad)}", plugin, key=key,
+                            hint="row kinds are " + ", ".join(KINDS))]
+    return []
+
+
+def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    return (inputs[0] if inputs else None), []
+
+
+def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
+    from pyspark.sql import functions as F
+
+    from ..runtime.errors import RuntimeConfigError
+    from ..runtime.rows import ROW_KIND, kind_code
+
+    chosen = _kinds(vertex.config)
+    if chosen is None or not chosen[1]:
+        raise RuntimeConfigError("set include_kinds or exclude_kinds (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)")
+    key, names = chosen
+    try:
+        codes = sorted({kind_code(n) for n in names})
+    except ValueError as e:
+        raise RuntimeConfigError(f"{key}: {e}") from None
+    out = {}
+    for table, df in single_input(inputs).items():
+        kind = F.coalesce(F.col(ROW_KIND), F.lit(0)) if ROW_KIND in df.columns else F.lit(0)
+        hit = kind.isin(codes)
+        out[table] = df.where(hit if key == "include_kinds" else ~hit)
+    return out
+
 
 CONNECTOR = Connector(
-    name="FilterRowKind",
+    name=NAME,
     kinds=frozenset({TRANSFORM}),
-    check=lambda plugin, job: exactly_one_of(plugin, job, ("include_kinds",), ("exclude_kinds",)),
+    check=_check,
+    schema=schema,
+    apply=apply,
     description="Keeps or drops rows by row kind.",
 )

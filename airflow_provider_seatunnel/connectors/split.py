@@ -1,10 +1,98 @@
-"""Split transform: splits a string field into several."""
+"""Split transform: splits a field's text into several STRING fields.
 
+``separator`` is a Java regex; the value (converted with toString) is split with limit =
+the number of ``output_fields``, as Java's ``String.split(regex, limit)`` does (Spark's
+``split(str, regex, limit)`` is that very call), so the last output keeps the remainder.
+Missing parts are null, a null value makes every output null, and ``split_field`` is
+kept. An output named like an existing field overwrites it in place; the others are
+appended in order. Rows keep their row kind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..config.options import as_list
 from .base import TRANSFORM, Connector
+from .filter import check_regex, field_problems, kind_columns, quote, require_columns, single_input
+
+if TYPE_CHECKING:
+    from ..config.errors import Problem
+    from ..config.loader import JobConfig, PluginConfig
+    from ..plan.schema import Schema
+
+NAME = "Split"
+
+
+def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
+    sep, field = options.get("separator"), options.get("split_field")
+    return (None if sep is None else str(sep), None if field is None else str(field),
+            [str(x) for x in as_list(options.get("output_fields"))])
+
+
+def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    _, _, outputs = _options(plugin.options)
+    found = []
+    if plugin.has("output_fields") and not outputs:
+        found.append(job.problem("output_fields is empty", plugin, key="output_fields",
+                                 hint="list the fields the parts go to"))
+    if len(set(outputs)) != len(outputs):
+        found.append(job.problem("output_fields names a field twice", plugin, key="output_fields"))
+    return found
+
+
+def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    from ..plan.schema import DataType, Field, Schema
+
+    source = inputs[0] if inputs else None
+    _, field, outputs = _options(plugin.options)
+    if source is None or field is None or not outputs:
+        return None, []
+    problems = field_problems(plugin, job, NAME, [field], source, "split_field")
+    if problems:
+        return None, problems
+    fields = list(source.fields)
+    for name in outputs:
+        new = Field(name, DataType("string"))
+        at = next((i for i, f in enumerate(fields) if f.name == name), None)
+        if at is None:
+            fields.append(new)
+        else:
+            fields[at] = new
+    return Schema(tuple(fields)), []
+
+
+def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    from ..runtime.errors import RuntimeConfigError
+    from ..runtime.rows import data_columns
+
+    sep, field, outputs = _options(vertex.config)
+    if sep is None or field is None or not outputs:
+        raise RuntimeConfigError("separator, split_field and output_fields must all be set")
+    check_regex(ctx, sep, "the separator")
+    out = {}
+    for table, df in single_input(inputs).items():
+        require_columns(df, NAME, [field])
+        value = F.col(quote(field))
+        if not isinstance(df.schema[field].dataType, StringType):
+            value = value.cast("string")
+        parts = F.split(value, sep, len(outputs))
+        columns: dict[str, Any] = {c: F.col(quote(c)) for c in data_columns(df)}
+        for i, name in enumerate(outputs):
+            columns[name] = F.try_element_at(parts, F.lit(i + 1))
+        out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
+    return out
+
 
 CONNECTOR = Connector(
-    name="Split",
+    name=NAME,
     kinds=frozenset({TRANSFORM}),
-    required=("separator","split_field","output_fields",),
+    required=("separator", "split_field", "output_fields"),
+    check=_check,
+    schema=schema,
+    apply=apply,
     description="Splits a string field into several.",
 )
