@@ -93,6 +93,8 @@ DEVIATIONS = """\
 """
 
 FORMATS = ("text", "csv", "json", "parquet", "orc")
+#: csv columns of these types are read by Spark's own parser, typed (see ``_read_files``)
+_CSV_NATIVE = ("string", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
 _SEATUNNEL_ONLY_FORMATS = ("excel", "xml", "binary")
 FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc"}
 _LINE_CODECS = {"none": ("none", ""), "gzip": ("gzip", ".gz"), "bzip2": ("bzip2", ".bz2"),
@@ -379,10 +381,16 @@ def _plain_path(column: Any, encoded: bool) -> Any:
     return F.regexp_replace(column, r"^file:(//)?", "")
 
 
+_WHITESPACE = " \t\n\r\f\u000b"
+
+
 def _blank_to_null(column: Any) -> Any:
+    """Blank text (empty or only whitespace) as null, as SeaTunnel reads text and csv. The
+    common case (a first character that is not whitespace) avoids the trim."""
     from pyspark.sql import functions as F
 
-    return F.when(column.rlike(r"^\s*$"), F.lit(None).cast("string")).otherwise(column)
+    null = F.lit(None).cast("string")
+    return F.when(F.ascii(column) > 32, column).when(F.btrim(column, F.lit(_WHITESPACE)) == "", null).otherwise(column)
 
 
 def _parse_failed(column: Any, parsed: Any, what: str) -> Any:
@@ -464,10 +472,17 @@ def _lines_whole_files(spark: Any, files: list[str], encoding: str, row_delimite
     return lines.select(_LINE, _FILE)
 
 
-def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
-    """The rows of ``files`` with the schema's columns (all of them) plus ``__st_file``."""
+def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file: bool = True) -> Any:
+    """The rows of ``files`` with the schema's columns (all of them), plus ``__st_file`` (each
+    row's file) when ``with_file``: reading the file metadata costs every row, so only
+    partitioned paths ask for it."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
+
+    def file_col() -> Any:
+        if with_file:
+            return _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE)
+        return F.lit(None).cast("string").alias(_FILE)
 
     spark = ctx.spark
     fmt = _format_of(config)
@@ -486,7 +501,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
         df = df.select(*[F.col(f"`{c}`").cast(T.TimestampNTZType()).alias(c)
                          if isinstance(df.schema[c].dataType, T.TimestampType) else F.col(f"`{c}`")
                          for c in df.columns],
-                       _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE))
+                       file_col())
         return df
 
     schema = schema_from_options(config)
@@ -510,7 +525,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
             if row_delimiter:
                 reader = reader.option("lineSep", row_delimiter)
             lines = reader.load(files).select(F.col("value").alias(_LINE),
-                                              _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE))
+                                              file_col())
         parts = F.split(F.col(_LINE), delimiter, -1)
         return lines.select(*[_parse_value(F.get(parts, i), f.type, 0, how).alias(f.name)
                               for i, f in enumerate(schema.fields)], F.col(_FILE))
@@ -520,6 +535,17 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
         how = {**how, "separators": [delimiter, "\u0002", "\u0003", "\u0004", "\u0005", "\u0006"]}
         as_text = T.StructType([T.StructField(f.name, T.StringType()) for f in schema.fields])
         options = {"sep": delimiter, "quote": '"', "escape": '"', "mode": "PERMISSIVE"}
+        if skip <= 1 and all(f.type.name in _CSV_NATIVE for f in schema.fields):
+            # Fast path: Spark parses these types as SeaTunnel does (an empty field is null, a
+            # value that does not parse fails the job); only blank strings need a look.
+            reader = (spark.read.format("csv").schema(schema.to_spark()).options(**{**options, "mode": "FAILFAST"})
+                      .option("encoding", encoding).option("header", "true" if skip == 1 else "false"))
+            if row_delimiter:
+                reader = reader.option("lineSep", row_delimiter)
+            loaded = reader.load(files)
+            return loaded.select(*[(_blank_to_null(F.col(f"`{f.name}`")) if f.type.name == "string"
+                                    else F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
+                                 file_col())
         if skip > 1:
             lines = _lines_whole_files(spark, files, encoding, row_delimiter, skip)
             ddl = ", ".join("`" + f.name.replace("`", "``") + "` STRING" for f in schema.fields)
@@ -533,7 +559,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
                 reader = reader.option("lineSep", row_delimiter)
             loaded = reader.load(files)
             raw = loaded.select(*[F.col(f"`{f.name}`") for f in schema.fields],
-                                _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE))
+                                file_col())
         return raw.select(*[_parse_value(F.col(f"`{f.name}`"), f.type, 0, how).alias(f.name)
                             for f in schema.fields], F.col(_FILE))
 
@@ -551,7 +577,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str]) -> Any:
     return loaded.select(*[(F.col(f"`{f.name}`") if f.type.name in nested
                             else _parse_value(F.col(f"`{f.name}`"), f.type, 0, how)).alias(f.name)
                            for f in schema.fields],
-                         _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE))
+                         file_col())
 
 
 def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
@@ -560,7 +586,8 @@ def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tupl
     from ..runtime.rows import with_kind
 
     files = list_input_files(config)
-    df = _read_files(ctx, config, files)
+    keys = partition_keys(files[0]) if files and _flag(config, "parse_partition_from_path", True) else []
+    df = _read_files(ctx, config, files, with_file=bool(keys))
     data_columns = [c for c in df.columns if c != _FILE]
     read_columns = [str(c) for c in as_list(_opt(config, "read_columns"))]
     if read_columns:
@@ -575,9 +602,9 @@ def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tupl
             chosen.append(match)
         data_columns = chosen
     columns = [F.col(f"`{c}`") for c in data_columns]
-    if _flag(config, "parse_partition_from_path", True) and files:
+    if keys:
         path = F.col(_FILE)
-        for key in partition_keys(files[0]):
+        for key in keys:
             if key in data_columns:
                 raise _config_error(f"the partition directory '{key}=...' clashes with the field '{key}'; "
                                     "rename one, or set parse_partition_from_path = false")

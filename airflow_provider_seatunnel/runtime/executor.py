@@ -20,7 +20,7 @@ from ..connectors import get_connector
 from ..plan import graph
 from ..plan.model import JobPlan, PipelinePlan, PlanVertex
 from .errors import DataError, PipelineError
-from .rows import ROW_KIND, ROW_KINDS
+from .rows import ROW_KIND
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -67,16 +67,17 @@ class _Counter:
         return {k: int(v or 0) for k, v in values.items()}
 
 
-def count_rows(df: Any, name: str) -> tuple[Any, _Counter]:
-    """``df`` observed: rows and rows per kind are counted by whatever action runs it."""
+def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, _Counter]:
+    """``df`` observed: its rows (and, with ``deletes``, its DELETE/UPDATE_BEFORE rows) are
+    counted by whatever action runs it. Each counted expression costs every row a little,
+    so sources count rows only."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     observation = Observation(name)
     exprs = [F.count(F.lit(1)).alias("rows")]
-    if ROW_KIND in df.columns:
-        exprs += [F.sum(F.when(F.col(ROW_KIND) == i, 1).otherwise(0)).alias(kind)
-                  for i, kind in enumerate(ROW_KINDS) if i]
+    if deletes and ROW_KIND in df.columns:
+        exprs.append(F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
     return df.observe(observation, *exprs), _Counter(observation, name)
 
 
@@ -171,8 +172,9 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
             connector = get_connector(v.plugin)
             data = _merge([outputs[u] for u in up[vid]])
             counted = {}
+            stores_deletes = connector.stores_deletes
             for table, df in data.items():
-                df, counter = count_rows(df, f"write:{vid}:{table}")
+                df, counter = count_rows(df, f"write:{vid}:{table}", deletes=not stores_deletes)
                 counted[table] = df
                 sink_counters.setdefault(vid, []).append(counter)
             say(f"{ctx.label(v)}: writing")
@@ -211,7 +213,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
                  for k, cs in sink_counters.items()}
     read, written = sum(per_source.values()), sum(per_sink.values())
     for k, cs in sink_counters.items():
-        deletes = sum(c.get().get("DELETE", 0) + c.get().get("UPDATE_BEFORE", 0) for c in cs)
+        deletes = sum(c.get().get("deletes", 0) for c in cs)
         connector = get_connector(by_id[k].plugin)
         if deletes and connector is not None and not connector.stores_deletes:
             say(f"{by_id[k].ref} {by_id[k].plugin}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
