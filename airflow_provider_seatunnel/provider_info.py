@@ -18,4 +18,19 @@ def get_provider_info() -> dict:
                 "tags": ["software"],
             }
         ],
+        "hooks": [
+            {
+                "integration-name": "Apache SeaTunnel",
+                "python-modules": ["airflow_provider_seatunnel.hooks.seatunnel"],
+            }
+        ],
+        "operators": [
+            {
+                "integration-name": "Apache SeaTunnel",
+                "python-modules": [
+                    "airflow_provider_seatunnel.operators.seatunnel",
+                    "airflow_provider_seatunnel.operators.job_group",
+                ],
+            }
+        ],
     }

@@ -1,0 +1,201 @@
+"""``SeaTunnelHook``: compile a SeaTunnel job and run its pipelines through the Spark provider's ``SparkSubmitHook``.
+
+The compiled plan (secrets included) is written to a private directory (mode 0700, file 0600);
+spark-submit only ever sees its path, so no secret reaches the command line or the task log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowException
+
+from ..plan.compiler import compile_job
+from ..plan.model import JobPlan, PipelinePlan
+from ..runtime.launcher import APP_FILE, submit_environment, write_plan_file
+from ..runtime.session import spark_conf
+
+#: Spark settings whose values must not appear on the command line: they go to a 0600 properties file.
+_SENSITIVE = re.compile(r"secret|password|token|credential|(^|[._-])key($|[._-])", re.IGNORECASE)
+#: What spark-submit needs from our environment to find PySpark and this Python.
+_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH")
+
+
+class SeaTunnelPipelineFailed(AirflowException):
+    """A pipeline failed; ``metrics`` holds its metrics (with ``error``), ``deterministic`` says retrying is futile."""
+
+    def __init__(self, message: str, metrics: Mapping[str, Any]):
+        super().__init__(message)
+        self.metrics = dict(metrics)
+        self.deterministic = bool((self.metrics.get("error") or {}).get("deterministic"))
+
+
+def _now() -> str:
+    return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+class SeaTunnelHook(BaseHook):
+    """Compile a SeaTunnel config and submit its pipelines with ``spark-submit``.
+
+    :param config: a config file path or the config text itself (HOCON, JSON or SQL format).
+    :param variables: ``-i`` style variables for the config.
+    :param spark_conn_id: the Spark connection (master, deploy mode, spark binary), as ``SparkSubmitHook`` reads it.
+    :param format: the config format when it cannot be told from ``config`` (``hocon``, ``json``, ``sql``).
+    :param spark_binary: passed to ``SparkSubmitHook`` (default: the connection's, else ``spark-submit`` on PATH).
+    :param deploy_mode: passed to ``SparkSubmitHook`` (overrides the connection's).
+    :param py_files: ``--py-files`` (e.g. a zip of this package when the driver runs on the cluster).
+    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``executor_memory``, ``jars``...).
+    """
+
+    conn_name_attr = "spark_conn_id"
+    default_conn_name = "spark_default"
+    hook_name = "Apache SeaTunnel (on Spark)"
+
+    def __init__(self, config: str | os.PathLike, variables: Mapping[str, Any] | None = None,
+                 spark_conn_id: str = "spark_default", *, format: str | None = None,
+                 spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
+                 spark_submit_kwargs: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.variables = dict(variables or {})
+        self.spark_conn_id = spark_conn_id
+        self.format = format
+        self.spark_binary = spark_binary
+        self.deploy_mode = deploy_mode
+        self.py_files = py_files
+        self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
+        self._plan: JobPlan | None = None
+        self._work_dir: Path | None = None
+        self._plan_file: Path | None = None
+        self._spark_hook: Any = None
+
+    # -- compile ---------------------------------------------------------------------------------
+
+    @property
+    def plan(self) -> JobPlan:
+        """The compiled plan (through the on-disk plan cache); raises ``ConfigError``."""
+        if self._plan is None:
+            self._plan = compile_job(self.config, self.variables, format=self.format)
+        return self._plan
+
+    def get_conn(self) -> JobPlan:
+        return self.plan
+
+    def pipeline(self, ref: int | str | None = None) -> PipelinePlan:
+        """The pipeline ``ref`` (number or task id); without one, the job's only pipeline."""
+        plan = self.plan
+        if ref is None:
+            if len(plan.pipelines) != 1:
+                ids = ", ".join(p.task_id for p in plan.pipelines)
+                raise ValueError(f"job {plan.name!r} has {len(plan.pipelines)} pipelines ({ids}): name one "
+                                 "with pipeline=..., or use SeaTunnelJobGroup to run each as its own task")
+            return plan.pipelines[0]
+        return plan.pipeline(ref)
+
+    @property
+    def work_dir(self) -> Path:
+        """A private directory (0700) for the plan file, metrics and properties files."""
+        if self._work_dir is None:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="seatunnel-airflow-"))
+            os.chmod(self._work_dir, stat.S_IRWXU)
+        return self._work_dir
+
+    def plan_file(self) -> Path:
+        """The plan with its secrets, written once (mode 0600)."""
+        if self._plan_file is None:
+            self._plan_file = write_plan_file(self.plan, self.work_dir)
+        return self._plan_file
+
+    def cleanup(self) -> None:
+        """Remove the private directory (the plan file holds secrets)."""
+        if self._work_dir is not None:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+        self._work_dir = self._plan_file = None
+
+    # -- submit ----------------------------------------------------------------------------------
+
+    def _properties_file(self, sensitive: Mapping[str, str], name: str) -> str | None:
+        if not sensitive:
+            return None
+        path = self.work_dir / f"{name}.properties"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            for key, value in sorted(sensitive.items()):
+                f.write(f"{key} {value}\n")
+        return str(path)
+
+    def _build_spark_hook(self, pipeline: PipelinePlan, application_args: list[str]) -> Any:
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+        conf = spark_conf(self.plan.env)
+        sensitive = {k: v for k, v in conf.items() if _SENSITIVE.search(k)}
+        public = {k: v for k, v in sorted(conf.items()) if k not in sensitive}
+        environ = submit_environment()
+        env_vars = {k: environ[k] for k in _ENV_KEYS if k in environ}
+        kwargs: dict[str, Any] = dict(
+            conf=public, conn_id=self.spark_conn_id, application_args=application_args,
+            name=f"{self.plan.name}:{pipeline.task_id}", env_vars=env_vars, py_files=self.py_files,
+            spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
+            properties_file=self._properties_file(sensitive, f"pipeline-{pipeline.task_id}"),
+        )
+        kwargs.update(self.spark_submit_kwargs)
+        hook = SparkSubmitHook(**kwargs)
+        # Our local PySpark environment only makes sense for a driver on this machine: on YARN,
+        # Kubernetes or a standalone cluster driver, SparkSubmitHook would ship it to the cluster.
+        connection = hook._connection
+        if hook._is_yarn or hook._is_kubernetes or connection.get("deploy_mode") == "cluster":
+            kwargs["env_vars"] = self.spark_submit_kwargs.get("env_vars")
+            hook = SparkSubmitHook(**kwargs)
+        return hook
+
+    def submit(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
+        """Run one pipeline as a Spark application; return its metrics.
+
+        Raises :class:`SeaTunnelPipelineFailed` (with the metrics and their ``error``) when it fails.
+        """
+        p = self.pipeline(pipeline)
+        plan_file = self.plan_file()
+        metrics_file = self.work_dir / f"pipeline-{p.task_id}.attempt-{int(attempt)}.metrics.json"
+        metrics_file.unlink(missing_ok=True)
+        args = ["--plan", str(plan_file), "--pipeline", str(p.id), "--run-id", str(run_id),
+                "--attempt", str(int(attempt)), "--metrics-file", str(metrics_file)]
+        self._spark_hook = self._build_spark_hook(p, args)
+        started = _now()
+        failure: AirflowException | None = None
+        try:
+            self._spark_hook.submit(str(APP_FILE))
+        except AirflowException as e:
+            failure = e
+        try:
+            metrics = json.loads(metrics_file.read_text())
+        except (OSError, ValueError):
+            reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
+            metrics = {"pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FAILED",
+                       "attempt": attempt, "run_id": run_id, "start": started, "end": _now(),
+                       "read_count": 0, "write_count": 0, "failed_count": 0, "committed": False,
+                       "error": {"kind": "runtime", "deterministic": False, "plugin": None, "pipeline": p.task_id,
+                                 "message": f"spark-submit failed before the pipeline reported: {reason}"}}
+        if failure is not None and metrics.get("status") == "FINISHED":
+            metrics["status"] = "FAILED"
+        if metrics.get("status") != "FINISHED":
+            err = metrics.get("error") or {}
+            who = f" in {err['plugin']}" if err.get("plugin") else ""
+            raise SeaTunnelPipelineFailed(
+                f"pipeline {p.id} ({p.task_id}) of job {self.plan.name!r} failed{who}: "
+                f"{err.get('message', 'unknown error')}", metrics) from failure
+        return metrics
+
+    def on_kill(self) -> None:
+        """Kill the running Spark application (delegates to ``SparkSubmitHook.on_kill``)."""
+        if self._spark_hook is not None:
+            self._spark_hook.on_kill()
