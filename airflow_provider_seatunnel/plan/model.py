@@ -142,10 +142,19 @@ class JobPlan:
     compiler: str = ""
 
     def pipeline(self, ref: int | str) -> PipelinePlan:
-        """A pipeline by number (``1``, ``"1"``) or by task id."""
+        """A pipeline by number (``1``, ``"1"``) or by task id.
+
+        A task id compiled with other variable values (a templated path renders per run)
+        differs only in its hash: when no id matches exactly, a unique pipeline with the
+        same readable part (``orders_to_localfile``) answers.
+        """
         for p in self.pipelines:
             if str(p.id) == str(ref) or p.task_id == ref:
                 return p
+        slug = str(ref).rsplit("_", 1)[0]
+        same = [p for p in self.pipelines if p.task_id.rsplit("_", 1)[0] == slug]
+        if len(same) == 1 and "_" in str(ref):
+            return same[0]
         known = ", ".join(f"{p.id} ({p.task_id})" for p in self.pipelines)
         raise KeyError(f"no pipeline {ref!r} in job {self.name!r}; pipelines: {known}")
 
