@@ -17,7 +17,6 @@ substitutions (``${name}``, ``${?name}``) are kept as :class:`Subst` nodes by
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -658,6 +657,3 @@ def to_plain(value: Any) -> Any:
         return [to_plain(v) for v in value]
     return value
 
-
-def dumps(value: Any) -> str:
-    return json.dumps(to_plain(value), sort_keys=True, separators=(",", ":"), default=str)

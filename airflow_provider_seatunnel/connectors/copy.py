@@ -59,7 +59,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Field, Schema
+    from ..plan.schema import Field
 
     source = inputs[0] if inputs else None
     copies = _copies(plugin.options)
@@ -69,15 +69,10 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     if problems:
         return None, problems
     by_name = {f.name: f for f in source.fields}
-    fields = list(source.fields)
+    out = source
     for dest, src in copies:
-        new = Field(dest, by_name[src].type)
-        at = next((i for i, f in enumerate(fields) if f.name == dest), None)
-        if at is None:
-            fields.append(new)
-        else:
-            fields[at] = new
-    return Schema(tuple(fields)), []
+        out = out.with_field(Field(dest, by_name[src].type))
+    return out, []
 
 
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:

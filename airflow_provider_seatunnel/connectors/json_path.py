@@ -175,14 +175,14 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Field, Schema, TypeError_, parse_type
+    from ..plan.schema import Field, TypeError_, parse_type
 
     source = inputs[0] if inputs else None
     columns = _columns(plugin.options)
     if source is None or not columns:
         return None, []
     problems: list[Problem] = []
-    fields = list(source.fields)
+    out = source
     for column in columns:
         src = str(column.get("src_field") or "")
         found = source.get(src) if src in source.names else None
@@ -198,12 +198,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
             new = Field(str(column.get("dest_field")), parse_type(column.get("dest_type", "string")))
         except TypeError_:
             return None, problems  # reported by the check
-        at = next((i for i, f in enumerate(fields) if f.name == new.name), None)
-        if at is None:
-            fields.append(new)
-        else:
-            fields[at] = new
-    return (None if problems else Schema(tuple(fields))), problems
+        out = out.with_field(new)
+    return (None if problems else out), problems
 
 
 # ---------------------------------------------------------------- run time

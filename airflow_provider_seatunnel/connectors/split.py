@@ -42,7 +42,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import DataType, Field, Schema
+    from ..plan.schema import DataType, Field
 
     source = inputs[0] if inputs else None
     _, field, outputs = _options(plugin.options)
@@ -51,15 +51,10 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     problems = field_problems(plugin, job, NAME, [field], source, "split_field")
     if problems:
         return None, problems
-    fields = list(source.fields)
+    out = source
     for name in outputs:
-        new = Field(name, DataType("string"))
-        at = next((i for i, f in enumerate(fields) if f.name == name), None)
-        if at is None:
-            fields.append(new)
-        else:
-            fields[at] = new
-    return Schema(tuple(fields)), []
+        out = out.with_field(Field(name, DataType("string")))
+    return out, []
 
 
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:

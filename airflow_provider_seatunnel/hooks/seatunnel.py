@@ -22,7 +22,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
-from ..runtime.launcher import APP_FILE, submit_environment, write_plan_file
+from ..runtime.launcher import APP_FILE, app_arguments, submit_environment, write_plan_file
 from ..runtime.session import spark_conf
 
 #: Spark settings whose values must not appear on the command line: they go to a 0600 properties file.
@@ -167,8 +167,7 @@ class SeaTunnelHook(BaseHook):
         plan_file = self.plan_file()
         metrics_file = self.work_dir / f"pipeline-{p.task_id}.attempt-{int(attempt)}.metrics.json"
         metrics_file.unlink(missing_ok=True)
-        args = ["--plan", str(plan_file), "--pipeline", str(p.id), "--run-id", str(run_id),
-                "--attempt", str(int(attempt)), "--metrics-file", str(metrics_file)]
+        args = app_arguments(plan_file, p, run_id, attempt, metrics_file)
         self._spark_hook = self._build_spark_hook(p, args)
         started = _now()
         failure: AirflowException | None = None

@@ -105,6 +105,17 @@ class Schema:
         lowered = name.lower()
         return next((f for f in self.fields if f.name.lower() == lowered), None)
 
+    def with_field(self, field: Field) -> Schema:
+        """This schema with ``field``: a field of the same name is replaced in place, else it
+        is appended (how Copy, Split and JsonPath write their outputs)."""
+        fields = list(self.fields)
+        at = next((i for i, f in enumerate(fields) if f.name == field.name), None)
+        if at is None:
+            fields.append(field)
+        else:
+            fields[at] = field
+        return Schema(tuple(fields))
+
     def to_json(self) -> dict[str, Any]:
         return {f.name: f.type.to_json() for f in self.fields}
 

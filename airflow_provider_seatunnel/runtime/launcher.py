@@ -67,9 +67,13 @@ def submit_command(plan: JobPlan, pipeline: PipelinePlan, plan_file: Path, run_i
            "--name", f"{plan.name}:{pipeline.task_id}"]
     for key, value in sorted(spark_conf(plan.env).items()):
         cmd += ["--conf", f"{key}={value}"]
-    cmd += [str(APP_FILE), "--plan", str(plan_file), "--pipeline", str(pipeline.id), "--run-id", run_id,
-            "--attempt", str(attempt), "--metrics-file", str(metrics_file)]
-    return cmd
+    return [*cmd, str(APP_FILE), *app_arguments(plan_file, pipeline, run_id, attempt, metrics_file)]
+
+
+def app_arguments(plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt: int, metrics_file: Path) -> list[str]:
+    """The arguments of ``runtime/app.py`` for one pipeline (the command line and the Airflow hook share them)."""
+    return ["--plan", str(plan_file), "--pipeline", str(pipeline.id), "--run-id", str(run_id),
+            "--attempt", str(int(attempt)), "--metrics-file", str(metrics_file)]
 
 
 def default_run_id() -> str:
