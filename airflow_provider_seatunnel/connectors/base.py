@@ -47,6 +47,12 @@ class Connector:
     # Compile time, no Spark: schema(plugin, job, inputs: list[Schema | None])
     #   -> (output Schema | None if unknown, problems such as a field that does not exist)
     schema: Callable[..., Any] | None = field(default=None, compare=False)
+    # No Spark, on an Airflow worker or at parse time:
+    #   assets(options) -> URIs of the external data it reads or writes (Airflow lineage)
+    #   save_mode(run_id, vertex) -> what was done, or None when it must wait for the data
+    #       (sinks: schema/data save modes, once per run; the pipeline skips them afterwards)
+    assets: Callable[..., list[str]] | None = field(default=None, compare=False)
+    save_mode: Callable[..., list[str] | None] | None = field(default=None, compare=False)
     read: Callable[..., Any] | None = field(default=None, compare=False)
     apply: Callable[..., Any] | None = field(default=None, compare=False)
     prepare: Callable[..., Any] | None = field(default=None, compare=False)

@@ -771,8 +771,14 @@ def _slot(ctx: Any, vertex: Any, table: str, target: str, config: Mapping[str, A
     return {
         "base": base, "root": root, "attempt": os.path.join(root, f"attempt-{int(ctx.attempt)}"),
         "marker": os.path.join(target, COMMITS_DIR, run, pipeline, sink, f"{table_dir}.committed"),
-        "savemode": os.path.join(target, COMMITS_DIR, run, "savemode", f"{sink}.savemode"),
+        "savemode": _savemode_marker(target, str(ctx.run_id), vertex.ref),
     }
+
+
+def _savemode_marker(target: str, run_id: str, sink_ref: str) -> str:
+    """The marker saying this run already applied the sink's save modes to ``target``."""
+    sink = _safe(sink_ref.replace("[", "-").rstrip("]"))
+    return os.path.join(target, COMMITS_DIR, _safe(run_id), "savemode", f"{sink}.savemode")
 
 
 def _transaction_id(ctx: Any, vertex: Any, table: str, several_tables: bool) -> str:
@@ -1033,6 +1039,38 @@ def _save_mode_once(ctx: Any, vertex: Any, config: Mapping[str, Any], table: str
                                           "actions": done, "at": datetime.now().isoformat()})
     for action in done:
         log.info("LocalFile %s: save mode %s", vertex.ref, action)
+
+
+def save_mode(run_id: str, vertex: Any) -> list[str] | None:
+    """Apply the sink's save modes for ``run_id`` before its pipelines run (the Airflow group's
+    ``prepare`` task), leaving the marker that stops the pipelines (and their retries) from
+    applying them again. None when the target depends on the data's tables (placeholders in
+    ``path``): each pipeline then applies them once, as it meets each table."""
+    path = _opt(vertex.config, "path")
+    if path is None or _TABLE_PLACEHOLDER.search(str(path)):
+        return None
+    config = _table_config(vertex.config, "")
+    marker = _savemode_marker(_target_path(config), run_id, vertex.ref)
+    if os.path.exists(marker):
+        return []
+    done = handle_save_mode(config, "")
+    _write_json_atomic(marker, {"run_id": run_id, "sink": vertex.ref, "table": "", "actions": done,
+                                "at": datetime.now().isoformat()})
+    return done
+
+
+def assets(options: Mapping[str, Any]) -> list[str]:
+    """The file URI of the data read or written: ``path`` up to its first placeholder
+    (``{{ ds }}``, ``${table_name}``), so that every run's data is one Airflow asset."""
+    path = _opt(options, "path")
+    if path is None or not str(path).strip():
+        return []
+    text = str(path)
+    text = text[len("file://"):] if text.startswith("file://") else text
+    static = re.split(r"\$\{|\{\{|\{%", text, maxsplit=1)[0]
+    if static != text:
+        static = static.rsplit("/", 1)[0] or "/"
+    return [f"file://{os.path.abspath(os.path.expanduser(static))}"]
 
 
 def _prepare_table(ctx: Any, vertex: Any, table: str, df: Any, several: bool) -> dict[str, Any]:
@@ -1296,6 +1334,8 @@ CONNECTOR = Connector(
     stores_deletes=False,
     check=check,
     schema=schema,
+    assets=assets,
+    save_mode=save_mode,
     read=read,
     prepare=prepare,
     commit=commit,

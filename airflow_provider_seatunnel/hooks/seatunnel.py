@@ -27,8 +27,9 @@ from ..runtime.session import spark_conf
 
 #: Spark settings whose values must not appear on the command line: they go to a 0600 properties file.
 _SENSITIVE = re.compile(r"secret|password|token|credential|(^|[._-])key($|[._-])", re.IGNORECASE)
-#: What spark-submit needs from our environment to find PySpark and this Python.
-_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH")
+#: What spark-submit needs from our environment to find PySpark, this Python and this package
+#: (plus the test-only fault injection switch, off unless set).
+_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "PYTHONPATH", "SEATUNNEL_FAULTS")
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -134,41 +135,109 @@ class SeaTunnelHook(BaseHook):
                 f.write(f"{key} {value}\n")
         return str(path)
 
-    def _build_spark_hook(self, pipeline: PipelinePlan, application_args: list[str]) -> Any:
-        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
+    def _spark_hook_kwargs(self, pipeline: PipelinePlan) -> dict[str, Any]:
         conf = spark_conf(self.plan.env)
         sensitive = {k: v for k, v in conf.items() if _SENSITIVE.search(k)}
         public = {k: v for k, v in sorted(conf.items()) if k not in sensitive}
         environ = submit_environment()
-        env_vars = {k: environ[k] for k in _ENV_KEYS if k in environ}
         kwargs: dict[str, Any] = dict(
-            conf=public, conn_id=self.spark_conn_id, application_args=application_args,
-            name=f"{self.plan.name}:{pipeline.task_id}", env_vars=env_vars, py_files=self.py_files,
+            conf=public, conn_id=self.spark_conn_id, name=f"{self.plan.name}:{pipeline.task_id}",
+            env_vars={k: environ[k] for k in _ENV_KEYS if k in environ}, py_files=self.py_files,
             spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
             properties_file=self._properties_file(sensitive, f"pipeline-{pipeline.task_id}"),
         )
         kwargs.update(self.spark_submit_kwargs)
-        hook = SparkSubmitHook(**kwargs)
-        # Our local PySpark environment only makes sense for a driver on this machine: on YARN,
-        # Kubernetes or a standalone cluster driver, SparkSubmitHook would ship it to the cluster.
-        connection = hook._connection
-        if hook._is_yarn or hook._is_kubernetes or connection.get("deploy_mode") == "cluster":
-            kwargs["env_vars"] = self.spark_submit_kwargs.get("env_vars")
-            hook = SparkSubmitHook(**kwargs)
-        return hook
+        return kwargs
 
-    def submit(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
-        """Run one pipeline as a Spark application; return its metrics.
+    @staticmethod
+    def driver_on_cluster(spark_hook: Any) -> bool:
+        """Whether the Spark driver runs on the cluster (YARN/Kubernetes/standalone cluster deploy mode)."""
+        return spark_hook._connection.get("deploy_mode") == "cluster"
 
-        Raises :class:`SeaTunnelPipelineFailed` (with the metrics and their ``error``) when it fails.
+    def package_zip(self) -> Path:
+        """This package and its pure-Python runtime dependency (sqlglot) as one zip for ``--py-files``."""
+        import sqlglot
+
+        from .. import __file__ as package_init
+
+        path = self.work_dir / "seatunnel-runtime.zip"
+        if not path.exists():
+            import zipfile
+
+            roots = [Path(package_init).parent, Path(sqlglot.__file__).parent]
+            with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+                for root in roots:
+                    for file in sorted(root.rglob("*.py")):
+                        zf.write(file, file.relative_to(root.parent).as_posix())
+        return path
+
+    def metrics_file(self, pipeline: PipelinePlan, attempt: int) -> Path:
+        return self.work_dir / f"pipeline-{pipeline.task_id}.attempt-{int(attempt)}.metrics.json"
+
+    def spark_submit_hook(self, pipeline: int | str | None = None, run_id: str = "manual",
+                          attempt: int = 1) -> Any:
+        """The ``SparkSubmitHook`` that runs one pipeline (its application is :data:`APP_FILE`).
+
+        With the driver on this machine, the plan and metrics files are local paths and the
+        environment carries our PySpark. With the driver on the cluster, the plan file travels
+        with ``--files``, the package with ``--py-files``, and no metrics file comes back.
         """
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
         p = self.pipeline(pipeline)
         plan_file = self.plan_file()
-        metrics_file = self.work_dir / f"pipeline-{p.task_id}.attempt-{int(attempt)}.metrics.json"
+        metrics_file = self.metrics_file(p, attempt)
         metrics_file.unlink(missing_ok=True)
-        args = app_arguments(plan_file, p, run_id, attempt, metrics_file)
-        self._spark_hook = self._build_spark_hook(p, args)
+        kwargs = self._spark_hook_kwargs(p)
+        hook = SparkSubmitHook(application_args=app_arguments(plan_file, p, run_id, attempt, metrics_file),
+                               **kwargs)
+        if self.driver_on_cluster(hook):
+            # Our local PySpark environment makes no sense there: ship the plan and the package instead.
+            args = app_arguments(Path(plan_file.name), p, run_id, attempt, None)
+            files = ",".join(x for x in (kwargs.get("files"), str(plan_file)) if x)
+            kwargs.update(env_vars=self.spark_submit_kwargs.get("env_vars"), files=files,
+                          py_files=self.py_files or str(self.package_zip()))
+            hook = SparkSubmitHook(application_args=args, **kwargs)
+        return hook
+
+    def pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,
+                         failure: BaseException | None = None, on_cluster: bool = False) -> dict[str, Any]:
+        """The metrics the pipeline's application wrote; raise :class:`SeaTunnelPipelineFailed` if it failed."""
+        p = self.pipeline(pipeline)
+        base = {"pipeline": p.id, "task_id": p.task_id, "name": p.name, "attempt": attempt, "run_id": run_id,
+                "start": started, "end": _now(), "read_count": 0, "write_count": 0, "failed_count": 0}
+        try:
+            metrics = json.loads(self.metrics_file(p, attempt).read_text())
+        except (OSError, ValueError):
+            if on_cluster and failure is None:
+                # the driver ran on the cluster: its counts are in its own log, not here
+                metrics = {**base, "status": "FINISHED", "committed": True, "counts_in_driver_log": True}
+            else:
+                reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
+                metrics = {**base, "status": "FAILED", "committed": False,
+                           "error": {"kind": "runtime", "deterministic": False, "plugin": None,
+                                     "pipeline": p.task_id,
+                                     "message": f"spark-submit failed before the pipeline reported: {reason}"}}
+        if failure is not None and metrics.get("status") == "FINISHED":
+            metrics["status"] = "FAILED"
+            metrics.setdefault("error", {"kind": "runtime", "deterministic": False, "plugin": None,
+                                         "pipeline": p.task_id, "message": str(failure).splitlines()[0]})
+        if metrics.get("status") != "FINISHED":
+            err = metrics.get("error") or {}
+            who = f" in {err['plugin']}" if err.get("plugin") else ""
+            raise SeaTunnelPipelineFailed(
+                f"pipeline {p.id} ({p.task_id}) of job {self.plan.name!r} failed{who}: "
+                f"{err.get('message', 'unknown error')}", metrics)
+        return metrics
+
+    def submit(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
+        """Run one pipeline as a Spark application and wait for it; return its metrics.
+
+        Raises :class:`SeaTunnelPipelineFailed` (with the metrics and their ``error``) when it fails.
+        (``SeaTunnelOperator`` runs the same hook through the Spark provider's operator instead,
+        for its durable tracking of applications whose driver runs on the cluster.)
+        """
+        self._spark_hook = self.spark_submit_hook(pipeline, run_id, attempt)
         started = _now()
         failure: AirflowException | None = None
         try:
@@ -176,23 +245,10 @@ class SeaTunnelHook(BaseHook):
         except AirflowException as e:
             failure = e
         try:
-            metrics = json.loads(metrics_file.read_text())
-        except (OSError, ValueError):
-            reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
-            metrics = {"pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FAILED",
-                       "attempt": attempt, "run_id": run_id, "start": started, "end": _now(),
-                       "read_count": 0, "write_count": 0, "failed_count": 0, "committed": False,
-                       "error": {"kind": "runtime", "deterministic": False, "plugin": None, "pipeline": p.task_id,
-                                 "message": f"spark-submit failed before the pipeline reported: {reason}"}}
-        if failure is not None and metrics.get("status") == "FINISHED":
-            metrics["status"] = "FAILED"
-        if metrics.get("status") != "FINISHED":
-            err = metrics.get("error") or {}
-            who = f" in {err['plugin']}" if err.get("plugin") else ""
-            raise SeaTunnelPipelineFailed(
-                f"pipeline {p.id} ({p.task_id}) of job {self.plan.name!r} failed{who}: "
-                f"{err.get('message', 'unknown error')}", metrics) from failure
-        return metrics
+            return self.pipeline_metrics(pipeline, run_id, attempt, started, failure,
+                                         self.driver_on_cluster(self._spark_hook))
+        except SeaTunnelPipelineFailed as e:
+            raise e from failure
 
     def on_kill(self) -> None:
         """Kill the running Spark application (delegates to ``SparkSubmitHook.on_kill``)."""

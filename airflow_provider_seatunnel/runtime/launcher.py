@@ -70,10 +70,12 @@ def submit_command(plan: JobPlan, pipeline: PipelinePlan, plan_file: Path, run_i
     return [*cmd, str(APP_FILE), *app_arguments(plan_file, pipeline, run_id, attempt, metrics_file)]
 
 
-def app_arguments(plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt: int, metrics_file: Path) -> list[str]:
+def app_arguments(plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt: int,
+                  metrics_file: Path | None) -> list[str]:
     """The arguments of ``runtime/app.py`` for one pipeline (the command line and the Airflow hook share them)."""
-    return ["--plan", str(plan_file), "--pipeline", str(pipeline.id), "--run-id", str(run_id),
-            "--attempt", str(int(attempt)), "--metrics-file", str(metrics_file)]
+    args = ["--plan", str(plan_file), "--pipeline", str(pipeline.id), "--run-id", str(run_id),
+            "--attempt", str(int(attempt))]
+    return [*args, "--metrics-file", str(metrics_file)] if metrics_file is not None else args
 
 
 def default_run_id() -> str:

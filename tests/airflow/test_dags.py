@@ -17,9 +17,11 @@ def test_seatunnel_example_renders_one_task_per_pipeline():
     plan = compile_job(ROOT / "dags" / "configs" / "example.conf",
                        {"output_dir": "/tmp/seatunnel-example/{{ ds }}/orders"})
     assert dag.dag_id == "seatunnel_example"
-    assert sorted(dag.task_ids) == sorted(f"orders.{p.task_id}" for p in plan.pipelines)
-    assert len(dag.task_ids) == 4
-    assert all(not t.upstream_task_ids for t in dag.tasks)
+    pipelines = sorted(f"orders.{p.task_id}" for p in plan.pipelines)
+    assert len(pipelines) == 4
+    assert sorted(dag.task_ids) == sorted([*pipelines, "orders.prepare", "orders.summary"])
+    for task_id in pipelines:  # independent of each other: prepare before, summary after
+        assert dag.get_task(task_id).upstream_task_ids == {"orders.prepare"}
 
 
 def test_templated_variables_still_find_their_pipeline():

@@ -76,39 +76,3 @@ def test_failed_assert_fails_without_retry(run_dag, tmp_path):
     assert "MIN_ROW" in result["log"] or "1000" in result["log"]
     assert result["tis"]["record"]["state"] == "upstream_failed"
     assert not list((tmp_path / "out").rglob("*.json"))  # nothing committed
-
-
-TWO_PIPELINES = """
-env { job.name = "two" }
-source {
-  FakeSource { plugin_output = "web", row.num = 3, schema = { fields { id = bigint } } }
-  FakeSource { plugin_output = "store", row.num = 3, schema = { fields { id = bigint } } }
-}
-sink {
-  LocalFile { plugin_input = "web", path = "/tmp/st-web", file_format_type = "json" }
-  LocalFile { plugin_input = "store", path = "/tmp/st-store", file_format_type = "json" }
-}
-"""
-
-
-def test_job_group_renders_one_task_per_pipeline(tmp_path):
-    """Parse time only (no Spark): the group's tasks are the plan's pipelines, with no edges between them."""
-    from datetime import datetime
-
-    from airflow.sdk import DAG
-
-    from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
-    from airflow_provider_seatunnel.plan import compile_job
-
-    conf = tmp_path / "two.conf"
-    conf.write_text(TWO_PIPELINES)
-    plan = compile_job(conf)
-    with DAG("st_group", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
-        group = SeaTunnelJobGroup(group_id="orders", config=conf, variables={"dt": "{{ ds }}"})
-    expected = sorted(f"orders.{p.task_id}" for p in plan.pipelines)
-    assert len(expected) == 2
-    assert sorted(dag.task_ids) == expected
-    for task in dag.tasks:
-        assert task.task_group is group
-        assert not task.upstream_task_ids and not task.downstream_task_ids
-        assert task.retries == 3 and task.pipeline in {p.task_id for p in plan.pipelines}
