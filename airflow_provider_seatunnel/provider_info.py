@@ -24,6 +24,8 @@ def get_provider_info() -> dict:
                 "python-modules": ["airflow_provider_seatunnel.hooks.seatunnel"],
             }
         ],
+        "extra-links": ["airflow_provider_seatunnel.operators.seatunnel.SparkApplicationLink"],
+        # SeaTunnelHook uses the Spark provider's `spark` connections (master, deploy mode): no type of its own.
         "operators": [
             {
                 "integration-name": "Apache SeaTunnel",

@@ -27,3 +27,13 @@ def test_provider_metadata_entry_point():
              if e.value.startswith("airflow_provider_seatunnel")]
     info = ep.load()()
     assert info["package-name"] == "airflow-provider-seatunnel"
+    # Airflow itself finds the provider, its extra link and its operator modules
+    from airflow.providers_manager import ProvidersManager
+
+    manager = ProvidersManager()
+    assert "airflow-provider-seatunnel" in manager.providers
+    link = "airflow_provider_seatunnel.operators.seatunnel.SparkApplicationLink"
+    assert link in manager.extra_links_class_names
+    for group in info["operators"] + info["hooks"]:
+        for module in group["python-modules"]:
+            __import__(module)
