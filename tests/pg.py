@@ -51,7 +51,7 @@ def free_port() -> int:
 
 @dataclass
 class PgServer:
-    """A running private server: connection facts, an admin ``psql``, and ``stop``."""
+    """A running private server: connection facts, ``psql`` (:meth:`sql`), and ``stop``."""
 
     bindir: Path
     root: Path  # temp directory: data/, the socket, the log
@@ -76,9 +76,9 @@ class PgServer:
             raise RuntimeError(f"{' '.join(args[:2])} failed ({result.returncode}): {result.stderr.strip()}")
         return result
 
-    def sql(self, statement: str, database: str | None = None, admin: bool = True) -> list[list[str | None]]:
-        """Run SQL through psql (admin over the Unix socket, else the test user over TCP with its
-        password); return the rows of the last statement as strings (None for NULL)."""
+    def sql(self, statement: str, database: str | None = None, admin: bool = False) -> list[list[str | None]]:
+        """Run SQL through psql (the test user over TCP with its password, or with ``admin`` the
+        superuser over the Unix socket); return the rows of the last statement as strings (None for NULL)."""
         if admin:
             args = [str(self.bindir / "psql"), "-h", str(self.root), "-p", str(self.port), "-U", "postgres"]
         else:
@@ -135,9 +135,9 @@ def start(database: str = "seatunnel_test", user: str = "seatunnel") -> PgServer
         server.stop()
         raise PgUnavailable(f"pg_ctl start failed: {started.stderr.strip()}\n{log}")
     try:
-        server.sql(f"CREATE USER {user} WITH PASSWORD '{server.password}'", database="postgres")
-        server.sql(f"CREATE DATABASE {database} OWNER {user}", database="postgres")
-        server.sql(f"GRANT ALL ON SCHEMA public TO {user}")
+        server.sql(f"CREATE USER {user} WITH PASSWORD '{server.password}'", database="postgres", admin=True)
+        server.sql(f"CREATE DATABASE {database} OWNER {user}", database="postgres", admin=True)
+        server.sql(f"GRANT ALL ON SCHEMA public TO {user}", admin=True)
     except BaseException:
         server.stop()
         raise

@@ -143,7 +143,7 @@ _TIME_TYPES = {92, 2013}  # TIME, TIME_WITH_TIMEZONE
 
 #: SQLSTATE classes: transient (retrying may help) and data errors (the same rows fail again)
 _TRANSIENT_STATES = ("08", "53", "57", "58", "40", "HY", "55P03", "57014")
-_DATA_STATES = ("22", "23", "27", "44")
+_DATA_STATES = ("21", "22", "23", "27", "44")
 _CONFIG_STATES = ("28", "3D", "3F", "42", "0A", "2B", "3B", "25", "26", "34")
 
 
@@ -458,7 +458,8 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
     try:
         jvm.java.lang.Class.forName(conn.driver, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
     except Py4JError:
-        raise _config_error(f"the JDBC driver class {conn.driver} is not in {', '.join(jars)}") from None
+        raise _config_error(f"the JDBC driver class {conn.driver} is not in {', '.join(jars)}: add the jar that "
+                            f"holds it to env spark.jars or set {DRIVER_PATH_ENV}") from None
 
 
 @contextmanager

@@ -38,7 +38,7 @@ def db():
             CREATE SCHEMA other;
             CREATE TABLE other.people (id int PRIMARY KEY, name text);
             INSERT INTO other.people VALUES (1, 'x'), (2, 'y');
-        """, admin=False)
+        """)
         yield server
     finally:
         server.stop()
@@ -130,6 +130,20 @@ def test_dynamic_splitter_uses_the_primary_key_and_split_size(plan_of, spark, db
     assert df.rdd.getNumPartitions() == 4 and sum(per_partition(df)) == 35  # null keys land in the first split
     (_, df), = read(plan_of, spark, db, table_path="nokey", split__size=10).items()
     assert df.rdd.getNumPartitions() == 1  # no key: one split
+
+
+def test_properties_reach_the_driver(plan_of, spark, db):
+    plan = plan_of(f"""
+        source {{ Jdbc {{ {conn_block(db)}
+            properties = {{ currentSchema = "other" }}
+            connection_check_timeout_sec = 5
+            query = "SELECT * FROM people"
+        }} }}
+        sink {{ Console {{ }} }}
+    """)
+    p = plan.pipelines[0]
+    (df,) = jdbc.read(RunContext(spark, plan, p, "r"), p.sources[0]).values()
+    assert rows(df) == [(1, "x"), (2, "y")]  # found through the search path the property set
 
 
 def test_own_parallelism_repartitions(plan_of, spark, db):
