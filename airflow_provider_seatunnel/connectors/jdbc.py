@@ -103,6 +103,8 @@ DEVIATIONS = """\
 * Source time columns are read through Spark as timestamps and converted to time (microseconds).
 * Map, row, and (outside PostgreSQL) array values are stored as JSON text (jsonb/json in created tables).
 * use_kerberos is not supported; compatible_mode and decimal_type_narrowing are accepted and ignored.
+* A source without query/table_path/table_list and a sink without query or generate_sink_sql = true still
+  plan (SeaTunnel rejects them), so that existing DAGs parse; validate and run fail on them.
 """
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
