@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 export SEATUNNEL_PLAN_CACHE ?= $(abspath .cache/plans)
 
-.PHONY: demo test lint bench check-java venv clean test-deps
+.PHONY: demo test lint bench check-java venv clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -37,6 +37,7 @@ demo: check-java $(STAMP)
 PG_PACKAGES := postgresql libpostgresql-jdbc-java
 PG_JAR := /usr/share/java/postgresql.jar
 
+.PHONY: test-deps
 test-deps:
 	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
