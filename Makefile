@@ -33,10 +33,27 @@ demo: check-java $(STAMP)
 	  --work-dir $(DEMO_DIR)/run --metrics-file $(DEMO_DIR)/metrics.json
 	@echo "output: $(DEMO_DIR)/orders  (Parquet; metrics: $(DEMO_DIR)/metrics.json, logs: $(DEMO_DIR)/run)"
 
+# The Jdbc tests run a private PostgreSQL server (Debian's packages) and its JDBC driver.
+PG_PACKAGES := postgresql libpostgresql-jdbc-java
+PG_JAR := /usr/share/java/postgresql.jar
+
+.PHONY: test-deps
+test-deps:
+	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing $(PG_PACKAGES) (PostgreSQL server and JDBC driver for the Jdbc tests)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(PG_PACKAGES) \
+	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(PG_PACKAGES); }; \
+	else \
+	  echo "error: the Jdbc tests need a PostgreSQL server (/usr/lib/postgresql/*/bin) and its JDBC driver ($(PG_JAR))." >&2; \
+	  echo "       Install them as root and retry: apt-get install -y --no-install-recommends $(PG_PACKAGES)" >&2; \
+	  exit 1; \
+	fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: check-java $(STAMP) lint
+test: check-java test-deps $(STAMP) lint
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
 bench: $(STAMP)

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime.errors import PipelineError
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+    from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.session import get_session
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
     spark = None
     try:
-        spark = get_session(f"{plan.name}:{pipeline.task_id}", plan.env, args.master)
+        spark = get_session(f"{plan.name}:{pipeline.task_id}", plan.env, args.master, pipeline_jars(plan, pipeline))
         spark.sparkContext.setLogLevel("WARN")
         log.info("Job %s, %s: running (attempt %s, run %s)", plan.name, label, args.attempt, args.run_id)
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt)

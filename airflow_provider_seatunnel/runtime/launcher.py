@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..plan.model import JobPlan, PipelinePlan
+from .jars import pipeline_jars
 from .session import spark_conf
 
 APP_FILE = Path(__file__).with_name("app.py")
@@ -65,7 +66,7 @@ def submit_command(plan: JobPlan, pipeline: PipelinePlan, plan_file: Path, run_i
     """The spark-submit command line for one pipeline (no secrets: they stay in the plan file)."""
     cmd = [str(pyspark_home() / "bin" / "spark-submit"), "--master", master,
            "--name", f"{plan.name}:{pipeline.task_id}"]
-    for key, value in sorted(spark_conf(plan.env).items()):
+    for key, value in sorted(spark_conf(plan.env, pipeline_jars(plan, pipeline)).items()):
         cmd += ["--conf", f"{key}={value}"]
     return [*cmd, str(APP_FILE), *app_arguments(plan_file, pipeline, run_id, attempt, metrics_file)]
 
