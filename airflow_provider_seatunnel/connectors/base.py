@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,17 @@ SOURCE, TRANSFORM, SINK = "source", "transform", "sink"
 #: Option names whose values are secrets: kept out of identities, plans and logs.
 SECRET_OPTIONS = frozenset({"password", "username", "user", "auth", "token", "secret", "access_key",
                             "secret_key", "passwd", "credential", "credentials"})
+
+
+_URL_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|user|username)=([^&;\s]*)")
+_URL_USERINFO = re.compile(r"(//[^/:@\s]*):([^@/\s]*)@")
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with the credentials a connection URL may embed masked: ``password=``/``user=``
+    parameters and ``user:password@`` user info."""
+    text = _URL_SECRET.sub(lambda m: f"{m.group(1)}=******", str(text))
+    return _URL_USERINFO.sub(r"\1:******@", text)
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,9 @@ class Connector:
     #   assets(options) -> URIs of the external data it reads or writes (Airflow lineage)
     #   save_mode(run_id, vertex) -> what was done, or None when it must wait for the data
     #       (sinks: schema/data save modes, once per run; the pipeline skips them afterwards)
+    #   jars(options, env) -> jars Spark needs on its classpath for it (a JDBC driver)
     assets: Callable[..., list[str]] | None = field(default=None, compare=False)
+    jars: Callable[..., list[str]] | None = field(default=None, compare=False)
     save_mode: Callable[..., list[str] | None] | None = field(default=None, compare=False)
     read: Callable[..., Any] | None = field(default=None, compare=False)
     apply: Callable[..., Any] | None = field(default=None, compare=False)

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.hocon import MISSING
 from ..config.options import as_bool, as_int, as_list, lookup
-from .base import SINK, SOURCE, Connector
+from .base import SINK, SOURCE, Connector, mask_credentials
 
 if TYPE_CHECKING:
     from ..config.errors import Problem
@@ -213,15 +213,12 @@ def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str,
 # Secrets: never in messages or logs
 # ---------------------------------------------------------------------------------------------
 
-_URL_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|user|username)=([^&;\s]*)")
-_URL_USERINFO = re.compile(r"(//[^/:@\s]*):([^@/\s]*)@")
 
 
 def mask(text: str, password: str | None = None) -> str:
     """``text`` without secrets: URL ``password=``/``user=`` parameters, ``user:password@``
     user info, and the literal ``password`` wherever it appears."""
-    text = _URL_SECRET.sub(lambda m: f"{m.group(1)}=******", str(text))
-    text = _URL_USERINFO.sub(r"\1:******@", text)
+    text = mask_credentials(text)
     if password:
         text = text.replace(password, "******")
     return text
@@ -726,6 +723,39 @@ def _table_id(path: str, conn: Conn) -> str:
     if conn.dialect.name == "mysql" and len(parts) == 1 and database:
         return f"{database}.{path}"
     return path
+
+
+_ASSET_SCHEMES = {"postgresql": "postgres", "mysql": "mysql", "sqlserver": "mssql", "oracle": "oracle"}
+
+
+def assets(options: Mapping[str, Any]) -> list[str]:
+    """Airflow asset URIs of the tables read or written, ``<scheme>://host:port/database/schema/table``
+    (the scheme as Airflow's providers name it: ``postgres``, ``mysql``...). A query without a
+    table, or a table named by placeholders, has none."""
+    url = _text(options, "url") or ""
+    found = re.match(r"jdbc:([a-z0-9]+):(?://)?([^/;?]*)/?([^;?]*)", url)
+    if not found:
+        return []
+    kind, authority, database = found.groups()
+    authority = authority.rsplit("@", 1)[-1]  # never credentials
+    scheme = _ASSET_SCHEMES.get(kind, kind)
+    items = lookup(options, "table_list")
+    paths = [_text(i, "table_path") for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+    paths.append(_text(options, "table_path"))
+    table, db = _text(options, "table"), _text(options, "database")
+    if table:
+        paths.append(f"{db}.{table}" if db and "." not in table else table)
+    out = []
+    for path in filter(None, paths):
+        if "${" in path or "{{" in path:
+            continue
+        parts = path.split(".")
+        if kind == "postgresql" and len(parts) < 3:
+            parts = [database, *(["public"] if len(parts) == 1 else []), *parts]
+        elif kind != "postgresql" and len(parts) == 1 and database:
+            parts = [database, *parts]
+        out.append(f"{scheme}://{authority}/{'/'.join(p for p in parts if p)}")
+    return sorted(dict.fromkeys(out))
 
 
 def _table_sql(path: str, dialect: Dialect) -> str:
@@ -1702,6 +1732,8 @@ CONNECTOR = Connector(
     stores_deletes=True,
     check=check,
     schema=schema,
+    jars=required_jars,
+    assets=assets,
     read=read,
     prepare=prepare,
     commit=commit,

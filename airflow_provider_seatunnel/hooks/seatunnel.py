@@ -22,6 +22,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
+from ..runtime.jars import pipeline_jars
 from ..runtime.launcher import APP_FILE, app_arguments, submit_environment, write_plan_file
 from ..runtime.session import spark_conf
 
@@ -136,7 +137,7 @@ class SeaTunnelHook(BaseHook):
         return str(path)
 
     def _spark_hook_kwargs(self, pipeline: PipelinePlan) -> dict[str, Any]:
-        conf = spark_conf(self.plan.env)
+        conf = spark_conf(self.plan.env, pipeline_jars(self.plan, pipeline))
         sensitive = {k: v for k, v in conf.items() if _SENSITIVE.search(k)}
         public = {k: v for k, v in sorted(conf.items()) if k not in sensitive}
         environ = submit_environment()

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.base import SECRET_OPTIONS
+from ..connectors.base import SECRET_OPTIONS, mask_credentials
 
 PLAN_FORMAT_VERSION = 1
 REDACTED = "******"
@@ -24,6 +24,8 @@ def redact(value: Any) -> Any:
                 for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
+    if isinstance(value, str) and ("=" in value or "@" in value):
+        return mask_credentials(value)  # a URL's embedded credentials
     return value
 
 

@@ -1,13 +1,12 @@
 """The jars a plan needs on Spark's classpath (JDBC drivers...), for spark-submit and sessions.
 
-A connector module may define ``required_jars(config, env) -> list[str]`` (the Jdbc connector
-finds its driver jar that way); :func:`pipeline_jars` merges them with the job's own
+A connector may declare ``jars(config, env) -> list[str]`` (the Jdbc connector finds its
+driver jar that way); :func:`pipeline_jars` merges them with the job's own
 ``env.spark.jars``. Pure Python: no PySpark import.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,17 +17,6 @@ from ..plan.model import JobPlan, PipelinePlan
 def env_jars(env: Mapping[str, Any]) -> list[str]:
     """The jars of the job's ``env.spark.jars`` (comma-separated)."""
     return [j.strip() for j in str(env.get("spark.jars") or "").split(",") if j.strip()]
-
-
-def _hook(plugin: str) -> Any:
-    connector = get_connector(plugin)
-    if connector is None:
-        return None
-    for function in (connector.read, connector.prepare, connector.apply, connector.check, connector.schema):
-        module = sys.modules.get(getattr(function, "__module__", "") or "")
-        if module is not None:
-            return getattr(module, "required_jars", None)
-    return None
 
 
 def pipeline_jars(plan: JobPlan, pipeline: PipelinePlan | Iterable[PipelinePlan] | None = None) -> list[str]:
@@ -47,7 +35,7 @@ def pipeline_jars(plan: JobPlan, pipeline: PipelinePlan | Iterable[PipelinePlan]
     out = env_jars(plan.env)
     for p in pipelines:
         for vertex in p.vertices:
-            hook = _hook(vertex.plugin)
-            if hook is not None:
-                out.extend(hook(vertex.config, plan.env))
+            connector = get_connector(vertex.plugin)
+            if connector is not None and connector.jars is not None:
+                out.extend(connector.jars(vertex.config, plan.env))
     return list(dict.fromkeys(out))
