@@ -9,17 +9,39 @@ from airflow_provider_seatunnel.plan import compile_job
 from ..conftest import ROOT
 
 
-def test_seatunnel_example_renders_one_task_per_pipeline():
-    spec = importlib.util.spec_from_file_location("seatunnel_example", ROOT / "dags" / "seatunnel_example.py")
+def _load_dag(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "dags" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    dag = module.dag
+    return module.dag
+
+
+def test_seatunnel_example_renders_one_task_per_pipeline():
+    dag = _load_dag("seatunnel_example")
     plan = compile_job(ROOT / "dags" / "configs" / "example.conf",
-                       {"output_dir": "/tmp/seatunnel-example/{{ ds }}/orders"})
+                       {"output_dir": "{{ params.output_root }}/{{ ds }}/orders"})
     assert dag.dag_id == "seatunnel_example"
     assert sorted(dag.task_ids) == sorted(f"orders.{p.task_id}" for p in plan.pipelines)
     assert len(dag.task_ids) == 4
     assert all(not t.upstream_task_ids for t in dag.tasks)
+    # the output root is a run-time param (the demo points it into .demo/), not a path frozen at import
+    assert "output_root" in dag.params
+    assert all(t.variables == {"output_dir": "{{ params.output_root }}/{{ ds }}/orders"} for t in dag.tasks)
+
+
+def test_seatunnel_recurring_sync_is_a_daily_partitioned_sync():
+    dag = _load_dag("seatunnel_recurring_sync")
+    plan = compile_job(ROOT / "dags" / "configs" / "recurring_sync.conf",
+                       {"dt": "{{ ds }}", "output_root": "{{ params.output_root }}"})
+    assert dag.dag_id == "seatunnel_recurring_sync"
+    assert dag.catchup is False and dag.start_date is not None
+    assert dag.schedule == "@daily"
+    assert "output_root" in dag.params
+    assert sorted(dag.task_ids) == sorted(f"sync.{p.task_id}" for p in plan.pipelines)
+    (task,) = dag.tasks
+    assert task.variables == {"dt": "{{ ds }}", "output_root": "{{ params.output_root }}"}
+    (sink,) = [v for v in plan.pipelines[0].vertices if v.plugin == "LocalFile"]
+    assert sink.config["path"].endswith("/orders/dt={{ ds }}")
 
 
 def test_templated_variables_still_find_their_pipeline():
