@@ -23,9 +23,10 @@ def _name(task_id: str) -> str:
 
 #: (pattern, how to show a match) for the lines worth showing; the first match wins.
 PROGRESS = [
-    (re.compile(r"SeaTunnel job (\S+), running pipeline (\d+) \((\S+)\)"),
-     lambda m: f"  pipeline {m[2]} {_name(m[3])}: running"),
-    (re.compile(r"seatunnel\.runtime: Job \S+, Pipeline \[\((\d+)/\d+\)\] (\S+): ((?:FINISHED|FAILED|CANCELED)[^\[]*)"),
+    (re.compile(r"seatunnel\.runtime: Job \S+, Pipeline \[\((\d+)/\d+\)\] (\S+): running \((attempt \d+)"),
+     lambda m: f"  pipeline {m[1]} {_name(m[2])}: running ({m[3]})"),
+    (re.compile(r"seatunnel\.runtime: Job \S+, Pipeline \[\((\d+)/\d+\)\] (\S+): "
+                r"((?:FINISHED|FAILED|CANCELED).*?) \[airflow\."),
      lambda m: f"  pipeline {m[1]} {_name(m[2])}: {m[3].strip()}"),
     (re.compile(r"\b(AirflowFailException|AirflowException|SeaTunnelPipelineFailed): (.*)"),
      lambda m: f"  error: {m[2].strip()[:400]}"),
@@ -34,7 +35,7 @@ PROGRESS = [
     (re.compile(r"Marking run <DagRun (\S+) @ .*?: (\S+), state.*?> (successful|failed)"),
      lambda m: f"  DAG run {m[1]} {m[2].rstrip(',')}: {m[3]}"),
 ]
-TAIL = 40
+TAIL = 25
 
 
 def main(argv: list[str]) -> int:
@@ -50,19 +51,26 @@ def main(argv: list[str]) -> int:
                                 encoding="utf-8", errors="replace", bufsize=1)
         assert proc.stdout is not None
         last: list[str] = []
+        errors = 0
         for line in proc.stdout:
             out.write(line)
             last = [*last[-(TAIL - 1):], line.rstrip("\n")]
             for pattern, show in PROGRESS:
                 m = pattern.search(line)
                 if m:
-                    print(show(m), flush=True)
+                    shown = show(m)
+                    errors += shown.lstrip().startswith("error:")
+                    print(shown, flush=True)
                     break
         rc = proc.wait()
     print(f"  ({time.monotonic() - started:.0f} s)", flush=True)
     if rc != 0:
-        print(f"error: {' '.join(argv[2:4])} exited with status {rc}; the log's last lines ({log}):", file=sys.stderr)
-        print("\n".join(last), file=sys.stderr)
+        command = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(argv[2:4]))
+        if errors:  # the cause is on screen already
+            print(f"error: {command} exited with status {rc}; the whole story is in {log}", file=sys.stderr)
+        else:
+            print(f"error: {command} exited with status {rc}; the last lines of {log}:", file=sys.stderr)
+            print("\n".join(last), file=sys.stderr)
     return rc
 
 

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         job = job_metrics(args.dag_id, pipelines, start, end)
         print(render_summary(job if args.per_pipeline else {**job, "pipelines": []}), end="")
     else:
-        print("no pipeline metrics in XCom (did the pipelines run?)")
+        print("no pipeline metrics in XCom: a failed task returns none (its log has its summary and error)")
     return 0 if state == "success" else 1
 
 
