@@ -107,15 +107,15 @@ class SeaTunnelSummaryOperator(BaseOperator):
         for task_id in self.pipeline_task_ids:
             metrics = ti.xcom_pull(task_ids=task_id, key=METRICS_XCOM_KEY)
             if not metrics:
-                metrics = {"task_id": task_id.rsplit(".", 1)[-1], "status": "NOT_RUN", "read_count": 0,
-                           "write_count": 0, "failed_count": 0}
+                metrics = {"task_id": task_id.rsplit(".", 1)[-1], "airflow_task_id": task_id, "status": "NOT_RUN",
+                           "read_count": 0, "write_count": 0, "failed_count": 0}
             pipelines.append(dict(metrics))
         starts = [p["start"] for p in pipelines if p.get("start")]
         ends = [p["end"] for p in pipelines if p.get("end")]
         now = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
         job = job_metrics(self.job_name, pipelines, min(starts, default=now), max(ends, default=now))
         self.log.info("%s", render_summary(job))
-        failed = [p.get("task_id", "?") for p in pipelines if p.get("status") != "FINISHED"]
+        failed = [p.get("airflow_task_id") or p.get("task_id", "?") for p in pipelines if p.get("status") != "FINISHED"]
         if failed:
             ti.xcom_push(key=METRICS_XCOM_KEY, value=job)
             raise AirflowFailException(f"SeaTunnel job {self.job_name!r}: {len(failed)} of {len(pipelines)} "

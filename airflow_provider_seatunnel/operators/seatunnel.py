@@ -91,6 +91,19 @@ class ConfigTemplateMixin:
     """Render a config given as an absolute file path too (Jinja's loader only searches the DAG's folders)."""
 
     template_ext: Sequence[str]
+    template_fields: Sequence[str]
+
+    def resolve_template_files(self) -> None:
+        """As Airflow's, leaving absolute config paths to :meth:`render_template` (no parse-time error)."""
+        absolute = {name: value for name in self.template_fields
+                    if isinstance(value := getattr(self, name, None), str) and os.path.isabs(value)}
+        for name in absolute:
+            setattr(self, name, None)
+        try:
+            super().resolve_template_files()  # type: ignore[misc]
+        finally:
+            for name, value in absolute.items():
+                setattr(self, name, value)
 
     def render_template(self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None) -> Any:
         if (isinstance(content, str) and content.endswith(tuple(self.template_ext)) and os.path.isabs(content)
@@ -256,6 +269,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
 
     def _publish(self, context: Any, metrics: Mapping[str, Any]) -> None:
         """Push the metrics (for the group's summary) and the Spark UI link, where known."""
+        if isinstance(metrics, dict):
+            metrics["airflow_task_id"] = self.task_id  # the plan's id may differ in its hash (rendered variables)
         ti = context.get("ti")
         if ti is None:
             return

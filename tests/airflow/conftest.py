@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from ..conftest import ROOT
 
 BIN = Path(sys.executable).parent
+DEFAULT_LOGICAL_DATE = datetime(2024, 5, 6, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="session")
@@ -45,11 +47,17 @@ import json, sys
 from datetime import datetime, timezone
 sys.path.insert(0, {dag_dir!r})
 from {module} import dag
-dr = dag.test(logical_date=datetime(2024, 5, 6, tzinfo=timezone.utc))
+from airflow.models.xcom import XComModel
+from airflow.utils.session import create_session
+run_after = datetime.fromisoformat({run_after!r}) if {run_after!r} else None
+dr = dag.test(logical_date=datetime.fromisoformat({logical_date!r}), run_after=run_after, run_conf={run_conf!r})
 tis = {{ti.task_id: {{"state": str(ti.state), "try_number": ti.try_number}} for ti in dr.get_task_instances()}}
 ops = {{t.task_id: {{"retries": t.retries, "retry_delay": t.retry_delay.total_seconds()}} for t in dag.tasks}}
+with create_session() as session:
+    xcom = {{x.task_id: XComModel.deserialize_value(x) for x in session.scalars(
+        XComModel.get_many(run_id=dr.run_id, dag_ids=dag.dag_id, key="return_value"))}}
 with open({result!r}, "w") as f:
-    json.dump({{"state": str(dr.state), "tis": tis, "ops": ops}}, f)
+    json.dump({{"state": str(dr.state), "run_id": dr.run_id, "tis": tis, "ops": ops, "xcom": xcom}}, f, default=str)
 """
 
 
@@ -58,15 +66,22 @@ def run_dag(airflow_env, tmp_path):
     """Write ``source`` (defining ``dag``) into the DAGs folder as ``module``, run ``dag.test()`` in a subprocess.
 
     ``dag.test()`` syncs the DAGs folder (the bundle) to the database, so the file must live there; each test
-    uses its own ``module`` and dag id.
+    uses its own ``module`` and dag id. ``logical_date`` defaults to 2024-05-06 (UTC); ``run_after`` (default:
+    now) names the run (``manual__<run_after>``): the same ``run_after`` twice reruns the same run id;
+    ``run_conf`` is the run's ``conf`` (DAG params). The result holds the run's state, run id, task
+    instances, operators and XCom return values.
     """
 
-    def run(source: str, module: str) -> dict:
+    def run(source: str, module: str, *, logical_date: datetime | None = None, run_after: datetime | None = None,
+            run_conf: dict | None = None) -> dict:
         dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
         dag_dir.mkdir(exist_ok=True)
         (dag_dir / f"{module}.py").write_text(textwrap.dedent(source))
         result = tmp_path / "result.json"
-        runner = RUNNER.format(dag_dir=str(dag_dir), module=module, result=str(result))
+        result.unlink(missing_ok=True)
+        runner = RUNNER.format(dag_dir=str(dag_dir), module=module, result=str(result),
+                               logical_date=(logical_date or DEFAULT_LOGICAL_DATE).isoformat(),
+                               run_after=run_after.isoformat() if run_after else "", run_conf=run_conf)
         proc = subprocess.run([sys.executable, "-c", runner],
                               env=airflow_env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert result.exists(), proc.stdout[-5000:] + proc.stderr[-5000:]

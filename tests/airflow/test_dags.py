@@ -9,19 +9,43 @@ from airflow_provider_seatunnel.plan import compile_job
 from ..conftest import ROOT
 
 
-def test_seatunnel_example_renders_one_task_per_pipeline():
-    spec = importlib.util.spec_from_file_location("seatunnel_example", ROOT / "dags" / "seatunnel_example.py")
+def _load_dag(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "dags" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    dag = module.dag
+    return module.dag
+
+
+def test_seatunnel_example_renders_one_task_per_pipeline():
+    dag = _load_dag("seatunnel_example")
     plan = compile_job(ROOT / "dags" / "configs" / "example.conf",
-                       {"output_dir": "/tmp/seatunnel-example/{{ ds }}/orders"})
+                       {"output_dir": "{{ params.output_root }}/{{ ds }}/orders"})
     assert dag.dag_id == "seatunnel_example"
     pipelines = sorted(f"orders.{p.task_id}" for p in plan.pipelines)
     assert len(pipelines) == 4
     assert sorted(dag.task_ids) == sorted([*pipelines, "orders.prepare", "orders.summary"])
     for task_id in pipelines:  # independent of each other: prepare before, summary after
         assert dag.get_task(task_id).upstream_task_ids == {"orders.prepare"}
+    # the output root is a run-time param (the demo points it into .demo/), not a path frozen at import
+    assert "output_root" in dag.params
+    assert all(dag.get_task(t).variables == {"output_dir": "{{ params.output_root }}/{{ ds }}/orders"}
+               for t in pipelines)
+
+
+def test_seatunnel_recurring_sync_is_a_daily_partitioned_sync():
+    dag = _load_dag("seatunnel_recurring_sync")
+    plan = compile_job(ROOT / "dags" / "configs" / "recurring_sync.conf",
+                       {"dt": "{{ ds }}", "output_root": "{{ params.output_root }}"})
+    assert dag.dag_id == "seatunnel_recurring_sync"
+    assert dag.catchup is False and dag.start_date is not None
+    assert dag.schedule == "@daily"
+    assert "output_root" in dag.params
+    assert sorted(dag.task_ids) == sorted([*(f"sync.{p.task_id}" for p in plan.pipelines), "sync.prepare",
+                                           "sync.summary"])
+    (task,) = [t for t in dag.tasks if t.task_id not in ("sync.prepare", "sync.summary")]
+    assert task.variables == {"dt": "{{ ds }}", "output_root": "{{ params.output_root }}"}
+    (sink,) = [v for v in plan.pipelines[0].vertices if v.plugin == "LocalFile"]
+    assert sink.config["path"].endswith("/orders/dt={{ ds }}")
 
 
 def test_templated_variables_still_find_their_pipeline():
