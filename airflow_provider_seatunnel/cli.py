@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -43,11 +44,26 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--pipeline", action="append", metavar="ID",
                    help="run only this pipeline (number or task id; repeatable); default: all")
     r.add_argument("--master", help="Spark master (default: env spark.master, else local[*])")
-    r.add_argument("--run-id", help="identity of this run (default: manual__<time>)")
+    r.add_argument("--run-id", help="identity of this run (default: manual__<time>); a rerun with the id of an "
+                   "earlier run is a restore: sinks that committed are not written again, a commit left half way "
+                   "is finished")
+    r.add_argument("--attempt", type=_attempt, default=1, metavar="N",
+                   help="retry number of this run (default 1): a restore of a failed run passes 2, 3, ... "
+                        "(the pipelines see it as the Airflow try number)")
     r.add_argument("--metrics-file", help="write the job's metrics as JSON here")
     r.add_argument("--work-dir", help="directory for the plan file and pipeline logs (default: a temp dir)")
     r.add_argument("--max-parallel", type=int, help="pipelines running at once (default: all)")
     return ap
+
+
+def _attempt(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, found {text!r}")
+    return value
 
 
 def _print_problems(problems: Sequence[Problem], stream=None) -> None:
@@ -88,6 +104,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from .plan.compiler import compile_job
     from .plan.logical import NOT_RUNNABLE
+    from .runtime import faults
     from .runtime.launcher import run_pipelines
     from .runtime.summary import render_summary
 
@@ -102,9 +119,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return EXIT_CONFIG
+    try:
+        faults.check_plan(faults.parse(os.environ.get(faults.ENV)), plan)
+    except faults.FaultSpecError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    if os.environ.get(faults.ENV, "").strip():
+        print(f"warning: fault injection is ON: {faults.ENV}={os.environ[faults.ENV]}", file=sys.stderr)
     master = args.master or str(plan.env.get("spark.master") or "local[*]")
     job = run_pipelines(plan, pipelines, master=master, run_id=args.run_id, work_dir=args.work_dir,
-                        max_parallel=args.max_parallel)
+                        max_parallel=args.max_parallel, attempt=args.attempt)
     print(render_summary(job))
     if args.metrics_file:
         with open(args.metrics_file, "w") as f:

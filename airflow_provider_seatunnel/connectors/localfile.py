@@ -27,22 +27,40 @@ key, sink and table (engine notes §3.6):
   (``.txt.gz``, ``.csv``, ``.snappy.parquet``...), ``<part>`` counting from 0 per directory
   and ``${transactionId}`` = ``T_<pipeline>_<run>_<sink>_<attempt>``: split clones of one
   sink (several pipelines writing one path) never collide.
-* ``commit`` writes a manifest of the moves into the staging directory, renames every file
-  into place (creating partition directories), writes the commit marker (JSON)
-  ``<path>/.seatunnel-commits/<run>/<pipeline>/<sink>/<table>.committed``, then deletes the staging.
-* At ``prepare``, a marker means this (run, pipeline, sink, table) already committed: the
-  sink writes nothing (a retry after a commit is a no-op; the rows still pass once through
-  Spark's ``noop`` sink, since the executor's counters wait for an action). An earlier
-  attempt's staging with a manifest is a commit that stopped half way: its moves are
-  finished idempotently and nothing is rewritten. Staging without a manifest is discarded.
-* ``abort`` deletes the attempt's staging; if a commit had started (manifest, no
-  marker), the files it moved are moved back first.
+* ``commit`` is roll-forward: it first writes the commit journal (JSON, atomically)
+  ``<path>/.seatunnel-commits/.pending/<key>.json`` naming every move (staged file → final
+  file), then renames every file into place (creating partition directories; each rename is
+  atomic, so no reader ever sees a partly written file), then records the commit by renaming
+  the journal to the marker ``<path>/.seatunnel-commits/<run>/<pipeline>/<sink>/<table>.committed``
+  (one atomic step), then deletes the staging. The journal and the marker live with the
+  target, not with the staging: a retry on another machine whose ``tmp_path`` staging is
+  gone still finds them.
+* At ``prepare``, before anything is written, earlier attempts of the same (run, pipeline,
+  sink, table) are settled: a marker means it already committed, and the sink writes nothing
+  (a retry after a commit is a no-op; the rows still pass once through Spark's ``noop`` sink,
+  since the executor's counters wait for an action). A journal without a marker is a commit
+  that stopped half way (a killed driver): its remaining moves are finished idempotently
+  (a move whose staged file is gone and whose final file exists is done) and the commit is
+  recorded; nothing is rewritten. Should that be impossible (the staged files are lost), the
+  files the journal published are deleted and the data is written afresh. Staging without a
+  journal (a write or a prepare that never reached its commit) is discarded.
+* ``abort`` (a failure the driver survived) deletes the attempt's staging; if a commit had
+  started (journal, no marker), the files it moved are moved back first, then the journal is
+  removed. An abort that is itself killed leaves the journal: the retry rolls forward.
+* Readers: the source skips the files named by a pending journal of the target it reads
+  (listing the journals before and after the files), so it never sees a commit that is in
+  progress or was interrupted; other readers see its files appear one by one while it runs
+  (a few renames) and, after a kill, until the retry finishes it.
+* Fault injection (``runtime/faults.py``, only with ``SEATUNNEL_FAULTS`` set): the write
+  carries the ``sink.write`` fault, ``commit`` fires ``sink.move`` before each rename and
+  ``sink.commit`` between the last rename and the marker.
 
 Deviations from SeaTunnel are listed in :data:`DEVIATIONS`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -115,7 +133,8 @@ DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM
 STAGING_DIR = ".seatunnel-staging"
 COMMITS_DIR = ".seatunnel-commits"
 BOOKKEEPING = (STAGING_DIR, COMMITS_DIR)
-MANIFEST = "_manifest"
+#: under COMMITS_DIR: the journals of commits in progress (a name no run id can take: ``_safe`` never starts with '.')
+PENDING_DIR = ".pending"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 DEFAULT_DELIMITER = "\u0001"
 DEFAULT_FILE_NAME = "${transactionId}"
@@ -351,14 +370,53 @@ def list_input_files(config: Mapping[str, Any]) -> list[str]:
             return False
         return os.path.getsize(full) > 0
 
+    journals = _pending_journals_dir(root)
+    hidden = _pending_files(journals)
     if os.path.isfile(root):
-        return [root] if keep(root) else []
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if not d.startswith(".") and not (d.startswith("_") and "=" not in d))
-        found.extend(full for full in (os.path.join(dirpath, f) for f in sorted(filenames)) if keep(full))
+        found = [root] if keep(root) else []
+    else:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames
+                                 if not d.startswith(".") and not (d.startswith("_") and "=" not in d))
+            found.extend(full for full in (os.path.join(dirpath, f) for f in sorted(filenames)) if keep(full))
+    hidden |= _pending_files(journals)  # a commit that started while we listed
+    if hidden:
+        skipped = [f for f in found if f in hidden]
+        if skipped:
+            log.info("LocalFile: skipping %d file(s) of a commit in progress or interrupted (%s)", len(skipped),
+                     journals)
+        found = [f for f in found if f not in hidden]
     return sorted(found)
+
+
+def _pending_journals_dir(root: str) -> str | None:
+    """The pending-journal directory of the sink target holding ``root`` (``root`` or its nearest
+    ancestor with a commit directory), or None."""
+    current = root if os.path.isdir(root) else os.path.dirname(root)
+    while True:
+        if os.path.isdir(os.path.join(current, COMMITS_DIR)):
+            return os.path.join(current, COMMITS_DIR, PENDING_DIR)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _pending_files(journals: str | None) -> set[str]:
+    """The final files named by the journals of commits not yet recorded."""
+    out: set[str] = set()
+    if journals is None or not os.path.isdir(journals):
+        return out
+    for name in os.listdir(journals):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(journals, name), encoding="utf-8") as fh:
+                out.update(dst for _, dst in json.load(fh).get("moves", ()))
+        except (OSError, ValueError):  # recorded (renamed to its marker) meanwhile, or being written
+            continue
+    return out
 
 
 def partition_keys(file_path: str) -> list[str]:
@@ -730,8 +788,13 @@ def _rename(src: str, dst: str) -> None:
         os.remove(src)
 
 
+def _can_roll_forward(moves: list[list[str]]) -> bool:
+    """Every move is done (final file there, staged file gone) or can still be done (staged file there)."""
+    return all(os.path.exists(src) or os.path.exists(dst) for src, dst in moves)
+
+
 def _apply_moves(moves: list[list[str]]) -> int:
-    """Finish the moves of a manifest, skipping those already done; the number moved now."""
+    """Finish the moves of a journal, skipping those already done; the number moved now."""
     moved = 0
     for src, dst in moves:
         if os.path.exists(src):
@@ -740,6 +803,33 @@ def _apply_moves(moves: list[list[str]]) -> int:
         elif not os.path.exists(dst):
             raise _config_error(f"staged file {src} is missing and {dst} was never published")
     return moved
+
+
+def _drop_copy_leftovers(moves: list[list[str]]) -> None:
+    """Delete the hidden ``.<name>.<hex>.copying`` files a copy killed half way left next to final files."""
+    for _, dst in moves:
+        folder, name = os.path.split(dst)
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.listdir(folder):
+            if entry.startswith(f".{name}.") and entry.endswith(".copying"):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, entry))
+
+
+def _record_commit(journal: str, marker: str, **extra: Any) -> None:
+    """Record a commit: the journal becomes the marker (one atomic rename; rewritten first with ``extra``)."""
+    if extra:
+        with open(journal, encoding="utf-8") as fh:
+            _write_json_atomic(journal, {**json.load(fh), **extra})
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    os.replace(journal, marker)
+    _drop_empty_dir(os.path.dirname(journal))
+
+
+def _drop_empty_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def _remove_tree(path: str, stop: str) -> None:
@@ -771,6 +861,9 @@ def _slot(ctx: Any, vertex: Any, table: str, target: str, config: Mapping[str, A
     return {
         "base": base, "root": root, "attempt": os.path.join(root, f"attempt-{int(ctx.attempt)}"),
         "marker": os.path.join(target, COMMITS_DIR, run, pipeline, sink, f"{table_dir}.committed"),
+        "journal": os.path.join(target, COMMITS_DIR, PENDING_DIR,
+                                hashlib.sha1(f"{run}/{pipeline}/{sink}/{table_dir}".encode()).hexdigest()[:24]
+                                + ".json"),
         "savemode": _savemode_marker(target, str(ctx.run_id), vertex.ref),
     }
 
@@ -892,6 +985,7 @@ def _writer(ctx: Any, vertex: Any, df: Any, opts: Mapping[str, Any]) -> tuple[An
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from ..runtime import faults
     from ..runtime.rows import data_columns
 
     available = data_columns(df)
@@ -906,6 +1000,7 @@ def _writer(ctx: Any, vertex: Any, df: Any, opts: Mapping[str, Any]) -> tuple[An
     own = as_int(lookup(vertex.config, "parallelism"))
     if own:
         df = df.repartition(own)
+    df = faults.inject_into_write(ctx, vertex, df)  # a no-op unless SEATUNNEL_FAULTS arms sink.write
 
     if fmt in ("text", "csv"):
         render = {**opts, "separators": [opts["delimiter"], "\u0002", "\u0003", "\u0004", "\u0005", "\u0006"]}
@@ -1010,24 +1105,36 @@ def _staged_moves(data_dir: str, target: str, opts: Mapping[str, Any], partition
     return moves
 
 
-def _recover(slot: Mapping[str, str]) -> bool:
-    """Settle earlier attempts of this (run, pipeline, sink, table): finish a commit whose
-    manifest exists (True: the data is published) and discard staging without one."""
-    if not os.path.isdir(slot["root"]):
-        return False
-    for name in sorted(os.listdir(slot["root"])):
-        attempt = os.path.join(slot["root"], name)
-        manifest = os.path.join(attempt, MANIFEST)
-        if os.path.isfile(manifest):
-            with open(manifest, encoding="utf-8") as fh:
-                recorded = json.load(fh)
-            moved = _apply_moves(recorded["moves"])
-            _write_json_atomic(slot["marker"], {**recorded.get("marker", {}), "recovered": True})
-            log.info("LocalFile: finished an interrupted commit from %s (%d files moved now)", attempt, moved)
-            _remove_tree(attempt, slot["base"])
-            return True
-        shutil.rmtree(attempt, ignore_errors=True)
-    return False
+def _settle(vertex: Any, table: str, slot: Mapping[str, str]) -> str | None:
+    """Settle the earlier attempts of this (run, pipeline, sink, table) before writing: "committed"
+    (a marker: nothing to do), "recovered" (a journal without marker: the interrupted commit is
+    finished now), or None (write the data; staging of failed attempts is discarded)."""
+    marker, journal = slot["marker"], slot["journal"]
+    status = None
+    if os.path.exists(marker):
+        status = "committed"
+    elif os.path.isfile(journal):
+        with open(journal, encoding="utf-8") as fh:
+            recorded = json.load(fh)
+        moves = recorded.get("moves", [])
+        _drop_copy_leftovers(moves)
+        if _can_roll_forward(moves):
+            moved = _apply_moves(moves)
+            _record_commit(journal, marker, recovered=True)
+            log.info("LocalFile %s: finished the interrupted commit of table %s (%d of %d files moved now)",
+                     vertex.ref, table, moved, len(moves))
+            status = "recovered"
+        else:  # the staging is gone (tmp_path on a lost disk): take back what was published, write again
+            published = [dst for _, dst in moves if os.path.exists(dst)]
+            for dst in published:
+                os.remove(dst)
+            os.remove(journal)
+            _drop_empty_dir(os.path.dirname(journal))
+            log.warning("LocalFile %s: the staged files of an interrupted commit of table %s are lost; removed the "
+                        "%d file(s) it had published, writing the data again", vertex.ref, table, len(published))
+    if os.path.exists(slot["root"]):  # staging of failed attempts, or of a commit finished above
+        _remove_tree(slot["root"], slot["base"])
+    return status
 
 
 def _save_mode_once(ctx: Any, vertex: Any, config: Mapping[str, Any], table: str, slot: Mapping[str, str]) -> None:
@@ -1080,16 +1187,12 @@ def _prepare_table(ctx: Any, vertex: Any, table: str, df: Any, several: bool) ->
     opts = _sink_options(config)
     target = _target_path(config)
     slot = _slot(ctx, vertex, table, target, config)
-    entry: dict[str, Any] = {"table": table, "target": target, "marker": slot["marker"], "staging": slot["attempt"],
-                             "base": slot["base"], "moves": []}
-    status = None
-    if os.path.exists(slot["marker"]):
-        shutil.rmtree(slot["root"], ignore_errors=True)  # a commit that stopped before dropping its staging
+    entry: dict[str, Any] = {"table": table, "target": target, "marker": slot["marker"], "journal": slot["journal"],
+                             "staging": slot["attempt"], "base": slot["base"], "moves": []}
+    status = _settle(vertex, table, slot)
+    if status == "committed":
         log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
                  vertex.ref, table, ctx.run_id, target)
-        status = "committed"
-    elif _recover(slot):
-        status = "recovered"
     if status:
         # The executor's row counters (DataFrame.observe) wait for an action on this DataFrame:
         # run it without writing anything (the rows are those the earlier attempt committed).
@@ -1125,31 +1228,39 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> dict[str, Any]:
 
 
 def commit(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
-    """Publish the staged files: manifest, renames, commit marker, then drop the staging."""
+    """Publish the staged files: journal, renames, marker (the journal renamed), then drop the staging."""
+    from ..runtime import faults
+
     for entry in info.get("tables", ()):
         if entry.get("status") != "staged":
             continue
-        marker = {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
+        record = {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
                   "attempt": ctx.attempt, "transaction": entry.get("transaction"),
-                  "files": [dst for _, dst in entry["moves"]], "at": datetime.now().isoformat()}
-        _write_json_atomic(os.path.join(entry["staging"], MANIFEST), {"moves": entry["moves"], "marker": marker})
-        _apply_moves(entry["moves"])
-        _write_json_atomic(entry["marker"], marker)
+                  "files": [dst for _, dst in entry["moves"]], "at": datetime.now().isoformat(),
+                  "moves": entry["moves"]}
+        _write_json_atomic(entry["journal"], record)
+        for src, dst in entry["moves"]:
+            faults.checkpoint(ctx, "sink.move", vertex)
+            _move(src, dst)
+        faults.checkpoint(ctx, "sink.commit", vertex)
+        _record_commit(entry["journal"], entry["marker"])
         _remove_tree(entry["staging"], entry["base"])
         log.info("LocalFile %s: committed %d files of table %s to %s", vertex.ref, len(entry["moves"]),
                  entry["table"], entry["target"])
 
 
 def abort(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
-    """Discard the attempt's staging; a commit that had started is rolled back first."""
+    """Discard the attempt's staging; a commit that had started (journal, no marker) is rolled back first."""
     for entry in (info or {}).get("tables", ()):
         if entry.get("status") != "staged":
             continue
-        manifest = os.path.join(entry["staging"], MANIFEST)
-        if os.path.isfile(manifest) and not os.path.exists(entry["marker"]):
+        journal = entry.get("journal")
+        if journal and os.path.isfile(journal) and not os.path.exists(entry["marker"]):
             for src, dst in entry["moves"]:
                 if not os.path.exists(src) and os.path.exists(dst):
                     _rename(dst, src)
+            os.remove(journal)
+            _drop_empty_dir(os.path.dirname(journal))
         _remove_tree(entry["staging"], entry["base"])
 
 

@@ -4,7 +4,13 @@
         [--attempt N] [--metrics-file FILE]
 
 Exit codes: 0 the pipeline committed; 1 it failed (the metrics file says why, and
-whether retrying can help); 2 the plan or arguments are unusable.
+whether retrying can help); 2 the plan, the arguments or ``SEATUNNEL_FAULTS`` are unusable.
+
+A run with the ``--run-id`` of an earlier run is a restore: sinks that committed do not
+write again, a commit a killed driver left half way is finished (docs/restores.md).
+``SEATUNNEL_FAULTS`` (unset in production) injects faults for restore tests
+(``runtime/faults.py``). Started by spark-submit, the driver dies with spark-submit's JVM
+(Linux), so a killed spark-submit never leaves a driver behind that goes on committing.
 """
 
 from __future__ import annotations
@@ -13,10 +19,12 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import traceback
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -38,10 +46,41 @@ def _write_metrics(path: str | None, metrics: dict) -> None:
     os.replace(tmp, path)
 
 
+def _die_with_parent() -> None:
+    """When spark-submit's JVM (our parent) dies, SIGKILL this driver too (Linux ``PR_SET_PDEATHSIG``).
+
+    Without it a killed spark-submit leaves the Python driver running until its next call into
+    the JVM fails, and a commit (pure Python file moves) would go on, or be rolled back, behind
+    the back of the retry that the scheduler starts meanwhile."""
+    if not sys.platform.startswith("linux") or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return  # not started by spark-submit
+    try:
+        import ctypes
+
+        parent = os.getppid()
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0 and os.getppid() != parent:  # 1 = PR_SET_PDEATHSIG
+            os.kill(os.getpid(), signal.SIGKILL)  # the parent died before the call
+    except (OSError, AttributeError):  # no prctl: keep the default behaviour
+        pass
+
+
+def _failed_metrics(pipeline: Any, args: argparse.Namespace, started: str, error: Any,
+                    application_id: str | None = None) -> dict:
+    return {
+        "pipeline": pipeline.id, "task_id": pipeline.task_id, "name": pipeline.name, "status": "FAILED",
+        "attempt": args.attempt, "run_id": args.run_id, "start": started,
+        "end": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+        "read_count": 0, "write_count": 0, "failed_count": 0, "committed": False,
+        "error": error.to_dict(), "application_id": application_id,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     # imports here: the package must be importable when spark-submit runs this file directly
     from airflow_provider_seatunnel.plan.model import JobPlan
-    from airflow_provider_seatunnel.runtime.errors import PipelineError
+    from airflow_provider_seatunnel.runtime import faults
+    from airflow_provider_seatunnel.runtime.errors import PipelineError, RuntimeConfigError
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.session import get_session
@@ -49,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("seatunnel.runtime")
+    _die_with_parent()
     args = _args(argv)
     try:
         plan = JobPlan.from_dict(json.loads(Path(args.plan).read_text()))
@@ -58,12 +98,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     label = f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}"
     started = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        options = faults.from_environment()
+        faults.check_plan(options[faults.OPTION].faults if options else (), plan)
+    except faults.FaultSpecError as e:
+        log.error("Job %s, %s: %s", plan.name, label, e)
+        _write_metrics(args.metrics_file, _failed_metrics(pipeline, args, started,
+                                                          RuntimeConfigError(str(e), pipeline=pipeline.task_id)))
+        return 2
+    if options:
+        log.warning("Job %s, %s: fault injection is ON (%s=%s)", plan.name, label, faults.ENV,
+                    os.environ.get(faults.ENV))
     spark = None
     try:
         spark = get_session(f"{plan.name}:{pipeline.task_id}", plan.env, args.master, pipeline_jars(plan, pipeline))
         spark.sparkContext.setLogLevel("WARN")
         log.info("Job %s, %s: running (attempt %s, run %s)", plan.name, label, args.attempt, args.run_id)
-        ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt)
+        ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt,
+                         options=options)
         metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))
         metrics["application_id"] = spark.sparkContext.applicationId
         _write_metrics(args.metrics_file, metrics)
@@ -75,14 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
             pipeline=pipeline.task_id)
         log.error("Job %s, %s: FAILED: %s\n%s", plan.name, label, error, traceback.format_exc())
-        _write_metrics(args.metrics_file, {
-            "pipeline": pipeline.id, "task_id": pipeline.task_id, "name": pipeline.name, "status": "FAILED",
-            "attempt": args.attempt, "run_id": args.run_id, "start": started,
-            "end": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-            "read_count": 0, "write_count": 0, "failed_count": 0, "committed": False,
-            "error": error.to_dict(),
-            "application_id": spark.sparkContext.applicationId if spark is not None else None,
-        })
+        _write_metrics(args.metrics_file, _failed_metrics(
+            pipeline, args, started, error, spark.sparkContext.applicationId if spark is not None else None))
         return 1
     finally:
         if spark is not None:

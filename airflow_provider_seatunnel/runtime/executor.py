@@ -19,6 +19,7 @@ from typing import Any
 from ..connectors import get_connector
 from ..plan import graph
 from ..plan.model import JobPlan, PipelinePlan, PlanVertex
+from . import faults
 from .errors import DataError, PipelineError
 from .rows import ROW_KIND
 
@@ -100,9 +101,13 @@ DETERMINISTIC_SPARK_ERRORS = ("USER_RAISED_EXCEPTION", "UNRESOLVED_COLUMN", "UNR
 
 
 def _fail(ctx: RunContext, vertex: PlanVertex, error: BaseException) -> PipelineError:
-    """A located PipelineError; Spark errors a retry would repeat become deterministic."""
+    """A located PipelineError; Spark errors a retry would repeat become deterministic (an injected
+    fault raised inside a Spark task stays transient)."""
     if isinstance(error, PipelineError):
         return error.located(ctx.label(vertex), ctx.pipeline_key)
+    fault = faults.injected(error)
+    if fault is not None:
+        return fault.located(ctx.label(vertex), ctx.pipeline_key)
     text = str(error).strip()
     message = text.splitlines()[0] if text else type(error).__name__
     cls = DataError if any(code in text for code in DETERMINISTIC_SPARK_ERRORS) else PipelineError
@@ -183,12 +188,16 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
             except Exception as e:
                 raise _fail(ctx, v, e) from e
             prepared.append((v, connector, info))
+            faults.checkpoint(ctx, "sink.write", v)  # a write fault no task fired fires here
             written = sum(c.get().get("rows", 0) for c in sink_counters[vid])
             say(f"{ctx.label(v)}: prepared {written} rows")
+            faults.checkpoint(ctx, "sink.prepared", v)
         for v, connector, info in prepared:
             try:
                 if connector.commit is not None:
                     connector.commit(ctx, v, info)
+                if not faults.reached(ctx, "sink.commit", v):  # the sink's commit has no checkpoint of its own
+                    faults.checkpoint(ctx, "sink.commit", v)
             except Exception as e:
                 raise _fail(ctx, v, e) from e
             committed.add(v.id)
@@ -204,6 +213,10 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     finally:
         for df in persisted:
             df.unpersist()
+    try:
+        faults.checkpoint(ctx, "pipeline.committed")
+    except PipelineError as e:
+        raise e.located(None, ctx.pipeline_key) from None
 
     per_source = {f"{by_id[k].ref} {by_id[k].plugin}": sum(c.get().get("rows", 0) for c in cs)
                   for k, cs in source_counters.items()}

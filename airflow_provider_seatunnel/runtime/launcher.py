@@ -89,8 +89,11 @@ def _now() -> str:
 
 def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: str = "local[*]",
                   run_id: str | None = None, work_dir: Path | None = None, max_parallel: int | None = None,
-                  say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run ``pipelines`` concurrently through spark-submit; return the job's metrics."""
+                  say: Callable[[str], None] = print, attempt: int = 1) -> dict[str, Any]:
+    """Run ``pipelines`` concurrently through spark-submit; return the job's metrics.
+
+    ``run_id`` of an earlier run makes this a restore; ``attempt`` (1, 2, ...) is the retry number
+    the pipelines see (an Airflow task's try number)."""
     from .summary import job_metrics
 
     run_id = run_id or default_run_id()
@@ -103,11 +106,12 @@ def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: s
     def one(p: PipelinePlan) -> dict[str, Any]:
         metrics_file = work_dir / f"pipeline-{p.task_id}.metrics.json"
         log_file = work_dir / f"pipeline-{p.task_id}.log"
-        metrics_file.unlink(missing_ok=True)
-        cmd = submit_command(plan, p, plan_file, run_id, master, metrics_file)
+        metrics_file.unlink(missing_ok=True)  # never report an earlier attempt's metrics
+        cmd = submit_command(plan, p, plan_file, run_id, master, metrics_file, attempt)
         with lock:
             say(f"pipeline {p.id} {p.task_id}: submitted ({p.name}); log: {log_file}")
         t0 = time.monotonic()
+        last = ""
         with open(log_file, "w") as log:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                     bufsize=1)
@@ -115,8 +119,9 @@ def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: s
             for line in proc.stdout:
                 log.write(line)
                 if PROGRESS_MARK in line:
+                    last = line.split(PROGRESS_MARK, 1)[1].strip()
                     with lock:
-                        say(f"pipeline {p.id}: {line.split(PROGRESS_MARK, 1)[1].strip()}")
+                        say(f"pipeline {p.id}: {last}")
             code = proc.wait()
         try:
             metrics = json.loads(metrics_file.read_text())
@@ -124,8 +129,8 @@ def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: s
             metrics = {"pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FAILED",
                        "read_count": 0, "write_count": 0, "failed_count": 0, "start": started, "end": _now(),
                        "error": {"kind": "runtime", "deterministic": False, "plugin": None,
-                                 "message": f"spark-submit exited with {code} before the pipeline reported; "
-                                            f"see {log_file}"}}
+                                 "message": f"spark-submit exited with {code} before the pipeline reported"
+                                            + (f" (last: {last})" if last else "") + f"; see {log_file}"}}
         if code != 0 and metrics.get("status") == "FINISHED":
             metrics["status"] = "FAILED"
         metrics["log"] = str(log_file)
@@ -146,5 +151,6 @@ def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: s
         results = list(pool.map(one, pipelines))
     job = job_metrics(plan.name, results, started, _now())
     job["run_id"] = run_id
+    job["attempt"] = int(attempt)
     job["work_dir"] = str(work_dir)
     return job

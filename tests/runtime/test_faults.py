@@ -1,0 +1,318 @@
+"""Restores are exactly-once: faults injected with ``SEATUNNEL_FAULTS`` (raise in process, SIGKILL through
+``seatunnel-airflow run`` and spark-submit), then a rerun with the same run id."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_seatunnel.cli import main
+from airflow_provider_seatunnel.connectors import localfile as lf
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.runtime.rows import with_kind
+
+CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
+OLD = {"id": -1, "name": "old"}
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------------
+
+def make_input(root: Path, files: int = 3, rows: int = 10) -> list[dict]:
+    """csv input files with unique ids; the rows they hold."""
+    root.mkdir(parents=True, exist_ok=True)
+    expected = []
+    for f in range(files):
+        lines = []
+        for i in range(rows):
+            row = {"id": f * 1000 + i, "name": f"n{f}_{i}"}
+            expected.append(row)
+            lines.append(f"{row['id']},{row['name']}\n")
+        (root / f"part{f}.csv").write_text("".join(lines))
+    return expected
+
+
+def seed(target: Path) -> None:
+    """A target that already holds a file of an earlier run (it must survive every fault)."""
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "old.json").write_text(json.dumps(OLD) + "\n")
+
+
+def visible(target: Path) -> list[dict]:
+    """Rows a reader of the target sees, as the LocalFile source lists them (journal-aware), sorted."""
+    files = lf.list_input_files({"path": str(target)})
+    rows = [json.loads(line) for f in files for line in Path(f).read_text().splitlines() if line]
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def raw_files(target: Path) -> list[Path]:
+    return sorted(p for p in target.rglob("*.json") if not any(x.startswith(".") for x in p.relative_to(target).parts))
+
+
+def assert_exactly_once(target: Path, expected: list[dict]) -> None:
+    got = visible(target)
+    counts = Counter(r["id"] for r in got)
+    assert [i for i, n in counts.items() if n > 1] == [], "duplicated rows"
+    assert got == sorted([OLD, *expected], key=lambda r: r["id"])
+    assert not (target / lf.STAGING_DIR).exists(), "staging left behind"
+    assert not (target / lf.COMMITS_DIR / lf.PENDING_DIR).exists(), "a commit journal left pending"
+    assert len(raw_files(target)) == len(lf.list_input_files({"path": str(target)}))
+
+
+def job(inp: Path, targets: list[Path], batch: int = 4, extra: str = "") -> str:
+    sinks = "\n".join(f'  LocalFile {{ plugin_input = "s", path = "{t}", file_format_type = "json", '
+                      f"batch_size = {batch}{', ' + extra if extra else ''} }}" for t in targets)
+    return f"""
+env {{ job.name = "faults" }}
+source {{ LocalFile {{ plugin_output = "s", path = "{inp}", file_format_type = "csv",
+                      schema = {{ fields {{ id = int, name = string }} }} }} }}
+sink {{
+{sinks}
+}}
+"""
+
+
+def run_in_process(spark, plan, spec: str | None, attempt: int, run_id: str = "r1") -> dict:
+    options = faults.from_environment({faults.ENV: spec} if spec else {})
+    return run_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id, attempt=attempt, options=options))
+
+
+# ------------------------------------------------------------------------------------------------
+# the spec
+# ------------------------------------------------------------------------------------------------
+
+def test_spec_parsing_and_clear_errors():
+    assert faults.parse(None) == () and faults.parse("  ") == ()
+    f, g = faults.parse(" sink.write:2@3=kill+500 ; pipeline.committed:abc_to_def_1234")
+    assert (f.point, f.pipeline, f.attempts, f.action, f.count) == ("sink.write", "2", 3, "kill", 500)
+    assert (g.point, g.pipeline, g.attempts, g.action, g.count) == ("pipeline.committed", "abc_to_def_1234", 1,
+                                                                     "raise", 0)
+    (h,) = faults.parse("sink.move=raise+2")
+    assert (h.pipeline, h.action, h.count) == ("*", "raise", 2)
+    bad = {
+        "sink.comit": "unknown point 'sink.comit'",
+        "sink.commit=explode": "unknown action 'explode'",
+        "sink.commit@0": "attempts (after '@') must be an integer >= 1, found '0'",
+        "sink.write+x": "count (after '+') must be an integer >= 0, found 'x'",
+        "sink.commit;": "entry 2 is empty",
+        "sink.commit:1:2": "expected point[:pipeline][@attempts][=action][+count]",
+        "sink.write+3=kill": "count (after '+') must be an integer >= 0, found '3=kill'",
+    }
+    for spec, message in bad.items():
+        with pytest.raises(faults.FaultSpecError, match="SEATUNNEL_FAULTS") as info:
+            faults.parse(spec)
+        assert message in str(info.value), (spec, str(info.value))
+
+
+def test_bad_spec_or_unknown_pipeline_is_a_usage_error_before_spark(tmp_path, monkeypatch, capsys):
+    conf = tmp_path / "job.conf"
+    conf.write_text(job(tmp_path / "in", [tmp_path / "out"]))
+    monkeypatch.setenv(faults.ENV, "sink.commit=boom")
+    assert main(["run", str(conf), "--work-dir", str(tmp_path / "work")]) == 2
+    assert "error: SEATUNNEL_FAULTS entry 1 'sink.commit=boom': unknown action 'boom'" in capsys.readouterr().err
+    monkeypatch.setenv(faults.ENV, "sink.commit:7")
+    assert main(["run", str(conf), "--work-dir", str(tmp_path / "work")]) == 2
+    assert "no pipeline '7' in this job; pipelines: 1 (" in capsys.readouterr().err
+    assert not (tmp_path / "work").exists()
+    with pytest.raises(SystemExit):
+        main(["run", str(conf), "--attempt", "0"])
+    assert "--attempt: must be an integer >= 1, found '0'" in capsys.readouterr().err
+
+
+def test_faults_unset_change_nothing(spark, plan_of, tmp_path):
+    plan = plan_of(job(tmp_path / "in", [tmp_path / "out"]))
+    ctx = RunContext(spark, plan, plan.pipelines[0], "r1")
+    df = spark.range(3)
+    assert faults.inject_into_write(ctx, plan.pipelines[0].sinks[0], df) is df
+    for point in faults.POINTS:
+        faults.checkpoint(ctx, point, plan.pipelines[0].sinks[0])  # no-op
+    assert faults.from_environment({}) == {}
+    # attempts and pipeline filters: attempt 2 and another pipeline are not armed
+    (f,) = faults.parse("sink.commit:1@1")
+    assert f.applies(ctx) and not f.applies(RunContext(spark, plan, plan.pipelines[0], "r1", attempt=2))
+    assert not faults.parse("sink.commit:2")[0].applies(ctx)
+    assert faults.parse(f"sink.commit:{plan.pipelines[0].task_id}")[0].applies(ctx)
+
+
+# ------------------------------------------------------------------------------------------------
+# raise, in process: every point, then the restore (same run id, attempt 2)
+# ------------------------------------------------------------------------------------------------
+
+RAISE_CASES = [
+    # spec, what the first attempt leaves visible in (target a, target b), words of the message
+    ("sink.write+7", ("old", "old"), "a write task failed after 7 rows"),
+    ("sink.write+100000", ("old", "old"), "on the driver after the write (no task reached row 100000)"),
+    ("sink.prepared", ("old", "old"), "injected fault at sink.prepared"),
+    ("sink.move+2", ("old", "old"), "after 2 earlier occurrence(s)"),
+    ("sink.commit", ("old", "old"), "injected fault at sink.commit"),
+    ("sink.commit+1", ("all", "old"), "injected fault at sink.commit"),  # sink a committed, b did not
+    ("pipeline.committed", ("all", "all"), "injected fault at pipeline.committed"),
+]
+
+
+def test_raise_at_every_point_then_restore_exactly_once(spark, plan_of, tmp_path):
+    expected = make_input(tmp_path / "in")
+    for n, (spec, after_failure, words) in enumerate(RAISE_CASES):
+        a, b = tmp_path / f"a{n}", tmp_path / f"b{n}"
+        seed(a)
+        seed(b)
+        plan = plan_of(job(tmp_path / "in", [a, b]), name=f"job{n}.conf")
+        key = plan.pipelines[0].task_id
+        with pytest.raises(faults.InjectedFault) as info:
+            run_in_process(spark, plan, spec, attempt=1)
+        error = info.value
+        assert error.deterministic is False and error.to_dict()["kind"] == "fault", spec
+        assert error.pipeline == key and words in str(error) and spec.split("+")[0] in str(error), str(error)
+        if spec.startswith("sink.") and spec != "sink.commit+1":
+            assert error.plugin == "sink[0] LocalFile", (spec, error.plugin)
+        for target, state in zip((a, b), after_failure, strict=True):
+            assert visible(target) == ([OLD] if state == "old" else sorted([OLD, *expected], key=lambda r: r["id"])), \
+                (spec, target)
+            if state == "old":  # a raise is aborted: staging and moved files are taken back
+                assert raw_files(target) == [target / "old.json"], spec
+        metrics = run_in_process(spark, plan, spec, attempt=2)  # the fault is armed for attempt 1 only
+        assert metrics["status"] == "FINISHED" and metrics["write_count"] == 2 * len(expected), spec
+        assert_exactly_once(a, expected)
+        assert_exactly_once(b, expected)
+        if spec == "sink.commit+1":  # a third run of the same id writes nothing
+            assert run_in_process(spark, plan, None, attempt=3)["status"] == "FINISHED"
+            assert_exactly_once(a, expected)
+            assert_exactly_once(b, expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# a commit killed half way (no abort), in process: roll forward, or back when the staging is lost
+# ------------------------------------------------------------------------------------------------
+
+def test_commit_stopped_between_moves_rolls_forward_and_readers_never_see_it(spark, plan_of, tmp_path):
+    out = tmp_path / "out"
+    seed(out)
+    conf = job(tmp_path / "in", [out], batch=2)
+    plan = plan_of(conf)
+    p = plan.pipelines[0]
+    dying = RunContext(spark, plan, p, "r1", options=faults.from_environment({faults.ENV: "sink.move+2"}))
+    df = with_kind(spark.range(10).selectExpr("cast(id as int) id", "concat('n', id) name").repartition(1))
+    info = lf.prepare(dying, p.sinks[0], {"s": df})
+    moves = info["tables"][0]["moves"]
+    assert len(moves) == 5
+    with pytest.raises(faults.InjectedFault):
+        lf.commit(dying, p.sinks[0], info)  # no abort follows: what a SIGKILL leaves
+    assert len(raw_files(out)) == 3  # two files moved, plus the old one
+    assert visible(out) == [OLD]  # the source hides the files of the unrecorded commit
+    leftover = Path(moves[3][1]).parent / f".{Path(moves[3][1]).name}.0badc0de.copying"
+    leftover.write_text("half a copy")  # what a copy across file systems killed half way leaves
+    retry = RunContext(spark, plan, p, "r1", attempt=2)
+    again = lf.prepare(retry, p.sinks[0], {"s": df})
+    assert again["tables"][0]["status"] == "recovered"
+    lf.commit(retry, p.sinks[0], again)
+    assert not leftover.exists()
+    assert_exactly_once(out, [{"id": i, "name": f"n{i}"} for i in range(10)])
+    marker = json.loads((out / lf.COMMITS_DIR / "r1" / p.task_id / "sink-0" / "s.committed").read_text())
+    assert marker["recovered"] is True and marker["files"] == [dst for _, dst in moves]
+
+
+def test_commit_stopped_with_its_staging_lost_is_written_again(spark, plan_of, tmp_path):
+    out, tmp = tmp_path / "out", tmp_path / "worker-local-tmp"
+    seed(out)
+    plan = plan_of(job(tmp_path / "in", [out], batch=3, extra=f'tmp_path = "{tmp}"'))
+    p = plan.pipelines[0]
+    dying = RunContext(spark, plan, p, "r1", options=faults.from_environment({faults.ENV: "sink.move+1"}))
+    df = with_kind(spark.range(9).selectExpr("cast(id as int) id", "concat('n', id) name").repartition(1))
+    info = lf.prepare(dying, p.sinks[0], {"s": df})
+    with pytest.raises(faults.InjectedFault):
+        lf.commit(dying, p.sinks[0], info)  # one file of three moved, then the driver died
+    assert len(raw_files(out)) == 2 and visible(out) == [OLD]
+    shutil.rmtree(tmp)  # ... and the retry runs on another worker: the staging is gone
+    retry = RunContext(spark, plan, p, "r1", attempt=2)
+    info = lf.prepare(retry, p.sinks[0], {"s": df})
+    assert info["tables"][0]["status"] == "staged"
+    lf.commit(retry, p.sinks[0], info)
+    assert_exactly_once(out, [{"id": i, "name": f"n{i}"} for i in range(9)])
+
+
+# ------------------------------------------------------------------------------------------------
+# SIGKILL of the driver through seatunnel-airflow run and spark-submit, then the restore
+# ------------------------------------------------------------------------------------------------
+
+def run_cli(*args: str, cwd: Path, spec: str | None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.pop(faults.ENV, None)
+    if spec:
+        env[faults.ENV] = spec
+    return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+#: short-lived drivers: C1 only and a serial GC halve the CPU a spark-submit costs on 2 cores
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+KILLS = {  # pipeline -> (fault, does the first attempt leave the target complete?)
+    1: ("sink.write:1=kill+5", False),
+    2: ("sink.prepared:2=kill", False),
+    3: ("sink.move:3=kill+2", False),
+    4: ("sink.commit:4=kill", False),
+    5: ("pipeline.committed:5=kill", True),
+    6: ("sink.write:6=raise+3", False),  # a raise inside a Spark task, through spark-submit
+}
+
+
+def test_kill_at_every_point_through_the_cli_then_restore(plan_of, tmp_path):
+    expected = make_input(tmp_path / "in", files=2, rows=10)
+    outs = [tmp_path / f"out{n}" for n in range(1, 8)]  # seven pipelines; one stays without a fault
+    for t in outs:
+        seed(t)
+    sinks = "\n".join(f'  LocalFile {{ plugin_input = "s{n}", path = "{t}", file_format_type = "json", batch_size = 4 }}'
+                      for n, t in enumerate(outs))
+    sources = "\n".join(f'  LocalFile {{ plugin_output = "s{n}", path = "{tmp_path / "in"}", file_format_type = "csv", '
+                        f"schema = {{ fields {{ id = int, name = string }} }} }}" for n in range(len(outs)))
+    text = (f'env {{ job.name = "kills", spark.driver.extraJavaOptions = "{QUICK_JVM}" }}\n'
+            f"source {{\n{sources}\n}}\nsink {{\n{sinks}\n}}\n")
+    plan = plan_of(text)
+    conf = tmp_path / "job.conf"
+    target = {p.id: Path(p.sinks[0].config["path"]) for p in plan.pipelines}
+    plugin = {p.id: f"{p.sinks[0].ref} LocalFile" for p in plan.pipelines}
+    spec = ";".join(fault for fault, _ in KILLS.values())
+    metrics_file = tmp_path / "metrics.json"
+    common = ["--run-id", "r1", "--master", "local[1]", "--work-dir", str(tmp_path / "work"),
+              "--metrics-file", str(metrics_file)]
+    first = run_cli("run", str(conf), *common, cwd=tmp_path, spec=spec)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "Traceback" not in first.stderr
+    errors = {int(line.split()[2]): line for line in first.stderr.splitlines() if line.startswith("error: pipeline ")}
+    assert sorted(errors) == sorted(KILLS), first.stderr  # pipeline 7 committed
+    job_metrics = json.loads(metrics_file.read_text())
+    by_id = {p["pipeline"]: p for p in job_metrics["pipelines"]}
+    for n, (fault, complete) in KILLS.items():
+        point = fault.split(":")[0]
+        message = errors[n]
+        assert f"injected fault at {point}" in message and by_id[n]["task_id"] in message, message
+        if "=kill" in fault:
+            assert "exited with 137" in message and "SIGKILL" in message, message
+        else:
+            assert by_id[n]["error"]["deterministic"] is False and by_id[n]["error"]["kind"] == "fault"
+            assert by_id[n]["error"]["plugin"] == plugin[n] and f"failed in {plugin[n]}" in message
+        assert visible(target[n]) == (sorted([OLD, *expected], key=lambda r: r["id"]) if complete else [OLD]), n
+    assert by_id[7]["status"] == "FINISHED"
+    assert_exactly_once(target[7], expected)
+    # killed after its moves (sink.commit) and between them (sink.move): files are there, readers do not see them
+    assert len(raw_files(target[4])) > 1 and len(raw_files(target[3])) == 3
+    assert (target[3] / lf.COMMITS_DIR / lf.PENDING_DIR).is_dir()
+
+    # the restore: the failed pipelines again (as Airflow retries the failed tasks), same run id, attempt 2
+    again = [arg for n in KILLS for arg in ("--pipeline", str(n))]
+    restore = run_cli("run", str(conf), *common, *again, "--attempt", "2", cwd=tmp_path, spec=spec)
+    assert restore.returncode == 0, restore.stdout + restore.stderr
+    for t in target.values():
+        assert_exactly_once(t, expected)
+    job_metrics = json.loads(metrics_file.read_text())
+    assert job_metrics["attempt"] == 2 and all(p["attempt"] == 2 for p in job_metrics["pipelines"])
+    assert {p["pipeline"]: p["write_count"] for p in job_metrics["pipelines"]} == {n: len(expected) for n in KILLS}
