@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.hocon import MISSING
 from ..config.options import as_bool, as_int, as_list, lookup
+from ..runtime import faults
 from .base import SINK, SOURCE, Connector, mask_credentials
 
 if TYPE_CHECKING:
@@ -1483,7 +1484,7 @@ def _prepare_table(ctx: Any, vertex: Any, table_key: str, df: Any) -> dict[str, 
         df.write.format("noop").mode("overwrite").save()
         return {**entry, "status": "committed"}
     staged, casts = _staging_frame(df, target, as_int(lookup(vertex.config, "parallelism")))
-    # TODO(faults): staged = faults.inject_into_write(ctx, vertex, staged)  # task side, point sink.write
+    staged = faults.inject_into_write(ctx, vertex, staged)  # test-only; a no-op unless SEATUNNEL_FAULTS is set
     batch = _count(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
     try:
         (staged.write.format("jdbc").options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
@@ -1505,7 +1506,6 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> dict[str, Any]:
     except BaseException:
         abort(ctx, vertex, {"tables": entries})
         raise
-    # TODO(faults): faults.checkpoint(ctx, "sink.prepared", vertex)  # unless the executor calls it after prepare
     return {"tables": entries}
 
 
@@ -1550,7 +1550,7 @@ def commit(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
                                 log.warning("Jdbc %s: %s DELETE/UPDATE_BEFORE rows are written as plain rows (set "
                                             "primary_keys to apply them)", vertex.ref, deletes)
                         moved = sum(_execute(connection, sql) for sql in _move_statements(target, entry, config))
-                        # TODO(faults): faults.checkpoint(ctx, "sink.commit", vertex)  # data moved, commit not recorded
+                        faults.checkpoint(ctx, "sink.commit", vertex)  # data moved, commit not recorded
                         if _record_commit(connection, target, ctx, vertex, entry, moved):
                             connection.commit()
                             log.info("Jdbc %s: committed %d rows into %s", vertex.ref, moved, target.label)

@@ -90,6 +90,18 @@ class SeaTunnelHook(BaseHook):
             self._plan = compile_job(self.config, self.variables, format=self.format)
         return self._plan
 
+    def mask_secrets(self) -> None:
+        """Register the job's secret option values (passwords, tokens) with Airflow's log masker."""
+        from airflow.sdk.log import mask_secret
+
+        from ..connectors.base import SECRET_OPTIONS
+
+        for pipeline in self.plan.pipelines:
+            for vertex in pipeline.vertices:
+                for key, value in vertex.config.items():
+                    if str(key).lower() in SECRET_OPTIONS and value not in (None, ""):
+                        mask_secret(str(value), name=str(key))
+
     def get_conn(self) -> JobPlan:
         return self.plan
 
@@ -250,6 +262,28 @@ class SeaTunnelHook(BaseHook):
                                          self.driver_on_cluster(self._spark_hook))
         except SeaTunnelPipelineFailed as e:
             raise e from failure
+
+    def submit_job(self, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
+        """Run every pipeline of the job, one after another; return the job's metrics.
+
+        Pipelines are independent: one failing does not stop the others. Raises
+        :class:`SeaTunnelPipelineFailed` (with the job's metrics) when any failed.
+        """
+        from ..runtime.summary import job_metrics
+
+        started, results = _now(), []
+        for p in self.plan.pipelines:
+            try:
+                results.append(self.submit(p.id, run_id=run_id, attempt=attempt))
+            except SeaTunnelPipelineFailed as e:
+                results.append(e.metrics)
+        job = job_metrics(self.plan.name, results, started, _now())
+        failed = [m.get("task_id", "?") for m in results if m.get("status") != "FINISHED"]
+        if failed:
+            error = next((m["error"] for m in results if m.get("status") != "FINISHED" and m.get("error")), {})
+            raise SeaTunnelPipelineFailed(f"job {self.plan.name!r}: pipelines failed: {', '.join(failed)}",
+                                          {**job, "error": error})
+        return job
 
     def on_kill(self) -> None:
         """Kill the running Spark application (delegates to ``SparkSubmitHook.on_kill``)."""

@@ -236,6 +236,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
         except (KeyError, ValueError) as e:
             raise AirflowFailException(str(e.args[0] if e.args else e)) from None
+        hook.mask_secrets()
         self.log.info("SeaTunnel job %s, running pipeline %s (%s):\n%s", plan.name, pipeline.id, pipeline.task_id,
                       render_text(plan))
         run_id = self.job_run_id(context)

@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                          options=options)
         metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))
         metrics["application_id"] = spark.sparkContext.applicationId
+        metrics["ui_url"] = spark.sparkContext.uiWebUrl
         _write_metrics(args.metrics_file, metrics)
         log.info("Job %s, %s: FINISHED, read %s, wrote %s", plan.name, label, metrics["read_count"],
                  metrics["write_count"])

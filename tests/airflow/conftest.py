@@ -68,12 +68,13 @@ def run_dag(airflow_env, tmp_path):
     ``dag.test()`` syncs the DAGs folder (the bundle) to the database, so the file must live there; each test
     uses its own ``module`` and dag id. ``logical_date`` defaults to 2024-05-06 (UTC); ``run_after`` (default:
     now) names the run (``manual__<run_after>``): the same ``run_after`` twice reruns the same run id;
-    ``run_conf`` is the run's ``conf`` (DAG params). The result holds the run's state, run id, task
+    ``run_conf`` is the run's ``conf`` (DAG params); ``env`` adds environment variables (``SEATUNNEL_FAULTS``).
+    The result holds the run's state, run id, task
     instances, operators and XCom return values.
     """
 
     def run(source: str, module: str, *, logical_date: datetime | None = None, run_after: datetime | None = None,
-            run_conf: dict | None = None) -> dict:
+            run_conf: dict | None = None, env: dict[str, str] | None = None) -> dict:
         dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
         dag_dir.mkdir(exist_ok=True)
         (dag_dir / f"{module}.py").write_text(textwrap.dedent(source))
@@ -83,7 +84,8 @@ def run_dag(airflow_env, tmp_path):
                                logical_date=(logical_date or DEFAULT_LOGICAL_DATE).isoformat(),
                                run_after=run_after.isoformat() if run_after else "", run_conf=run_conf)
         proc = subprocess.run([sys.executable, "-c", runner],
-                              env=airflow_env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                              env={**airflow_env, **(env or {})}, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=600)
         assert result.exists(), proc.stdout[-5000:] + proc.stderr[-5000:]
         out = json.loads(result.read_text())
         out["log"] = proc.stdout + proc.stderr
