@@ -142,8 +142,14 @@ class SeaTunnelHook(BaseHook):
         if not sensitive:
             return None
         path = self.work_dir / f"{name}.properties"
+        # spark-submit reads spark-defaults.conf only without --properties-file: carry it over
+        conf_dir = os.environ.get("SPARK_CONF_DIR") or (
+            str(Path(os.environ["SPARK_HOME"]) / "conf") if os.environ.get("SPARK_HOME") else None)
+        defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
+            if defaults is not None and defaults.is_file():
+                f.write(defaults.read_text(encoding="utf-8").rstrip("\n") + "\n")
             for key, value in sorted(sensitive.items()):
                 f.write(f"{key} {value}\n")
         return str(path)
@@ -159,7 +165,9 @@ class SeaTunnelHook(BaseHook):
             spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
             properties_file=self._properties_file(sensitive, f"pipeline-{pipeline.task_id}"),
         )
-        kwargs.update(self.spark_submit_kwargs)
+        extra = dict(self.spark_submit_kwargs)
+        kwargs["conf"] = {**public, **dict(extra.pop("conf", None) or {})}  # the job's env, then the caller's
+        kwargs.update(extra)
         return kwargs
 
     @staticmethod

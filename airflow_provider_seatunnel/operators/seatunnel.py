@@ -271,7 +271,10 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     def _publish(self, context: Any, metrics: Mapping[str, Any]) -> None:
         """Push the metrics (for the group's summary) and the Spark UI link, where known."""
         if isinstance(metrics, dict):
-            metrics["airflow_task_id"] = self.task_id  # the plan's id may differ in its hash (rendered variables)
+            # the id compiled from rendered variables may differ in its hash: show the task's own
+            metrics["airflow_task_id"] = self.task_id
+            if metrics.get("task_id") and isinstance(self.pipeline, str) and metrics["task_id"] != self.pipeline:
+                metrics["compiled_task_id"], metrics["task_id"] = metrics["task_id"], self.pipeline
         ti = context.get("ti")
         if ti is None:
             return
