@@ -200,7 +200,8 @@ def _armed(plan: FaultPlan, ctx: Any, point: str) -> list[tuple[int, Fault]]:
 
 
 def _message(ctx: Any, fault: Fault, detail: str) -> str:
-    return f"injected fault at {fault.point} ({fault.action}, attempt {ctx.attempt}){detail}; {ENV}='{fault.text}' {TAG}"
+    return (f"injected fault at {fault.point} ({fault.action}, attempt {ctx.attempt}){detail}; "
+            f"{ENV}='{fault.text}' {TAG}")
 
 
 def _fire(ctx: Any, fault: Fault, vertex: Any, detail: str = "") -> None:
