@@ -1111,6 +1111,12 @@ def _settle(vertex: Any, table: str, slot: Mapping[str, str]) -> str | None:
     finished now), or None (write the data; staging of failed attempts is discarded)."""
     marker, journal = slot["marker"], slot["journal"]
     status = None
+    folder, name = os.path.split(journal)
+    if os.path.isdir(folder):  # a journal write killed half way leaves its temporary file
+        for entry in os.listdir(folder):
+            if entry.startswith(f".{name}.") and entry.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, entry))
     if os.path.exists(marker):
         status = "committed"
     elif os.path.isfile(journal):
@@ -1134,6 +1140,7 @@ def _settle(vertex: Any, table: str, slot: Mapping[str, str]) -> str | None:
                         "%d file(s) it had published, writing the data again", vertex.ref, table, len(published))
     if os.path.exists(slot["root"]):  # staging of failed attempts, or of a commit finished above
         _remove_tree(slot["root"], slot["base"])
+    _drop_empty_dir(folder)
     return status
 
 

@@ -210,6 +210,8 @@ def test_commit_stopped_between_moves_rolls_forward_and_readers_never_see_it(spa
     assert visible(out) == [OLD]  # the source hides the files of the unrecorded commit
     leftover = Path(moves[3][1]).parent / f".{Path(moves[3][1]).name}.0badc0de.copying"
     leftover.write_text("half a copy")  # what a copy across file systems killed half way leaves
+    journal = Path(info["tables"][0]["journal"])
+    (journal.parent / f".{journal.name}.1234abcd.tmp").write_text("{")  # a journal write killed half way
     retry = RunContext(spark, plan, p, "r1", attempt=2)
     again = lf.prepare(retry, p.sinks[0], {"s": df})
     assert again["tables"][0]["status"] == "recovered"
