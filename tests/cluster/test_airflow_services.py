@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,8 +23,9 @@ from .services import wait_for
 
 DAG_ID = "seatunnel_example"
 RUN_ID = "cluster_test_run"
-LOGICAL_DATE = "2024-05-06T00:00:00Z"
-DS = "2024-05-06"
+# an unusual date: a DAG without the output_root param writes under /tmp/seatunnel-example/<ds>
+LOGICAL_DATE = "2021-07-07T00:00:00Z"
+DS = "2021-07-07"
 #: FakeSource rows per source in dags/configs/example.conf: row.num × env.parallelism (2)
 ROWS = {"web_orders": 500 * 2, "store_orders": 300 * 2}
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -48,7 +50,7 @@ def _task_log(services: AirflowServices, task_id: str, try_number: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def example_run(airflow_services: AirflowServices, tmp_path_factory) -> ExampleRun:
+def example_run(airflow_services: AirflowServices, tmp_path_factory) -> Iterator[ExampleRun]:
     """Trigger seatunnel_example through the REST API with a run conf, and wait for its outcome."""
     output_root = tmp_path_factory.mktemp("example-output")
     params = airflow_services.api(f"dags/{DAG_ID}/details").get("params") or {}
@@ -56,23 +58,28 @@ def example_run(airflow_services: AirflowServices, tmp_path_factory) -> ExampleR
         output = output_root / DS / "orders"
     else:  # a DAG without the output_root param writes where its variables say
         output = Path("/tmp/seatunnel-example") / DS / "orders"
-        shutil.rmtree(output, ignore_errors=True)
-    airflow_services.api(f"dags/{DAG_ID}/dagRuns", "POST",
-                         {"dag_run_id": RUN_ID, "logical_date": LOGICAL_DATE, "conf": {"output_root": str(output_root)}})
+        shutil.rmtree(output.parent, ignore_errors=True)
+    try:
+        airflow_services.api(f"dags/{DAG_ID}/dagRuns", "POST", {"dag_run_id": RUN_ID, "logical_date": LOGICAL_DATE,
+                                                              "conf": {"output_root": str(output_root)}})
 
-    def finished() -> str | None:
-        state = airflow_services.api(f"dags/{DAG_ID}/dagRuns/{RUN_ID}")["state"]
-        return state if state in ("success", "failed") else None
+        def finished() -> str | None:
+            state = airflow_services.api(f"dags/{DAG_ID}/dagRuns/{RUN_ID}")["state"]
+            return state if state in ("success", "failed") else None
 
-    state = wait_for(f"the {DAG_ID} run to finish", finished, 480, airflow_services.services, 2.0)
-    tasks = {t["task_id"]: t for t in
-             airflow_services.api(f"dags/{DAG_ID}/dagRuns/{RUN_ID}/taskInstances")["task_instances"]}
-    if state != "success":
-        logs = "\n".join(f"--- {t} ({ti['state']}) ---\n{_task_log(airflow_services, t, ti['try_number'])}"
-                         for t, ti in tasks.items() if ti["state"] != "success")
-        pytest.fail(f"{DAG_ID} run {state}: {[(t, ti['state']) for t, ti in tasks.items()]}\n{logs}")
-    pipelines = sorted(t for t in tasks if t.startswith("orders.") and t not in ("orders.prepare", "orders.summary"))
-    return ExampleRun(state, tasks, pipelines, output)
+        state = wait_for(f"the {DAG_ID} run to finish", finished, 480, airflow_services.services, 2.0)
+        tasks = {t["task_id"]: t for t in
+                 airflow_services.api(f"dags/{DAG_ID}/dagRuns/{RUN_ID}/taskInstances")["task_instances"]}
+        if state != "success":
+            logs = "\n".join(f"--- {t} ({ti['state']}) ---\n{_task_log(airflow_services, t, ti['try_number'])}"
+                             for t, ti in tasks.items() if ti["state"] != "success")
+            pytest.fail(f"{DAG_ID} run {state}: {[(t, ti['state']) for t, ti in tasks.items()]}\n{logs}")
+        pipelines = sorted(t for t in tasks
+                           if t.startswith("orders.") and t not in ("orders.prepare", "orders.summary"))
+        yield ExampleRun(state, tasks, pipelines, output)
+    finally:
+        if not output.is_relative_to(output_root):
+            shutil.rmtree(output.parent, ignore_errors=True)
 
 
 def _when(stamp: str) -> datetime:
