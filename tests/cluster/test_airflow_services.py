@@ -23,9 +23,10 @@ from .services import wait_for
 
 DAG_ID = "seatunnel_example"
 RUN_ID = "cluster_test_run"
-# an unusual date: a DAG without the output_root param writes under /tmp/seatunnel-example/<ds>
-LOGICAL_DATE = "2021-07-07T00:00:00Z"
-DS = "2021-07-07"
+# an unusual date (after the DAG's start date, or the run has no tasks): a DAG without the
+# output_root param writes under /tmp/seatunnel-example/<ds>
+LOGICAL_DATE = "2024-07-17T00:00:00Z"
+DS = "2024-07-17"
 #: FakeSource rows per source in dags/configs/example.conf: row.num × env.parallelism (2)
 ROWS = {"web_orders": 500 * 2, "store_orders": 300 * 2}
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -131,6 +132,7 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
     assert Path(CHROMIUM).exists(), "Chromium is missing: run `make test-deps-ui` (apt-get install chromium)"
     shots = ARTIFACTS / "airflow-ui"
     shots.mkdir(parents=True, exist_ok=True)
+    assert len(example_run.pipelines) == 4, example_run.tasks
     local_ids = [t.split(".", 1)[1] for t in example_run.pipelines] + ["prepare", "summary"]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
