@@ -154,6 +154,7 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
             page.locator('[aria-label="Toggle group"][data-group-id="orders"]').first.click()
             for local_id in local_ids:
                 page.get_by_text(local_id, exact=True).first.wait_for()
+            time.sleep(0.7)  # the group's chevron turns
             grid_text = page.inner_text("body")
             page.screenshot(path=str(shots / "airflow-grid.png"))
 
