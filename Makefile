@@ -80,3 +80,74 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .demo
+
+# -- A Spark standalone cluster on this machine: `make cluster`, `make cluster-stop` -------------------
+# One master and one worker from the venv's PySpark, in the background, on loopback; pids, logs and
+# the worker's work directory live under .cache/cluster. Point Airflow at it with the connection
+# printed at start (client deploy mode: Python drivers cannot run in standalone cluster mode).
+CLUSTER_DIR := $(abspath .cache/cluster)
+SPARK_MASTER_PORT ?= 7077
+SPARK_MASTER_WEBUI_PORT ?= 8080
+SPARK_WORKER_WEBUI_PORT ?= 8081
+SPARK_WORKER_CORES ?= 2
+SPARK_WORKER_MEMORY ?= 2g
+
+.PHONY: cluster cluster-stop test-deps-ui
+
+cluster: check-java $(STAMP)
+	@mkdir -p $(CLUSTER_DIR)/work $(CLUSTER_DIR)/logs $(CLUSTER_DIR)/local
+	@if [ -f $(CLUSTER_DIR)/master.pid ] && kill -0 "$$(cat $(CLUSTER_DIR)/master.pid)" 2>/dev/null; then \
+	  echo "a Spark cluster is already running (master pid $$(cat $(CLUSTER_DIR)/master.pid)); make cluster-stop stops it"; \
+	  exit 0; \
+	fi; \
+	export SPARK_HOME="$$($(BIN)/python -c 'import importlib.util as u; print(u.find_spec("pyspark").submodule_search_locations[0])')" \
+	  SPARK_WORKER_DIR=$(CLUSTER_DIR)/work SPARK_LOG_DIR=$(CLUSTER_DIR)/logs SPARK_LOCAL_DIRS=$(CLUSTER_DIR)/local \
+	  PYSPARK_PYTHON=$(BIN)/python; \
+	nohup $(BIN)/spark-class org.apache.spark.deploy.master.Master --host 127.0.0.1 --port $(SPARK_MASTER_PORT) \
+	  --webui-port $(SPARK_MASTER_WEBUI_PORT) > $(CLUSTER_DIR)/master.log 2>&1 < /dev/null & \
+	echo $$! > $(CLUSTER_DIR)/master.pid; \
+	nohup $(BIN)/spark-class org.apache.spark.deploy.worker.Worker spark://127.0.0.1:$(SPARK_MASTER_PORT) \
+	  --host 127.0.0.1 --cores $(SPARK_WORKER_CORES) --memory $(SPARK_WORKER_MEMORY) \
+	  --webui-port $(SPARK_WORKER_WEBUI_PORT) --work-dir $(CLUSTER_DIR)/work > $(CLUSTER_DIR)/worker.log 2>&1 < /dev/null & \
+	echo $$! > $(CLUSTER_DIR)/worker.pid; \
+	for i in $$(seq 1 120); do \
+	  if $(BIN)/python -c "import json, sys, urllib.request as r; \
+	      s = json.load(r.urlopen('http://127.0.0.1:$(SPARK_MASTER_WEBUI_PORT)/json/', timeout=2)); \
+	      sys.exit(0 if s.get('aliveworkers', 0) >= 1 else 1)" 2>/dev/null; then \
+	    echo "Spark standalone cluster: spark://127.0.0.1:$(SPARK_MASTER_PORT) (UI http://127.0.0.1:$(SPARK_MASTER_WEBUI_PORT), $(SPARK_WORKER_CORES) cores, $(SPARK_WORKER_MEMORY))"; \
+	    echo 'Airflow connection: AIRFLOW_CONN_SPARK_CLUSTER={"conn_type": "spark", "host": "spark://127.0.0.1", "port": $(SPARK_MASTER_PORT), "extra": {"deploy-mode": "client", "master_ui_port": $(SPARK_MASTER_WEBUI_PORT)}}'; \
+	    echo "logs: $(CLUSTER_DIR); stop: make cluster-stop"; \
+	    exit 0; \
+	  fi; \
+	  sleep 1; \
+	done; \
+	echo "error: the Spark worker did not register with the master within 120 s; logs:" >&2; \
+	tail -n 20 $(CLUSTER_DIR)/master.log $(CLUSTER_DIR)/worker.log >&2; \
+	$(MAKE) --no-print-directory cluster-stop; exit 1
+
+cluster-stop:
+	@for name in worker master; do \
+	  f=$(CLUSTER_DIR)/$$name.pid; [ -f $$f ] || continue; pid=$$(cat $$f); \
+	  if kill -0 $$pid 2>/dev/null; then \
+	    kill $$pid; \
+	    for i in $$(seq 1 40); do kill -0 $$pid 2>/dev/null || break; sleep 0.5; done; \
+	    if kill -0 $$pid 2>/dev/null; then kill -9 $$pid; fi; \
+	    echo "stopped the Spark $$name (pid $$pid)"; \
+	  fi; \
+	  rm -f $$f; \
+	done
+
+# -- What the Airflow UI test needs: a headless Chromium (Debian's; Playwright drives it, downloads nothing) --
+UI_PACKAGES := chromium fonts-dejavu-core
+
+test-deps-ui:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing $(UI_PACKAGES) (headless browser for the Airflow UI test)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(UI_PACKAGES) \
+	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(UI_PACKAGES); }; \
+	else \
+	  echo "error: the Airflow UI test needs Chromium ('chromium' on PATH) to take its screenshots." >&2; \
+	  echo "       Install it as root and retry: apt-get install -y --no-install-recommends $(UI_PACKAGES)" >&2; \
+	  exit 1; \
+	fi

@@ -1,0 +1,215 @@
+"""Fixtures for "outgrowing one machine": a Spark standalone cluster, and Airflow's real services.
+
+* ``spark_cluster`` (once per module): a master and a worker (2 cores, 2 GiB) from the installed
+  PySpark, on free loopback ports, with their work and log directories under the test's temp dir.
+* ``airflow_services`` (once per module): ``airflow api-server``, ``scheduler`` (LocalExecutor,
+  parallelism 4) and ``dag-processor`` on a fresh home (SQLite) whose DAGs folder is a copy of the
+  project's ``dags/``; a test user ``tester`` (admin) of the simple auth manager.
+
+Servers always stop (fixture finalizers, failures included), by their own process groups.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT
+from .services import Service, free_port, http_json, stop_all, wait_for
+
+BIN = Path(sys.executable).parent
+#: Screenshots and other artifacts worth keeping after the run (``.cache/`` is ignored by git).
+ARTIFACTS = Path(os.environ.get("SEATUNNEL_TEST_ARTIFACTS", ROOT / ".cache" / "test-artifacts"))
+_REPORTED: list[str] = []
+
+
+def report_artifact(line: str) -> None:
+    """Name an artifact in pytest's closing summary."""
+    _REPORTED.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _REPORTED:
+        terminalreporter.section("cluster test artifacts")
+        for line in _REPORTED:
+            terminalreporter.write_line(line)
+
+
+#: Every JVM here lives for seconds on data of kilobytes: the client compiler alone (no C2) and
+#: the serial collector halve their CPU time on a 2-core machine, semantics unchanged.
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def base_environ(**settings: str) -> dict[str, str]:
+    """This environment without Airflow settings of its own, with the venv first on PATH and this tree importable."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update({
+        "PATH": str(BIN) + os.pathsep + env.get("PATH", ""),
+        "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        "PYSPARK_PYTHON": sys.executable,
+        "JAVA_TOOL_OPTIONS": (env.get("JAVA_TOOL_OPTIONS", "") + " " + SHORT_LIVED_JVM).strip(),
+    })
+    env.update(settings)
+    return env
+
+
+# -- Spark standalone ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SparkCluster:
+    port: int
+    ui_port: int
+    work_dir: Path
+    services: list[Service] = field(default_factory=list)
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    @property
+    def ui_url(self) -> str:
+        return f"http://127.0.0.1:{self.ui_port}"
+
+    def status(self) -> dict[str, Any]:
+        """The master's JSON status (workers, active and completed applications)."""
+        return http_json(f"{self.ui_url}/json/")
+
+    def connection(self) -> str:
+        """An Airflow ``spark`` connection (JSON) to this master in client deploy mode."""
+        return json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1", "port": self.port,
+                           "extra": {"deploy-mode": "client", "master_ui_port": self.ui_port}})
+
+
+def spark_home() -> str:
+    spec = importlib.util.find_spec("pyspark")
+    assert spec is not None and spec.origin, "PySpark is not installed"
+    return str(Path(spec.origin).parent)
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory) -> Iterator[SparkCluster]:
+    """A Spark standalone master and one worker (2 cores, 2 GiB) on free loopback ports."""
+    assert shutil.which("java"), "Java 17 is required (apt-get install openjdk-17-jre-headless)"
+    root = tmp_path_factory.mktemp("spark-standalone")
+    cluster = SparkCluster(port=free_port(), ui_port=free_port(), work_dir=root / "work")
+    env = base_environ(SPARK_HOME=spark_home(), SPARK_WORKER_DIR=str(cluster.work_dir),
+                       SPARK_LOCAL_DIRS=str(root / "local"), SPARK_LOG_DIR=str(root / "logs"))
+    spark_class = str(BIN / "spark-class")
+    try:
+        cluster.services.append(Service(
+            "spark master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                             "--port", str(cluster.port), "--webui-port", str(cluster.ui_port)],
+            env, root / "master.log", cwd=root))
+        cluster.services.append(Service(
+            "spark worker", [spark_class, "org.apache.spark.deploy.worker.Worker", cluster.master_url,
+                             "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
+                             "--webui-port", str(free_port()), "--work-dir", str(cluster.work_dir)],
+            env, root / "worker.log", cwd=root))
+        wait_for("the Spark worker to register with the master",
+                 lambda: cluster.status().get("aliveworkers", 0) >= 1, 120, cluster.services)
+        yield cluster
+    finally:
+        stop_all(cluster.services)
+
+
+# -- Airflow ------------------------------------------------------------------------------------------
+
+
+def airflow_environ(home: Path, **settings: str) -> dict[str, str]:
+    """An isolated Airflow (``home``, SQLite, no examples) whose DAGs folder is ``home/dags``."""
+    return base_environ(**{
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "SEATUNNEL_PLAN_CACHE": str(home / "plan-cache"),
+        **settings,
+    })
+
+
+def migrate(env: Mapping[str, str]) -> None:
+    proc = subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=dict(env), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@dataclass
+class AirflowServices:
+    url: str
+    home: Path
+    env: dict[str, str]
+    user: str
+    password: str
+    services: list[Service] = field(default_factory=list)
+    _token: str | None = None
+
+    @property
+    def token(self) -> str:
+        """A JWT for the public REST API (``POST /auth/token`` with the test user's password)."""
+        if self._token is None:
+            answer = http_json(f"{self.url}/auth/token", "POST", {"username": self.user, "password": self.password})
+            self._token = answer["access_token"]
+        return self._token
+
+    def api(self, path: str, method: str = "GET", body: Any = None) -> Any:
+        """Call the public API v2 (``path`` relative to ``/api/v2/``) as the test user."""
+        return http_json(f"{self.url}/api/v2/{path.lstrip('/')}", method, body, token=self.token)
+
+
+@pytest.fixture(scope="module")
+def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
+    """Airflow's API server, scheduler (LocalExecutor, parallelism 4) and DAG processor on a fresh home.
+
+    Pipelines run with ``spark_default`` = ``local[1]``: one small JVM per pipeline task.
+    """
+    home = tmp_path_factory.mktemp("airflow-services")
+    shutil.copytree(ROOT / "dags", home / "dags", ignore=shutil.ignore_patterns("__pycache__"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    user, password = "tester", "tester-password"
+    (home / "passwords.json").write_text(json.dumps({user: password}))
+    env = airflow_environ(home, **{
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{user}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API__BASE_URL": url,
+        "AIRFLOW__API__WORKERS": "1",
+        # every process must sign and check the same tokens (the API's and the tasks')
+        "AIRFLOW__API_AUTH__JWT_SECRET": os.urandom(24).hex(),
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+    })
+    migrate(env)
+    airflow = str(BIN / "airflow")
+    services = AirflowServices(url=url, home=home, env=env, user=user, password=password)
+    try:
+        for command in ("api-server", "scheduler", "dag-processor"):
+            services.services.append(Service(f"airflow {command}", [airflow, command], env,
+                                              home / f"{command}.log", cwd=home))
+
+        def ready() -> bool:
+            health = http_json(f"{url}/api/v2/monitor/health")
+            return (health["scheduler"]["status"] == "healthy" and health["dag_processor"]["status"] == "healthy"
+                    and "seatunnel_example" in {d["dag_id"] for d in services.api("dags")["dags"]})
+
+        wait_for("Airflow's services and the parsed seatunnel_example DAG", ready, 180, services.services, 1.0)
+        errors = services.api("importErrors")["import_errors"]
+        assert not errors, errors
+        yield services
+    finally:
+        stop_all(services.services)
