@@ -52,20 +52,22 @@ demo: check-java $(STAMP)
 	@echo
 	@$(BIN)/python scripts/demo_summary.py $(DEMO_DAG)
 
-# The Jdbc tests run a private PostgreSQL server (Debian's packages) and its JDBC driver.
-PG_PACKAGES := postgresql libpostgresql-jdbc-java
+# What the tests need from Debian: a PostgreSQL server and its JDBC driver (the Jdbc tests run a
+# private server), and a headless Chromium (the Airflow UI test; Playwright drives it, downloads nothing).
+TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core
 PG_JAR := /usr/share/java/postgresql.jar
 
 .PHONY: test-deps
 test-deps:
-	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ]; then exit 0; fi; \
+	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ] && command -v chromium >/dev/null 2>&1; \
+	then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing $(PG_PACKAGES) (PostgreSQL server and JDBC driver for the Jdbc tests)"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(PG_PACKAGES) \
-	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(PG_PACKAGES); }; \
+	  echo "installing $(TEST_PACKAGES) (PostgreSQL for the Jdbc tests, Chromium for the UI test)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES) \
+	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES); }; \
 	else \
-	  echo "error: the Jdbc tests need a PostgreSQL server (/usr/lib/postgresql/*/bin) and its JDBC driver ($(PG_JAR))." >&2; \
-	  echo "       Install them as root and retry: apt-get install -y --no-install-recommends $(PG_PACKAGES)" >&2; \
+	  echo "error: the tests need a PostgreSQL server (/usr/lib/postgresql/*/bin), its JDBC driver ($(PG_JAR))" >&2; \
+	  echo "       and Chromium. Install them as root and retry: apt-get install -y --no-install-recommends $(TEST_PACKAGES)" >&2; \
 	  exit 1; \
 	fi
 
@@ -92,7 +94,7 @@ SPARK_WORKER_WEBUI_PORT ?= 8081
 SPARK_WORKER_CORES ?= 2
 SPARK_WORKER_MEMORY ?= 2g
 
-.PHONY: cluster cluster-stop test-deps-ui
+.PHONY: cluster cluster-stop
 
 cluster: check-java $(STAMP)
 	@mkdir -p $(CLUSTER_DIR)/work $(CLUSTER_DIR)/logs $(CLUSTER_DIR)/local
@@ -137,17 +139,3 @@ cluster-stop:
 	  rm -f $$f; \
 	done
 
-# -- What the Airflow UI test needs: a headless Chromium (Debian's; Playwright drives it, downloads nothing) --
-UI_PACKAGES := chromium fonts-dejavu-core
-
-test-deps-ui:
-	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing $(UI_PACKAGES) (headless browser for the Airflow UI test)"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(UI_PACKAGES) \
-	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(UI_PACKAGES); }; \
-	else \
-	  echo "error: the Airflow UI test needs Chromium ('chromium' on PATH) to take its screenshots." >&2; \
-	  echo "       Install it as root and retry: apt-get install -y --no-install-recommends $(UI_PACKAGES)" >&2; \
-	  exit 1; \
-	fi

@@ -129,7 +129,7 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
     """Grid, graph and Gantt views of the run, logged in as the test user; screenshots kept as artifacts."""
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Chromium is missing: run `make test-deps-ui` (apt-get install chromium)"
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run `make test-deps` (apt-get install chromium)"
     shots = ARTIFACTS / "airflow-ui"
     shots.mkdir(parents=True, exist_ok=True)
     assert len(example_run.pipelines) == 4, example_run.tasks
