@@ -45,9 +45,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(line)
 
 
-#: Every JVM here lives for seconds on data of kilobytes: the client compiler alone (no C2) and
-#: the serial collector halve their CPU time on a 2-core machine, semantics unchanged.
-SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def base_environ(**settings: str) -> dict[str, str]:
@@ -57,7 +54,6 @@ def base_environ(**settings: str) -> dict[str, str]:
         "PATH": str(BIN) + os.pathsep + env.get("PATH", ""),
         "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
         "PYSPARK_PYTHON": sys.executable,
-        "JAVA_TOOL_OPTIONS": (env.get("JAVA_TOOL_OPTIONS", "") + " " + SHORT_LIVED_JVM).strip(),
     })
     env.update(settings)
     return env

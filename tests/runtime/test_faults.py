@@ -254,9 +254,6 @@ def run_cli(*args: str, cwd: Path, spec: str | None) -> subprocess.CompletedProc
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
-#: short-lived drivers: C1 only and a serial GC halve the CPU a spark-submit costs on 2 cores
-QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-
 KILLS = {  # pipeline -> (fault, does the first attempt leave the target complete?)
     1: ("sink.write:1=kill+5", False),
     2: ("sink.prepared:2=kill", False),
@@ -276,7 +273,7 @@ def test_kill_at_every_point_through_the_cli_then_restore(plan_of, tmp_path):
                       for n, t in enumerate(outs))
     sources = "\n".join(f'  LocalFile {{ plugin_output = "s{n}", path = "{tmp_path / "in"}", file_format_type = "csv", '
                         f"schema = {{ fields {{ id = int, name = string }} }} }}" for n in range(len(outs)))
-    text = (f'env {{ job.name = "kills", spark.driver.extraJavaOptions = "{QUICK_JVM}" }}\n'
+    text = (f'env {{ job.name = "kills" }}\n'
             f"source {{\n{sources}\n}}\nsink {{\n{sinks}\n}}\n")
     plan = plan_of(text)
     conf = tmp_path / "job.conf"
