@@ -273,7 +273,7 @@ def test_kill_at_every_point_through_the_cli_then_restore(plan_of, tmp_path):
                       for n, t in enumerate(outs))
     sources = "\n".join(f'  LocalFile {{ plugin_output = "s{n}", path = "{tmp_path / "in"}", file_format_type = "csv", '
                         f"schema = {{ fields {{ id = int, name = string }} }} }}" for n in range(len(outs)))
-    text = (f'env {{ job.name = "kills" }}\n'
+    text = (f'env {{ job.name = "kills", spark.ui.enabled = false }}\n'
             f"source {{\n{sources}\n}}\nsink {{\n{sinks}\n}}\n")
     plan = plan_of(text)
     conf = tmp_path / "job.conf"
@@ -281,7 +281,7 @@ def test_kill_at_every_point_through_the_cli_then_restore(plan_of, tmp_path):
     plugin = {p.id: f"{p.sinks[0].ref} LocalFile" for p in plan.pipelines}
     spec = ";".join(fault for fault, _ in KILLS.values())
     metrics_file = tmp_path / "metrics.json"
-    common = ["--run-id", "r1", "--master", "local[1]", "--work-dir", str(tmp_path / "work"),
+    common = ["--run-id", "r1", "--master", "local[1]", "--max-parallel", "2", "--work-dir", str(tmp_path / "work"),
               "--metrics-file", str(metrics_file)]
     first = run_cli("run", str(conf), *common, cwd=tmp_path, spec=spec)
     assert first.returncode == 1, first.stdout + first.stderr
