@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import textwrap
 from pathlib import Path
@@ -12,6 +13,9 @@ from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.plan import compile_job
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# py4j says goodbye from __del__ at interpreter exit, after pytest closed the log streams
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 #: Every JVM the tests start lives for seconds on kilobytes of data: the client compiler alone (no C2)
 #: and the serial collector halve their CPU time on a 2-core machine, semantics unchanged. Set before
