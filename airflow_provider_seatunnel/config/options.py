@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .hocon import MISSING
@@ -62,3 +62,23 @@ def as_bool(value: Any) -> bool | None:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     return None
+
+
+def checked_bool(value: Any, key: str, default: bool, error: Callable[[str], Exception]) -> bool:
+    """``value`` as a boolean (``default`` when unset); ``error(message)`` is raised when it is not one."""
+    if value is None:
+        return default
+    parsed = as_bool(value)
+    if parsed is None:
+        raise error(f"{key} must be true or false, found {value!r}")
+    return parsed
+
+
+def checked_int(value: Any, key: str, default: int, minimum: int, error: Callable[[str], Exception]) -> int:
+    """``value`` as an integer >= ``minimum`` (``default`` when unset); else ``error(message)`` is raised."""
+    if value is None:
+        return default
+    parsed = as_int(value)
+    if parsed is None or parsed < minimum:
+        raise error(f"{key} must be an integer >= {minimum}, found {value!r}")
+    return parsed

@@ -74,7 +74,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config.hocon import MISSING
-from ..config.options import as_bool, as_int, as_list, lookup
+from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
 from ..plan.schema import DataType, Schema, schema_from_options
 from .base import SINK, SOURCE, Connector
 
@@ -162,23 +162,11 @@ def _opt(config: Mapping[str, Any], key: str, default: Any = None, *fallbacks: s
 
 
 def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = _opt(config, key)
-    if value is None:
-        return default
-    parsed = as_bool(value)
-    if parsed is None:
-        raise _config_error(f"{key} must be true or false, found {value!r}")
-    return parsed
+    return checked_bool(_opt(config, key), key, default, _config_error)
 
 
 def _count(config: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    value = _opt(config, key)
-    if value is None:
-        return default
-    parsed = as_int(value)
-    if parsed is None or parsed < minimum:
-        raise _config_error(f"{key} must be an integer >= {minimum}, found {value!r}")
-    return parsed
+    return checked_int(_opt(config, key), key, default, minimum, _config_error)
 
 
 def _config_error(message: str) -> Exception:

@@ -30,3 +30,18 @@ def run_job(spark, write_conf):
                 for p in plan.pipelines]
 
     return run
+
+
+@pytest.fixture(scope="module")
+def db():
+    """A private PostgreSQL server for the module (Debian's binaries; fails, never skips, without them)."""
+    from tests import pg
+
+    try:
+        server = pg.start()
+    except pg.PgUnavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()

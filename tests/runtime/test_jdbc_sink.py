@@ -13,19 +13,6 @@ from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from tests import pg
 
 
-@pytest.fixture(scope="module")
-def db():
-    """A private PostgreSQL server (fails, never skips, without PostgreSQL)."""
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def conn(db, url: str | None = None) -> str:
     return (f'url = "{url or db.url}", driver = "org.postgresql.Driver", user = "{db.user}", '
             f'password = "{db.password}"')

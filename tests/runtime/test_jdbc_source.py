@@ -15,33 +15,26 @@ from tests import pg
 
 
 @pytest.fixture(scope="module")
-def db():
-    """A private PostgreSQL server with the source tables (fails, never skips, without PostgreSQL)."""
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        server.sql("""
-            CREATE TABLE typed (id int PRIMARY KEY, name varchar(10), amount numeric(10,2), big bigint, small smallint,
-                                ratio double precision, flag boolean, day date, at timestamp, at_tz timestamptz,
-                                clock time, raw bytea, tags text[]);
-            INSERT INTO typed VALUES
-              (1, 'ann', 1.50, 10000000000, 3, 0.5, true, '2024-01-02', '2024-01-02 03:04:05.123456',
-               '2024-01-02 03:04:05+02', '10:11:12.5', '\\x0102', '{a,b}'),
-              (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-            CREATE TABLE numbers (id int PRIMARY KEY, k int, code text);
-            INSERT INTO numbers SELECT i, CASE WHEN i % 10 = 0 THEN NULL ELSE i END, 'c' || i
-              FROM generate_series(1, 35) AS i;
-            CREATE TABLE nokey (v int);
-            INSERT INTO nokey SELECT generate_series(1, 30);
-            CREATE SCHEMA other;
-            CREATE TABLE other.people (id int PRIMARY KEY, name text);
-            INSERT INTO other.people VALUES (1, 'x'), (2, 'y');
-        """)
-        yield server
-    finally:
-        server.stop()
+def db(db):
+    """The module's PostgreSQL server, with the source tables."""
+    db.sql("""
+        CREATE TABLE typed (id int PRIMARY KEY, name varchar(10), amount numeric(10,2), big bigint, small smallint,
+                            ratio double precision, flag boolean, day date, at timestamp, at_tz timestamptz,
+                            clock time, raw bytea, tags text[]);
+        INSERT INTO typed VALUES
+          (1, 'ann', 1.50, 10000000000, 3, 0.5, true, '2024-01-02', '2024-01-02 03:04:05.123456',
+           '2024-01-02 03:04:05+02', '10:11:12.5', '\\x0102', '{a,b}'),
+          (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        CREATE TABLE numbers (id int PRIMARY KEY, k int, code text);
+        INSERT INTO numbers SELECT i, CASE WHEN i % 10 = 0 THEN NULL ELSE i END, 'c' || i
+          FROM generate_series(1, 35) AS i;
+        CREATE TABLE nokey (v int);
+        INSERT INTO nokey SELECT generate_series(1, 30);
+        CREATE SCHEMA other;
+        CREATE TABLE other.people (id int PRIMARY KEY, name text);
+        INSERT INTO other.people VALUES (1, 'x'), (2, 'y');
+    """)
+    return db
 
 
 def conn_block(db, **extra) -> str:
