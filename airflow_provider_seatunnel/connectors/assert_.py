@@ -279,7 +279,9 @@ def _read_value_rules(r: _Reader, value: Any, key: str, ftype: DataType | None) 
                 continue
         expected = item.get("equals_to")
         has_equals = expected is not None  # a null equals_to is absent for SeaTunnel too
-        if has_equals and ftype is not None:
+        # a Jinja template (``{{ ds }}``) is rendered per Airflow task: checked then, not at parse time
+        templated = isinstance(expected, str) and "{{" in expected
+        if has_equals and ftype is not None and not templated:
             try:
                 convert_expected(expected, ftype)
             except ValueError as e:

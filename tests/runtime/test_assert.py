@@ -642,3 +642,13 @@ def test_end_to_end_pass_and_deterministic_failure(run_job):
     assert isinstance(info.value, AssertionFailed) and info.value.deterministic
     assert info.value.plugin == "sink[0] Assert"
     assert info.value.cause == "Assert rule failed on table fake: row count 2 fails rule MAX_ROW 1"
+
+
+def test_a_templated_equals_to_is_checked_once_rendered(plan_of, config_error):
+    """At DAG-parse time ``{{ ds }}`` is not rendered yet: the typed check waits for the task's compile."""
+    rules = 'field_rules = [{ field_name = day, field_type = date, field_value = [{ equals_to = "EXPECTED" }] }]'
+    fields = "day = date"
+    assert plan_of(job(rules.replace("EXPECTED", "{{ ds }}"), fields)).pipelines
+    assert plan_of(job(rules.replace("EXPECTED", "2024-05-06"), fields)).pipelines
+    found = messages(config_error(job(rules.replace("EXPECTED", "06/05/2024"), fields)))
+    assert any("cannot be read as date" in m for m in found), found
