@@ -1196,7 +1196,8 @@ def _save_mode_once(ctx: Any, vertex: Any, connection: Any, target: _Target, con
     from py4j.protocol import Py4JJavaError
 
     marker = target.qualified(SAVEMODES_TABLE)
-    key = _digest(ctx.run_id, vertex.ref, target.label)
+    # a STREAMING micro-batch applies save modes once per stream, not per batch (runtime/streaming.py)
+    key = _digest(getattr(ctx, "save_mode_run_id", ctx.run_id), vertex.ref, target.label)
     connection.setAutoCommit(False)
     try:
         if _query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
@@ -1587,6 +1588,18 @@ def abort(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
         _abort_entry(ctx, target, entry)
 
 
+def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
+    """STREAMING: delete the commit-log rows of an earlier micro-batch (``info``: its ``prepare`` result),
+    which Spark will never replay."""
+    for entry in (info or {}).get("tables", ()):
+        if entry.get("status") not in ("staged", "committed"):
+            continue
+        target = _sink_target(_sink_config(vertex.config, entry["table"], entry["columns"]))
+        with connect(ctx.spark, target.conn) as connection:
+            _execute(connection, f"DELETE FROM {target.qualified(COMMITS_TABLE)} WHERE commit_id = ?",
+                     (entry["commit_id"],))
+
+
 # ---------------------------------------------------------------------------------------------
 # Compile time
 # ---------------------------------------------------------------------------------------------
@@ -1738,5 +1751,6 @@ CONNECTOR = Connector(
     prepare=prepare,
     commit=commit,
     abort=abort,
+    retire=retire,
     description="Reads a query or table, or writes (upserts) a table, through JDBC.",
 )
