@@ -75,7 +75,8 @@ class Connector:
     # STREAMING jobs (runtime/streaming.py; docs/streaming.md), all optional:
     #   read_stream(ctx, vertex) -> {table id: streaming DataFrame}       (sources that can stream)
     #   finish_stream(ctx, vertex, written: {table id: rows}) -> None     (sinks: checks at the end of a run)
-    #   retire(ctx, vertex, run_id) -> None  (sinks: a micro-batch's commit records are no longer needed)
+    #   retire(ctx, vertex, info) -> None    (sinks: micro-batch ctx.batch_id committed (info: its prepare
+    #       result); the commit records of the stream's earlier micro-batches are no longer needed)
     # Sinks write micro-batches with prepare/commit/abort, given a ctx whose run_id names the batch.
     read_stream: Callable[..., Any] | None = field(default=None, compare=False)
     finish_stream: Callable[..., Any] | None = field(default=None, compare=False)

@@ -1589,15 +1589,17 @@ def abort(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
 
 
 def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
-    """STREAMING: delete the commit-log rows of an earlier micro-batch (``info``: its ``prepare`` result),
-    which Spark will never replay."""
+    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``info``: its ``prepare``
+    result); delete the commit-log rows of the stream's earlier micro-batches, which Spark will never replay."""
+    stream = getattr(ctx, "stream_id", "")
+    if not stream:
+        return
     for entry in (info or {}).get("tables", ()):
-        if entry.get("status") not in ("staged", "committed"):
-            continue
         target = _sink_target(_sink_config(vertex.config, entry["table"], entry["columns"]))
         with connect(ctx.spark, target.conn) as connection:
-            _execute(connection, f"DELETE FROM {target.qualified(COMMITS_TABLE)} WHERE commit_id = ?",
-                     (entry["commit_id"],))
+            _execute(connection, f"DELETE FROM {target.qualified(COMMITS_TABLE)} WHERE run_id LIKE ? AND run_id <> ? "
+                                 "AND pipeline = ? AND sink = ? AND table_name = ?",
+                     (f"{stream}:batch-%", ctx.run_id, ctx.pipeline_key, vertex.ref, target.label))
 
 
 # ---------------------------------------------------------------------------------------------

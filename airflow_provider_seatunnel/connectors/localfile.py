@@ -1303,6 +1303,8 @@ class _StreamReader:
     def load(self, paths: Any = None) -> Any:
         if not self._has_schema and self._format in ("parquet", "orc"):
             self._reader = self._reader.schema(self._stream.file_schema(self._format))
+        elif not self._has_schema and self._format == "binaryFile":  # whole files (line numbers, other charsets)
+            self._reader = self._reader.schema("path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY")
         return (self._reader.option("recursiveFileLookup", "true").option("maxFileAge", _STREAM_MAX_FILE_AGE)
                 .load("file://" + self._stream.root))
 
@@ -1405,21 +1407,35 @@ def read_stream(ctx: Any, vertex: Any) -> dict[str, Any]:
 
 
 def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
-    """Drop the commit markers of an earlier micro-batch (``info``: its ``prepare`` result): Spark will
-    never replay it, so no retry needs them."""
+    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``info``: its ``prepare``
+    result); drop the commit markers of the stream's earlier micro-batches, which Spark will never replay."""
+    batch_id, stream = getattr(ctx, "batch_id", None), getattr(ctx, "stream_id", "")
+    if batch_id is None or not stream:
+        return
+    earlier = re.compile(re.escape(stream) + r"_batch-(\d+)-[0-9a-f]{6}")  # _safe() of "<stream>:batch-<n>"
     for entry in (info or {}).get("tables", ()):
         marker = entry.get("marker")
-        if not marker or not os.path.exists(marker):
+        if not marker:
             continue
-        os.remove(marker)
-        stop = os.path.normpath(os.path.join(entry["target"], COMMITS_DIR))
-        parent = os.path.dirname(marker)
-        while os.path.normpath(parent).startswith(stop + os.sep):
-            try:
-                os.rmdir(parent)
-            except OSError:
-                break
-            parent = os.path.dirname(parent)
+        commits = os.path.normpath(os.path.join(entry["target"], COMMITS_DIR))
+        run_dir = os.path.relpath(marker, commits).split(os.sep, 1)
+        if len(run_dir) != 2 or not os.path.isdir(commits):
+            continue
+        for name in os.listdir(commits):
+            m = earlier.fullmatch(name)
+            if m is None or int(m.group(1)) >= batch_id:
+                continue
+            old = os.path.join(commits, name, run_dir[1])
+            if not os.path.exists(old):
+                continue
+            os.remove(old)
+            parent = os.path.dirname(old)
+            while os.path.normpath(parent).startswith(commits + os.sep):
+                try:
+                    os.rmdir(parent)
+                except OSError:
+                    break
+                parent = os.path.dirname(parent)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ committed in the sink, Spark had not yet recorded it) carries the run id of its 
 and the sink finds it committed: every row is written once. Save modes run once per stream
 (the first micro-batch of a new checkpoint), not per batch.
 
-Checkpoints: ``<root>/<job name>/<pipeline task id>/queries/<sink>/<table>`` (Spark's offsets
-and commit log) and ``.../sources/<source>/`` (a source's own state, e.g. FakeSource's splits).
-The task id is stable, so recompiling the config resumes the same state and adding a
-pipeline leaves the others alone.
+Checkpoints: ``<root>/<job name>/<pipeline task id>/queries/<sink key>/<table>`` (Spark's
+offsets and commit log) and ``.../sources/<source key>/`` (a source's own state, e.g.
+FakeSource's splits). The task id and the keys (:func:`vertex_key`) come from what the
+plugins read and write, not from positions, so recompiling the config resumes the same state
+and adding or reordering pipelines and blocks leaves the others alone.
 
 Triggers (``streaming.trigger``): ``available_now`` processes what is new and stops;
 ``processing_time`` runs a micro-batch every ``checkpoint.interval`` ms until stopped (the
@@ -24,6 +25,7 @@ and stop. ``checkpoint.timeout`` bounds a micro-batch. Each micro-batch logs a p
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -32,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..config.hocon import MISSING
+from ..config.options import lookup
 from ..connectors import get_connector
 from ..plan import graph
 from ..plan.model import PlanVertex
@@ -95,9 +99,27 @@ def stream_info(ctx: Any) -> StreamInfo:
     return StreamInfo(settings, pipeline_checkpoint(ctx.plan, ctx.pipeline, checkpoint_root(settings)))
 
 
+def vertex_key(pipeline: Any, vertex: PlanVertex) -> str:
+    """A name for a source or sink of ``pipeline`` that does not depend on its position in the config:
+    its plugin, datasets and the options naming its data (what the pipeline's task id is made of), so
+    reordering or adding blocks keeps each query's checkpoint; twins are numbered in order."""
+    def content(v: PlanVertex) -> str:
+        connector = get_connector(v.plugin)
+        identity = {k: lookup(v.config, k) for k in (connector.identity if connector else ())
+                    if lookup(v.config, k) is not MISSING}
+        return json.dumps({"plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),
+                           "identity": identity}, sort_keys=True, default=str)
+
+    mine = content(vertex)
+    twins = [v.id for v in pipeline.vertices if v.kind == vertex.kind and content(v) == mine]
+    index = twins.index(vertex.id) if vertex.id in twins else 0
+    return (f"{_slug(vertex.plugin.lower())}-{hashlib.sha1(mine.encode()).hexdigest()[:8]}"
+            + (f"-{index + 1}" if index else ""))
+
+
 def source_state_dir(ctx: Any, vertex: PlanVertex) -> str:
-    """Where a source of this pipeline keeps its own state (a URI): ``<checkpoint>/sources/<source>``."""
-    return f"{stream_info(ctx).checkpoint}/sources/{_slug(vertex.ref.replace('[', '-').rstrip(']'))}-{vertex.plugin}"
+    """Where a source of this pipeline keeps its own state (a URI): ``<checkpoint>/sources/<source key>``."""
+    return f"{stream_info(ctx).checkpoint}/sources/{vertex_key(ctx.pipeline, vertex)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +193,7 @@ class _Query:
     checkpoint: str
     say: Callable[[str], None]
     timeout_ms: int | None
+    stable: PlanVertex | None = None  # the vertex the sink sees: its ref is position-free (see vertex_key)
     handle: Any = None
     stream_id: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
@@ -181,8 +204,6 @@ class _Query:
     error: BaseException | None = None
     trigger_since: float | None = None
     expired: bool = False
-    last_info: Any = None  # the previous micro-batch's prepare info (for retire)
-    last_batch: int | None = None
 
     @property
     def label(self) -> str:
@@ -199,46 +220,45 @@ class _Query:
     def _process(self, batch_df: Any, batch_id: int) -> None:
         self.ready.wait(60)
         ctx, v, connector = self.ctx, self.vertex, self.connector
+        sv = self.stable or v  # the sink keys its staging, markers and save modes by sv.ref: stable across edits
         bctx = BatchContext(spark=ctx.spark, plan=ctx.plan, pipeline=ctx.pipeline,
                             run_id=f"{self.stream_id}:batch-{batch_id}", attempt=ctx.attempt, options=ctx.options,
                             batch_id=batch_id, stream_id=self.stream_id)
         df, counter = count_rows(batch_df, f"write:{v.id}:{self.table}:{batch_id}",
                                  deletes=not connector.stores_deletes)
         try:
-            info = connector.prepare(bctx, v, {self.table: df})
+            info = connector.prepare(bctx, sv, {self.table: df})
         except Exception as e:
             raise _fail(ctx, v, e) from e
         try:
-            faults.checkpoint(bctx, "sink.write", v)
-            faults.checkpoint(bctx, "sink.prepared", v)
+            faults.checkpoint(bctx, "sink.write", sv)
+            faults.checkpoint(bctx, "sink.prepared", sv)
             if self.expired:
                 raise PipelineError(self._timeout_message(batch_id), ctx.label(v), ctx.pipeline_key)
             try:
                 if connector.commit is not None:
-                    connector.commit(bctx, v, info)
-                if not faults.reached(bctx, "sink.commit", v):
-                    faults.checkpoint(bctx, "sink.commit", v)
+                    connector.commit(bctx, sv, info)
+                if not faults.reached(bctx, "sink.commit", sv):
+                    faults.checkpoint(bctx, "sink.commit", sv)
             except Exception as e:
                 raise _fail(ctx, v, e) from e
         except BaseException:
             if connector.abort is not None:
                 try:
-                    connector.abort(bctx, v, info)
+                    connector.abort(bctx, sv, info)
                 except Exception as e:  # best effort, the first error wins
                     log.warning("%s: abort of micro-batch %s failed: %s", ctx.label(v), batch_id, e)
             raise
         counts = counter.get()
         self.written[batch_id] = counts.get("rows", 0)
         self.deletes += counts.get("deletes", 0)
-        faults.checkpoint(bctx, "batch.committed", v)
-        if connector.retire is not None and self.last_info is not None and self.last_batch is not None \
-                and self.last_batch < batch_id:
-            try:
-                connector.retire(bctx, v, self.last_info)
+        faults.checkpoint(bctx, "batch.committed", sv)
+        if connector.retire is not None and batch_id > 0:
+            try:  # Spark recorded every earlier micro-batch before starting this one: none will be replayed
+                connector.retire(bctx, sv, info)
             except Exception as e:  # bookkeeping only
-                log.warning("%s: could not drop the commit records of micro-batch %s: %s", ctx.label(v),
-                            self.last_batch, e)
-        self.last_info, self.last_batch = info, batch_id
+                log.warning("%s: could not drop the commit records of micro-batches before %s: %s", ctx.label(v),
+                            batch_id, e)
 
     def _timeout_message(self, batch_id: int | None) -> str:
         which = f"micro-batch {batch_id}" if batch_id is not None else "a micro-batch"
@@ -376,8 +396,9 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     for v in p.sinks:
         connector = get_connector(v.plugin)
         for table, df in _merge([outputs[u] for u in up[v.id]]).items():
-            where = f"{info.checkpoint}/queries/{_slug(v.ref.replace('[', '-').rstrip(']'))}-{v.plugin}/{_slug(table)}"
-            queries.append(_Query(ctx, v, connector, table, df, where, say, settings.timeout_ms))
+            key = vertex_key(p, v)
+            queries.append(_Query(ctx, v, connector, table, df, f"{info.checkpoint}/queries/{key}/{_slug(table)}", say,
+                                  settings.timeout_ms, stable=replace(v, ref=f"sink[{key}]")))
     stopped = None
     try:
         for q in queries:
