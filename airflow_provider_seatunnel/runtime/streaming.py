@@ -202,6 +202,7 @@ class _Query:
     progress: dict[int, dict] = field(default_factory=dict)  # batch id -> Spark's progress
     logged: set[int] = field(default_factory=set)
     error: BaseException | None = None
+    last_report: str | None = None  # the timestamp of the last progress report taken in
     trigger_since: float | None = None
     expired: bool = False
 
@@ -268,7 +269,16 @@ class _Query:
     def poll(self) -> None:
         """Take in Spark's progress reports (one progress line per finished micro-batch) and watch the timeout."""
         q = self.handle
-        for p in q.recentProgress:
+        last = q.lastProgress
+        if last is None or last["timestamp"] == self.last_report:
+            reports = []
+        elif int(last["batchId"]) > max(self.progress, default=-1) + 1:
+            reports = q.recentProgress  # more than one report since the last poll (or a resumed stream)
+        else:
+            reports = [last]
+        if last is not None:
+            self.last_report = last["timestamp"]
+        for p in reports:
             batch = int(p["batchId"])
             if "addBatch" not in (p["durationMs"] or {}):
                 continue  # an idle report: no micro-batch ran
