@@ -204,6 +204,7 @@ class _Query:
     error: BaseException | None = None
     last_report: str | None = None  # the timestamp of the last progress report taken in
     trigger_since: float | None = None
+    running: int | None = None  # the micro-batch foreachBatch is writing
     expired: bool = False
 
     @property
@@ -212,11 +213,14 @@ class _Query:
 
     def process(self, batch_df: Any, batch_id: int) -> None:
         """foreachBatch: the sink's two-phase commit of one micro-batch, keyed by its run id."""
+        self.running = int(batch_id)
         try:
             self._process(batch_df, int(batch_id))
         except BaseException as e:
             self.error = self.error or (e if isinstance(e, PipelineError) else _fail(self.ctx, self.vertex, e))
             raise
+        finally:
+            self.running = None
 
     def _process(self, batch_df: Any, batch_id: int) -> None:
         self.ready.wait(60)
@@ -300,8 +304,8 @@ class _Query:
             self.trigger_since = now
         elif (now - self.trigger_since) * 1000 > self.timeout_ms and not self.expired:
             self.expired = True
-            self.error = PipelineError(self._timeout_message(max(self.progress, default=-1) + 1),
-                                       self.ctx.label(self.vertex), self.ctx.pipeline_key)
+            batch = self.running if self.running is not None else (max(self.progress) + 1 if self.progress else None)
+            self.error = PipelineError(self._timeout_message(batch), self.ctx.label(self.vertex), self.ctx.pipeline_key)
 
     def read_rows(self, name: str) -> int:
         """Rows a source observation (``read:<source>:<table>``) counted over this query's micro-batches."""
