@@ -12,6 +12,9 @@ Options (SeaTunnel's keys and defaults): ``schema`` (``fields`` or ``columns`` w
 (5, rows per reader), ``split.num`` (1), ``split.read-interval`` (accepted, ignored in
 batch), ``string.length``/``bytes.length``/``array.size``/``map.size`` (5), the ``*.template``
 lists, the half-open ``*.min``/``*.max`` ranges and ``*.fake.mode``.
+
+STREAMING jobs (:func:`read_stream`, docs/streaming.md): SeaTunnel's unbounded reader, each
+reader's splits one per ``split.read-interval``, then idle.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ key, sink and table (engine notes §3.6):
   carries the ``sink.write`` fault, ``commit`` fires ``sink.move`` before each rename and
   ``sink.commit`` between the last rename and the marker.
 
+**STREAMING** (:func:`read_stream`, :func:`retire`; docs/streaming.md): ``path`` is read as a file
+stream (new files each micro-batch); the sink writes each micro-batch with ``prepare``/``commit``
+above, the run id naming the batch.
+
 Deviations from SeaTunnel are listed in :data:`DEVIATIONS`.
 """
 

@@ -40,6 +40,11 @@ rewritten to those names (CTE names are left alone), then ``spark.sql`` runs it:
   the default zone of FROM_UNIXTIME; ``${name}`` inside a query is Spark's variable
   substitution. A failure the query hits in Spark's analysis is a RuntimeConfigError naming
   the inputs by their dataset names.
+
+STREAMING jobs (docs/streaming.md): a stateful query (join, aggregation, DISTINCT, UNION, subquery)
+needs the ``watermark`` option (``{ column, delay [, input] }``), applied to the streaming inputs;
+window functions, ORDER BY, LIMIT, INTERSECT and EXCEPT cannot run on a stream. Both are
+compile-time errors (:func:`streaming_problem`).
 """
 
 from __future__ import annotations

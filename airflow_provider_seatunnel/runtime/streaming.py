@@ -511,12 +511,3 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
                          "checkpoint": q.checkpoint} for q in queries],
         },
     }
-
-
-def describe(metrics: Mapping[str, Any]) -> str:
-    """One line for the log: micro-batches, rows read and written."""
-    s = metrics.get("streaming") or {}
-    return (f"{s.get('micro_batches', 0)} micro-batch(es), read {metrics.get('read_count', 0)}, wrote "
-            f"{metrics.get('write_count', 0)}" + (f" ({s['stopped']})" if s.get("stopped") else ""))
-
-
