@@ -24,6 +24,8 @@ from airflow_provider_seatunnel.runtime.errors import AssertionFailed, PipelineE
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 
+from .test_no_python_udfs import PYTHON_NODES
+
 CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 BATCH_LINE = re.compile(r"micro-batch (\d+): read (\d+) rows, wrote (\d+) rows in (\d+) ms")
 
@@ -367,3 +369,47 @@ def test_cli_sigterm_stops_a_long_running_stream_cleanly(write_conf, tmp_path):
     assert pipeline["write_count"] == 4
     assert_once(sink_rows(tmp_path / "out"), expected)
     assert "SIGTERM received" in Path(pipeline["log"]).read_text()
+
+
+def test_streaming_sources_and_transforms_plan_no_python(spark, write_conf, tmp_path):
+    """The streams FakeSource and LocalFile build, through a watermarked Sql, are native Spark (the
+    analyzed plan of a stream: it cannot be executed outside a query)."""
+    from pyspark.sql import functions as F
+
+    from airflow_provider_seatunnel.plan.streaming import stream_settings
+    from airflow_provider_seatunnel.runtime.streaming import OPTION, StreamInfo, _build
+
+    (tmp_path / "in").mkdir()
+    text = f"""
+env {{ job.mode = STREAMING, job.name = native, checkpoint.root = "{tmp_path}/ck" }}
+source {{
+  FakeSource {{ plugin_output = f, schema = {{ fields {{ id = bigint, ts = timestamp, tags = "array<string>",
+                                                        m = "map<string, int>" }} }} }}
+  LocalFile {{ plugin_output = l, path = "{tmp_path}/in", file_format_type = text, skip_header_row_number = 1,
+              schema = {{ fields {{ id = bigint, ts = timestamp }} }} }}
+}}
+transform {{
+  Sql {{ plugin_input = f, plugin_output = fa, watermark = {{ column = ts, delay = "1 minute" }},
+        query = "select window(ts, '1 minute') as w, count(*) as n from f group by w" }}
+  Sql {{ plugin_input = l, plugin_output = la, query = "select id + 1 as id, ts from l" }}
+}}
+sink {{ Console {{ plugin_input = fa }}
+       Console {{ plugin_input = la }} }}
+"""
+    plan = compile_job(write_conf(text), use_cache=False)
+    for pipeline in plan.pipelines:
+        ctx = RunContext(spark, plan, pipeline, "t", options={OPTION: StreamInfo(stream_settings(plan.env),
+                                                                                 f"file://{tmp_path}/ck/p")})
+        outputs, _ = _build(ctx, lambda _: None)
+        for data in outputs.values():
+            for df in data.values():
+                assert df.isStreaming
+                assert python_in(df) == [], df._jdf.queryExecution().analyzed().toString()
+    udf = F.udf(lambda value: value, "bigint")
+    assert python_in(df.select(udf("id"))) == ["PythonUDF"]  # the check finds one (planned, never run)
+
+
+def python_in(df) -> list[str]:
+    """Python nodes and expressions in a stream's analyzed plan (its JSON names every node's class)."""
+    plan = df._jdf.queryExecution().analyzed().toJSON()
+    return [n for n in PYTHON_NODES if f".{n}\"" in plan]
