@@ -1002,6 +1002,9 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
     if missing:
         raise RuntimeConfigError("; ".join(missing))
 
+    # A STREAMING micro-batch holds part of one table: row counts and the set of tables are checked
+    # over the whole run by finish_stream.
+    streaming = getattr(ctx, "batch_id", None) is not None
     # Catalog level, from the schema alone: field types and catalog_table_rule.
     failures: list[tuple[str | None, str]] = []
     for table, df in data.items():
@@ -1014,7 +1017,7 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
         if table_rules.catalog is not None:
             failures += [(table, text) for text in _catalog_failures(ctx, vertex, table, df, table_rules.catalog)]
     for path, table_rules in rules.tables.items():
-        if path not in data and table_rules.catalog is not None:
+        if path not in data and table_rules.catalog is not None and not streaming:
             failures.append((path, "catalog_table_rule: the input has no such table (its tables: "
                                    + ", ".join(data) + ")"))
     if failures:
@@ -1026,12 +1029,12 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
         table_rules = rules.for_table(table)
         counts[table], found = _scan(df, table_rules)
         failures += [(table, text) for text in found]
-        for rule in table_rules.row_rules if table_rules else ():
+        for rule in table_rules.row_rules if table_rules and not streaming else ():
             if rule.broken_by(counts[table]):
                 failures.append((table, f"row count {counts[table]} fails rule {rule.rule_type} "
                                         f"{_num(rule.rule_value)}"))
     for path, table_rules in rules.tables.items():
-        if path in data:
+        if path in data or streaming:
             continue
         if table_rules.field_rules:
             log.warning("Assert: table %s of tables_configs is not among the input tables (%s): its field rules "
@@ -1040,7 +1043,7 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
             if rule.broken_by(0):
                 failures.append((path, f"row count 0 fails rule {rule.rule_type} {_num(rule.rule_value)} "
                                        "(no such input table)"))
-    if rules.table_names:
+    if rules.table_names and not streaming:
         seen = sorted(t for t, n in counts.items() if n)
         if set(seen) != set(rules.table_names):
             failures.append((None, f"table-names [{', '.join(rules.table_names)}] is not equal to the tables "
@@ -1052,6 +1055,40 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
     return None
 
 
+def finish_stream(ctx: Any, vertex: Any, written: Mapping[str, int]) -> None:
+    """STREAMING, at the end of a run: ``row_rules``, ``table-names`` and the tables of ``tables_configs``
+    against the rows the run's micro-batches carried (``written``: table -> rows); the field and
+    catalog rules were checked on every micro-batch."""
+    from ..runtime.errors import AssertionFailed
+
+    rules, _ = read_rules(vertex.config)
+    if rules is None:
+        return
+    failures: list[tuple[str | None, str]] = []
+    for table, count in written.items():
+        for rule in (rules.for_table(table) or TableRules()).row_rules:
+            if rule.broken_by(count):
+                failures.append((table, f"row count {count} over the run's micro-batches fails rule "
+                                        f"{rule.rule_type} {_num(rule.rule_value)}"))
+    for path, table_rules in rules.tables.items():
+        if path in written:
+            continue
+        if table_rules.catalog is not None:
+            failures.append((path, "catalog_table_rule: the input has no such table (its tables: "
+                                   + ", ".join(written) + ")"))
+        failures += [(path, f"row count 0 fails rule {rule.rule_type} {_num(rule.rule_value)} (no such input table)")
+                     for rule in table_rules.row_rules if rule.broken_by(0)]
+    if rules.table_names:
+        seen = sorted(t for t, n in written.items() if n)
+        if set(seen) != set(rules.table_names):
+            failures.append((None, f"table-names [{', '.join(rules.table_names)}] is not equal to the tables "
+                                   f"that carried rows [{', '.join(seen)}]"))
+    if failures:
+        raise AssertionFailed(_message(failures))
+    for table, count in written.items():
+        log.info("Assert: the run's rules held on table %s (%d rows over its micro-batches)", table, count)
+
+
 CONNECTOR = Connector(
     name="Assert",
     kinds=frozenset({SINK}),
@@ -1059,5 +1096,6 @@ CONNECTOR = Connector(
     check=check,
     schema=schema,
     prepare=prepare,
+    finish_stream=finish_stream,
     description="Fails the pipeline when a row or field rule does not hold.",
 )

@@ -72,11 +72,24 @@ class Connector:
     prepare: Callable[..., Any] | None = field(default=None, compare=False)
     commit: Callable[..., Any] | None = field(default=None, compare=False)
     abort: Callable[..., Any] | None = field(default=None, compare=False)
+    # STREAMING jobs (runtime/streaming.py; docs/streaming.md), all optional:
+    #   read_stream(ctx, vertex) -> {table id: streaming DataFrame}       (sources that can stream)
+    #   finish_stream(ctx, vertex, written: {table id: rows}) -> None     (sinks: checks at the end of a run)
+    #   retire(ctx, vertex, info) -> None    (sinks: micro-batch ctx.batch_id committed (info: its prepare
+    #       result); the commit records of the stream's earlier micro-batches are no longer needed)
+    # Sinks write micro-batches with prepare/commit/abort, given a ctx whose run_id names the batch.
+    read_stream: Callable[..., Any] | None = field(default=None, compare=False)
+    finish_stream: Callable[..., Any] | None = field(default=None, compare=False)
+    retire: Callable[..., Any] | None = field(default=None, compare=False)
 
     def can_run(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
         hook = {SOURCE: self.read, TRANSFORM: self.apply, SINK: self.prepare}.get(kind)
         return kind in self.kinds and hook is not None
+
+    def can_stream(self, kind: str) -> bool:
+        """Whether this package can execute the plugin as a ``kind`` in a STREAMING job."""
+        return self.can_run(kind) and (kind != SOURCE or self.read_stream is not None)
 
     def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         found = [job.problem(f"the option '{key}' is required", plugin, key=None,

@@ -12,6 +12,9 @@ Options (SeaTunnel's keys and defaults): ``schema`` (``fields`` or ``columns`` w
 (5, rows per reader), ``split.num`` (1), ``split.read-interval`` (accepted, ignored in
 batch), ``string.length``/``bytes.length``/``array.size``/``map.size`` (5), the ``*.template``
 lists, the half-open ``*.min``/``*.max`` ranges and ``*.fake.mode``.
+
+STREAMING jobs (:func:`read_stream`, docs/streaming.md): SeaTunnel's unbounded reader, each
+reader's splits one per ``split.read-interval``, then idle.
 """
 
 from __future__ import annotations
@@ -821,20 +824,23 @@ def literal(value: Any, dt: DataType) -> Any:
     raise TypeError_(f"no literal for {dt}")
 
 
-def _random_frame(spark: Any, table: _Table, parallelism: int) -> Any:
+def _random_frame(spark: Any, table: _Table, parallelism: int, base: Any = None, salt: int | None = None) -> Any:
+    """Random rows: one per ``id`` of ``base`` (default: ``row.num`` × ``parallelism`` ids)."""
     from pyspark.sql import functions as F
 
     from ..runtime.rows import ROW_KIND
 
-    base = spark.range(0, table.row_num * parallelism, 1, parallelism)
-    gen = _Random(table, secrets.randbits(62), F.col("id"))
+    if base is None:
+        base = spark.range(0, table.row_num * parallelism, 1, parallelism)
+    gen = _Random(table, secrets.randbits(62) if salt is None else salt, F.col("id"))
     values = [gen.value(f.type, table.columns.get(f.name, _Column()), []).alias(f.name) for f in table.schema.fields]
     # Cast the whole row to the declared struct: every column gets its declared (nullable) type.
     row = F.struct(*values).cast(table.schema.to_spark()).alias("__st_row")
     return base.select(row).select("__st_row.*", F.lit(0).cast("tinyint").alias(ROW_KIND))
 
 
-def _rows_frame(spark: Any, table: _Table, parallelism: int) -> Any:
+def _rows_frame(spark: Any, table: _Table, parallelism: int, base: Any = None) -> Any:
+    """The ``rows`` list once per row of ``base`` (default: once per split of each reader)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -848,7 +854,8 @@ def _rows_frame(spark: Any, table: _Table, parallelism: int) -> Any:
         kind = F.lit(ROW_KINDS.index(_text(item["kind"]))).cast("tinyint").alias(ROW_KIND)
         structs.append(F.struct(*columns, kind).cast(row_type))
     # Each reader emits the whole list once per split it owns.
-    base = spark.range(0, parallelism * table.splits_per_reader, 1, parallelism)
+    if base is None:
+        base = spark.range(0, parallelism * table.splits_per_reader, 1, parallelism)
     if not structs:
         return base.where(F.lit(False)).select(
             *[F.lit(None).cast(f.dataType).alias(f.name) for f in row_type.fields])
@@ -870,6 +877,85 @@ def read(ctx: Any, vertex: Any) -> dict:
         raise RuntimeConfigError(str(e)) from None
 
 
+# ---------------------------------------------------------------------------------------------
+# STREAMING: SeaTunnel's unbounded reader (runtime/streaming.py, docs/streaming.md)
+# ---------------------------------------------------------------------------------------------
+
+#: the schema of a split file (one JSON line per split)
+_SPLIT_SCHEMA = "reader INT, split INT, start BIGINT, count BIGINT"
+
+
+def _stream_splits(table: _Table, parallelism: int, created_ms: int) -> dict[str, tuple[str, int]]:
+    """The split files of one table: each reader's splits of ``ceil(row.num / split.num)`` rows (the last one
+    the rest), rows numbered as the batch reader numbers them; modification times order them by split."""
+    rows = table.row_num
+    per_split = math.ceil(rows / table.sizes["split.num"]) if rows > 0 else 0
+    files = {}
+    for reader in range(parallelism):
+        for split in range(table.splits_per_reader):
+            count = per_split if table.rows is not None else min(per_split, rows - split * per_split)
+            record = {"reader": reader, "split": split, "start": reader * rows + split * per_split, "count": count}
+            files[f"split-{split:06d}-{reader:04d}.json"] = (json.dumps(record) + "\n", created_ms + split * 1000)
+    return files
+
+
+def read_stream(ctx: Any, vertex: Any) -> dict:
+    """SeaTunnel's streaming FakeSource: each reader reads its splits (``split.num`` of them over ``row.num``
+    rows; with ``rows``, each split emits the whole list) one per ``split.read-interval`` ms, then idles: the
+    stream stays open with no new data.
+
+    The splits are written once, as small files under the pipeline's checkpoint, and read as a file
+    stream, ``checkpoint.interval / split.read-interval`` splits per reader per micro-batch (at least
+    one); the rows come from native expressions over each split's row numbers, with a salt derived from
+    the pipeline, the source and the table, so a replayed micro-batch generates the same rows."""
+    import hashlib
+    import time as _time
+
+    from pyspark.sql import functions as F
+
+    from ..runtime.errors import RuntimeConfigError
+    from ..runtime.streaming import read_text, source_state_dir, splits_per_batch, write_once
+
+    tables, issues = read_tables(vertex.config, vertex.output)
+    if issues:
+        raise RuntimeConfigError("; ".join(f"option '{i.key}': {i.message}" for i in issues))
+    parallelism = max(1, int(vertex.parallelism or 1))
+    spark = ctx.spark
+    out = {}
+    for number, t in enumerate(tables):
+        directory = f"{source_state_dir(ctx, vertex)}/table-{number}-{hashlib.sha1(t.key.encode()).hexdigest()[:8]}"
+        shape = {"table": t.key, "row.num": t.row_num, "split.num": t.sizes["split.num"], "parallelism": parallelism,
+                 "rows": len(t.rows) if t.rows is not None else None}
+        created = write_once(spark, f"{directory}/splits", _stream_splits(t, parallelism, int(_time.time() * 1000)))
+        if created:
+            write_once(spark, f"{directory}/shape", {"shape.json": (json.dumps(shape), int(_time.time() * 1000))})
+        else:
+            known = read_text(spark, f"{directory}/shape/shape.json")
+            if known is not None and json.loads(known) != shape:
+                import logging
+
+                logging.getLogger("seatunnel.runtime").warning(
+                    "FakeSource %s: table %s: the stream keeps the splits of its first run (%s); the options now "
+                    "say %s (a new checkpoint would use them)", vertex.ref, t.key, known, json.dumps(shape))
+        per_batch = parallelism * splits_per_batch(ctx, t.sizes["split.read-interval"])
+        splits = (spark.readStream.format("json").schema(_SPLIT_SCHEMA).option("maxFilesPerTrigger", per_batch)
+                  .load(f"{directory}/splits"))
+        if parallelism > 1:
+            splits = splits.repartition(parallelism)
+        try:
+            if t.rows is not None:
+                out[t.key] = _rows_frame(spark, t, parallelism, base=splits)
+            else:
+                ids = splits.select(F.explode(F.sequence(F.col("start"), F.col("start") + F.col("count") - 1))
+                                    .alias("id")).where(F.col("id").isNotNull())
+                digest = hashlib.sha256(f"{ctx.pipeline_key}|{vertex.ref}|{t.key}".encode()).digest()
+                out[t.key] = _random_frame(spark, t, parallelism, base=ids,
+                                           salt=int.from_bytes(digest[:8], "big") >> 2)
+        except _BadValue as e:
+            raise RuntimeConfigError(str(e)) from None
+    return out
+
+
 CONNECTOR = Connector(
     name="FakeSource",
     kinds=frozenset({SOURCE}),
@@ -877,5 +963,6 @@ CONNECTOR = Connector(
     check=check,
     schema=schema,
     read=read,
+    read_stream=read_stream,
     description="Generates rows from a schema: random, ranged, templated or explicit.",
 )

@@ -1184,7 +1184,8 @@ def _save_mode_once(ctx: Any, vertex: Any, connection: Any, target: _Target, con
     from py4j.protocol import Py4JJavaError
 
     marker = target.qualified(SAVEMODES_TABLE)
-    key = _digest(ctx.run_id, vertex.ref, target.label)
+    # a STREAMING micro-batch applies save modes once per stream, not per batch (runtime/streaming.py)
+    key = _digest(getattr(ctx, "save_mode_run_id", ctx.run_id), vertex.ref, target.label)
     connection.setAutoCommit(False)
     try:
         if _query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
@@ -1575,6 +1576,20 @@ def abort(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
         _abort_entry(ctx, target, entry)
 
 
+def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
+    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``info``: its ``prepare``
+    result); delete the commit-log rows of the stream's earlier micro-batches, which Spark will never replay."""
+    stream = getattr(ctx, "stream_id", "")
+    if not stream:
+        return
+    for entry in (info or {}).get("tables", ()):
+        target = _sink_target(_sink_config(vertex.config, entry["table"], entry["columns"]))
+        with connect(ctx.spark, target.conn) as connection:
+            _execute(connection, f"DELETE FROM {target.qualified(COMMITS_TABLE)} WHERE run_id LIKE ? AND run_id <> ? "
+                                 "AND pipeline = ? AND sink = ? AND table_name = ?",
+                     (f"{stream}:batch-%", ctx.run_id, ctx.pipeline_key, vertex.ref, target.label))
+
+
 # ---------------------------------------------------------------------------------------------
 # Compile time
 # ---------------------------------------------------------------------------------------------
@@ -1726,5 +1741,6 @@ CONNECTOR = Connector(
     prepare=prepare,
     commit=commit,
     abort=abort,
+    retire=retire,
     description="Reads a query or table, or writes (upserts) a table, through JDBC.",
 )

@@ -55,6 +55,10 @@ key, sink and table (engine notes §3.6):
   carries the ``sink.write`` fault, ``commit`` fires ``sink.move`` before each rename and
   ``sink.commit`` between the last rename and the marker.
 
+**STREAMING** (:func:`read_stream`, :func:`retire`; docs/streaming.md): ``path`` is read as a file
+stream (new files each micro-batch); the sink writes each micro-batch with ``prepare``/``commit``
+above, the run id naming the batch.
+
 Deviations from SeaTunnel are listed in :data:`DEVIATIONS`.
 """
 
@@ -852,7 +856,8 @@ def _slot(ctx: Any, vertex: Any, table: str, target: str, config: Mapping[str, A
         "journal": os.path.join(target, COMMITS_DIR, PENDING_DIR,
                                 hashlib.sha1(f"{run}/{pipeline}/{sink}/{table_dir}".encode()).hexdigest()[:24]
                                 + ".json"),
-        "savemode": _savemode_marker(target, str(ctx.run_id), vertex.ref),
+        # a STREAMING micro-batch applies save modes once per stream, not per batch (runtime/streaming.py)
+        "savemode": _savemode_marker(target, str(getattr(ctx, "save_mode_run_id", ctx.run_id)), vertex.ref),
     }
 
 
@@ -1260,6 +1265,179 @@ def abort(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# STREAMING (runtime/streaming.py, docs/streaming.md): a directory as a file stream; the sink
+# writes micro-batches with prepare/commit above (the run id names the batch)
+# ---------------------------------------------------------------------------------------------
+
+#: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice
+_STREAM_MAX_FILE_AGE = "36500d"
+
+
+class _StreamReader:
+    """``spark.read``'s builder over ``spark.readStream`` for :func:`_read_files`: ``load`` streams the
+    directory whatever file list it is given (the files present now only decide a parquet/orc schema)."""
+
+    def __init__(self, stream: _StreamSpark):
+        self._stream = stream
+        self._reader = stream.spark.readStream
+        self._format: str | None = None
+        self._has_schema = False
+
+    def format(self, fmt: str) -> _StreamReader:
+        self._reader, self._format = self._reader.format(fmt), fmt
+        return self
+
+    def schema(self, schema: Any) -> _StreamReader:
+        self._reader, self._has_schema = self._reader.schema(schema), True
+        return self
+
+    def option(self, key: str, value: Any) -> _StreamReader:
+        self._reader = self._reader.option(key, value)
+        return self
+
+    def options(self, **options: Any) -> _StreamReader:
+        self._reader = self._reader.options(**options)
+        return self
+
+    def load(self, paths: Any = None) -> Any:
+        if not self._has_schema and self._format in ("parquet", "orc"):
+            self._reader = self._reader.schema(self._stream.file_schema(self._format))
+        elif not self._has_schema and self._format == "binaryFile":  # whole files (line numbers, other charsets)
+            self._reader = self._reader.schema("path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY")
+        return (self._reader.option("recursiveFileLookup", "true").option("maxFileAge", _STREAM_MAX_FILE_AGE)
+                .load("file://" + self._stream.root))
+
+
+class _StreamSpark:
+    """The SparkSession :func:`_read_files` sees when it reads a stream (``read`` is a stream reader)."""
+
+    def __init__(self, spark: Any, root: str, files: list[str], config: Mapping[str, Any]):
+        self.spark, self.root, self.files, self.config = spark, root, files, config
+
+    @property
+    def read(self) -> _StreamReader:
+        return _StreamReader(self)
+
+    def file_schema(self, fmt: str) -> Any:
+        """A parquet/orc stream's schema: the files' own (those present now), else the ``schema`` option."""
+        if self.files:
+            return self.spark.read.format(fmt).load(self.files).schema
+        declared = schema_from_options(self.config)
+        if declared is None:
+            raise _config_error(f"no {fmt} files under {self.root} yet: set schema {{ fields {{ ... }} }} so the "
+                                "stream knows its columns before the first file arrives")
+        return declared.to_spark()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.spark, name)
+
+
+def _stream_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
+    """One table of a LocalFile stream: the files under ``path``, new ones picked up by each micro-batch."""
+    from dataclasses import replace
+
+    from pyspark.sql import functions as F
+
+    from ..runtime.rows import with_kind
+
+    root = _target_path(config)
+    if not os.path.isdir(root):
+        raise _config_error(f"a STREAMING LocalFile source reads a directory; {root} "
+                            + ("is a file" if os.path.exists(root) else "does not exist"))
+    files = list_input_files(config)  # present now: partition keys, parquet/orc schema
+    keys = partition_keys(files[0]) if files and _flag(config, "parse_partition_from_path", True) else []
+    pattern = _opt(config, "file_filter_pattern")
+    partitions = [str(p) for p in as_list(_opt(config, "read_partitions"))]
+    stream_ctx = replace(ctx, spark=_StreamSpark(ctx.spark, root, files, config))
+    df = _read_files(stream_ctx, config, [root], with_file=bool(keys or pattern is not None or partitions))
+    if pattern is not None:
+        name = F.regexp_extract(F.col(_FILE), r"([^/]*)$", 1)
+        df = df.where(name.rlike(f"^(?:{pattern})$"))
+    if partitions:
+        keep = F.lit(False)
+        for part in partitions:
+            keep = keep | F.col(_FILE).contains(part)
+        df = df.where(keep)
+    data_columns = [c for c in df.columns if c != _FILE]
+    read_columns = [str(c) for c in as_list(_opt(config, "read_columns"))]
+    if read_columns:
+        by_lower = {c.lower(): c for c in data_columns}
+        chosen = []
+        for name in read_columns:
+            match = name if name in data_columns else by_lower.get(name.lower())
+            if match is None:
+                close = difflib.get_close_matches(name, data_columns, n=1)
+                raise _config_error(f"read_columns names '{name}', which is not a field of the files"
+                                    + (f"; did you mean '{close[0]}'?" if close else ""))
+            chosen.append(match)
+        data_columns = chosen
+    columns = [F.col(f"`{c}`") for c in data_columns]
+    for key in keys:
+        if key in data_columns:
+            raise _config_error(f"the partition directory '{key}=...' clashes with the field '{key}'; "
+                                "rename one, or set parse_partition_from_path = false")
+        pattern_key = "^.*/" + _java_regex_literal(key) + "=([^/]*)/"
+        value = F.replace(F.regexp_extract(F.col(_FILE), pattern_key, 1), F.lit("%3A"), F.lit(":"))
+        columns.append(F.when(F.col(_FILE).rlike(pattern_key), value).alias(key))
+    return _table_id(config, output), with_kind(df.select(*columns))
+
+
+def read_stream(ctx: Any, vertex: Any) -> dict[str, Any]:
+    """``path`` (a directory; or each ``tables_configs`` item) as a file stream: ``{table id: DataFrame}``.
+
+    Each micro-batch reads the files that appeared since the last one (Spark's file source, its
+    list of files read kept in the checkpoint); files are never read twice, a changed file is
+    not read again. The formats and options are the batch source's."""
+    configs = lookup(vertex.config, "tables_configs")
+    items = configs if isinstance(configs, list) and configs else [vertex.config]
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise _config_error("each tables_configs item must be a block of LocalFile options")
+        table, df = _stream_table(ctx, item, vertex.output if item is vertex.config else None)
+        if table in out:
+            raise _config_error(f"two tables_configs items read the table '{table}': give each its own "
+                                "schema.table")
+        out[table] = df
+    own = as_int(lookup(vertex.config, "parallelism"))
+    if own:
+        out = {t: df.repartition(own) for t, df in out.items()}
+    return out
+
+
+def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
+    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``info``: its ``prepare``
+    result); drop the commit markers of the stream's earlier micro-batches, which Spark will never replay."""
+    batch_id, stream = getattr(ctx, "batch_id", None), getattr(ctx, "stream_id", "")
+    if batch_id is None or not stream:
+        return
+    earlier = re.compile(re.escape(stream) + r"_batch-(\d+)-[0-9a-f]{6}")  # _safe() of "<stream>:batch-<n>"
+    for entry in (info or {}).get("tables", ()):
+        marker = entry.get("marker")
+        if not marker:
+            continue
+        commits = os.path.normpath(os.path.join(entry["target"], COMMITS_DIR))
+        run_dir = os.path.relpath(marker, commits).split(os.sep, 1)
+        if len(run_dir) != 2 or not os.path.isdir(commits):
+            continue
+        for name in os.listdir(commits):
+            m = earlier.fullmatch(name)
+            if m is None or int(m.group(1)) >= batch_id:
+                continue
+            old = os.path.join(commits, name, run_dir[1])
+            if not os.path.exists(old):
+                continue
+            os.remove(old)
+            parent = os.path.dirname(old)
+            while os.path.normpath(parent).startswith(commits + os.sep):
+                try:
+                    os.rmdir(parent)
+                except OSError:
+                    break
+                parent = os.path.dirname(parent)
+
+
+# ---------------------------------------------------------------------------------------------
 # Compile time
 # ---------------------------------------------------------------------------------------------
 
@@ -1446,6 +1624,8 @@ CONNECTOR = Connector(
     prepare=prepare,
     commit=commit,
     abort=abort,
+    read_stream=read_stream,
+    retire=retire,
     description="Reads or writes text, csv, json, parquet and orc files.",
 )
 

@@ -40,6 +40,11 @@ rewritten to those names (CTE names are left alone), then ``spark.sql`` runs it:
   the default zone of FROM_UNIXTIME; ``${name}`` inside a query is Spark's variable
   substitution. A failure the query hits in Spark's analysis is a RuntimeConfigError naming
   the inputs by their dataset names.
+
+STREAMING jobs (docs/streaming.md): a stateful query (join, aggregation, DISTINCT, UNION, subquery)
+needs the ``watermark`` option (``{ column, delay [, input] }``), applied to the streaming inputs;
+window functions, ORDER BY, LIMIT, INTERSECT and EXCEPT cannot run on a stream. Both are
+compile-time errors (:func:`streaming_problem`).
 """
 
 from __future__ import annotations
@@ -224,6 +229,160 @@ def _analyze(query: str, inputs: tuple[str, ...]) -> SqlAnalysis:
     if problem:
         return SqlAnalysis(tuple(tables), COMBINING, f"{problem} across its inputs")
     return SqlAnalysis(tuple(tables), ROW_WISE)
+
+
+# ---------------------------------------------------------------- STREAMING jobs
+
+#: stream operators Spark keeps state for: allowed with a ``watermark``
+STATEFUL = "stateful"
+#: operators a stream cannot run at all (in append mode, which the streaming sinks use)
+UNSUPPORTED = "unsupported"
+WATERMARK_KEY = "watermark"
+_INTERVAL_UNITS = ("microsecond", "millisecond", "second", "minute", "hour", "day", "week")
+_INTERVAL = re.compile(r"(?i)\s*(?:interval\s+)?(?:\d+(?:\.\d+)?\s*(?:" + "|".join(_INTERVAL_UNITS) + r")s?\s*)+")
+
+
+def streaming_problem(query: str) -> tuple[str, str] | None:
+    """``(STATEFUL or UNSUPPORTED, what)`` when ``query`` cannot run row by row on a stream, else None.
+
+    Stateful (Spark keeps state across micro-batches; a watermark bounds it): joins, aggregations,
+    DISTINCT, UNION (distinct), subqueries. Unsupported on a stream: window functions (OVER),
+    ORDER BY, LIMIT, INTERSECT and EXCEPT. Raises :class:`SqlSyntaxError`.
+    """
+    from sqlglot import exp
+
+    tree = _parse(query)
+    unsupported: list[str] = []
+    stateful: list[str] = []
+    for node in tree.find_all(exp.Intersect, exp.Except):
+        unsupported.append(node.key.upper())
+    if tree.find(exp.Window):
+        unsupported.append("a window function (OVER)")
+    for node in tree.find_all(exp.Order):
+        if not isinstance(node.parent, exp.Window):
+            unsupported.append("ORDER BY")
+            break
+    if any(node.args.get("limit") for node in tree.find_all(exp.Select, exp.Union)):
+        unsupported.append("a LIMIT")
+    if unsupported:
+        return UNSUPPORTED, ", ".join(dict.fromkeys(unsupported))
+    for select in tree.find_all(exp.Select):
+        if select.args.get("joins"):
+            stateful.append("a JOIN")
+        if select.args.get("group") or select.find(exp.AggFunc):
+            stateful.append("an aggregation")
+        if select.args.get("distinct"):
+            stateful.append("SELECT DISTINCT")
+    if any(u.args.get("distinct") for u in tree.find_all(exp.Union)):
+        stateful.append("UNION (without ALL)")
+    if any(isinstance(q.parent, (exp.In, exp.Exists)) or isinstance(q, exp.Exists)
+           for q in tree.find_all(exp.Subquery, exp.Exists)) or any(i.args.get("query") for i in tree.find_all(exp.In)):
+        stateful.append("a subquery")
+    if stateful:
+        return STATEFUL, ", ".join(dict.fromkeys(stateful))
+    return None
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``watermark = { column = "ts", delay = "10 seconds" [, input = "orders"] }``: Spark's event-time
+    watermark on an input of a streaming Sql (``input`` absent: every input with the column)."""
+
+    column: str
+    delay: str
+    input: str | None = None
+
+
+def read_watermarks(value: Any) -> tuple[list[Watermark], list[str]]:
+    """The watermarks of a ``watermark`` option (an object or a list of objects) and what is wrong with it.
+
+    ``delay`` is a Spark interval (``"10 seconds"``, ``"1 minute 30 seconds"``) or a number of ms."""
+    if value is None:
+        return [], []
+    items = value if isinstance(value, list) else [value]
+    found: list[Watermark] = []
+    issues: list[str] = []
+    for i, item in enumerate(items):
+        where = f"item {i}: " if isinstance(value, list) else ""
+        if not isinstance(item, Mapping):
+            issues.append(f"{where}expected {{ column = \"ts\", delay = \"10 seconds\" }}, found {item!r}")
+            continue
+        unknown = sorted(set(item) - {"column", "delay", "input"})
+        if unknown:
+            issues.append(f"{where}unknown key(s) {', '.join(unknown)}: use column, delay and input")
+        column, delay, source = item.get("column"), item.get("delay"), item.get("input")
+        if not isinstance(column, str) or not column.strip():
+            issues.append(f"{where}column must name the event-time column")
+            continue
+        if isinstance(delay, int) and not isinstance(delay, bool) and delay >= 0:
+            delay = f"{delay} milliseconds"
+        elif isinstance(delay, str) and delay.strip().isdigit():
+            delay = f"{int(delay.strip())} milliseconds"
+        if not isinstance(delay, str) or not _INTERVAL.fullmatch(delay):
+            issues.append(f"{where}delay must be an interval such as \"10 seconds\" or \"1 minute\" (or a number "
+                          f"of ms), found {delay!r}")
+            continue
+        if source is not None and (not isinstance(source, str) or not source.strip()):
+            issues.append(f"{where}input must name one of the Sql's inputs")
+            continue
+        found.append(Watermark(column.strip(), delay.strip(), source.strip() if source else None))
+    return found, issues
+
+
+def _watermarked(vertex: Any, name: str, df: Any) -> Any:
+    """``df`` (the input ``name``) with the vertex's watermark when it is a stream; event-time columns of
+    SeaTunnel's timestamp type (no zone) are read as Spark TIMESTAMP (UTC), as watermarks require."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from ..runtime.errors import RuntimeConfigError
+
+    if not getattr(df, "isStreaming", False):
+        return df
+    marks, issues = read_watermarks(vertex.config.get(WATERMARK_KEY))
+    if issues:
+        raise RuntimeConfigError(f"option '{WATERMARK_KEY}': " + "; ".join(issues))
+    types = {f.name.lower(): f for f in df.schema.fields}
+    for mark in marks:
+        if mark.input is not None and mark.input.lower() != name.lower():
+            continue
+        found = types.get(mark.column.lower())
+        if found is None:
+            if mark.input is not None:
+                raise RuntimeConfigError(f"option '{WATERMARK_KEY}': the input '{name}' has no column "
+                                         f"'{mark.column}' (its columns: {', '.join(df.columns)})")
+            continue
+        if not isinstance(found.dataType, (T.TimestampType, T.TimestampNTZType, T.DateType)):
+            raise RuntimeConfigError(f"option '{WATERMARK_KEY}': the event-time column '{found.name}' of '{name}' "
+                                     f"is {found.dataType.simpleString()}, not a timestamp")
+        if not isinstance(found.dataType, T.TimestampType):
+            df = df.withColumn(found.name, F.col(f"`{found.name}`").cast("timestamp"))
+        df = df.withWatermark(found.name, mark.delay)
+    return df
+
+
+def _zone_free(df: Any) -> Any:
+    """Spark TIMESTAMP values (nested ones too, e.g. a ``window`` struct) back to SeaTunnel's zone-free
+    timestamp, after a watermark made the event time a Spark TIMESTAMP."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    def ntz(dtype: Any) -> Any:
+        if isinstance(dtype, T.TimestampType):
+            return T.TimestampNTZType()
+        if isinstance(dtype, T.StructType):
+            return T.StructType([T.StructField(f.name, ntz(f.dataType), f.nullable, f.metadata) for f in dtype.fields])
+        if isinstance(dtype, T.ArrayType):
+            return T.ArrayType(ntz(dtype.elementType), dtype.containsNull)
+        if isinstance(dtype, T.MapType):
+            return T.MapType(ntz(dtype.keyType), ntz(dtype.valueType), dtype.valueContainsNull)
+        return dtype
+
+    changed = [(f, ntz(f.dataType)) for f in df.schema.fields]
+    if all(new == f.dataType for f, new in changed):
+        return df
+    return df.select(*[F.col(f"`{f.name}`").cast(new).alias(f.name) if new != f.dataType else F.col(f"`{f.name}`")
+                       for f, new in changed])
 
 
 # ---------------------------------------------------------------- SeaTunnel functions -> Spark
@@ -631,7 +790,8 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
             # Another pipeline's input (R15 split). A one-table row-wise query runs every input's rows, as
             # SeaTunnel's Sql ignores the FROM name: it reads this pipeline's input. Otherwise (a UNION of
             # the inputs) the absent input is empty here, so each pipeline yields its own share.
-            frames_by_key[name.lower()] = first if one_table else ctx.spark.createDataFrame([], first.schema)
+            empty = first.where(F.lit(False)) if first.isStreaming else ctx.spark.createDataFrame([], first.schema)
+            frames_by_key[name.lower()] = first if one_table else empty
     frames_by_key.setdefault("this", first)
     run = uuid.uuid4().hex[:8]
     views = {key: View(f"__st_{_safe(vertex.id)}_{run}_{_safe(key)}") for key in frames_by_key}
@@ -692,16 +852,24 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     if not present:
         raise RuntimeConfigError("the Sql transform has no input")
     declared = _declared_inputs(ctx, vertex, query)
+    marked = vertex.config.get(WATERMARK_KEY) is not None  # streams only: see _watermarked
+
+    def run(frames: list[tuple[str, Any]]) -> Any:
+        if not marked:
+            return _run(ctx, vertex, query, frames, declared)
+        result = _run(ctx, vertex, query, [(n, _watermarked(vertex, n, df)) for n, df in frames], declared)
+        return _zone_free(result) if result.isStreaming else result
+
     if len(present) == 1:
         name, dataset = present[0]
-        return {table: _run(ctx, vertex, query, [(name, df)], declared) for table, df in dataset.items()}
+        return {table: run([(name, df)]) for table, df in dataset.items()}
     frames = []
     for name, dataset in present:
         if len(dataset) != 1:
             raise RuntimeConfigError(f"the input '{name}' has {len(dataset)} tables: a Sql with several inputs "
                                      "reads single-table inputs")
         frames.append((name, next(iter(dataset.values()))))
-    return {next(iter(present[0][1])): _run(ctx, vertex, query, frames, declared)}
+    return {next(iter(present[0][1])): run(frames)}
 
 
 # ---------------------------------------------------------------- compile time
@@ -722,7 +890,30 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
             p = replace(p, line=p.line + e.line - 1, col=e.col)
         return [p]
-    return []
+    return _check_streaming(plugin, job, query)
+
+
+def _check_streaming(plugin: PluginConfig, job: JobConfig, query: str) -> list[Problem]:
+    """The ``watermark`` option; in a STREAMING job, a stateful query needs one and some queries cannot run."""
+    raw = plugin.get(WATERMARK_KEY)
+    _, issues = read_watermarks(raw)
+    problems = [job.problem(issue, plugin, key=WATERMARK_KEY,
+                            hint='watermark = { column = "ts", delay = "10 seconds" }') for issue in issues]
+    if str(job.env_get("job.mode", "BATCH")).strip().upper() != "STREAMING":
+        return problems
+    found = streaming_problem(query)
+    if found is None:
+        return problems
+    kind, what = found
+    if kind == UNSUPPORTED:
+        problems.append(job.problem(f"the query uses {what}, which a STREAMING job cannot run on a stream", plugin,
+                                    key="query", hint="drop it, or run the job with job.mode = BATCH"))
+    elif raw is None:
+        problems.append(job.problem(f"the query uses {what}: in a STREAMING job such a stateful query needs a "
+                                    "watermark bounding its state", plugin, key="query",
+                                    hint='set watermark = { column = "<event-time column>", delay = "10 seconds" } '
+                                         "in this Sql block (see docs/streaming.md), or use job.mode = BATCH"))
+    return problems
 
 
 _NUMERIC_RANK = ("tinyint", "smallint", "int", "bigint", "float", "double")

@@ -22,6 +22,7 @@ from ..connectors import SINK, SOURCE, TRANSFORM, get_connector
 from ..connectors.sql import SqlSyntaxError, analyze_query
 from . import graph
 from .schema import Schema, TypeError_
+from .streaming import check_job as check_streaming
 
 JOB_MODES = ("BATCH", "STREAMING")
 DEFAULT_MAX_PIPELINES = 256
@@ -159,6 +160,7 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
     problems: list[Problem] = []
     warnings: list[Problem] = list(job.warnings)
     settings = read_settings(job, problems)
+    problems.extend(check_streaming(job, settings.mode))  # streaming.* options; sources that cannot stream
 
     if not job.sources:
         problems.append(Problem("the job has no source", file=job.file, plugin="source",

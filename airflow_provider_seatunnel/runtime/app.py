@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import traceback
 from datetime import datetime
 from pathlib import Path
@@ -63,6 +64,22 @@ def _die_with_parent() -> None:
             os.kill(os.getpid(), signal.SIGKILL)  # the parent died before the call
     except (OSError, AttributeError):  # no prctl: keep the default behaviour
         pass
+
+
+def _stop_on_sigterm(log: logging.Logger, label: str) -> threading.Event:
+    """An event SIGTERM (and SIGINT) sets: a streaming pipeline then stops its queries gracefully
+    (running micro-batches finish and commit) and exits 0 with what it wrote."""
+    stop = threading.Event()
+
+    def handle(signum: int, _frame: Any) -> None:
+        log.warning("%s: %s received: stopping the streaming queries after their running micro-batch", label,
+                    signal.Signals(signum).name)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+    return stop
 
 
 def _failed_metrics(pipeline: Any, args: argparse.Namespace, started: str, error: Any,
@@ -116,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         log.info("Job %s, %s: running (attempt %s, run %s)", plan.name, label, args.attempt, args.run_id)
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt,
                          options=options)
-        metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))
+        if plan.mode == "STREAMING":  # Structured Streaming queries; SIGTERM stops them between micro-batches
+            from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+
+            stop = _stop_on_sigterm(log, f"Job {plan.name}, {label}")
+            metrics = run_streaming_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg), stop=stop)
+        else:
+            metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))
         metrics["application_id"] = spark.sparkContext.applicationId
         metrics["ui_url"] = spark.sparkContext.uiWebUrl
         _write_metrics(args.metrics_file, metrics)

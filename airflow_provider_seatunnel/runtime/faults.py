@@ -17,7 +17,9 @@ Spec: entries separated by ``;``, each ``point[:pipeline][@attempts][=action][+c
     ``sink.move`` (driver: inside a commit, before each staged file is moved into place),
     ``sink.commit`` (driver: inside a commit, the data is in place but the commit is not
     recorded yet), ``pipeline.committed`` (driver: every sink committed, the metrics file
-    is not written yet). See :data:`POINTS`.
+    is not written yet), ``batch.committed`` (STREAMING, driver: a sink committed a
+    micro-batch that Spark has not recorded as done: a rerun replays it; an occurrence is a
+    micro-batch). See :data:`POINTS`.
 ``pipeline``
     a pipeline number, a pipeline task id, or ``*`` (default: every pipeline).
 ``attempts``
@@ -88,6 +90,7 @@ POINTS: dict[str, str] = {
     "sink.move": "inside a sink's commit, before each staged file is moved into place (after N files)",
     "sink.commit": "inside a sink's commit: data in place, commit not recorded yet",
     "pipeline.committed": "after every sink committed, before the metrics file is written",
+    "batch.committed": "STREAMING: a sink committed a micro-batch, Spark has not recorded it yet (a rerun replays it)",
 }
 ACTIONS = ("raise", "kill")
 #: how long a task holds at the fault row (local masters) while the driver thread kills
