@@ -30,7 +30,8 @@ from ..runtime.session import spark_conf
 _SENSITIVE = re.compile(r"secret|password|token|credential|(^|[._-])key($|[._-])", re.IGNORECASE)
 #: What spark-submit needs from our environment to find PySpark, this Python and this package
 #: (plus the test-only fault injection switch, off unless set).
-_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "PYTHONPATH", "SEATUNNEL_FAULTS")
+_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "PYTHONPATH", "SEATUNNEL_FAULTS",
+             "SEATUNNEL_CHECKPOINT_ROOT")
 
 
 class SeaTunnelPipelineFailed(AirflowException):

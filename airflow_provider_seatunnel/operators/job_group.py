@@ -61,6 +61,10 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
             plan = compile_job(self.config, self.variables, format=self.format)
         except ConfigError as e:
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
+        if plan.mode.upper() == "STREAMING":
+            # a stream applies them once, at its start (its checkpoint remembers), never per DAG run
+            self.log.info("STREAMING job %s: save modes run once per stream, by its first micro-batch", plan.name)
+            return []
         run_id = f"{context['run_id']}:{self.run_key}"
         done: list[str] = []
         seen: set[str] = set()
