@@ -8,7 +8,10 @@ after a worker crash reconnect to the running application instead of submitting 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -289,10 +292,50 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         if url:
             ti.xcom_push(key=SparkApplicationLink().xcom_key, value=url)
 
+    #: How long a STREAMING pipeline may take to commit its running micro-batch when the task is killed.
+    stream_stop_timeout: float = 60.0
+
     def on_kill(self) -> None:
-        """Kill the pipeline's Spark application (the Spark provider's kill for its deploy mode)."""
-        if self._hook is not None:
-            super().on_kill()
+        """Stop the pipeline's Spark application: a STREAMING pipeline whose driver runs here first gets
+        SIGTERM (its running micro-batch commits, its queries stop); then the Spark provider's kill."""
+        if self._hook is None:
+            return
+        process = getattr(self._hook, "_submit_sp", None)
+        if ("hook" in self.__dict__ and self.hook.plan.mode.upper() == "STREAMING" and process is not None
+                and process.poll() is None):
+            drivers = [pid for pid in _descendants(process.pid) if _is_pipeline_driver(pid)]
+            for pid in drivers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            if drivers:
+                self.log.info("stopping the streaming pipeline gracefully (SIGTERM to its driver)")
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=self.stream_stop_timeout)
+                if process.poll() is not None:
+                    return
+        super().on_kill()
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (Linux ``/proc``; empty elsewhere)."""
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                kids = [int(x) for x in children.read_text().split()]
+                out += kids
+                todo += kids
+    return out
+
+
+def _is_pipeline_driver(pid: int) -> bool:
+    """Whether ``pid`` is the Python driver running ``runtime/app.py``."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(w.endswith(b"runtime/app.py") for w in words) and not any(b"SparkSubmit" in w for w in words)
 
 
 def _choose(plan: JobPlan | None, pipeline: int | str | None) -> PipelinePlan | None:
