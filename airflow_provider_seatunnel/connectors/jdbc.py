@@ -1629,6 +1629,9 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         if value is not None and as_bool(value) is None:
             error(key, f"{key} must be true or false, found {value!r}")
 
+    if not plugin.has("url") and not plugin.has("jdbc_conn_id"):
+        error(None, "the option 'url' is required",
+              hint='set url = "jdbc:postgresql://host:5432/db", or jdbc_conn_id = "<an Airflow connection>"')
     integer(options, "connection_check_timeout_sec", 1)
     boolean("use_kerberos")
     if as_bool(_opt(options, "use_kerberos")) is True:
@@ -1729,8 +1732,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
 CONNECTOR = Connector(
     name="Jdbc",
     kinds=frozenset({SOURCE, SINK}),
-    required=("url", "driver"),
-    identity=("url", "table_path", "database", "table", "query"),
+    required=("driver",),  # and url, unless jdbc_conn_id names an Airflow connection giving it (check)
+    identity=("url", "jdbc_conn_id", "table_path", "database", "table", "query"),
     committer=True,
     stores_deletes=True,
     check=check,

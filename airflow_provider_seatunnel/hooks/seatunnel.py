@@ -43,6 +43,49 @@ class SeaTunnelPipelineFailed(AirflowException):
         self.deterministic = bool((self.metrics.get("error") or {}).get("deterministic"))
 
 
+#: Airflow connection types and the JDBC URL scheme of their databases.
+_JDBC_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mssql": "sqlserver",
+                 "oracle": "oracle", "jdbc": None}
+
+
+def jdbc_options(conn: Any) -> dict[str, str]:
+    """``url``, ``user`` and ``password`` of a Jdbc block from an Airflow connection: a ``jdbc:`` URL
+    in its host or its extra ``url``, else one built from its type, host, port and schema (database)."""
+    extra = conn.extra_dejson or {}
+    url = extra.get("url") or (conn.host if str(conn.host or "").startswith("jdbc:") else None)
+    if not url:
+        scheme = _JDBC_SCHEMES.get(str(conn.conn_type).lower()) or str(conn.conn_type).lower()
+        port = f":{conn.port}" if conn.port else ""
+        url = f"jdbc:{scheme}://{conn.host}{port}/{conn.schema or ''}"
+    out = {"url": str(url)}
+    if conn.login:
+        out["user"] = str(conn.login)
+    if conn.password:
+        out["password"] = str(conn.password)
+    return out
+
+
+def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPlan:
+    """The plan with each Jdbc block's credentials taken from its Airflow connection (its own option
+    ``jdbc_conn_id``, else ``default_conn_id`` for blocks that set no ``user``/``password``). Options
+    the block sets itself win. Run time only: the values reach only the private plan file."""
+    from dataclasses import replace
+
+    def resolved(vertex: Any) -> Any:
+        if vertex.plugin.lower() != "jdbc":
+            return vertex
+        conn_id = vertex.config.get("jdbc_conn_id")
+        if conn_id is None and default_conn_id and not ({"user", "password"} & set(vertex.config)):
+            conn_id = default_conn_id
+        if not conn_id:
+            return vertex
+        given = jdbc_options(BaseHook.get_connection(str(conn_id)))
+        return replace(vertex, config={**given, **vertex.config})
+
+    pipelines = tuple(replace(p, vertices=tuple(resolved(v) for v in p.vertices)) for p in plan.pipelines)
+    return replace(plan, pipelines=pipelines)
+
+
 def _now() -> str:
     return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
@@ -58,6 +101,8 @@ class SeaTunnelHook(BaseHook):
     :param deploy_mode: passed to ``SparkSubmitHook`` (overrides the connection's).
     :param py_files: ``--py-files`` (e.g. a zip of this package when the driver runs on the cluster).
     :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``executor_memory``, ``jars``...).
+    :param jdbc_conn_id: an Airflow connection giving the Jdbc blocks that name none themselves (option
+        ``jdbc_conn_id``) their ``url``, ``user`` and ``password`` (see :func:`with_connections`).
     """
 
     conn_name_attr = "spark_conn_id"
@@ -67,8 +112,9 @@ class SeaTunnelHook(BaseHook):
     def __init__(self, config: str | os.PathLike, variables: Mapping[str, Any] | None = None,
                  spark_conn_id: str = "spark_default", *, format: str | None = None,
                  spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
-                 spark_submit_kwargs: Mapping[str, Any] | None = None) -> None:
+                 spark_submit_kwargs: Mapping[str, Any] | None = None, jdbc_conn_id: str | None = None) -> None:
         super().__init__()
+        self.jdbc_conn_id = jdbc_conn_id
         self.config = config
         self.variables = dict(variables or {})
         self.spark_conn_id = spark_conn_id
@@ -88,7 +134,8 @@ class SeaTunnelHook(BaseHook):
     def plan(self) -> JobPlan:
         """The compiled plan (through the on-disk plan cache); raises ``ConfigError``."""
         if self._plan is None:
-            self._plan = compile_job(self.config, self.variables, format=self.format)
+            self._plan = with_connections(compile_job(self.config, self.variables, format=self.format),
+                                          self.jdbc_conn_id)
         return self._plan
 
     def mask_secrets(self) -> None:

@@ -134,6 +134,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         running instead of submitting another (the Spark provider's tracking; Airflow 3.3+).
     :param py_files: ``--py-files``; with the driver on the cluster it defaults to a zip of this package.
     :param spark_submit_kwargs: further ``SparkSubmitHook`` arguments (``executor_memory``, ``jars``...).
+    :param jdbc_conn_id: an Airflow connection for the Jdbc blocks that name none (their option
+        ``jdbc_conn_id``) and set no credentials: its URL, login and password, resolved at run time.
 
     ``inlets``/``outlets`` default to the job's sources and sinks as Airflow assets. A ``ConfigError``
     or a deterministic failure (a broken Assert rule, bad data, an option only checkable at run time)
@@ -153,7 +155,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                  spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
                  spark_submit_kwargs: Mapping[str, Any] | None = None, run_key: str | None = None,
                  retries: int | None = None, retry_delay: timedelta | float | None = None,
-                 durable: bool | None = None, **kwargs: Any) -> None:
+                 durable: bool | None = None, jdbc_conn_id: str | None = None, **kwargs: Any) -> None:
         fmt = format or format_of(config)
         config = os.fspath(config)
         variables = dict(variables or {})
@@ -182,6 +184,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         self.seatunnel_py_files = py_files
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
         self.run_key = run_key
+        self.jdbc_conn_id = jdbc_conn_id
 
     # -- parse time ------------------------------------------------------------------------------
 
@@ -216,7 +219,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         """The SeaTunnel hook (compiles the rendered config; builds the ``SparkSubmitHook``)."""
         return SeaTunnelHook(self.config, self.variables, self.spark_conn_id, format=self.format,
                              spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
-                             py_files=self.seatunnel_py_files, spark_submit_kwargs=self.spark_submit_kwargs)
+                             py_files=self.seatunnel_py_files, spark_submit_kwargs=self.spark_submit_kwargs,
+                             jdbc_conn_id=self.jdbc_conn_id)
 
     def job_run_id(self, context: Any) -> str:
         """The run id the pipeline's sinks commit under: the DAG run plus the job's run key."""

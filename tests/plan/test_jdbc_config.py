@@ -70,3 +70,12 @@ def test_sink_option_errors(config_error, options, message):
 def test_the_password_stays_out_of_the_plan(plan_of):
     plan = plan_of(f'source {{ {FAKE} }}\nsink {{ Jdbc {{ {CONN}, generate_sink_sql = true, table = "t" }} }}\n')
     assert "s3cret" not in str(plan.to_dict()) and "s3cret" in str(plan.to_dict(secrets=True))
+
+
+def test_url_is_required_unless_an_airflow_connection_gives_it(plan_of, config_error):
+    sink = 'Jdbc { plugin_input = "t", driver = "org.postgresql.Driver", generate_sink_sql = true, table = "x" OPT }'
+    source = 'source { FakeSource { plugin_output = "t", row.num = 1, schema = { fields { id = int } } } }\n'
+    error = config_error(source + "sink { " + sink.replace("OPT", "") + " }")
+    assert any("the option 'url' is required" in p.format() and "jdbc_conn_id" in (p.hint or "")
+               for p in error.problems)
+    assert plan_of(source + "sink { " + sink.replace("OPT", ', jdbc_conn_id = "warehouse"') + " }").pipelines

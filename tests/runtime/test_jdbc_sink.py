@@ -309,3 +309,37 @@ def test_the_driver_jar_reaches_spark_submit(write_conf, db, tmp_path, monkeypat
     assert table(db, "cli_copy") == [[str(i), f"2024-01-{1 + i:02d} 00:00:00"] for i in range(1, 6)]
     logs = [p for p in (tmp_path / "run").iterdir() if p.name != "plan.json"]
     assert logs and not any(db.password in p.read_text(errors="replace") for p in logs)
+
+
+def test_credentials_from_an_airflow_connection(db, tmp_path, monkeypatch):
+    """``jdbc_conn_id`` in the config (or the hook's default) names an Airflow connection: the url, login
+    and password come from it at run time, reach spark-submit only through the private plan file, and
+    never appear in the plan JSON, on the command line or in the error text."""
+    from airflow_provider_seatunnel.hooks.seatunnel import SeaTunnelHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[1]"}))
+    monkeypatch.setenv("AIRFLOW_CONN_PG_TEST", json.dumps({
+        "conn_type": "postgres", "host": "127.0.0.1", "port": db.port, "schema": db.database,
+        "login": db.user, "password": db.password}))
+    text = f"""
+        env {{ job.mode = "BATCH", spark.ui.enabled = false }}
+        source {{ {fake([("INSERT", [1, "a"]), ("INSERT", [2, "b"])])} }}
+        sink {{
+          Jdbc {{ jdbc_conn_id = "pg_test", driver = "org.postgresql.Driver", generate_sink_sql = true,
+                  table = "from_conn" }}
+          Jdbc {{ url = "{db.url}", driver = "org.postgresql.Driver", generate_sink_sql = true,
+                  table = "from_default" }}
+        }}
+    """
+    hook = SeaTunnelHook(text, format="hocon", jdbc_conn_id="pg_test")  # credentials for blocks without
+    try:
+        sinks = hook.plan.pipelines[0].sinks
+        assert all(v.config["url"].startswith(f"jdbc:postgresql://127.0.0.1:{db.port}/") for v in sinks)
+        assert db.password not in json.dumps(hook.plan.to_dict())  # the plan JSON never holds it
+        metrics = hook.submit(run_id="conn-run")
+        spark_hook = hook._spark_hook
+        assert db.password not in " ".join(spark_hook._build_spark_submit_command(str(tmp_path / "app.py")))
+    finally:
+        hook.cleanup()
+    assert metrics["status"] == "FINISHED" and metrics["write_count"] == 4
+    assert table(db, "from_conn") == [["1", "a"], ["2", "b"]] and table(db, "from_default") == [["1", "a"], ["2", "b"]]
