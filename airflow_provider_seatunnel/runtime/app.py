@@ -59,6 +59,11 @@ def _die_with_parent() -> None:
         import ctypes
 
         parent = os.getppid()
+        try:  # already orphaned (spark-submit killed before we got here): our parent is no JVM any more
+            if not Path(f"/proc/{parent}/comm").read_text().startswith("java"):
+                os.kill(os.getpid(), signal.SIGKILL)
+        except OSError:
+            pass
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0 and os.getppid() != parent:  # 1 = PR_SET_PDEATHSIG
             os.kill(os.getpid(), signal.SIGKILL)  # the parent died before the call
