@@ -1,25 +1,32 @@
-"""Restores are exactly-once: crash a run, restore it with the same run id, compare the sink with the expected rows.
+"""Restores are exactly-once: crash a run, restore it with the same run id, compare the sinks with the expected rows.
 
-Two kinds of trial, each on fresh targets that already hold a file of an earlier run:
+Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc upsert``), one pipeline with
+two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
+an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it) from outside at a random moment: a
   third of the trials anywhere in the run, a third during the writes (a random delay after
   the first sink starts writing, within the baseline run's sink phase), a third around the
   commit phase (0-150 ms after the last sink reported its data prepared).
-* **fault**: ``SEATUNNEL_FAULTS`` with a random point, action (raise or kill) and offset
-  (rows of a write task, files of a commit, sinks).
+* **fault**: ``SEATUNNEL_FAULTS`` with a random point of the sink type, action (raise or kill)
+  and offset (rows of a write task, files of a commit, sinks).
 
 Then the restore: the same command with the same ``--run-id`` and ``--attempt 2``, no faults.
-Per trial: where attempt 1 stopped, what a reader saw after it (the LocalFile source hides the
-files of an unrecorded commit: each sink must show either nothing new or everything), the
-restore's exit code, and the rows lost and duplicated (multisets over the full rows, per sink).
-Results go to benchmarks/results/restore_faults.md.
+Per trial: where attempt 1 stopped, what a reader saw after it (each sink must show either
+nothing new or everything), the restore's exit code, and the rows lost and duplicated
+(multisets over the full rows, per sink).
 
-    python benchmarks/restore_faults.py [--kill-trials 20] [--fault-trials 20] [--seed 7] [--sink LocalFile]
+The Jdbc types write tables of a private PostgreSQL server (``tests/pg.py``) read back with
+``psql``: ``Jdbc`` plain INSERTs into tables without a key, ``Jdbc upsert`` with
+``primary_keys = ["id"]`` into tables keyed by ``id`` that also hold a stale version of one
+input row (the restore must leave each id once, with the input's values).
 
-Sink types: one function per type (:data:`SINK_TYPES`) builds the job's sink blocks and the
-readers of what they hold; add e.g. a Jdbc one next to :func:`localfile_sinks`.
+    python benchmarks/restore_faults.py [--sink TYPE ...] [--kill-trials 20] [--fault-trials 20] [--seed 7]
+                                        [--rows N]
+
+Each run of a type replaces that type's entry in benchmarks/results/restore_faults.json (all
+types by default); benchmarks/results/restore_faults.md is rendered from every type recorded there.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -55,6 +63,8 @@ CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 #: short-lived drivers: C1 only and a serial GC halve the CPU a spark-submit costs on 2 cores
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 POINTS = ("sink.write", "sink.prepared", "sink.move", "sink.commit", "pipeline.committed")
+#: the Jdbc sink has no file moves: its commit is one database transaction
+JDBC_POINTS = ("sink.write", "sink.prepared", "sink.commit", "pipeline.committed")
 Row = tuple
 
 
@@ -62,19 +72,34 @@ Row = tuple
 # sink types
 # ------------------------------------------------------------------------------------------------
 
+class Resources(contextlib.ExitStack):
+    """What sink types share within one benchmark run (the PostgreSQL server), released at exit."""
+
+    postgres: Any = None
+
+
 @dataclass
 class Sink:
     """One sink block of the job and how to read back what its target holds."""
 
     name: str
     block: str  # the HOCON block (reads the dataset "rows": id bigint, name string, grp string)
-    seed: Callable[[], None]  # make the target hold rows of an earlier run
+    seed: Callable[[], None]  # make the target hold rows of an earlier run (and nothing of earlier trials)
     read: Callable[[], list[Row]]  # the rows a reader sees now (old rows included)
-    raw_files: Callable[[], int] = lambda: 0  # files a naive reader would list (informative)
+    raw: Callable[[], int] | None = None  # informative count (files a naive reader lists, staging tables left)
     old: list[Row] = field(default_factory=list)
+    upsert: bool = False  # keyed by id: an input row replaces an old row with its id
+
+    def final(self, expected: list[Row]) -> list[Row]:
+        """What the target must hold after a complete run: the old rows plus the input (upsert:
+        the old rows whose id the input does not have, plus the input)."""
+        if not self.upsert:
+            return self.old + expected
+        ids = {r[0] for r in expected}
+        return [r for r in self.old if r[0] not in ids] + expected
 
 
-def localfile_sinks(work: Path, rows: int) -> list[Sink]:
+def localfile_sinks(work: Path, rows: int, resources: Resources) -> list[Sink]:
     """Two LocalFile sinks in one pipeline: json files of ``rows // 8`` rows, and csv partitioned by ``grp``."""
     def reader(target: Path, fmt: str) -> Callable[[], list[Row]]:
         def read() -> list[Row]:
@@ -115,7 +140,87 @@ def localfile_sinks(work: Path, rows: int) -> list[Sink]:
     ]
 
 
-SINK_TYPES: dict[str, Callable[[Path, int], list[Sink]]] = {"LocalFile": localfile_sinks}
+def _postgres(resources: Resources) -> Any:
+    """The private PostgreSQL server of this benchmark run (tests/pg.py), started once, stopped at exit."""
+    if resources.postgres is None:
+        from tests import pg
+
+        resources.postgres = pg.start()
+        resources.callback(resources.postgres.stop)
+    return resources.postgres
+
+
+def jdbc_sinks(work: Path, rows: int, resources: Resources, upsert: bool = False) -> list[Sink]:
+    """Two Jdbc sinks in one pipeline writing two PostgreSQL tables (``generate_sink_sql``): plain
+    INSERTs into tables without a key, or (``upsert``) ``primary_keys = ["id"]`` into tables keyed by
+    ``id`` holding a stale row with the id of an input row. The second sink writes in batches of 100."""
+    server = _postgres(resources)
+    prefix = "upsert" if upsert else "plain"
+    old = [(-1, "old", "g0")] + ([(0, "stale", "g9")] if upsert else [])
+
+    # staging tables are named after the upstream table ("rows") and a hash of (run, pipeline, sink,
+    # table): the count covers both sinks, and each trial starts without any
+    staging_sql = "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'st\\_stage\\_%'"
+
+    def seeder(table: str) -> Callable[[], None]:
+        def seed() -> None:
+            staging = [r[0] for r in server.sql(staging_sql)]
+            key = " PRIMARY KEY" if upsert else ""
+            values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
+            server.sql("".join(f"DROP TABLE IF EXISTS public.{s}; " for s in staging)
+                       + f"DROP TABLE IF EXISTS public.{table}; "
+                         f"CREATE TABLE public.{table} (id bigint{key}, name text, grp text); "
+                         f"INSERT INTO public.{table} VALUES {values}")
+        return seed
+
+    def reader(table: str) -> Callable[[], list[Row]]:
+        return lambda: [(int(i), n, g) for i, n, g in server.sql(f"SELECT id, name, grp FROM public.{table}")]
+
+    def staging() -> int:
+        return len(server.sql(staging_sql))
+
+    sinks = []
+    for n, table in enumerate((f"{prefix}_a", f"{prefix}_b")):
+        options = (f'url = "{server.url}", driver = "org.postgresql.Driver", user = "{server.user}", '
+                   f'password = "{server.password}", generate_sink_sql = true, database = "{server.database}", '
+                   f'table = "public.{table}"' + (', primary_keys = ["id"]' if upsert else "")
+                   + (", batch_size = 100" if n else ""))
+        sinks.append(Sink(f"Jdbc{' upsert' if upsert else ''} {table}",
+                          f'Jdbc {{ plugin_input = "rows", {options} }}',
+                          seeder(table), reader(table), None if n else staging, list(old), upsert))
+    return sinks
+
+
+@dataclass(frozen=True)
+class SinkType:
+    """A kind of target: its sinks, its fault points, and how the report describes it."""
+
+    build: Callable[[Path, int, contextlib.ExitStack], list[Sink]]
+    points: tuple[str, ...]
+    rows: int  # default --rows
+    raw_label: str
+    reading: str  # what "visible" and the raw count mean
+
+
+LOCALFILE_READING = (
+    "*Visible after attempt 1* is what the LocalFile source reads per sink (`old`: only the earlier row, `all`: "
+    "everything, `PARTIAL` would be a half-committed target); *raw files* counts the data files a naive listing "
+    "sees after attempt 1 → after the restore (files of a commit killed half way are there, but hidden from readers "
+    "that honour the commit journal, until the restore finishes the commit).")
+JDBC_READING = (
+    "The targets are tables of a private PostgreSQL server (`tests/pg.py`), read with `psql`. *Visible after "
+    "attempt 1* is what a reader of each table sees (`old`: only the earlier rows, `all`: everything, `PARTIAL` "
+    "would be a half-committed table); *staging tables* counts the sink's `st_stage_*` tables after attempt 1 → "
+    "after the restore, both sinks together (staged, never visible rows; the restore must drop them).")
+
+SINK_TYPES: dict[str, SinkType] = {
+    "LocalFile": SinkType(localfile_sinks, POINTS, 20_000, "raw files", LOCALFILE_READING),
+    "Jdbc": SinkType(jdbc_sinks, JDBC_POINTS, 5_000, "staging tables", JDBC_READING),
+    "Jdbc upsert": SinkType(lambda work, rows, res: jdbc_sinks(work, rows, res, upsert=True), JDBC_POINTS, 5_000,
+                            "staging tables", JDBC_READING + " The upsert targets also hold a stale row with id 0, "
+                            "which the input replaces: the expected table is the earlier row (id -1) plus the "
+                            "input, each id once with the input's values."),
+}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -138,7 +243,8 @@ def make_input(folder: Path, rows: int, files: int = 4) -> list[Row]:
 def job_text(source: Path, sinks: list[Sink]) -> str:
     blocks = "\n  ".join(s.block for s in sinks)
     return f"""
-env {{ job.name = "restore_faults", parallelism = 2, spark.driver.extraJavaOptions = "{QUICK_JVM}" }}
+env {{ job.name = "restore_faults", parallelism = 2, spark.ui.enabled = false,
+       spark.driver.extraJavaOptions = "{QUICK_JVM}" }}
 source {{
   LocalFile {{
     plugin_output = "rows", path = "{source}", file_format_type = "csv"
@@ -243,11 +349,13 @@ class Trial:
     stopped: str = ""
     after_first: list[str] = field(default_factory=list)
     raw_after_first: list[int] = field(default_factory=list)
+    raw_after_restore: list[int] = field(default_factory=list)
     restore_code: int = 0
     lost: int = 0
     duplicated: int = 0
     orphans: int = 0
     seconds: float = 0.0
+    details: list[str] = field(default_factory=list)  # per sink: the rows lost and duplicated (a few)
 
     @property
     def ok(self) -> bool:
@@ -255,19 +363,24 @@ class Trial:
                 and "PARTIAL" not in self.after_first)
 
 
-def _state(rows: list[Row], old: list[Row], expected: list[Row]) -> str:
-    if Counter(rows) == Counter(old):
+def _state(rows: list[Row], sink: Sink, expected: list[Row]) -> str:
+    if Counter(rows) == Counter(sink.old):
         return "old"
-    if Counter(rows) == Counter(old + expected):
+    if Counter(rows) == Counter(sink.final(expected)):
         return "all"
     return "PARTIAL"
 
 
-def _compare(rows: list[Row], wanted: list[Row]) -> tuple[int, int]:
+def _difference(rows: list[Row], wanted: list[Row]) -> tuple[Counter, Counter]:
+    """(lost, extra) as multisets of full rows: a wrong value counts as one lost and one extra row."""
     got, want = Counter(rows), Counter(wanted)
-    lost = sum((want - got).values())
-    extra = sum((got - want).values())
-    return lost, extra
+    return want - got, got - want
+
+
+def _sample(rows: Counter, limit: int = 5) -> str:
+    items = sorted(rows.items())
+    text = ", ".join(f"{r}" + (f"×{c}" if c > 1 else "") for r, c in items[:limit])
+    return text + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
 
 
 def _stopped(run: Run) -> str:
@@ -282,12 +395,11 @@ def _stopped(run: Run) -> str:
     return "after: " + re.sub(r" \(attempt .*", "", last)[:50]
 
 
-def trial(n: int, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink], expected: list[Row],
-          faults: str | None = None, kill: Callable | None = None) -> Trial:
+def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink],
+          expected: list[Row], faults: str | None = None, kill: Callable | None = None) -> Trial:
     t = Trial(n, kind, what)
     for s in sinks:
         s.seed()
-    run_id = f"trial{n:03d}"
     t0 = time.monotonic()
     first = run_cli(conf, work, run_id, 1, faults=faults, kill=kill)
     t.first_code = first.code
@@ -298,121 +410,192 @@ def trial(n: int, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink
     t.orphans = len(orphans)
     for pid in orphans:
         os.kill(pid, signal.SIGKILL)
-    t.after_first = [_state(s.read(), s.old, expected) for s in sinks]
-    t.raw_after_first = [s.raw_files() for s in sinks]
+    t.after_first = [_state(s.read(), s, expected) for s in sinks]
+    t.raw_after_first = [s.raw() for s in sinks if s.raw]
     restore = run_cli(conf, work, run_id, 2)
     t.restore_code = restore.code
     for s in sinks:
-        lost, dup = _compare(s.read(), s.old + expected)
-        t.lost += lost
-        t.duplicated += dup
+        lost, extra = _difference(s.read(), s.final(expected))
+        t.lost += sum(lost.values())
+        t.duplicated += sum(extra.values())
+        if lost or extra:
+            t.details.append(f"{s.name}: lost {sum(lost.values())} [{_sample(lost)}], "
+                             f"extra {sum(extra.values())} [{_sample(extra)}]")
+    t.raw_after_restore = [s.raw() for s in sinks if s.raw]
     t.seconds = time.monotonic() - t0
     if restore.code != 0:
         print(restore.stdout[-2000:], restore.stderr[-2000:], file=sys.stderr)
     return t
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kill-trials", type=int, default=20)
-    ap.add_argument("--fault-trials", type=int, default=20)
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--sink", choices=sorted(SINK_TYPES), default="LocalFile")
-    ap.add_argument("--out", default=str(HERE / "results" / "restore_faults.md"))
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
-    work = Path(tempfile.mkdtemp(prefix="restore-faults-"))
+def kill_moment(i: int, rng: random.Random, base: Run, writing: float, sinks: list[Sink]) -> tuple[str, Callable]:
+    """Trial ``i``'s SIGKILL: (description, ``kill(events, elapsed)``)."""
+    if i % 3 == 0:  # anywhere in the run
+        at = rng.uniform(0.5, base.seconds)
+
+        def kill(events, elapsed, at=at):
+            return elapsed >= at
+        return "SIGKILL spark-submit, anywhere", kill
+    if i % 3 == 1:  # during the writes: a delay after the first "writing" event
+        delay = rng.uniform(0.0, max(0.5, base.seconds - writing))
+
+        def kill(events, elapsed, delay=delay):
+            start = next((t for t, e in events if e.endswith(": writing")), None)
+            return start is not None and elapsed >= start + delay
+        return f"SIGKILL spark-submit, {delay:.2f}s after writing starts", kill
+    delay = rng.uniform(0.0, 0.15)  # around the commit phase: a short delay after the last sink reported "prepared"
+
+    def kill(events, elapsed, delay=delay):
+        done = [t for t, e in events if f"sink[{len(sinks) - 1}]" in e and "prepared" in e]
+        return bool(done) and elapsed >= done[0] + delay
+    return f"SIGKILL spark-submit, {delay * 1000:.0f}ms after the last sink prepared", kill
+
+
+def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[str, Any]:
+    """Every trial of one sink type; the type's entry of the results file."""
+    kind = SINK_TYPES[name]
+    rows = args.rows or kind.rows
+    rng = random.Random(f"{args.seed}:{name}")  # each type its own schedule of moments and faults
+    slug = re.sub(r"\W+", "-", name.lower())
     started = datetime.now(timezone.utc)
+    work = Path(tempfile.mkdtemp(prefix=f"restore-faults-{slug}-"))
     try:
-        expected = make_input(work / "input", args.rows)
-        sinks = SINK_TYPES[args.sink](work, args.rows)
+        expected = make_input(work / "input", rows)
+        sinks = kind.build(work, rows, resources)
         conf = work / "job.conf"
         conf.write_text(job_text(work / "input", sinks))
 
         # baseline: an undisturbed run, for the moments to kill at
         for s in sinks:
             s.seed()
-        base = run_cli(conf, work, "baseline", 1)
+        base = run_cli(conf, work, f"{slug}-baseline", 1)
         assert base.code == 0, base.stdout + base.stderr
         for s in sinks:
-            assert _compare(s.read(), s.old + expected) == (0, 0), s.name
+            lost, extra = _difference(s.read(), s.final(expected))
+            assert not lost and not extra, f"{s.name}: the baseline run lost {lost} and added {extra}"
         writing = next(t for t, e in base.events if e.endswith(": writing"))
-        print(f"baseline: {base.seconds:.1f}s, first sink writes at {writing:.1f}s", file=sys.stderr)
-        files = max(1, sinks[0].raw_files() - 1)
+        print(f"{name} baseline: {base.seconds:.1f}s, first sink writes at {writing:.1f}s", file=sys.stderr)
+        files = max(1, sinks[0].raw() - 1) if sinks[0].raw else 1
 
         trials: list[Trial] = []
-        for i in range(args.kill_trials):
-            if i % 3 == 0:  # anywhere in the run
-                at = rng.uniform(0.5, base.seconds)
-                what = "SIGKILL spark-submit, anywhere"
 
-                def kill(events, elapsed, at=at):
-                    return elapsed >= at
-            elif i % 3 == 1:  # during the writes: a delay after the first "writing" event
-                delay = rng.uniform(0.0, max(0.5, base.seconds - writing))
-                what = f"SIGKILL spark-submit, {delay:.2f}s after writing starts"
-
-                def kill(events, elapsed, delay=delay):
-                    start = next((t for t, e in events if e.endswith(": writing")), None)
-                    return start is not None and elapsed >= start + delay
-            else:  # around the commit phase: a short delay after the last sink reported "prepared"
-                delay = rng.uniform(0.0, 0.15)
-                what = f"SIGKILL spark-submit, {delay * 1000:.0f}ms after the last sink prepared"
-
-                def kill(events, elapsed, delay=delay):
-                    done = [t for t, e in events if f"sink[{len(sinks) - 1}]" in e and "prepared" in e]
-                    return bool(done) and elapsed >= done[0] + delay
-            t = trial(len(trials) + 1, "kill", what, conf, work, sinks, expected, kill=kill)
+        def record(t: Trial) -> None:
             trials.append(t)
-            print(f"{t.n:3d} {t.what}: {t.stopped} -> {t.after_first} restore {t.restore_code} "
-                  f"lost {t.lost} dup {t.duplicated}", file=sys.stderr)
+            print(f"{name} {t.n:3d} {t.what}: {t.stopped} -> {t.after_first} restore {t.restore_code} "
+                  f"lost {t.lost} dup {t.duplicated}" + "".join(f"\n    {d}" for d in t.details), file=sys.stderr)
+
+        for i in range(args.kill_trials):
+            what, kill = kill_moment(i, rng, base, writing, sinks)
+            n = len(trials) + 1
+            record(trial(n, f"{slug}-trial{n:03d}", "kill", what, conf, work, sinks, expected, kill=kill))
         for _ in range(args.fault_trials):
-            point, action = rng.choice(POINTS), rng.choice(("raise", "kill"))
-            count = {"sink.write": rng.randrange(0, args.rows // 4), "sink.move": rng.randrange(0, files),
+            point, action = rng.choice(kind.points), rng.choice(("raise", "kill"))
+            count = {"sink.write": rng.randrange(0, rows // 4), "sink.move": rng.randrange(0, files),
                      "sink.prepared": rng.randrange(0, len(sinks)), "sink.commit": rng.randrange(0, len(sinks)),
                      "pipeline.committed": 0}[point]
             spec = f"{point}={action}" + (f"+{count}" if count else "")
-            t = trial(len(trials) + 1, "fault", spec, conf, work, sinks, expected, faults=spec)
-            trials.append(t)
-            print(f"{t.n:3d} {t.what}: {t.stopped} -> {t.after_first} restore {t.restore_code} "
-                  f"lost {t.lost} dup {t.duplicated}", file=sys.stderr)
+            n = len(trials) + 1
+            record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report(args, trials, sinks, base, writing, started)
-    return 0 if all(t.ok for t in trials) else 1
+    return {"generated": f"{started:%Y-%m-%d %H:%M}", "seed": args.seed, "rows": rows, "cpus": os.cpu_count(),
+            "python": sys.version.split()[0], "sinks": [s.name for s in sinks], "points": list(kind.points),
+            "baseline_seconds": round(base.seconds, 1), "writing_at": round(writing, 1),
+            "trials": [{**t.__dict__, "seconds": round(t.seconds, 1)} for t in trials]}
 
 
-def report(args: argparse.Namespace, trials: list[Trial], sinks: list[Sink], base: Run, writing: float,
-           started: datetime) -> None:
-    bad = [t for t in trials if not t.ok]
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sink", action="append", choices=list(SINK_TYPES),
+                    help="sink type to run (repeatable; default: every type)")
+    ap.add_argument("--kill-trials", type=int, default=20)
+    ap.add_argument("--fault-trials", type=int, default=20)
+    ap.add_argument("--rows", type=int, default=None, help="input rows (default per type: "
+                    + ", ".join(f"{k} {v.rows:,}" for k, v in SINK_TYPES.items()) + ")")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=str(HERE / "results" / "restore_faults.md"))
+    args = ap.parse_args()
+    data_file = Path(args.out).with_suffix(".json")
+    recorded = json.loads(data_file.read_text()) if data_file.exists() else {}
+    ok = True
+    with Resources() as resources:
+        for name in args.sink or list(SINK_TYPES):
+            entry = run_type(name, args, resources)
+            ok = ok and all(Trial(**{**t, "seconds": 0}).ok for t in entry["trials"])
+            recorded[name] = entry
+            data_file.parent.mkdir(parents=True, exist_ok=True)
+            data_file.write_text(json.dumps(recorded, indent=1) + "\n")
+            Path(args.out).write_text(render(recorded))
+            print(f"wrote {args.out} ({name})", file=sys.stderr)
+    return 0 if ok else 1
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+# ------------------------------------------------------------------------------------------------
+
+def _exactly_once(trials: list[Trial]) -> int:
+    return sum(t.ok for t in trials)
+
+
+def render(recorded: dict[str, Any]) -> str:
+    """The Markdown report: a summary over the sink types, then a section per type."""
+    order = [n for n in SINK_TYPES if n in recorded] + [n for n in recorded if n not in SINK_TYPES]
+    by_type = {n: [Trial(**t) for t in recorded[n]["trials"]] for n in order}
     lines = [
         "# Restores after crashes: exactly-once check",
         "",
-        f"Generated by `python benchmarks/restore_faults.py` on {started:%Y-%m-%d %H:%M} UTC; "
-        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, `local[2]`, seed {args.seed}.",
-        "",
-        f"Job: {args.rows:,} rows of CSV (4 files) → one pipeline with {len(sinks)} sinks: "
-        + ", ".join(s.name for s in sinks) + ". Each target already holds one row of an earlier run. "
-        f"An undisturbed run takes {base.seconds:.1f} s (the first sink starts writing at {writing:.1f} s).",
-        "",
-        "Each trial: attempt 1 is crashed (SIGKILL of the spark-submit process from outside at a random "
-        "moment, or a fault injected with `SEATUNNEL_FAULTS`), then `seatunnel-airflow run` again with the same "
-        "`--run-id` and `--attempt 2`. *Visible after attempt 1* is what the LocalFile source reads per sink "
-        "(`old`: only the earlier row, `all`: everything, `PARTIAL` would be a half-committed target); *raw files* "
-        "counts the data files a naive listing sees (files of a commit killed half way are there, but hidden "
-        "from readers that honour the commit journal, until the restore finishes the commit). Lost and duplicated "
-        "rows compare the full rows (multisets) of every sink with the expected ones.",
+        "Generated by `python benchmarks/restore_faults.py` (`--sink TYPE` reruns one type; each type's raw "
+        "results are in `restore_faults.json`). Per sink type, one pipeline with two sinks of that type; "
+        "each trial crashes attempt 1 (SIGKILL of the spark-submit process from outside at a random moment, or a "
+        "fault injected with `SEATUNNEL_FAULTS`), then runs `seatunnel-airflow run` again with the same `--run-id` "
+        "and `--attempt 2`, and compares the full rows (multisets) of every target with the expected ones. "
+        "`local[2]` on a shared, loaded machine.",
         "",
         "## Summary",
         "",
+        "| sink type | rows | trials | SIGKILLs | injected faults | exactly-once | restores that failed | rows lost "
+        "| rows duplicated | half-committed targets seen | drivers left running |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in order:
+        ts = by_type[name]
+        lines.append(f"| {name} | {recorded[name]['rows']:,} | {len(ts)} | {sum(t.kind == 'kill' for t in ts)} | "
+                     f"{sum(t.kind == 'fault' for t in ts)} | {_exactly_once(ts)} of {len(ts)} | "
+                     f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
+                     f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
+                     f"{sum(t.orphans for t in ts)} |")
+    every = [t for ts in by_type.values() for t in ts]
+    lines += ["", f"**{_exactly_once(every)} of {len(every)} trials exactly-once** "
+                  f"({'all' if _exactly_once(every) == len(every) else 'NOT all'})."]
+    for name in order:
+        lines += ["", *_section(name, recorded[name], by_type[name])]
+    return "\n".join(lines) + "\n"
+
+
+def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
+    kind = SINK_TYPES.get(name)
+    bad = [t for t in trials if not t.ok]
+    lines = [
+        f"## {name}",
+        "",
+        f"Run on {meta['generated']} UTC; {meta['cpus']} CPUs, Python {meta['python']}, seed {meta['seed']}. "
+        f"Job: {meta['rows']:,} rows of CSV (4 files) → one pipeline with {len(meta['sinks'])} sinks: "
+        + ", ".join(meta["sinks"]) + f". An undisturbed run takes {meta['baseline_seconds']:.1f} s (the first sink "
+        f"starts writing at {meta['writing_at']:.1f} s). Fault points: " + ", ".join(f"`{p}`" for p in meta["points"])
+        + ".",
+        "",
+    ]
+    if kind is not None:
+        lines += [kind.reading, ""]
+    lines += [
         "| trials | kind | restores that failed | rows lost | rows duplicated | half-committed targets seen "
         "| drivers left running |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for kind in ("kill", "fault"):
-        ts = [t for t in trials if t.kind == kind]
-        lines.append(f"| {len(ts)} | {'SIGKILL of spark-submit' if kind == 'kill' else 'injected fault'} | "
+    for k in ("kill", "fault"):
+        ts = [t for t in trials if t.kind == k]
+        lines.append(f"| {len(ts)} | {'SIGKILL of spark-submit' if k == 'kill' else 'injected fault'} | "
                      f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
                      f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
                      f"{sum(t.orphans for t in ts)} |")
@@ -425,19 +608,26 @@ def report(args: argparse.Namespace, trials: list[Trial], sinks: list[Sink], bas
         "",
         "Where attempt 1 stopped: " + ", ".join(f"{k} ({v})" for k, v in stops.most_common()) + ".",
         "",
-        "## Trials",
+    ]
+    for t in bad:
+        lines.append(f"* Trial {t.n} ({t.what}) is NOT exactly-once: restore exit {t.restore_code}, visible after "
+                     f"attempt 1 {' / '.join(t.after_first)}, drivers left {t.orphans}"
+                     + "".join(f"; {d}" for d in t.details) + ".")
+    if bad:
+        lines.append("")
+    raw = kind.raw_label if kind is not None else "raw"
+    lines += [
+        f"### {name}: trials",
         "",
-        "| # | crash | attempt 1 exit | stopped at | visible after attempt 1 | raw files | restore exit "
+        f"| # | crash | attempt 1 exit | stopped at | visible after attempt 1 | {raw} | restore exit "
         "| lost | duplicated | s |",
         "|---:|---|---:|---|---|---|---:|---:|---:|---:|",
     ]
     for t in trials:
+        raws = f"{' / '.join(map(str, t.raw_after_first))} → {' / '.join(map(str, t.raw_after_restore))}"
         lines.append(f"| {t.n} | {t.what} | {t.first_code} | {t.stopped} | {' / '.join(t.after_first)} | "
-                     f"{' / '.join(map(str, t.raw_after_first))} | {t.restore_code} | {t.lost} | {t.duplicated} | "
-                     f"{t.seconds:.0f} |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}: {len(trials) - len(bad)}/{len(trials)} exactly-once", file=sys.stderr)
+                     f"{raws} | {t.restore_code} | {t.lost} | {t.duplicated} | {t.seconds:.0f} |")
+    return lines
 
 
 if __name__ == "__main__":
