@@ -12,20 +12,6 @@ from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.errors import PipelineError
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
-from tests import pg
-
-
-@pytest.fixture(scope="module")
-def db():
-    """A private PostgreSQL server (fails, never skips, without PostgreSQL)."""
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def add_csv(directory: Path, name: str, ids: range) -> list[int]:
