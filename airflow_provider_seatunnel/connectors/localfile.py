@@ -664,15 +664,16 @@ def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tupl
     return _table_id(config, output), with_kind(df.select(*columns))
 
 
-def read(ctx: Any, vertex: Any) -> dict[str, Any]:
-    """The files under ``path`` (or each ``tables_configs`` item) as ``{table id: DataFrame}``."""
+def _tables(ctx: Any, vertex: Any, read_one: Any) -> dict[str, Any]:
+    """``{table id: DataFrame}`` of ``path`` or of each ``tables_configs`` item, read by ``read_one``
+    (batch or stream), repartitioned to the block's own ``parallelism`` when it sets one."""
     configs = lookup(vertex.config, "tables_configs")
     items = configs if isinstance(configs, list) and configs else [vertex.config]
     out: dict[str, Any] = {}
     for item in items:
         if not isinstance(item, Mapping):
             raise _config_error("each tables_configs item must be a block of LocalFile options")
-        table, df = _read_table(ctx, item, vertex.output if item is vertex.config else None)
+        table, df = read_one(ctx, item, vertex.output if item is vertex.config else None)
         if table in out:
             raise _config_error(f"two tables_configs items read the table '{table}': give each its own "
                                 "schema.table")
@@ -681,6 +682,11 @@ def read(ctx: Any, vertex: Any) -> dict[str, Any]:
     if own:
         out = {t: df.repartition(own) for t, df in out.items()}
     return out
+
+
+def read(ctx: Any, vertex: Any) -> dict[str, Any]:
+    """The files under ``path`` (or each ``tables_configs`` item) as ``{table id: DataFrame}``."""
+    return _tables(ctx, vertex, _read_table)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1388,21 +1394,7 @@ def read_stream(ctx: Any, vertex: Any) -> dict[str, Any]:
     Each micro-batch reads the files that appeared since the last one (Spark's file source, its
     list of files read kept in the checkpoint); files are never read twice, a changed file is
     not read again. The formats and options are the batch source's."""
-    configs = lookup(vertex.config, "tables_configs")
-    items = configs if isinstance(configs, list) and configs else [vertex.config]
-    out: dict[str, Any] = {}
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise _config_error("each tables_configs item must be a block of LocalFile options")
-        table, df = _stream_table(ctx, item, vertex.output if item is vertex.config else None)
-        if table in out:
-            raise _config_error(f"two tables_configs items read the table '{table}': give each its own "
-                                "schema.table")
-        out[table] = df
-    own = as_int(lookup(vertex.config, "parallelism"))
-    if own:
-        out = {t: df.repartition(own) for t, df in out.items()}
-    return out
+    return _tables(ctx, vertex, _stream_table)
 
 
 def retire(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
