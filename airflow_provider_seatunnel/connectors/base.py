@@ -81,6 +81,10 @@ class Connector:
     read_stream: Callable[..., Any] | None = field(default=None, compare=False)
     finish_stream: Callable[..., Any] | None = field(default=None, compare=False)
     retire: Callable[..., Any] | None = field(default=None, compare=False)
+    # emits_changes(vertex, inputs_change: bool) -> whether rows other than INSERT (UPDATE_BEFORE,
+    #   UPDATE_AFTER, DELETE) can come out of it. Unset: a source may emit them, a transform passes
+    #   on what its inputs carry. Sinks that cannot store deletes count such rows only where they can arrive.
+    emits_changes: Callable[[Any, bool], bool] | None = field(default=None, compare=False)
 
     def can_run(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
@@ -90,6 +94,12 @@ class Connector:
     def can_stream(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` in a STREAMING job."""
         return self.can_run(kind) and (kind != SOURCE or self.read_stream is not None)
+
+    def may_emit_changes(self, vertex: Any, inputs_change: bool) -> bool:
+        """Whether rows other than INSERT can come out of ``vertex`` (see ``emits_changes``)."""
+        if self.emits_changes is not None:
+            return bool(self.emits_changes(vertex, inputs_change))
+        return inputs_change or getattr(vertex, "kind", None) == SOURCE
 
     def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         found = [job.problem(f"the option '{key}' is required", plugin, key=None,
@@ -109,3 +119,8 @@ def exactly_one_of(plugin: PluginConfig, job: JobConfig, *groups: tuple[str, ...
     what = "none of them is set" if not present else f"{' and '.join(present)} are all set"
     return [job.problem(f"exactly one of {names} must be set; {what}", plugin,
                         key=present[-1] if present else None, hint=f"keep one of {names}")]
+
+
+def insert_only(vertex: Any, inputs_change: bool) -> bool:
+    """``emits_changes`` of a plugin whose rows are all INSERT (a file or table reader, RowKindExtractor)."""
+    return False

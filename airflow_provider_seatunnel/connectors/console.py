@@ -71,10 +71,10 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
                           if f.name in columns)
         log.info("output rowType: %s", types)
         if print_data is False:
-            df.write.format("noop").mode("overwrite").save()  # one pass: the observed counts
+            df.write.format("noop").mode("overwrite").save()  # one pass: the counts
             continue
-        # Stream rows to the driver partition by partition. toLocalIterator does not report
-        # observed metrics, so the rows are first computed (and counted) by one noop pass.
+        # Stream rows to the driver partition by partition: computed (and counted) once by a
+        # noop pass, then read from the cache (toLocalIterator would run a job per partition).
         rows = materialize(df.select(F.spark_partition_id().alias("__st_subtask"), F.col(ROW_KIND), *columns))
         index: dict[int, int] = {}
         for row in rows.toLocalIterator():

@@ -862,6 +862,13 @@ def _rows_frame(spark: Any, table: _Table, parallelism: int, base: Any = None) -
     return base.select(F.inline(F.array(*structs)))
 
 
+def emits_changes(vertex: Any, inputs_change: bool) -> bool:
+    """Whether an explicit ``rows`` item has a kind other than INSERT (random rows are INSERTs)."""
+    tables, _ = read_tables(vertex.config, vertex.output)
+    return any(_text(item.get("kind")) != "INSERT" for t in tables for item in (t.rows or ())
+               if isinstance(item, Mapping))
+
+
 def read(ctx: Any, vertex: Any) -> dict:
     """One DataFrame per table: random rows, or the explicit ``rows``, in ``parallelism`` partitions."""
     from ..runtime.errors import RuntimeConfigError
@@ -964,5 +971,6 @@ CONNECTOR = Connector(
     schema=schema,
     read=read,
     read_stream=read_stream,
+    emits_changes=emits_changes,
     description="Generates rows from a schema: random, ranged, templated or explicit.",
 )

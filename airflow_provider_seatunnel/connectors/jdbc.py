@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.hocon import MISSING
 from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
 from ..runtime import faults
-from .base import SINK, SOURCE, Connector, mask_credentials
+from .base import SINK, SOURCE, Connector, insert_only, mask_credentials
 
 if TYPE_CHECKING:
     from ..config.errors import Problem
@@ -1469,7 +1469,7 @@ def _prepare_table(ctx: Any, vertex: Any, table_key: str, df: Any) -> dict[str, 
     if committed:
         log.info("Jdbc %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table_key,
                  ctx.run_id, target.label)
-        # the executor's row counters (DataFrame.observe) wait for an action on this DataFrame
+        # the executor's row counters count only in an action over this DataFrame
         df.write.format("noop").mode("overwrite").save()
         return {**entry, "status": "committed"}
     staged, casts = _staging_frame(df, target, as_int(lookup(vertex.config, "parallelism")))
@@ -1741,6 +1741,7 @@ CONNECTOR = Connector(
     jars=required_jars,
     assets=assets,
     read=read,
+    emits_changes=insert_only,
     prepare=prepare,
     commit=commit,
     abort=abort,

@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.hocon import MISSING
 from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
 from ..plan.schema import DataType, Schema, schema_from_options
-from .base import SINK, SOURCE, Connector
+from .base import SINK, SOURCE, Connector, insert_only
 
 if TYPE_CHECKING:
     from ..config.errors import Problem
@@ -1200,7 +1200,7 @@ def _prepare_table(ctx: Any, vertex: Any, table: str, df: Any, several: bool) ->
         log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
                  vertex.ref, table, ctx.run_id, target)
     if status:
-        # The executor's row counters (DataFrame.observe) wait for an action on this DataFrame:
+        # The executor's row counters count in an action over this DataFrame:
         # run it without writing anything (the rows are those the earlier attempt committed).
         df.write.format("noop").mode("overwrite").save()
         return {**entry, "status": status}
@@ -1613,6 +1613,7 @@ CONNECTOR = Connector(
     assets=assets,
     save_mode=save_mode,
     read=read,
+    emits_changes=insert_only,
     prepare=prepare,
     commit=commit,
     abort=abort,

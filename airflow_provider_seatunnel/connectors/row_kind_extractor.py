@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import TRANSFORM, Connector
+from .base import TRANSFORM, Connector, insert_only
 from .filter import quote, single_input
 
 if TYPE_CHECKING:
@@ -83,5 +83,6 @@ CONNECTOR = Connector(
     check=_check,
     schema=schema,
     apply=apply,
+    emits_changes=insert_only,
     description="Adds the row kind as a column.",
 )

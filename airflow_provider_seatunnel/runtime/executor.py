@@ -2,14 +2,16 @@
 
 Each vertex becomes DataFrame operations (Catalyst fuses a chain); a vertex whose
 parallelism differs from its input's repartitions (the fusion boundary); a vertex
-feeding several consumers is persisted once. Counts come from ``DataFrame.observe`` on
-the pass that writes the data. Sinks write in two phases: every sink prepares (writes
+feeding several consumers is persisted once. Counts come from counting points in the pass
+that writes the data (:func:`count_rows`). Sinks write in two phases: every sink prepares (writes
 staged, invisible data) and only when all have prepared does each commit.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,45 +47,107 @@ class RunContext:
         return f"{vertex.ref} {vertex.plugin}"
 
 
+#: A counting point is a filter that keeps every row (partition ids are never negative); its key
+#: makes it findable in Spark's SQL plan graphs, whose "number of output rows" metric is the count.
+_MARKER = re.compile(r"SPARK_PARTITION_ID\(\) > -(\d+)\b", re.IGNORECASE)
+_MARKER_BASE = 1_000_000_000
+_keys = itertools.count(1)
+#: (application id, execution id) -> {marker key: rows} of finished SQL executions (parsed once)
+_finished: dict[tuple[str, int], dict[int, int]] = {}
+
+
+def _digits(text: str) -> int:
+    return int(re.sub(r"[^0-9]", "", text) or 0)
+
+
+def _marker_rows(spark: Any, wait: float) -> dict[int, int]:
+    """Rows through every counting point of the session's finished SQL executions (the largest
+    value when several executions ran one: a persisted or recomputed plan runs a point again).
+
+    Reads Spark's SQL status store, after the listener bus has delivered every event posted so
+    far (the end of the action that ran the points is posted before the action returns)."""
+    try:
+        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
+    except Exception as e:  # a bus still busy after ``wait``: read what has arrived
+        log.debug("listener bus not drained: %s", e)
+    store = spark._jsparkSession.sharedState().statusStore()
+    app = spark.sparkContext.applicationId
+    executions = store.executionsList()
+    rows: dict[int, int] = {}
+    for i in range(executions.size()):
+        execution = executions.apply(i)
+        key = (app, int(execution.executionId()))
+        found = _finished.get(key)
+        if found is None:
+            found = {}
+            if _MARKER.search(execution.physicalPlanDescription() or ""):
+                values = store.executionMetrics(key[1])
+                nodes = store.planGraph(key[1]).allNodes()
+                for j in range(nodes.size()):
+                    node = nodes.apply(j)
+                    marker = _MARKER.search(node.desc()) if node.name() == "Filter" else None
+                    if marker is None:
+                        continue
+                    metrics = node.metrics()
+                    for m in range(metrics.size()):
+                        metric = metrics.apply(m)
+                        if metric.name() == "number of output rows":
+                            value = values.get(metric.accumulatorId())
+                            found[int(marker.group(1))] = _digits(value.get()) if value.isDefined() else 0
+            if execution.completionTime().isDefined():
+                _finished[key] = found
+        for marker_key, value in found.items():
+            rows[marker_key] = max(rows.get(marker_key, 0), value)
+    return rows
+
+
 @dataclass
 class _Counter:
-    """An Observation counting rows (and rows per kind) of one DataFrame."""
+    """The rows through one counting point (and, when asked, an Observation of their DELETE and
+    UPDATE_BEFORE rows)."""
 
-    observation: Any
+    spark: Any
+    key: int
     table: str
+    deletes: Any = None  # Observation
 
     def get(self, wait: float = 10.0) -> dict[str, int]:
         """The counts, or ``{}`` when no action ran over the DataFrame (a sink that skipped a
-        table, e.g. a retry whose commit had already happened). Metrics arrive just after the
-        action ends, so this waits up to ``wait`` seconds for them, never forever."""
-        jo = getattr(self.observation, "_jo", None)
-        if jo is None:
+        table, e.g. a retry whose commit had already happened)."""
+        rows = _marker_rows(self.spark, wait).get(self.key + _MARKER_BASE)
+        if rows is None:
             return {}
-        deadline = time.monotonic() + wait
-        while not jo.future().isCompleted():
-            if time.monotonic() > deadline:
-                return {}
-            time.sleep(0.02)
-        values = self.observation.get or {}
-        return {k: int(v or 0) for k, v in values.items()}
+        out = {"rows": rows}
+        jo = getattr(self.deletes, "_jo", None)
+        if jo is not None:
+            deadline = time.monotonic() + wait
+            while not jo.future().isCompleted() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if jo.future().isCompleted():
+                out["deletes"] = int((self.deletes.get or {}).get("deletes") or 0)
+        return out
 
 
 def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, _Counter]:
-    """``df`` observed: its rows (and, with ``deletes``, its DELETE/UPDATE_BEFORE rows) are
-    counted by whatever action runs it. Each counted expression costs every row a little,
-    so sources count rows only."""
+    """``df`` with a counting point: whatever action runs it counts its rows in the same pass,
+    through the SQL metric of a filter that keeps every row (it costs a row almost nothing,
+    unlike an aggregating ``DataFrame.observe``, and Spark pushes no filter below it, so a
+    source counts every row it read). With ``deletes`` its DELETE/UPDATE_BEFORE rows are
+    also counted, by an observation (callers ask only where such rows can occur)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    observation = Observation(name)
-    exprs = [F.count(F.lit(1)).alias("rows")]
+    key = next(_keys)
+    counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
+    counter = _Counter(df.sparkSession, key, name)
     if deletes and ROW_KIND in df.columns:
-        exprs.append(F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
-    return df.observe(observation, *exprs), _Counter(observation, name)
+        counter.deletes = Observation(f"{name}:deletes")
+        counted = counted.observe(counter.deletes, F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
+    return counted, counter
 
 
 def materialize(df: Any) -> Any:
-    """Persist ``df`` and compute it once now, so the observations below it fire exactly once
+    """Persist ``df`` and compute it once now, so the counting points below it run exactly once
     and every consumer reads the cached rows."""
     df = df.persist()
     df.write.format("noop").mode("overwrite").save()
@@ -134,6 +198,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     order = graph.topological_order([v.id for v in p.vertices], p.edges)
     down, up = graph.adjacency([v.id for v in p.vertices], p.edges)
     outputs: dict[str, dict] = {}
+    changes: dict[str, bool] = {}  # vertex id -> whether rows other than INSERT can come out of it
     source_counters: dict[str, list[_Counter]] = {}
     persisted: list[Any] = []
 
@@ -143,6 +208,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
         if connector is None or not connector.can_run(v.kind):
             raise PipelineError(f"this package cannot run the {v.kind} plugin '{v.plugin}'", ctx.label(v),
                                 ctx.pipeline_key)
+        changes[vid] = connector.may_emit_changes(v, any(changes.get(u, True) for u in up[vid]))
         if v.kind == "sink":
             continue
         try:
@@ -179,9 +245,9 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
             connector = get_connector(v.plugin)
             data = _merge([outputs[u] for u in up[vid]])
             counted = {}
-            stores_deletes = connector.stores_deletes
+            deletes = not connector.stores_deletes and any(changes[u] for u in up[vid])
             for table, df in data.items():
-                df, counter = count_rows(df, f"write:{vid}:{table}", deletes=not stores_deletes)
+                df, counter = count_rows(df, f"write:{vid}:{table}", deletes=deletes)
                 counted[table] = df
                 sink_counters.setdefault(vid, []).append(counter)
             say(f"{ctx.label(v)}: writing")
