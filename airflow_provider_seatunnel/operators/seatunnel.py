@@ -25,6 +25,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 
 from ..config.errors import ConfigError
 from ..hooks.seatunnel import SeaTunnelHook, SeaTunnelPipelineFailed
+from ..runtime.launcher import is_pipeline_driver
 
 if TYPE_CHECKING:
     from ..plan.model import JobPlan, PipelinePlan
@@ -307,7 +308,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         process = getattr(self._hook, "_submit_sp", None)
         if ("hook" in self.__dict__ and self.hook.plan.mode.upper() == "STREAMING" and process is not None
                 and process.poll() is None):
-            drivers = [pid for pid in _descendants(process.pid) if _is_pipeline_driver(pid)]
+            drivers = [pid for pid in _descendants(process.pid) if is_pipeline_driver(pid)]
             for pid in drivers:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
@@ -331,15 +332,6 @@ def _descendants(pid: int) -> list[int]:
                 out += kids
                 todo += kids
     return out
-
-
-def _is_pipeline_driver(pid: int) -> bool:
-    """Whether ``pid`` is the Python driver running ``runtime/app.py``."""
-    try:
-        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return any(w.endswith(b"runtime/app.py") for w in words) and not any(b"SparkSubmit" in w for w in words)
 
 
 def _choose(plan: JobPlan | None, pipeline: int | str | None) -> PipelinePlan | None:

@@ -50,6 +50,19 @@ def submit_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def is_pipeline_driver(pid: int, plan_file: str | None = None) -> bool:
+    """Whether process ``pid`` is the Python driver of ``runtime/app.py`` (of ``plan_file``, when
+    given), Linux only. Checks the executable: until spark-submit's shell script has exec'ed
+    into its JVM, that process carries the same arguments."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return False
+    return (exe.startswith("python") and any(w.endswith(b"runtime/app.py") for w in words)
+            and (plan_file is None or os.fsencode(plan_file) in words))
+
+
 def write_plan_file(plan: JobPlan, directory: Path) -> Path:
     """The plan with its secrets, readable by its owner only (mode 0600)."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -315,3 +315,27 @@ def test_kill_at_every_point_through_the_cli_then_restore(plan_of, tmp_path):
     job_metrics = json.loads(metrics_file.read_text())
     assert job_metrics["attempt"] == 2 and all(p["attempt"] == 2 for p in job_metrics["pipelines"])
     assert {p["pipeline"]: p["write_count"] for p in job_metrics["pipelines"]} == {n: len(expected) for n in KILLS}
+
+
+def test_a_pipeline_driver_is_the_python_process_not_the_spark_submit_script(tmp_path):
+    """Until spark-submit's script exec's into its JVM, it carries the driver's arguments: only the Python
+    process running runtime/app.py (of the given plan) is the driver."""
+    import subprocess
+    import sys
+    import time
+
+    from airflow_provider_seatunnel.runtime.launcher import is_pipeline_driver
+
+    args = ["/x/runtime/app.py", "--plan", str(tmp_path / "plan.json")]
+    python = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args])
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 60", *args])
+    try:
+        time.sleep(0.5)
+        assert is_pipeline_driver(python.pid, str(tmp_path / "plan.json"))
+        assert is_pipeline_driver(python.pid)
+        assert not is_pipeline_driver(python.pid, str(tmp_path / "other.json"))
+        assert not is_pipeline_driver(shell.pid, str(tmp_path / "plan.json"))
+        assert not is_pipeline_driver(2 ** 22 + 1)  # no such process
+    finally:
+        python.kill()
+        shell.kill()

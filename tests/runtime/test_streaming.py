@@ -22,6 +22,7 @@ from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.errors import AssertionFailed, PipelineError
 from airflow_provider_seatunnel.runtime.executor import RunContext
+from airflow_provider_seatunnel.runtime.launcher import is_pipeline_driver
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 
 from .test_no_python_udfs import PYTHON_NODES
@@ -330,15 +331,7 @@ def _driver_pid(work_dir: Path, timeout: float = 120) -> int:
     plan = str(work_dir / "plan.json")
     while time.monotonic() < deadline:
         for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            words = [w.decode(errors="replace") for w in cmd]
-            if any(w.endswith("runtime/app.py") for w in words) and plan in words and \
-                    "org.apache.spark.deploy.SparkSubmit" not in words:
+            if entry.isdigit() and is_pipeline_driver(int(entry), plan):
                 return int(entry)
         time.sleep(0.2)
     raise AssertionError("no driver process found")
