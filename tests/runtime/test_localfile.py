@@ -758,3 +758,19 @@ sink {{ LocalFile {{ path = "{tmp_path}/o", file_format_type = "orc", save_mode 
 source {{ LocalFile {{ path = "{tmp_path}", file_format_type = "json", schema = {{ fields {{ a = int }} }} }} }}
 sink {{ LocalFile {{ path = "{tmp_path}/o", file_format_type = "json", sink_columns = [anything] }} }}""")
     assert partitioned.pipelines[0].vertices[0].schema is None  # k=v directories may add columns
+
+
+@pytest.mark.parametrize("fmt", ["csv", "text"])
+def test_blank_strings_read_as_null_and_other_strings_as_they_are(spark, plan_of, tmp_path, fmt):
+    """SeaTunnel reads an empty or whitespace-only text/csv field as null; a value with text (even
+    around spaces, or starting with '!', a non-breaking space or a control character) stays as written."""
+    values = ["", "   ", "\t", " a ", "a", "!x", "\u00a0", "\u0001z", "é"]
+    root = tmp_path / "in"
+    root.mkdir()
+    sep = "," if fmt == "csv" else "|"
+    (root / f"a.{fmt}").write_text("".join(f"{i}{sep}{v}\n" for i, v in enumerate(values)), encoding="utf-8")
+    delimiter = "" if fmt == "csv" else 'field_delimiter = "\\\\|"\n'
+    got = source(plan_of, spark, f'path = "{root}"\nfile_format_type = "{fmt}"\n{delimiter}'
+                                 'schema = { fields { id = int, s = string } }')["default"]
+    by_id = dict(rows(got))
+    assert [by_id[i] for i in range(len(values))] == [None, None, None, " a ", "a", "!x", "\u00a0", "\u0001z", "é"]
