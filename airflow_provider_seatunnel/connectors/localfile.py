@@ -437,11 +437,10 @@ _WHITESPACE = " \t\n\r\f\u000b"
 def _blank_to_null(column: Any) -> Any:
     """Blank text (empty or only whitespace) as null, as SeaTunnel reads text and csv. The
     common case, a first byte above ' ' (``>= '!'`` in byte order: no copy of the value),
-    avoids the trim."""
+    avoids the trim; a blank value matches no branch (null)."""
     from pyspark.sql import functions as F
 
-    null = F.lit(None).cast("string")
-    return F.when(column >= F.lit("!"), column).when(F.btrim(column, F.lit(_WHITESPACE)) == "", null).otherwise(column)
+    return F.when(column >= F.lit("!"), column).when(F.btrim(column, F.lit(_WHITESPACE)) != F.lit(""), column)
 
 
 def _parse_failed(column: Any, parsed: Any, what: str) -> Any:
