@@ -60,8 +60,18 @@ def _digits(text: str) -> int:
     return int(re.sub(r"[^0-9]", "", text) or 0)
 
 
-def _marker_rows(spark: Any, wait: float) -> dict[int, int]:
-    """Rows through every counting point of the session's finished SQL executions (the largest
+def _status_store(spark: Any) -> Any:
+    return spark._jsparkSession.sharedState().statusStore()
+
+
+def _newest_execution(store: Any) -> int:
+    """The id of the newest SQL execution the status store holds (-1 for none)."""
+    count = int(store.executionsCount())
+    return int(store.executionsList(count - 1, 1).apply(0).executionId()) if count else -1
+
+
+def _marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
+    """Rows through every counting point of the SQL executions from id ``since`` on (the largest
     value when several executions ran one: a persisted or recomputed plan runs a point again).
 
     Reads Spark's SQL status store, after the listener bus has delivered every event posted so
@@ -70,19 +80,20 @@ def _marker_rows(spark: Any, wait: float) -> dict[int, int]:
         spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
     except Exception as e:  # a bus still busy after ``wait``: read what has arrived
         log.debug("listener bus not drained: %s", e)
-    store = spark._jsparkSession.sharedState().statusStore()
+    store = _status_store(spark)
     app = spark.sparkContext.applicationId
-    executions = store.executionsList()
     rows: dict[int, int] = {}
-    for i in range(executions.size()):
-        execution = executions.apply(i)
-        key = (app, int(execution.executionId()))
-        found = _finished.get(key)
+    for execution_id in range(max(since, 0), _newest_execution(store) + 1):
+        found = _finished.get((app, execution_id))
         if found is None:
+            stored = store.execution(execution_id)
+            if not stored.isDefined():
+                continue
+            execution = stored.get()
             found = {}
             if _MARKER.search(execution.physicalPlanDescription() or ""):
-                values = store.executionMetrics(key[1])
-                nodes = store.planGraph(key[1]).allNodes()
+                values = store.executionMetrics(execution_id)
+                nodes = store.planGraph(execution_id).allNodes()
                 for j in range(nodes.size()):
                     node = nodes.apply(j)
                     marker = _MARKER.search(node.desc()) if node.name() == "Filter" else None
@@ -95,7 +106,7 @@ def _marker_rows(spark: Any, wait: float) -> dict[int, int]:
                             value = values.get(metric.accumulatorId())
                             found[int(marker.group(1))] = _digits(value.get()) if value.isDefined() else 0
             if execution.completionTime().isDefined():
-                _finished[key] = found
+                _finished[(app, execution_id)] = found
         for marker_key, value in found.items():
             rows[marker_key] = max(rows.get(marker_key, 0), value)
     return rows
@@ -109,12 +120,13 @@ class _Counter:
     spark: Any
     key: int
     table: str
+    since: int  # the first SQL execution that can run it
     deletes: Any = None  # Observation
 
     def get(self, wait: float = 10.0) -> dict[str, int]:
         """The counts, or ``{}`` when no action ran over the DataFrame (a sink that skipped a
         table, e.g. a retry whose commit had already happened)."""
-        rows = _marker_rows(self.spark, wait).get(self.key + _MARKER_BASE)
+        rows = _marker_rows(self.spark, self.since, wait).get(self.key + _MARKER_BASE)
         if rows is None:
             return {}
         out = {"rows": rows}
@@ -139,7 +151,7 @@ def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, _Counter
 
     key = next(_keys)
     counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
-    counter = _Counter(df.sparkSession, key, name)
+    counter = _Counter(df.sparkSession, key, name, _newest_execution(_status_store(df.sparkSession)) + 1)
     if deletes and ROW_KIND in df.columns:
         counter.deletes = Observation(f"{name}:deletes")
         counted = counted.observe(counter.deletes, F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
