@@ -119,7 +119,6 @@ class _Counter:
 
     spark: Any
     key: int
-    table: str
     since: int  # the first SQL execution that can run it
     deletes: Any = None  # Observation
 
@@ -151,7 +150,7 @@ def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, _Counter
 
     key = next(_keys)
     counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
-    counter = _Counter(df.sparkSession, key, name, _newest_execution(_status_store(df.sparkSession)) + 1)
+    counter = _Counter(df.sparkSession, key, _newest_execution(_status_store(df.sparkSession)) + 1)
     if deletes and ROW_KIND in df.columns:
         counter.deletes = Observation(f"{name}:deletes")
         counted = counted.observe(counter.deletes, F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
@@ -248,7 +247,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
 
     prepared: list[tuple[PlanVertex, Any, Any]] = []
     committed: set[str] = set()
-    sink_counters: dict[str, list[_Counter]] = {}
+    sink_counts: dict[str, list[tuple[str, dict[str, int]]]] = {}  # sink id -> (table, counts) per table
     try:
         for vid in order:
             v = by_id[vid]
@@ -256,12 +255,11 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
                 continue
             connector = get_connector(v.plugin)
             data = _merge([outputs[u] for u in up[vid]])
-            counted = {}
+            counted, counters = {}, []
             deletes = not connector.stores_deletes and any(changes[u] for u in up[vid])
             for table, df in data.items():
-                df, counter = count_rows(df, f"write:{vid}:{table}", deletes=deletes)
-                counted[table] = df
-                sink_counters.setdefault(vid, []).append(counter)
+                counted[table], counter = count_rows(df, f"write:{vid}:{table}", deletes=deletes)
+                counters.append((table, counter))
             say(f"{ctx.label(v)}: writing")
             try:
                 info = connector.prepare(ctx, v, counted)
@@ -269,7 +267,9 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
                 raise _fail(ctx, v, e) from e
             prepared.append((v, connector, info))
             faults.checkpoint(ctx, "sink.write", v)  # a write fault no task fired fires here
-            written = sum(c.get().get("rows", 0) for c in sink_counters[vid])
+            # the sink's write was the one action over its counting points: their counts are final
+            sink_counts[vid] = [(table, counter.get()) for table, counter in counters]
+            written = sum(n.get("rows", 0) for _, n in sink_counts[vid])
             say(f"{ctx.label(v)}: prepared {written} rows")
             faults.checkpoint(ctx, "sink.prepared", v)
         for v, connector, info in prepared:
@@ -298,24 +298,31 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     except PipelineError as e:
         raise e.located(None, ctx.pipeline_key) from None
 
-    per_source = {f"{by_id[k].ref} {by_id[k].plugin}": sum(c.get().get("rows", 0) for c in cs)
-                  for k, cs in source_counters.items()}
-    per_sink = {f"{by_id[k].ref} {by_id[k].plugin}": sum(c.get().get("rows", 0) for c in cs)
-                for k, cs in sink_counters.items()}
-    per_table = {f"{by_id[k].ref} {by_id[k].plugin}": {c.table.split(":", 2)[2]: c.get().get("rows", 0) for c in cs}
-                 for k, cs in sink_counters.items()}
-    read, written = sum(per_source.values()), sum(per_sink.values())
-    for k, cs in sink_counters.items():
-        deletes = sum(c.get().get("deletes", 0) for c in cs)
+    per_source = {ctx.label(by_id[k]): sum(c.get().get("rows", 0) for c in cs) for k, cs in source_counters.items()}
+    per_table = {ctx.label(by_id[k]): {table: n.get("rows", 0) for table, n in counts}
+                 for k, counts in sink_counts.items()}
+    for k, counts in sink_counts.items():
+        deletes = sum(n.get("deletes", 0) for _, n in counts)
         connector = get_connector(by_id[k].plugin)
         if deletes and connector is not None and not connector.stores_deletes:
-            say(f"{by_id[k].ref} {by_id[k].plugin}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
+            say(f"{ctx.label(by_id[k])}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
                 "rows were written as plain rows")
+    return finished_metrics(ctx, started, t0, per_source, per_table)
+
+
+def finished_metrics(ctx: RunContext, started: str, t0: float, per_source: Mapping[str, int],
+                     per_table: Mapping[str, Mapping[str, int]], **extra: Any) -> dict[str, Any]:
+    """The metrics of a pipeline that committed: rows read per source (``{label: rows}``) and written
+    per sink and table (``{label: {table: rows}}``), totals and times; ``extra`` keys join them."""
+    p = ctx.pipeline
+    per_sink = {label: sum(tables.values()) for label, tables in per_table.items()}
+    read, written = sum(per_source.values()), sum(per_sink.values())
     return {
         "pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FINISHED",
         "attempt": ctx.attempt, "run_id": ctx.run_id, "start": started, "end": _now(),
         "seconds": round(time.monotonic() - t0, 3),
         "read_count": read, "write_count": written, "failed_count": read - written,
         "filtered_count": (read - written) if len(per_sink) == 1 else None,
-        "per_source": per_source, "per_sink": per_sink, "per_table": per_table, "committed": True,
+        "per_source": dict(per_source), "per_sink": per_sink, "per_table": {k: dict(v) for k, v in per_table.items()},
+        "committed": True, **extra,
     }

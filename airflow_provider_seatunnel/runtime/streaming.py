@@ -42,7 +42,7 @@ from ..plan.model import PlanVertex
 from ..plan.streaming import AVAILABLE_NOW, StreamSettings, checkpoint_root, stream_settings
 from . import faults
 from .errors import PipelineError
-from .executor import RunContext, _fail, _merge, _now, count_rows
+from .executor import RunContext, _fail, _merge, _now, count_rows, finished_metrics
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -469,21 +469,17 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
 def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id: Mapping[str, PlanVertex],
              started: str, t0: float, stopped: str | None, info: StreamInfo) -> dict[str, Any]:
     """The batch executor's metrics, summed over the micro-batches, plus the streaming details."""
-    p = ctx.pipeline
     per_source: dict[str, int] = {}
     for name in observed:
         _, vid, _table = name.split(":", 2)
         label = f"{by_id[vid].ref} {by_id[vid].plugin}"
         # every query reading a source reads all of it: count the source once (the query that read most)
         per_source[label] = per_source.get(label, 0) + max((q.read_rows(name) for q in queries), default=0)
-    per_sink: dict[str, int] = {}
     per_table: dict[str, dict[str, int]] = {}
     batches = []
     for q in queries:
         label = f"{q.vertex.ref} {q.vertex.plugin}"
-        rows = sum(q.written.values())
-        per_sink[label] = per_sink.get(label, 0) + rows
-        per_table.setdefault(label, {})[q.table] = rows
+        per_table.setdefault(label, {})[q.table] = sum(q.written.values())
         for batch in sorted(q.written):
             progress = q.progress.get(batch)
             batches.append({"sink": label, "table": q.table, "batch": batch,
@@ -494,20 +490,14 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
             ctx_label = ctx.label(q.vertex)
             log.info("%s: cannot store deletes: %s DELETE/UPDATE_BEFORE rows were written as plain rows", ctx_label,
                      q.deletes)
-    read, written = sum(per_source.values()), sum(per_sink.values())
-    return {
-        "pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FINISHED",
-        "attempt": ctx.attempt, "run_id": ctx.run_id, "start": started, "end": _now(),
-        "seconds": round(time.monotonic() - t0, 3),
-        "read_count": read, "write_count": written, "failed_count": read - written,
-        "filtered_count": (read - written) if len(per_sink) == 1 else None,
-        "per_source": per_source, "per_sink": per_sink, "per_table": per_table, "committed": True,
-        "mode": "STREAMING",
-        "streaming": {
+    return finished_metrics(
+        ctx, started, t0, per_source, per_table,
+        mode="STREAMING",
+        streaming={
             "trigger": info.settings.trigger, "interval_ms": info.settings.interval_ms,
             "timeout_ms": info.settings.timeout_ms, "checkpoint": info.checkpoint, "stopped": stopped,
             "micro_batches": len(batches), "batches": batches[-MAX_LISTED_BATCHES:],
             "queries": [{"sink": f"{q.vertex.ref} {q.vertex.plugin}", "table": q.table, "stream_id": q.stream_id,
                          "checkpoint": q.checkpoint} for q in queries],
         },
-    }
+    )
