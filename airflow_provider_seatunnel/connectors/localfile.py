@@ -630,6 +630,24 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
                          file_col())
 
 
+def _read_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
+    """The columns ``read_columns`` names (matched exactly, else case-insensitively), in its order;
+    all of ``available`` when it is unset."""
+    wanted = [str(c) for c in as_list(_opt(config, "read_columns"))]
+    if not wanted:
+        return available
+    by_lower = {c.lower(): c for c in reversed(available)}  # the first of equal names, as a scan finds it
+    chosen = []
+    for name in wanted:
+        match = name if name in available else by_lower.get(name.lower())
+        if match is None:
+            close = difflib.get_close_matches(name, available, n=1)
+            raise _config_error(f"read_columns names '{name}', which is not a field of the files"
+                                + (f"; did you mean '{close[0]}'?" if close else ""))
+        chosen.append(match)
+    return chosen
+
+
 def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
     from pyspark.sql import functions as F
 
@@ -638,19 +656,7 @@ def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tupl
     files = list_input_files(config)
     keys = partition_keys(files[0]) if files and _flag(config, "parse_partition_from_path", True) else []
     df = _read_files(ctx, config, files, with_file=bool(keys))
-    data_columns = [c for c in df.columns if c != _FILE]
-    read_columns = [str(c) for c in as_list(_opt(config, "read_columns"))]
-    if read_columns:
-        chosen = []
-        for name in read_columns:
-            match = name if name in data_columns else next((c for c in data_columns if c.lower() == name.lower()),
-                                                           None)
-            if match is None:
-                close = difflib.get_close_matches(name, data_columns, n=1)
-                raise _config_error(f"read_columns names '{name}', which is not a field of the files"
-                                    + (f"; did you mean '{close[0]}'?" if close else ""))
-            chosen.append(match)
-        data_columns = chosen
+    data_columns = _read_columns(config, [c for c in df.columns if c != _FILE])
     columns = [F.col(f"`{c}`") for c in data_columns]
     if keys:
         path = F.col(_FILE)
@@ -1364,19 +1370,7 @@ def _stream_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tu
         for part in partitions:
             keep = keep | F.col(_FILE).contains(part)
         df = df.where(keep)
-    data_columns = [c for c in df.columns if c != _FILE]
-    read_columns = [str(c) for c in as_list(_opt(config, "read_columns"))]
-    if read_columns:
-        by_lower = {c.lower(): c for c in data_columns}
-        chosen = []
-        for name in read_columns:
-            match = name if name in data_columns else by_lower.get(name.lower())
-            if match is None:
-                close = difflib.get_close_matches(name, data_columns, n=1)
-                raise _config_error(f"read_columns names '{name}', which is not a field of the files"
-                                    + (f"; did you mean '{close[0]}'?" if close else ""))
-            chosen.append(match)
-        data_columns = chosen
+    data_columns = _read_columns(config, [c for c in df.columns if c != _FILE])
     columns = [F.col(f"`{c}`") for c in data_columns]
     for key in keys:
         if key in data_columns:
