@@ -1043,16 +1043,22 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
             if rule.broken_by(0):
                 failures.append((path, f"row count 0 fails rule {rule.rule_type} {_num(rule.rule_value)} "
                                        "(no such input table)"))
-    if rules.table_names and not streaming:
-        seen = sorted(t for t, n in counts.items() if n)
-        if set(seen) != set(rules.table_names):
-            failures.append((None, f"table-names [{', '.join(rules.table_names)}] is not equal to the tables "
-                                   f"that carried rows [{', '.join(seen)}]"))
+    if not streaming:
+        failures += _table_names_failures(rules, counts)
     if failures:
         raise AssertionFailed(_message(failures))
     for table, n in counts.items():
         log.info("Assert: every rule held on table %s (%d rows)", table, n)
     return None
+
+
+def _table_names_failures(rules: Any, counts: Mapping[str, int]) -> list[tuple[str | None, str]]:
+    """``table-names`` against the tables that carried rows (``counts``: table -> rows)."""
+    seen = sorted(t for t, n in counts.items() if n)
+    if not rules.table_names or set(seen) == set(rules.table_names):
+        return []
+    return [(None, f"table-names [{', '.join(rules.table_names)}] is not equal to the tables that carried rows "
+                   f"[{', '.join(seen)}]")]
 
 
 def finish_stream(ctx: Any, vertex: Any, written: Mapping[str, int]) -> None:
@@ -1078,11 +1084,7 @@ def finish_stream(ctx: Any, vertex: Any, written: Mapping[str, int]) -> None:
                                    + ", ".join(written) + ")"))
         failures += [(path, f"row count 0 fails rule {rule.rule_type} {_num(rule.rule_value)} (no such input table)")
                      for rule in table_rules.row_rules if rule.broken_by(0)]
-    if rules.table_names:
-        seen = sorted(t for t, n in written.items() if n)
-        if set(seen) != set(rules.table_names):
-            failures.append((None, f"table-names [{', '.join(rules.table_names)}] is not equal to the tables "
-                                   f"that carried rows [{', '.join(seen)}]"))
+    failures += _table_names_failures(rules, written)
     if failures:
         raise AssertionFailed(_message(failures))
     for table, count in written.items():
