@@ -529,10 +529,9 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    def file_col() -> Any:
-        if with_file:
-            return _plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE)
-        return F.lit(None).cast("string").alias(_FILE)
+    # reading the file path costs every row (and, planning in a cold JVM, time): only when wanted
+    file_col = [_plain_path(F.col("_metadata.file_path"), encoded=True).alias(_FILE)] if with_file else []
+    carry_file = [F.col(_FILE)] if with_file else []
 
     spark = ctx.spark
     fmt = _format_of(config)
@@ -551,7 +550,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
         df = df.select(*[F.col(f"`{c}`").cast(T.TimestampNTZType()).alias(c)
                          if isinstance(df.schema[c].dataType, T.TimestampType) else F.col(f"`{c}`")
                          for c in df.columns],
-                       file_col())
+                       *file_col)
         return df
 
     schema = schema_from_options(config)
@@ -575,10 +574,10 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
             if row_delimiter:
                 reader = reader.option("lineSep", row_delimiter)
             lines = reader.load(files).select(F.col("value").alias(_LINE),
-                                              file_col())
+                                              *file_col)
         parts = F.split(F.col(_LINE), delimiter, -1)
         return lines.select(*[_parse_value(F.get(parts, i), f.type, 0, how).alias(f.name)
-                              for i, f in enumerate(schema.fields)], F.col(_FILE))
+                              for i, f in enumerate(schema.fields)], *carry_file)
 
     if fmt == "csv":
         delimiter = str(_opt(config, "field_delimiter", ",", "delimiter"))
@@ -595,13 +594,13 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
             loaded = reader.load(files)
             return loaded.select(*[(_blank_to_null(F.col(f"`{f.name}`")) if f.type.name == "string"
                                     else F.col(f"`{f.name}`")).alias(f.name) for f in schema.fields],
-                                 file_col())
+                                 *file_col)
         if skip > 1:
             lines = _lines_whole_files(spark, files, encoding, row_delimiter, skip)
             ddl = ", ".join("`" + f.name.replace("`", "``") + "` STRING" for f in schema.fields)
             parsed = F.from_csv(F.col(_LINE), ddl, options)
-            rows = lines.select(parsed.alias("r"), F.col(_FILE))
-            raw = rows.select(*[F.col("r").getField(f.name).alias(f.name) for f in schema.fields], F.col(_FILE))
+            rows = lines.select(parsed.alias("r"), *carry_file)
+            raw = rows.select(*[F.col("r").getField(f.name).alias(f.name) for f in schema.fields], *carry_file)
         else:
             reader = spark.read.format("csv").schema(as_text).options(**options).option("encoding", encoding)
             reader = reader.option("header", "true" if skip == 1 else "false")
@@ -609,9 +608,9 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
                 reader = reader.option("lineSep", row_delimiter)
             loaded = reader.load(files)
             raw = loaded.select(*[F.col(f"`{f.name}`") for f in schema.fields],
-                                file_col())
+                                *file_col)
         return raw.select(*[_parse_value(F.col(f"`{f.name}`"), f.type, 0, how).alias(f.name)
-                            for f in schema.fields], F.col(_FILE))
+                            for f in schema.fields], *carry_file)
 
     # json: scalars are read as their JSON text and converted like SeaTunnel's converter
     nested = ("array", "map", "row")
@@ -627,7 +626,7 @@ def _read_files(ctx: Any, config: Mapping[str, Any], files: list[str], with_file
     return loaded.select(*[(F.col(f"`{f.name}`") if f.type.name in nested
                             else _parse_value(F.col(f"`{f.name}`"), f.type, 0, how)).alias(f.name)
                            for f in schema.fields],
-                         file_col())
+                         *file_col)
 
 
 def _read_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
