@@ -773,11 +773,16 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
     from pyspark.sql import functions as F
 
     from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns, with_kind
+    from ..runtime.rows import HIDDEN, with_kind
 
     def normal(df: Any) -> Any:
+        """``df`` with its data columns, then the row kind (as the query's star expansion expects)."""
         df = with_kind(df)
-        return df.select(*[F.col("`" + c.replace("`", "``") + "`") for c in data_columns(df)], F.col(ROW_KIND))
+        columns = df.columns
+        data = [c for c in columns if c not in HIDDEN]
+        if columns == [*data, ROW_KIND]:
+            return df
+        return df.select(*[F.col("`" + c.replace("`", "``") + "`") for c in data], F.col(ROW_KIND))
 
     frames = [(name, normal(df)) for name, df in frames]
     first = frames[0][1]
@@ -822,8 +827,9 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
         sql, carried = prepare_query(query, views, fallback, True, type_of)
     except (ValueError, SqlSyntaxError) as e:
         raise RuntimeConfigError(str(e)) from None
-    for key, df in frames_by_key.items():
-        df.createOrReplaceTempView(views[key].ident)
+    registered = {key: view for key, view in views.items() if view.ident in sql}  # only the views it reads
+    for key, view in registered.items():
+        frames_by_key[key].createOrReplaceTempView(view.ident)
     try:
         try:
             result = ctx.spark.sql(sql)
@@ -835,7 +841,7 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
     except AnalysisException as e:
         raise RuntimeConfigError(f"the query does not run on Spark: {clean(str(e))}") from None
     finally:
-        for view in views.values():
+        for view in registered.values():
             ctx.spark.catalog.dropTempView(view.ident)
     if carried and ROW_KIND in result.columns:
         return result
