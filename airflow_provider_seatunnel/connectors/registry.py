@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from .base import SINK, SOURCE, TRANSFORM, Connector
 
@@ -17,12 +17,14 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "airflow_provider_seatunnel.connectors"
 
-#: Built-in plugin modules, each defining ``CONNECTOR``.
-_BUILTIN_MODULES = (
-    "fakesource", "localfile", "console", "assert_", "jdbc",
-    "sql", "field_mapper", "filter", "copy", "replace", "split", "filter_row_kind",
-    "row_kind_extractor", "json_path",
-)
+#: Built-in plugins: lower-cased name -> the module defining its ``CONNECTOR``, imported when the
+#: name is first asked for (a job loads the modules of its own plugins, not all of them).
+_BUILTIN_MODULES = {
+    "fakesource": "fakesource", "localfile": "localfile", "console": "console", "assert": "assert_",
+    "jdbc": "jdbc", "sql": "sql", "fieldmapper": "field_mapper", "filter": "filter", "copy": "copy",
+    "replace": "replace", "split": "split", "filterrowkind": "filter_row_kind",
+    "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
+}
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
@@ -38,19 +40,31 @@ _KNOWN_ELSEWHERE = {
 }
 
 
+@cache
+def _builtin(key: str) -> Connector | None:
+    """The built-in connector of a lower-cased name (its module imported now), or a plugin known to
+    run elsewhere only (it plans, with a warning); None for other names."""
+    module = _BUILTIN_MODULES.get(key)
+    if module is not None:
+        return importlib.import_module(f"{__package__}.{module}").CONNECTOR
+    return _known_elsewhere().get(key)
+
+
 @lru_cache(maxsize=1)
-def _builtins() -> dict[str, Connector]:
-    table: dict[str, Connector] = {}
-    for module in _BUILTIN_MODULES:
-        connector = importlib.import_module(f"{__package__}.{module}").CONNECTOR
-        table[connector.name.lower()] = connector
+def _known_elsewhere() -> dict[str, Connector]:
     merged: dict[str, set[str]] = {}
     for kind, names in _KNOWN_ELSEWHERE.items():
         for name in names:
             merged.setdefault(name, set()).add(kind)
-    for name, kinds in merged.items():
+    table: dict[str, Connector] = {}
+    for name, kinds in merged.items():  # the first spelling of a name wins ("StarRocks" over "Starrocks")
         table.setdefault(name.lower(), Connector(name=name, kinds=frozenset(kinds)))
     return table
+
+
+def _builtins() -> dict[str, Connector]:
+    """Every built-in connector by lower-cased name (imports all their modules)."""
+    return {**_known_elsewhere(), **{key: _builtin(key) for key in _BUILTIN_MODULES}}
 
 
 @lru_cache(maxsize=1)
@@ -73,7 +87,7 @@ def _plugins() -> dict[str, Connector]:
 def get_connector(name: str) -> Connector | None:
     """The connector named ``name`` (any case), a built-in or a plugin's; None if unknown."""
     key = name.strip().lower()
-    return _builtins().get(key) or _plugins().get(key)
+    return _builtin(key) or _plugins().get(key)
 
 
 def available(kind: str | None = None) -> list[str]:
