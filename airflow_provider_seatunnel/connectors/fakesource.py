@@ -828,7 +828,7 @@ def _random_frame(spark: Any, table: _Table, parallelism: int, base: Any = None,
     """Random rows: one per ``id`` of ``base`` (default: ``row.num`` × ``parallelism`` ids)."""
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import ROW_KIND
+    from ..runtime.rows import ROW_KIND, kind_literal
 
     if base is None:
         base = spark.range(0, table.row_num * parallelism, 1, parallelism)
@@ -836,7 +836,7 @@ def _random_frame(spark: Any, table: _Table, parallelism: int, base: Any = None,
     values = [gen.value(f.type, table.columns.get(f.name, _Column()), []).alias(f.name) for f in table.schema.fields]
     # Cast the whole row to the declared struct: every column gets its declared (nullable) type.
     row = F.struct(*values).cast(table.schema.to_spark()).alias("__st_row")
-    return base.select(row).select("__st_row.*", F.lit(0).cast("tinyint").alias(ROW_KIND))
+    return base.select(row).select("__st_row.*", kind_literal(0).alias(ROW_KIND))
 
 
 def _rows_frame(spark: Any, table: _Table, parallelism: int, base: Any = None) -> Any:
@@ -844,14 +844,14 @@ def _rows_frame(spark: Any, table: _Table, parallelism: int, base: Any = None) -
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from ..runtime.rows import ROW_KIND
+    from ..runtime.rows import ROW_KIND, kind_literal
 
     row_type = T.StructType([*table.schema.to_spark().fields, T.StructField(ROW_KIND, T.ByteType(), False)])
     structs = []
     for item in table.rows or []:
         values = _row_values(item["fields"], table.schema.fields)
         columns = [literal(v, f.type).alias(f.name) for v, f in zip(values, table.schema.fields, strict=True)]
-        kind = F.lit(ROW_KINDS.index(_text(item["kind"]))).cast("tinyint").alias(ROW_KIND)
+        kind = kind_literal(ROW_KINDS.index(_text(item["kind"]))).alias(ROW_KIND)
         structs.append(F.struct(*columns, kind).cast(row_type))
     # Each reader emits the whole list once per split it owns.
     if base is None:

@@ -60,7 +60,7 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
 
     from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import ROW_KIND, data_columns
+    from ..runtime.rows import ROW_KIND, data_columns, kind_literal
 
     field, kind = _options(vertex.config)
     if kind is None:
@@ -73,7 +73,7 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
         code = F.coalesce(F.col(ROW_KIND), F.lit(0)) if ROW_KIND in df.columns else F.lit(0)
         label = F.element_at(names, code.cast("int") + 1)
         out[table] = df.select(*[F.col(quote(c)) for c in data_columns(df)], label.alias(field),
-                               F.lit(0).cast("tinyint").alias(ROW_KIND))
+                               kind_literal(0).alias(ROW_KIND))
     return out
 
 

@@ -773,7 +773,7 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
     from pyspark.sql import functions as F
 
     from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import HIDDEN, with_kind
+    from ..runtime.rows import HIDDEN, kind_literal, with_kind
 
     def normal(df: Any) -> Any:
         """``df`` with its data columns, then the row kind (as the query's star expansion expects)."""
@@ -845,7 +845,7 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
             ctx.spark.catalog.dropTempView(view.ident)
     if carried and ROW_KIND in result.columns:
         return result
-    return result.withColumn(ROW_KIND, F.lit(0).cast("tinyint"))
+    return result.withColumn(ROW_KIND, kind_literal(0))
 
 
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:

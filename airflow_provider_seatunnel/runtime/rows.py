@@ -30,13 +30,20 @@ def kind_code(name: str) -> int:
     return ROW_KINDS.index(upper)
 
 
+def kind_literal(code: int = 0) -> Column:
+    """The row-kind code ``code`` as a literal of the hidden column's type (a typed cast: no
+    SQL parser, whose first use costs a cold JVM a few hundred milliseconds)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    return F.lit(code).cast(T.ByteType())
+
+
 def with_kind(df: DataFrame, code: int = 0) -> DataFrame:
     """``df`` with the hidden row-kind column (INSERT unless it already has one)."""
-    from pyspark.sql import functions as F
-
     if ROW_KIND in df.columns:
         return df
-    return df.withColumn(ROW_KIND, F.lit(code).cast("tinyint"))
+    return df.withColumn(ROW_KIND, kind_literal(code))
 
 
 def data_columns(df: DataFrame) -> list[str]:
