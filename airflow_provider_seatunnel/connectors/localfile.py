@@ -655,7 +655,10 @@ def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tupl
     files = list_input_files(config)
     keys = partition_keys(files[0]) if files and _flag(config, "parse_partition_from_path", True) else []
     df = _read_files(ctx, config, files, with_file=bool(keys))
-    data_columns = _read_columns(config, [c for c in df.columns if c != _FILE])
+    available = [c for c in df.columns if c != _FILE]
+    data_columns = _read_columns(config, available)
+    if not keys and data_columns == available and len(available) == len(df.columns):
+        return _table_id(config, output), with_kind(df)  # the files' columns as they are: no projection
     columns = [F.col(f"`{c}`") for c in data_columns]
     if keys:
         path = F.col(_FILE)

@@ -774,3 +774,24 @@ def test_blank_strings_read_as_null_and_other_strings_as_they_are(spark, plan_of
                                  'schema = { fields { id = int, s = string } }')["default"]
     by_id = dict(rows(got))
     assert [by_id[i] for i in range(len(values))] == [None, None, None, " a ", "a", "!x", "\u00a0", "\u0001z", "é"]
+
+
+def _projections(df) -> int:
+    """The Project nodes of ``df``'s analyzed logical plan."""
+    plan = df._jdf.queryExecution().analyzed()
+    return sum(1 for line in plan.treeString().splitlines() if line.lstrip("+-: ").startswith("Project "))
+
+
+def test_a_source_read_as_the_files_are_adds_no_projection_and_read_columns_one(spark, plan_of, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.csv").write_text("1,x\n2,y\n")
+    block = f'''path = "{tmp_path / 'in'}"
+file_format_type = "csv"
+schema = {{ fields {{ id = int, name = string }} }}'''
+    as_is = next(iter(source(plan_of, spark, block).values()))
+    chosen = next(iter(source(plan_of, spark, block + '\nread_columns = ["name", "id"]').values()))
+    assert as_is.columns == ["id", "name", ROW_KIND]
+    assert chosen.columns == ["name", "id", ROW_KIND]
+    assert _projections(chosen) == _projections(as_is) + 1  # read_columns' own; no identity projection
+    assert dict(as_is.dtypes)[ROW_KIND] == "tinyint"
+    assert rows(as_is, "id", "name", ROW_KIND) == [(1, "x", 0), (2, "y", 0)]
