@@ -100,6 +100,10 @@ def _failed_metrics(pipeline: Any, args: argparse.Namespace, started: str, error
 
 def main(argv: list[str] | None = None) -> int:
     # imports here: the package must be importable when spark-submit runs this file directly
+    from airflow_provider_seatunnel.runtime.session import without_bundled_pyspark
+
+    if "pyspark" not in sys.modules:  # the installed, byte-compiled PySpark rather than spark-submit's zip
+        sys.path[:] = without_bundled_pyspark(sys.path)
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime import faults
     from airflow_provider_seatunnel.runtime.errors import PipelineError, RuntimeConfigError
