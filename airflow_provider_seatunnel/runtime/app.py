@@ -100,10 +100,9 @@ def _failed_metrics(pipeline: Any, args: argparse.Namespace, started: str, error
 
 def main(argv: list[str] | None = None) -> int:
     # imports here: the package must be importable when spark-submit runs this file directly
-    from airflow_provider_seatunnel.runtime.session import without_bundled_pyspark
+    from airflow_provider_seatunnel.runtime.session import prepare_driver_python
 
-    if "pyspark" not in sys.modules:  # the installed, byte-compiled PySpark rather than spark-submit's zip
-        sys.path[:] = without_bundled_pyspark(sys.path)
+    prepare_driver_python()  # the installed, byte-compiled PySpark; no pandas for NumPy checks
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime import faults
     from airflow_provider_seatunnel.runtime.errors import PipelineError, RuntimeConfigError

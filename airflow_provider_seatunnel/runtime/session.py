@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +66,80 @@ def without_bundled_pyspark(path: Sequence[str]) -> list[str]:
         if same:
             out.remove(entry)
     return out
+
+
+def prepare_driver_python() -> None:
+    """The start of a pipeline driver's Python, before anything imports PySpark: PySpark from the
+    installed package (:func:`without_bundled_pyspark`), and no pandas, pyarrow or NumPy for
+    questions about NumPy values (:func:`lazy_numpy_checks`). Changes nothing once PySpark is
+    imported (a driver started otherwise, a test's session)."""
+    if "pyspark" in sys.modules:
+        return
+    sys.path[:] = without_bundled_pyspark(sys.path)
+    lazy_numpy_checks()
+
+
+def _numpy_loaded() -> bool:
+    return "numpy" in sys.modules
+
+
+class _UnlessNumpyLoaded:
+    """A py4j input converter for NumPy values that asks nothing until numpy is imported."""
+
+    def __init__(self, converter: Any):
+        self.converter = converter
+
+    def can_convert(self, obj: Any) -> bool:
+        return _numpy_loaded() and self.converter.can_convert(obj)
+
+    def convert(self, obj: Any, gateway_client: Any) -> Any:
+        return self.converter.convert(obj, gateway_client)
+
+
+def lazy_numpy_checks() -> None:
+    """Keep PySpark from importing pandas, pyarrow and NumPy into a driver that uses none of them.
+
+    PySpark 4 asks "is this a NumPy value?" in ``functions.lit`` and in the two py4j input
+    converters it registers (asked of every argument of every call into the JVM) by importing
+    ``pyspark.testing.utils``, which imports pandas, pyarrow and NumPy: about a third of a
+    second of every driver's start, spent before the SparkContext starts. No value can be a
+    NumPy one while numpy is not imported, so until it is, these checks answer "no" without
+    importing anything; from then on PySpark's own code answers. Idempotent."""
+    import py4j.protocol
+    from pyspark.sql import types
+
+    numpy_converters = (types.NumpyScalarConverter, types.NumpyArrayConverter)
+    py4j.protocol.INPUT_CONVERTER[:] = [_UnlessNumpyLoaded(c) if isinstance(c, numpy_converters) else c
+                                        for c in py4j.protocol.INPUT_CONVERTER]
+    from pyspark.sql import functions, session
+    from pyspark.sql.functions import builtin
+
+    if getattr(builtin.lit, "pyspark_lit", None) is None:
+        patched = lit_without_numpy(builtin.lit)
+        for module in (builtin, functions, session):  # every module of PySpark that binds ``lit`` by name
+            if getattr(module, "lit", None) is patched.pyspark_lit:  # type: ignore[attr-defined]
+                module.lit = patched  # type: ignore[attr-defined]
+
+
+def lit_without_numpy(pyspark_lit: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``pyspark.sql.functions.lit`` that imports nothing to rule out NumPy values while numpy is
+    not imported (the same column otherwise: PySpark's own ``lit`` whenever numpy is loaded, the
+    value is a column or holds one, or the session is a Spark Connect one)."""
+    from pyspark.sql import Column
+    from pyspark.sql.functions import builtin
+    from pyspark.sql.utils import is_remote
+
+    @functools.wraps(pyspark_lit)
+    def lit(col: Any) -> Any:
+        if _numpy_loaded() or is_remote():
+            return pyspark_lit(col)
+        if isinstance(col, Column):
+            return col
+        if isinstance(col, list):
+            if any(isinstance(c, Column) for c in col):
+                return pyspark_lit(col)  # PySpark's own error
+            return builtin.array(*[lit(item) for item in col])
+        return builtin._invoke_function("lit", builtin._enum_to_value(col))
+
+    lit.pyspark_lit = pyspark_lit  # type: ignore[attr-defined]
+    return lit

@@ -1,13 +1,27 @@
-"""Which PySpark a pipeline driver imports: the installed package's, not spark-submit's zip of it."""
+"""How a pipeline driver's Python starts: PySpark from the installed package, not spark-submit's zip
+of it, and no pandas, pyarrow or NumPy imported to rule out NumPy values."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import zipfile
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
-from airflow_provider_seatunnel.runtime.launcher import pyspark_home, submit_environment
-from airflow_provider_seatunnel.runtime.session import without_bundled_pyspark
+import pytest
+
+from airflow_provider_seatunnel.plan import compile_job
+from airflow_provider_seatunnel.runtime import session
+from airflow_provider_seatunnel.runtime.launcher import (
+    APP_FILE,
+    pyspark_home,
+    submit_command,
+    submit_environment,
+    write_plan_file,
+)
+from airflow_provider_seatunnel.runtime.session import lit_without_numpy, without_bundled_pyspark
 
 
 def _site(root: Path, installed: str, bundled: str) -> tuple[str, str]:
@@ -57,3 +71,102 @@ def test_a_driver_started_by_spark_submit_imports_the_installed_pyspark(tmp_path
     assert "BUNDLED True" in proc.stdout  # spark-submit put its zip on the path...
     source = next(line.split(" ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("FROM "))
     assert Path(source) == pyspark_home() / "__init__.py"  # ...and the driver reads the package instead
+
+
+LITERALS = [1, 2**40, -3, 1.5, "it's", "", None, True, Decimal("12.345"), date(2024, 1, 2),
+            datetime(2024, 1, 2, 3, 4, 5), bytearray(b"xy"), [1, 2, 3], ["a", None]]
+
+
+def test_lit_without_numpy_makes_the_column_pyspark_lit_makes(spark, monkeypatch):
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import builtin
+
+    pyspark_lit = getattr(builtin.lit, "pyspark_lit", builtin.lit)
+    ours = lit_without_numpy(pyspark_lit)
+    monkeypatch.setattr(session, "_numpy_loaded", lambda: False)
+    theirs_df = spark.range(1).select(*[pyspark_lit(v).alias(f"c{i}") for i, v in enumerate(LITERALS)])
+    ours_df = spark.range(1).select(*[ours(v).alias(f"c{i}") for i, v in enumerate(LITERALS)])
+    assert ours_df.schema == theirs_df.schema
+    assert ours_df.collect() == theirs_df.collect()
+    assert ours(F.col("id")) is not None and str(ours(F.col("id"))) == str(F.col("id"))
+    with pytest.raises(Exception, match="COLUMN_IN_LIST"):  # PySpark's own error for a column in a list
+        ours([F.col("id")])
+
+
+PIPELINE = """
+env { job.mode = "BATCH" }
+source {
+  FakeSource {
+    plugin_output = "fake"
+    row.num = 20
+    split.num = 2
+    schema = { fields {
+      name = string, age = int, score = double, big = bigint, price = "decimal(10, 2)",
+      day = date, at = timestamp, tags = "array<int>", attrs = "map<string, string>", raw = bytes
+    } }
+  }
+}
+transform {
+  Sql {
+    plugin_input = "fake"
+    plugin_output = "sql"
+    query = "SELECT name, age + 1 AS age, score * 2 AS score, big, price, day, at, tags, attrs, raw, 'x,y' AS pair FROM fake WHERE age >= 0"
+  }
+  Replace {
+    plugin_input = "sql"
+    plugin_output = "replaced"
+    replace_field = "name"
+    pattern = "a"
+    replacement = "b"
+  }
+  Split {
+    plugin_input = "replaced"
+    plugin_output = "split"
+    separator = ","
+    split_field = "pair"
+    output_fields = [first, second]
+  }
+}
+sink {
+  LocalFile {
+    plugin_input = "split"
+    path = "{out}"
+    file_format_type = "csv"
+  }
+  Assert {
+    plugin_input = "split"
+    rules {
+      row_rules = [{ rule_type = MIN_ROW, rule_value = 20 }]
+      field_rules = [{ field_name = first, field_type = string, field_value = [{ equals_to = "x" }] }]
+    }
+  }
+}
+"""
+
+DRIVER_PROBE = """
+import sys
+from airflow_provider_seatunnel.runtime import app
+code = app.main(sys.argv[1:])
+from pyspark.sql import functions, session
+from pyspark.sql.functions import builtin
+print("DRIVER", code, *(name in sys.modules for name in ("pandas", "pyarrow", "numpy")),
+      builtin.lit is functions.lit is session.lit and hasattr(builtin.lit, "pyspark_lit"))
+"""
+
+
+def test_a_pipeline_driver_imports_no_pandas_pyarrow_or_numpy(tmp_path, write_conf):
+    """A real pipeline (sources, transforms and sinks that make literals and pass dates, decimals
+    and lists to the JVM) through spark-submit: it finishes, and PySpark never imported pandas,
+    pyarrow or NumPy to rule out NumPy values."""
+    plan = compile_job(write_conf(PIPELINE.replace("{out}", str(tmp_path / "out"))), use_cache=False)
+    plan_file = write_plan_file(plan, tmp_path / "work")
+    metrics = tmp_path / "metrics.json"
+    probe = tmp_path / "probe.py"
+    probe.write_text(DRIVER_PROBE)
+    cmd = [str(probe) if part == str(APP_FILE) else part
+           for part in submit_command(plan, plan.pipelines[0], plan_file, "probe-run", "local[1]", metrics)]
+    proc = subprocess.run(cmd, env=submit_environment(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert json.loads(metrics.read_text())["write_count"] == 40  # 20 rows into each sink
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("DRIVER "))
+    assert line == "DRIVER 0 False False False True"
