@@ -123,8 +123,10 @@ def lazy_numpy_checks() -> None:
 
 def lit_without_numpy(pyspark_lit: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``pyspark.sql.functions.lit`` that imports nothing to rule out NumPy values while numpy is
-    not imported (the same column otherwise: PySpark's own ``lit`` whenever numpy is loaded, the
-    value is a column or holds one, or the session is a Spark Connect one)."""
+    not imported, and makes the same column as ``pyspark_lit``: a column is returned as it is, a
+    list becomes an array of literals, any other value a literal through the JVM's ``lit``.
+    PySpark's own ``lit`` answers whenever numpy is loaded, a list holds a column (its error),
+    or the session is a Spark Connect one."""
     from pyspark.sql import Column
     from pyspark.sql.functions import builtin
     from pyspark.sql.utils import is_remote
