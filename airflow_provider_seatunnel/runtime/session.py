@@ -48,7 +48,7 @@ def without_bundled_pyspark(path: Sequence[str]) -> list[str]:
 
     Python keeps no bytecode for modules it imports from a zip, so a driver importing PySpark
     from spark-submit's zip compiles some two hundred modules on every start (about half a
-    second of CPU); the package's modules were byte-compiled when it was installed. Any other
+    second: benchmarks/driver_startup.py); the package's modules were byte-compiled when it was installed. Any other
     Spark (a cluster's ``SPARK_HOME``, another version) keeps its zip."""
     directories = {os.path.realpath(p) for p in path if p and not p.endswith(".zip")}
     out = list(path)
