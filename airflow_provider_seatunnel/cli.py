@@ -103,10 +103,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .plan.compiler import compile_job
-    from .plan.logical import NOT_RUNNABLE
     from .runtime import faults
     from .runtime.launcher import run_pipelines
     from .runtime.summary import render_summary
+    from .spi import NOT_RUNNABLE
 
     variables = split_cli_variables(args.variable)
     plan = compile_job(args.config, variables, format=args.config_format)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from airflow_provider_seatunnel.connectors import SINK, SOURCE, available, get_connector, registry
+from airflow_provider_seatunnel.spi import SINK, SOURCE, available, get_connector, registry
 
 from .conftest import ROOT
 
@@ -30,7 +30,7 @@ def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
 
 PROBE = """
 import sys
-from airflow_provider_seatunnel.connectors import get_connector
+from airflow_provider_seatunnel.spi import get_connector
 get_connector("sql"), get_connector("LocalFile")
 loaded = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("airflow_provider_seatunnel.connectors."))
 print(",".join(loaded))
@@ -39,19 +39,27 @@ print(",".join(loaded))
 
 def test_asking_for_a_plugin_loads_its_module_alone():
     proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert set(proc.stdout.strip().split(",")) == {"base", "registry", "sql", "localfile"}
+    assert set(proc.stdout.strip().split(",")) == {"sql", "localfile"}
 
 
 def test_a_third_party_connector_registers_through_the_entry_point(tmp_path):
     (tmp_path / "my_connector.py").write_text(textwrap.dedent("""
-        from airflow_provider_seatunnel.connectors import SINK, Connector
-        CONNECTOR = Connector(name="MySink", kinds=frozenset({SINK}), prepare=lambda ctx, vertex, data: None)
+        from airflow_provider_seatunnel.spi import SINK, Connector, Sink
+
+        class MySink(Connector, Sink):
+            name = "MySink"
+            kinds = frozenset({SINK})
+
+            def prepare(self, ctx, vertex, data):
+                return None
+
+        CONNECTOR = MySink()
     """))
     dist = tmp_path / "my_connector-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-connector\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(f"[{registry.ENTRY_POINT_GROUP}]\nmysink = my_connector:CONNECTOR\n")
-    probe = ("from airflow_provider_seatunnel.connectors import SINK, available, get_connector\n"
+    probe = ("from airflow_provider_seatunnel.spi import SINK, available, get_connector\n"
              "c = get_connector('MYSINK')\nprint(c.name, c.can_run(SINK), 'MySink' in available(SINK))\n")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
                           env={"PYTHONPATH": str(tmp_path), "PATH": ""})

@@ -1,6 +1,2 @@
-"""Plugins, one module each: options, compile-time checks and (later) Spark code."""
-
-from .base import SINK, SOURCE, TRANSFORM, Connector
-from .registry import available, get_connector
-
-__all__ = ["SINK", "SOURCE", "TRANSFORM", "Connector", "available", "get_connector"]
+"""The built-in connectors: one module (or package, for the big ones) each, written against the
+contract in :mod:`..spi`. The registry finds them by name (:mod:`..spi.registry`)."""

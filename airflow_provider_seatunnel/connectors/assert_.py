@@ -26,16 +26,15 @@ import json
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..config.hocon import MISSING
-from ..config.options import lookup
-from ..plan.schema import DataType, Schema, TypeError_, parse_type
-from .base import SINK, Connector
+from ..spi import SINK, Connector, Dataset, RunContext, SchemaInference, Sink, StreamFinish, Vertex
+from ..spi.options import MISSING, JobConfig, PluginConfig, Problem, lookup
+from ..spi.schema import DataType, Schema, TypeError_, parse_type
 
 log = logging.getLogger("seatunnel.assert")
 
@@ -854,7 +853,7 @@ def _catalog_failures(ctx: Any, vertex: Any, table: str, df: Any, rule: CatalogR
         out.append("catalog_table_rule constraint_key_rule: constraintKeys is null (the input table declares "
                    "no constraint keys: this runtime carries no key metadata)")
     if rule.columns is not None:
-        from ..runtime.rows import data_columns
+        from ..spi.rows import data_columns
 
         names = data_columns(df)
         fields = {f.name: f for f in df.schema.fields if f.name in names}
@@ -934,7 +933,7 @@ def _scan(df: Any, rules: TableRules | None) -> tuple[int, list[str]]:
     """One aggregate pass over ``df``: the row count and the broken field-rule parts."""
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import data_columns
+    from ..spi.rows import data_columns
 
     columns = set(data_columns(df))
     types = {f.name: f.dataType for f in df.schema.fields}
@@ -985,8 +984,8 @@ def _message(failures: list[tuple[str | None, str]]) -> str:
 
 def prepare(ctx: Any, vertex: Any, data: dict) -> None:
     """Check every rule; raise :class:`AssertionFailed` naming each broken one (nothing to commit)."""
-    from ..runtime.errors import AssertionFailed, RuntimeConfigError
-    from ..runtime.rows import data_columns
+    from ..spi.errors import AssertionFailed, RuntimeConfigError
+    from ..spi.rows import data_columns
 
     rules, issues = read_rules(vertex.config)
     errors = [f"{i.key}: {i.message}" for i in issues if i.severity == "error"]
@@ -1065,7 +1064,7 @@ def finish_stream(ctx: Any, vertex: Any, written: Mapping[str, int]) -> None:
     """STREAMING, at the end of a run: ``row_rules``, ``table-names`` and the tables of ``tables_configs``
     against the rows the run's micro-batches carried (``written``: table -> rows); the field and
     catalog rules were checked on every micro-batch."""
-    from ..runtime.errors import AssertionFailed
+    from ..spi.errors import AssertionFailed
 
     rules, _ = read_rules(vertex.config)
     if rules is None:
@@ -1091,13 +1090,24 @@ def finish_stream(ctx: Any, vertex: Any, written: Mapping[str, int]) -> None:
         log.info("Assert: the run's rules held on table %s (%d rows over its micro-batches)", table, count)
 
 
-CONNECTOR = Connector(
-    name="Assert",
-    kinds=frozenset({SINK}),
-    required=("rules",),
-    check=check,
-    schema=schema,
-    prepare=prepare,
-    finish_stream=finish_stream,
-    description="Fails the pipeline when a row or field rule does not hold.",
-)
+class Assert(Connector, SchemaInference, Sink, StreamFinish):
+    name = "Assert"
+    kinds = frozenset({SINK})
+    required = ("rules",)
+    description = "Fails the pipeline when a row or field rule does not hold."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        return prepare(ctx, vertex, data)
+
+    def finish_stream(self, ctx: RunContext, vertex: Vertex, written: Mapping[str, int]) -> None:
+        return finish_stream(ctx, vertex, written)
+
+
+CONNECTOR = Assert()

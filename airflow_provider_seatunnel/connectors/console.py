@@ -15,8 +15,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..config.options import as_bool, as_int
-from .base import SINK, Connector
+from ..spi import SINK, Connector, Dataset, RunContext, Sink, Vertex
+from ..spi.options import as_bool, as_int
 
 log = logging.getLogger("seatunnel.console")
 
@@ -60,8 +60,7 @@ def _plain(value: Any) -> Any:
 def prepare(ctx: Any, vertex: Any, data: dict) -> None:
     from pyspark.sql import functions as F
 
-    from ..runtime.executor import materialize
-    from ..runtime.rows import ROW_KIND, ROW_KINDS, data_columns
+    from ..spi.rows import ROW_KIND, ROW_KINDS, data_columns
 
     print_data = as_bool(vertex.config.get("log.print.data", True))
     delay_ms = as_int(vertex.config.get("log.print.delay.ms", 0)) or 0
@@ -75,7 +74,7 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
             continue
         # Stream rows to the driver partition by partition: computed (and counted) once by a
         # noop pass, then read from the cache (toLocalIterator would run a job per partition).
-        rows = materialize(df.select(F.spark_partition_id().alias("__st_subtask"), F.col(ROW_KIND), *columns))
+        rows = ctx.materialize(df.select(F.spark_partition_id().alias("__st_subtask"), F.col(ROW_KIND), *columns))
         index: dict[int, int] = {}
         for row in rows.toLocalIterator():
             subtask = row[0]
@@ -89,9 +88,13 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> None:
     return None
 
 
-CONNECTOR = Connector(
-    name="Console",
-    kinds=frozenset({SINK}),
-    prepare=prepare,
-    description="Prints rows to the log.",
-)
+class Console(Connector, Sink):
+    name = "Console"
+    kinds = frozenset({SINK})
+    description = "Prints rows to the log."
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        return prepare(ctx, vertex, data)
+
+
+CONNECTOR = Console()

@@ -9,16 +9,15 @@ rows pass unchanged, as in SeaTunnel. Rows keep their row kind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .base import TRANSFORM, Connector
-from .filter import field_problems, kind_columns, quote, require_columns, single_input
-
-if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.errors import RuntimeConfigError
+from ..spi.options import JobConfig, PluginConfig, Problem
+from ..spi.rows import data_columns, quote
+from ..spi.schema import Field, Schema
+from .common import field_problems, kind_columns, require_columns, single_input
 
 NAME = "Copy"
 
@@ -40,6 +39,45 @@ def _key(options: Mapping[str, Any]) -> str:
     return "fields" if "fields" in options else "src_field"
 
 
+class Copy(Connector, Transform, SchemaInference):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    description = "Copies fields into new columns."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        source = inputs[0] if inputs else None
+        copies = _copies(plugin.options)
+        if source is None or copies is None:
+            return source, []
+        problems = field_problems(plugin, job, NAME, [src for _, src in copies], source, _key(plugin.options))
+        if problems:
+            return None, problems
+        by_name = {f.name: f for f in source.fields}
+        out = source
+        for dest, src in copies:
+            out = out.with_field(Field(dest, by_name[src].type))
+        return out, []
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        from pyspark.sql import functions as F
+
+        copies = _copies(vertex.config) or []
+        if vertex.config.get("fields") is not None and not isinstance(vertex.config.get("fields"), Mapping):
+            raise RuntimeConfigError("fields must be a map of destination = source")
+        out = {}
+        for table, df in single_input(inputs).items():
+            require_columns(df, NAME, [src for _, src in copies])
+            columns: dict[str, Any] = {c: F.col(quote(c)) for c in data_columns(df)}
+            for dest, src in copies:
+                columns[dest] = F.col(quote(src))  # an existing key keeps its place: overwritten in place
+            out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
+        return out
+
+
 def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     if plugin.has("fields"):
         copies = _copies(plugin.options)
@@ -58,47 +96,4 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
                         hint="or use fields { dest = src }, which replaces them")]
 
 
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Field
-
-    source = inputs[0] if inputs else None
-    copies = _copies(plugin.options)
-    if source is None or copies is None:
-        return source, []
-    problems = field_problems(plugin, job, NAME, [src for _, src in copies], source, _key(plugin.options))
-    if problems:
-        return None, problems
-    by_name = {f.name: f for f in source.fields}
-    out = source
-    for dest, src in copies:
-        out = out.with_field(Field(dest, by_name[src].type))
-    return out, []
-
-
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
-
-    copies = _copies(vertex.config) or []
-    if vertex.config.get("fields") is not None and not isinstance(vertex.config.get("fields"), Mapping):
-        raise RuntimeConfigError("fields must be a map of destination = source")
-    out = {}
-    for table, df in single_input(inputs).items():
-        require_columns(df, NAME, [src for _, src in copies])
-        columns: dict[str, Any] = {c: F.col(quote(c)) for c in data_columns(df)}
-        for dest, src in copies:
-            columns[dest] = F.col(quote(src))  # an existing key keeps its place: overwritten in place
-        out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
-    return out
-
-
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Copies fields into new columns.",
-)
+CONNECTOR = Copy()

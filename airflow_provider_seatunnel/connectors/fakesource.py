@@ -27,20 +27,28 @@ import re
 import secrets
 import string
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import TYPE_CHECKING, Any
 
-from ..config.hocon import MISSING
-from ..config.options import as_int, as_list, lookup
-from ..plan.schema import DataType, Field, Schema, TypeError_, schema_from_options
-from .base import SOURCE, Connector
+from ..spi import (
+    SOURCE,
+    BatchSource,
+    ChangeEmitter,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    StreamingSource,
+    Vertex,
+)
+from ..spi.options import MISSING, as_int, as_list, lookup
+from ..spi.schema import DataType, Field, Schema, TypeError_, schema_from_options
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
+    from ..spi.options import JobConfig, PluginConfig, Problem
 
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 LETTERS = string.ascii_letters
@@ -828,7 +836,7 @@ def _random_frame(spark: Any, table: _Table, parallelism: int, base: Any = None,
     """Random rows: one per ``id`` of ``base`` (default: ``row.num`` × ``parallelism`` ids)."""
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import ROW_KIND, kind_literal
+    from ..spi.rows import ROW_KIND, kind_literal
 
     if base is None:
         base = spark.range(0, table.row_num * parallelism, 1, parallelism)
@@ -844,7 +852,7 @@ def _rows_frame(spark: Any, table: _Table, parallelism: int, base: Any = None) -
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from ..runtime.rows import ROW_KIND, kind_literal
+    from ..spi.rows import ROW_KIND, kind_literal
 
     row_type = T.StructType([*table.schema.to_spark().fields, T.StructField(ROW_KIND, T.ByteType(), False)])
     structs = []
@@ -871,7 +879,7 @@ def emits_changes(vertex: Any, inputs_change: bool) -> bool:
 
 def read(ctx: Any, vertex: Any) -> dict:
     """One DataFrame per table: random rows, or the explicit ``rows``, in ``parallelism`` partitions."""
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     tables, issues = read_tables(vertex.config, vertex.output)
     if issues:
@@ -920,8 +928,8 @@ def read_stream(ctx: Any, vertex: Any) -> dict:
 
     from pyspark.sql import functions as F
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.streaming import read_text, source_state_dir, splits_per_batch, write_once
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.hadoop import read_text, write_once
 
     tables, issues = read_tables(vertex.config, vertex.output)
     if issues:
@@ -930,7 +938,7 @@ def read_stream(ctx: Any, vertex: Any) -> dict:
     spark = ctx.spark
     out = {}
     for number, t in enumerate(tables):
-        directory = f"{source_state_dir(ctx, vertex)}/table-{number}-{hashlib.sha1(t.key.encode()).hexdigest()[:8]}"
+        directory = f"{ctx.state_dir(vertex)}/table-{number}-{hashlib.sha1(t.key.encode()).hexdigest()[:8]}"
         shape = {"table": t.key, "row.num": t.row_num, "split.num": t.sizes["split.num"], "parallelism": parallelism,
                  "rows": len(t.rows) if t.rows is not None else None}
         created = write_once(spark, f"{directory}/splits", _stream_splits(t, parallelism, int(_time.time() * 1000)))
@@ -944,7 +952,7 @@ def read_stream(ctx: Any, vertex: Any) -> dict:
                 logging.getLogger("seatunnel.runtime").warning(
                     "FakeSource %s: table %s: the stream keeps the splits of its first run (%s); the options now "
                     "say %s (a new checkpoint would use them)", vertex.ref, t.key, known, json.dumps(shape))
-        per_batch = parallelism * splits_per_batch(ctx, t.sizes["split.read-interval"])
+        per_batch = parallelism * _splits_per_batch(ctx, t.sizes["split.read-interval"])
         splits = (spark.readStream.format("json").schema(_SPLIT_SCHEMA).option("maxFilesPerTrigger", per_batch)
                   .load(f"{directory}/splits"))
         if parallelism > 1:
@@ -963,14 +971,34 @@ def read_stream(ctx: Any, vertex: Any) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name="FakeSource",
-    kinds=frozenset({SOURCE}),
-    identity=("schema.table",),
-    check=check,
-    schema=schema,
-    read=read,
-    read_stream=read_stream,
-    emits_changes=emits_changes,
-    description="Generates rows from a schema: random, ranged, templated or explicit.",
-)
+class FakeSource(Connector, SchemaInference, BatchSource, StreamingSource, ChangeEmitter):
+    name = "FakeSource"
+    kinds = frozenset({SOURCE})
+    identity = ("schema.table",)
+    description = "Generates rows from a schema: random, ranged, templated or explicit."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read(ctx, vertex)
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read_stream(ctx, vertex)
+
+    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        return emits_changes(vertex, inputs_change)
+
+
+CONNECTOR = FakeSource()
+
+
+def _splits_per_batch(ctx: RunContext, read_interval_ms: int) -> int:
+    """How many splits a reader emits per micro-batch: those it reads in ``checkpoint.interval``
+    ms, one per ``read_interval_ms`` (at least one)."""
+    interval = ctx.stream.interval_ms if ctx.stream is not None else 10_000
+    return max(1, interval // max(1, int(read_interval_ms)))

@@ -6,16 +6,16 @@ types are kept. Every input name must exist. Rows keep their row kind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .base import TRANSFORM, Connector
-from .filter import field_problems, kind_columns, quote, require_columns, single_input
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.rows import quote
+from .common import field_problems, kind_columns, require_columns, single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 NAME = "FieldMapper"
 
@@ -47,7 +47,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Field, Schema
+    from ..spi.schema import Field, Schema
 
     source = inputs[0] if inputs else None
     mapping = _mapping(plugin.options)
@@ -63,7 +63,7 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
 
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     mapping = _mapping(vertex.config)
     if not mapping:
@@ -75,12 +75,21 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    required=("field_mapper",),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Keeps and renames the mapped fields.",
-)
+class FieldMapper(Connector, SchemaInference, Transform):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("field_mapper",)
+    description = "Keeps and renames the mapped fields."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = FieldMapper()

@@ -3,110 +3,25 @@
 Include lists the output in the listed order; exclude keeps the input order minus the
 listed fields. Every listed field must exist (SeaTunnel's TRANSFORM_COMMON-02). Rows keep
 their row kind.
-
-This module also holds the field helpers the built-in transforms share: SeaTunnel's
-missing-field messages, checked at compile time when the input schema is known and again
-at run time, and column quoting for Spark.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ..config.options import as_list
-from .base import TRANSFORM, Connector, exactly_one_of
-
-if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
-
-
-# ---------------------------------------------------------------- shared field helpers
-
-def quote(name: str) -> str:
-    """``name`` as a Spark column reference (backticks: dots and spaces stay part of the name)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def missing_message(transform: str, missing: Sequence[str]) -> str:
-    """SeaTunnel's TRANSFORM_COMMON-01/02 message for fields absent from the upstream schema."""
-    if len(missing) == 1:
-        return f"The input field '{missing[0]}' of '{transform}' transform not found in upstream schema"
-    return f"The input fields '{','.join(missing)}' of '{transform}' transform not found in upstream schema"
-
-
-def _hint(missing: Sequence[str], known: Sequence[str]) -> str:
-    guesses = [g for name in missing for g in difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)]
-    if guesses and len(missing) == 1:
-        return f"did you mean '{guesses[0]}'? fields: {', '.join(known)}"
-    return f"the fields are: {', '.join(known)}" if known else "the upstream schema has no fields"
-
-
-def field_problems(plugin: PluginConfig, job: JobConfig, transform: str, names: Sequence[str],
-                   schema: Schema | None, key: str) -> list[Problem]:
-    """One problem naming the ``names`` absent from ``schema`` (none if the schema is unknown).
-
-    Field names match exactly, as in SeaTunnel (``Name`` is not ``name``).
-    """
-    if schema is None:
-        return []
-    known = schema.names
-    missing = [n for n in dict.fromkeys(names) if n not in known]
-    if not missing:
-        return []
-    return [job.problem(missing_message(transform, missing), plugin, key=key, hint=_hint(missing, known))]
-
-
-def require_columns(df: Any, transform: str, names: Sequence[str]) -> None:
-    """Raise :class:`RuntimeConfigError` unless every one of ``names`` is a data column of ``df``."""
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
-
-    known = data_columns(df)
-    missing = [n for n in dict.fromkeys(names) if n not in known]
-    if missing:
-        raise RuntimeConfigError(f"{missing_message(transform, missing)} ({_hint(missing, known)})")
-
-
-def kind_columns(df: Any) -> list[Any]:
-    """The hidden row-kind column of ``df`` as a one-item select list (empty if it has none)."""
-    from pyspark.sql import functions as F
-
-    from ..runtime.rows import ROW_KIND
-
-    return [F.col(ROW_KIND)] if ROW_KIND in df.columns else []
-
-
-def check_regex(ctx: Any, pattern: str, what: str) -> None:
-    """Raise :class:`RuntimeConfigError` unless ``pattern`` compiles as a Java regex (checked on the driver)."""
-    from ..runtime.errors import RuntimeConfigError
-
-    try:
-        ctx.spark.sparkContext._jvm.java.util.regex.Pattern.compile(pattern)
-    except Exception as e:  # py4j wraps the PatternSyntaxException
-        text = str(getattr(e, "java_exception", e)).strip().splitlines()
-        raise RuntimeConfigError(f"{what} {pattern!r} is not a valid Java regex: "
-                                 f"{text[0] if text else type(e).__name__}") from None
-
-
-def single_input(inputs: dict) -> dict:
-    """The one dataset (``{table id: DataFrame}``) of a single-input transform."""
-    return next(iter(inputs.values())) if inputs else {}
-
-
-# ---------------------------------------------------------------- Filter
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex, exactly_one_of
+from ..spi.errors import RuntimeConfigError
+from ..spi.options import MISSING, JobConfig, PluginConfig, Problem, as_list, lookup
+from ..spi.rows import data_columns, quote
+from ..spi.schema import Schema
+from .common import field_problems, kind_columns, require_columns, single_input
 
 NAME = "Filter"
 
 
 def _options(options: Any) -> tuple[list[str] | None, list[str] | None]:
     """``(include, exclude)`` field lists; the one not set is None."""
-    from ..config.hocon import MISSING
-    from ..config.options import lookup
-
     include = lookup(options, "include_fields")
     if include is MISSING:
         include = lookup(options, "fields")
@@ -122,19 +37,30 @@ def _key(options: Any) -> str:
     return "include_fields" if "include_fields" in options else "fields"
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    found = exactly_one_of(plugin, job, ("include_fields", "fields"), ("exclude_fields",))
-    if not found:
-        include, exclude = _options(plugin.options)
-        if not (include if include is not None else exclude):
-            found.append(job.problem("the field list is empty", plugin, key=_key(plugin.options),
-                                     hint="list at least one field"))
-    return found
+class Filter(Connector, Transform, SchemaInference):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    description = "Keeps (include_fields) or drops (exclude_fields) fields."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        found = exactly_one_of(plugin, job, ("include_fields", "fields"), ("exclude_fields",))
+        if not found:
+            include, exclude = _options(plugin.options)
+            if not (include if include is not None else exclude):
+                found.append(job.problem("the field list is empty", plugin, key=_key(plugin.options),
+                                         hint="list at least one field"))
+        return found
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return _schema(plugin, job, inputs)
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return _apply(vertex, inputs)
 
 
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Schema
-
+def _schema(plugin: PluginConfig, job: JobConfig,
+            inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     source = inputs[0] if inputs else None
     include, exclude = _options(plugin.options)
     if source is None or (include is None) == (exclude is None):
@@ -150,11 +76,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     return Schema(tuple(f for f in source.fields if f.name not in dropped)), []
 
 
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
+def _apply(vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
     from pyspark.sql import functions as F
-
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
 
     include, exclude = _options(vertex.config)
     if (include is None) == (exclude is None):
@@ -171,11 +94,4 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Keeps (include_fields) or drops (exclude_fields) fields.",
-)
+CONNECTOR = Filter()

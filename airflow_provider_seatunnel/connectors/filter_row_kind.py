@@ -6,16 +6,16 @@ the two lists must be set, and not empty. The schema is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config.options import as_list
-from .base import TRANSFORM, Connector, exactly_one_of
-from .filter import single_input
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex, exactly_one_of
+from ..spi.options import as_list
+from .common import single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 NAME = "FilterRowKind"
 KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # = runtime.rows.ROW_KINDS, by code
@@ -51,8 +51,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import ROW_KIND, kind_code
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import ROW_KIND, kind_code
 
     chosen = _kinds(vertex.config)
     if chosen is None or not chosen[1]:
@@ -70,11 +70,20 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Keeps or drops rows by row kind.",
-)
+class FilterRowKind(Connector, SchemaInference, Transform):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    description = "Keeps or drops rows by row kind."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = FilterRowKind()

@@ -66,21 +66,33 @@ import logging
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ..config.hocon import MISSING
-from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
-from ..runtime import faults
-from .base import SINK, SOURCE, Connector, insert_only, mask_credentials
+from ..spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    Connector,
+    Dataset,
+    InsertOnly,
+    Lineage,
+    NeedsJars,
+    RetiresCommits,
+    RunContext,
+    SchemaInference,
+    TwoPhaseSink,
+    Vertex,
+)
+from ..spi.options import MISSING, as_bool, as_int, as_list, checked_bool, checked_int, lookup
+from ..spi.secrets import mask_credentials
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -168,7 +180,7 @@ def _text(config: Mapping[str, Any], key: str) -> str | None:
 
 
 def _config_error(message: str) -> Exception:
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     return RuntimeConfigError(message)
 
@@ -573,7 +585,7 @@ def db_error(error: BaseException, what: str, conn: Conn | None = None) -> Excep
     objects and credentials (42, 3D, 28…) RuntimeConfigError. The text never holds a password."""
     from py4j.protocol import Py4JError
 
-    from ..runtime.errors import PipelineError
+    from ..spi.errors import PipelineError
 
     if isinstance(error, PipelineError):
         return error
@@ -603,7 +615,7 @@ def db_error(error: BaseException, what: str, conn: Conn | None = None) -> Excep
 
 
 def _classify(state: str | None, names: list[str], text: str) -> type:
-    from ..runtime.errors import DataError, PipelineError, RuntimeConfigError
+    from ..spi.errors import DataError, PipelineError, RuntimeConfigError
 
     if state and state.startswith(_DATA_STATES):
         return DataError
@@ -616,7 +628,7 @@ def _classify(state: str | None, names: list[str], text: str) -> type:
         return PipelineError
     if "java.lang.ClassNotFoundException" in names:
         return RuntimeConfigError
-    from ..runtime.executor import DETERMINISTIC_SPARK_ERRORS
+    from ..spi.errors import DETERMINISTIC_SPARK_ERRORS
 
     if any(code in text for code in (*DETERMINISTIC_SPARK_ERRORS, "UNSUPPORTED_DATA_TYPE")):
         return DataError
@@ -882,7 +894,7 @@ def _read_table(ctx: Any, conn: Conn, spec: _SourceTable, config: Mapping[str, A
     """One table's DataFrame (with the row kind) and its number of splits (= partitions)."""
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import with_kind
+    from ..spi.rows import with_kind
 
     dialect = conn.dialect
     if spec.query:
@@ -1097,7 +1109,7 @@ def _drop_quietly(connection: Any, ident: str) -> None:
 
 def _create_table(connection: Any, target: _Target, schema: Any, config: Mapping[str, Any]) -> str:
     """CREATE TABLE for the target from the data's Spark schema (primary key from primary_keys)."""
-    from ..runtime.rows import HIDDEN
+    from ..spi.rows import HIDDEN
 
     dialect = target.dialect
     if schema is None:
@@ -1257,7 +1269,7 @@ def _staging_frame(df: Any, target: _Target, own_parallelism: int | None) -> tup
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from ..runtime.rows import ROW_KIND, data_columns
+    from ..spi.rows import ROW_KIND, data_columns
 
     dialect = target.dialect
     names = data_columns(df)
@@ -1441,8 +1453,8 @@ def _setup(ctx: Any, vertex: Any, target: _Target, config: Mapping[str, Any], sc
 
 
 def _prepare_table(ctx: Any, vertex: Any, table_key: str, df: Any) -> dict[str, Any]:
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import data_columns
 
     columns = data_columns(df)
     config = _sink_config(vertex.config, table_key, columns)
@@ -1473,7 +1485,7 @@ def _prepare_table(ctx: Any, vertex: Any, table_key: str, df: Any) -> dict[str, 
         df.write.format("noop").mode("overwrite").save()
         return {**entry, "status": "committed"}
     staged, casts = _staging_frame(df, target, as_int(lookup(vertex.config, "parallelism")))
-    staged = faults.inject_into_write(ctx, vertex, staged)  # test-only; a no-op unless SEATUNNEL_FAULTS is set
+    staged = ctx.with_write_faults(vertex, staged)  # test-only; a no-op unless SEATUNNEL_FAULTS is set
     batch = _count(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
     try:
         (staged.write.format("jdbc").options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
@@ -1539,7 +1551,7 @@ def commit(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
                                 log.warning("Jdbc %s: %s DELETE/UPDATE_BEFORE rows are written as plain rows (set "
                                             "primary_keys to apply them)", vertex.ref, deletes)
                         moved = sum(_execute(connection, sql) for sql in _move_statements(target, entry, config))
-                        faults.checkpoint(ctx, "sink.commit", vertex)  # data moved, commit not recorded
+                        ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
                         if _record_commit(connection, target, ctx, vertex, entry, moved):
                             connection.commit()
                             log.info("Jdbc %s: committed %d rows into %s", vertex.ref, moved, target.label)
@@ -1607,7 +1619,7 @@ def _enum_problem(job: JobConfig, plugin: PluginConfig, key: str, value: Any,
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     """Option checks: exclusive source options, numbers, enums, the sink's query form. What
     SeaTunnel rejects but existing configs rely on planning (no query) fails validate only."""
-    from ..plan.logical import NOT_RUNNABLE
+    from ..spi import NOT_RUNNABLE
 
     problems: list[Problem] = []
     options = plugin.options
@@ -1729,22 +1741,42 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     return None, problems
 
 
-CONNECTOR = Connector(
-    name="Jdbc",
-    kinds=frozenset({SOURCE, SINK}),
-    required=("driver",),  # and url, unless jdbc_conn_id names an Airflow connection giving it (check)
-    identity=("url", "jdbc_conn_id", "table_path", "database", "table", "query"),
-    committer=True,
-    stores_deletes=True,
-    check=check,
-    schema=schema,
-    jars=required_jars,
-    assets=assets,
-    read=read,
-    emits_changes=insert_only,
-    prepare=prepare,
-    commit=commit,
-    abort=abort,
-    retire=retire,
-    description="Reads a query or table, or writes (upserts) a table, through JDBC.",
-)
+class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, BatchSource, InsertOnly, TwoPhaseSink, RetiresCommits):
+    name = "Jdbc"
+    kinds = frozenset({SOURCE, SINK})
+    required = ("driver",)
+    identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
+    committer = True
+    stores_deletes = True
+    description = "Reads a query or table, or writes (upserts) a table, through JDBC."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
+        return required_jars(options, env)
+
+    def assets(self, options: Mapping[str, Any]) -> list[str]:
+        return assets(options)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read(ctx, vertex)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        return prepare(ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return commit(ctx, vertex, info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return abort(ctx, vertex, info)
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return retire(ctx, vertex, info)
+
+
+CONNECTOR = Jdbc()

@@ -25,16 +25,16 @@ inside a row-typed destination a field that does not convert becomes null instea
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .base import TRANSFORM, Connector
-from .filter import kind_columns, missing_message, quote, single_input
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.rows import quote
+from .common import kind_columns, missing_message, single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import DataType, Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import DataType, Schema
 
 NAME = "JsonPath"
 WAYS = ("FAIL", "SKIP", "SKIP_ROW")
@@ -136,7 +136,7 @@ def _action(column: Mapping[str, Any], row_way: str) -> str:
 
 
 def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    from ..plan.schema import TypeError_, parse_type
+    from ..spi.schema import TypeError_, parse_type
 
     found: list[Problem] = []
     raw = plugin.get("columns")
@@ -175,7 +175,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import Field, TypeError_, parse_type
+    from ..spi.schema import Field, TypeError_, parse_type
 
     source = inputs[0] if inputs else None
     columns = _columns(plugin.options)
@@ -209,7 +209,7 @@ def _json_text(df: Any, field: str) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     col = F.col(quote(field))
     dtype = df.schema[field].dataType
@@ -268,9 +268,9 @@ def _convert(raw: Any, dtype: DataType) -> tuple[Any, Any]:
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
 
-    from ..plan.schema import TypeError_, parse_type
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import data_columns
+    from ..spi.schema import TypeError_, parse_type
 
     columns = _columns(vertex.config)
     if not columns:
@@ -326,12 +326,21 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    required=("columns",),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Extracts values from JSON text by path.",
-)
+class JsonPath(Connector, SchemaInference, Transform):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("columns",)
+    description = "Extracts values from JSON text by path."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = JsonPath()

@@ -73,18 +73,31 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..config.hocon import MISSING
-from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
-from ..plan.schema import DataType, Schema, schema_from_options
-from .base import SINK, SOURCE, Connector, insert_only
+from ..spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    Connector,
+    Dataset,
+    InsertOnly,
+    Lineage,
+    RetiresCommits,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    StreamingSource,
+    TwoPhaseSink,
+    Vertex,
+)
+from ..spi.options import MISSING, as_bool, as_int, as_list, checked_bool, checked_int, lookup
+from ..spi.schema import DataType, Schema, schema_from_options
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
+    from ..spi.options import JobConfig, PluginConfig, Problem
 
 log = logging.getLogger("seatunnel.localfile")
 
@@ -174,7 +187,7 @@ def _count(config: Mapping[str, Any], key: str, default: int, minimum: int) -> i
 
 
 def _config_error(message: str) -> Exception:
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     return RuntimeConfigError(message)
 
@@ -650,7 +663,7 @@ def _read_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
 def _read_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import with_kind
+    from ..spi.rows import with_kind
 
     files = list_input_files(config)
     keys = partition_keys(files[0]) if files and _flag(config, "parse_partition_from_path", True) else []
@@ -992,8 +1005,7 @@ def _writer(ctx: Any, vertex: Any, df: Any, opts: Mapping[str, Any]) -> tuple[An
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from ..runtime import faults
-    from ..runtime.rows import data_columns
+    from ..spi.rows import data_columns
 
     available = data_columns(df)
     columns = _resolve_columns(available, opts["sink_columns"], "sink_columns") if opts["sink_columns"] else available
@@ -1007,7 +1019,7 @@ def _writer(ctx: Any, vertex: Any, df: Any, opts: Mapping[str, Any]) -> tuple[An
     own = as_int(lookup(vertex.config, "parallelism"))
     if own:
         df = df.repartition(own)
-    df = faults.inject_into_write(ctx, vertex, df)  # a no-op unless SEATUNNEL_FAULTS arms sink.write
+    df = ctx.with_write_faults(vertex, df)  # a no-op unless SEATUNNEL_FAULTS arms sink.write
 
     if fmt in ("text", "csv"):
         render = {**opts, "separators": [opts["delimiter"], "\u0002", "\u0003", "\u0004", "\u0005", "\u0006"]}
@@ -1195,7 +1207,7 @@ def assets(options: Mapping[str, Any]) -> list[str]:
 
 
 def _prepare_table(ctx: Any, vertex: Any, table: str, df: Any, several: bool) -> dict[str, Any]:
-    from ..runtime.rows import data_columns
+    from ..spi.rows import data_columns
 
     config = _table_config(vertex.config, table, data_columns(df))
     opts = _sink_options(config)
@@ -1243,7 +1255,6 @@ def prepare(ctx: Any, vertex: Any, data: dict) -> dict[str, Any]:
 
 def commit(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
     """Publish the staged files: journal, renames, marker (the journal renamed), then drop the staging."""
-    from ..runtime import faults
 
     for entry in info.get("tables", ()):
         if entry.get("status") != "staged":
@@ -1254,9 +1265,9 @@ def commit(ctx: Any, vertex: Any, info: Mapping[str, Any]) -> None:
                   "moves": entry["moves"]}
         _write_json_atomic(entry["journal"], record)
         for src, dst in entry["moves"]:
-            faults.checkpoint(ctx, "sink.move", vertex)
+            ctx.fault_point("sink.move", vertex)
             _move(src, dst)
-        faults.checkpoint(ctx, "sink.commit", vertex)
+        ctx.fault_point("sink.commit", vertex)
         _record_commit(entry["journal"], entry["marker"])
         _remove_tree(entry["staging"], entry["base"])
         log.info("LocalFile %s: committed %d files of table %s to %s", vertex.ref, len(entry["moves"]),
@@ -1352,7 +1363,7 @@ def _stream_table(ctx: Any, config: Mapping[str, Any], output: str | None) -> tu
 
     from pyspark.sql import functions as F
 
-    from ..runtime.rows import with_kind
+    from ..spi.rows import with_kind
 
     root = _target_path(config)
     if not os.path.isdir(root):
@@ -1598,23 +1609,46 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     return Schema(tuple(fields)), problems
 
 
-CONNECTOR = Connector(
-    name="LocalFile",
-    kinds=frozenset({SOURCE, SINK}),
-    identity=("path",),
-    committer=True,
-    stores_deletes=False,
-    check=check,
-    schema=schema,
-    assets=assets,
-    save_mode=save_mode,
-    read=read,
-    emits_changes=insert_only,
-    prepare=prepare,
-    commit=commit,
-    abort=abort,
-    read_stream=read_stream,
-    retire=retire,
-    description="Reads or writes text, csv, json, parquet and orc files.",
-)
+class LocalFile(Connector, SchemaInference, Lineage, SaveModes, BatchSource, InsertOnly, TwoPhaseSink,
+                StreamingSource, RetiresCommits):
+    name = "LocalFile"
+    kinds = frozenset({SOURCE, SINK})
+    identity = ("path",)
+    committer = True
+    stores_deletes = False
+    description = "Reads or writes text, csv, json, parquet and orc files."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def assets(self, options: Mapping[str, Any]) -> list[str]:
+        return assets(options)
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        return save_mode(run_id, vertex)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read(ctx, vertex)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        return prepare(ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return commit(ctx, vertex, info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return abort(ctx, vertex, info)
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read_stream(ctx, vertex)
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        return retire(ctx, vertex, info)
+
+
+CONNECTOR = LocalFile()
 

@@ -17,16 +17,17 @@ literal mode quotes the pattern (``Pattern.quote``) and the replacement
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config.options import as_bool
-from .base import TRANSFORM, Connector
-from .filter import check_regex, field_problems, kind_columns, quote, require_columns, single_input
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.options import as_bool
+from ..spi.rows import quote
+from .common import check_regex, field_problems, kind_columns, require_columns, single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 NAME = "Replace"
 _NOT_TEXT = ("array", "map", "row", "bytes")  # types whose toString is no text to replace in
@@ -196,8 +197,8 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import data_columns
 
     o = _options(vertex.config)
     if o["field"] is None or o["pattern"] is None or o["replacement"] is None:
@@ -239,12 +240,21 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    required=("replace_field", "pattern", "replacement"),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Replaces text in a field.",
-)
+class Replace(Connector, SchemaInference, Transform):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("replace_field", "pattern", "replacement")
+    description = "Replaces text in a field."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = Replace()

@@ -7,15 +7,16 @@ the spelling. A field of that name must not exist already.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .base import TRANSFORM, Connector, insert_only
-from .filter import quote, single_input
+from ..spi import TRANSFORM, Connector, Dataset, InsertOnly, RunContext, SchemaInference, Transform, Vertex
+from ..spi.rows import quote
+from .common import single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 NAME = "RowKindExtractor"
 SPELLINGS = {"SHORT": ("+I", "-U", "+U", "-D"), "FULL": ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")}
@@ -44,7 +45,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import DataType, Field, Schema
+    from ..spi.schema import DataType, Field, Schema
 
     source = inputs[0] if inputs else None
     field, _ = _options(plugin.options)
@@ -59,8 +60,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import ROW_KIND, data_columns, kind_literal
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import ROW_KIND, data_columns, kind_literal
 
     field, kind = _options(vertex.config)
     if kind is None:
@@ -77,12 +78,20 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    emits_changes=insert_only,
-    description="Adds the row kind as a column.",
-)
+class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    description = "Adds the row kind as a column."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = RowKindExtractor()

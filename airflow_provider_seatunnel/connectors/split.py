@@ -10,16 +10,17 @@ appended in order. Rows keep their row kind.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config.options import as_list
-from .base import TRANSFORM, Connector
-from .filter import check_regex, field_problems, kind_columns, quote, require_columns, single_input
+from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.options import as_list
+from ..spi.rows import quote
+from .common import check_regex, field_problems, kind_columns, require_columns, single_input
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import Schema
 
 NAME = "Split"
 
@@ -42,7 +43,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..plan.schema import DataType, Field
+    from ..spi.schema import DataType, Field
 
     source = inputs[0] if inputs else None
     _, field, outputs = _options(plugin.options)
@@ -61,8 +62,8 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import data_columns
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import data_columns
 
     sep, field, outputs = _options(vertex.config)
     if sep is None or field is None or not outputs:
@@ -82,12 +83,21 @@ def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
     return out
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    required=("separator", "split_field", "output_fields"),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Splits a string field into several.",
-)
+class Split(Connector, SchemaInference, Transform):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("separator", "split_field", "output_fields")
+    description = "Splits a string field into several."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+CONNECTOR = Split()

@@ -56,15 +56,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import TRANSFORM, Connector
+from ..spi import (
+    TRANSFORM,
+    Connector,
+    Dataset,
+    PerInput,
+    PerInputSplit,
+    ReadsTablesByName,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+)
+from ..spi.rows import ROW_KIND
 
 if TYPE_CHECKING:
-    from ..config.errors import Problem
-    from ..config.loader import JobConfig, PluginConfig
-    from ..plan.schema import DataType, Schema
+    from ..spi.options import JobConfig, PluginConfig, Problem
+    from ..spi.schema import DataType, Schema
 
 NAME = "Sql"
-ROW_KIND = "__st_row_kind"  # = runtime.rows.ROW_KIND (not imported: this module loads at DAG-parse time)
 
 #: How a Sql transform treats its inputs.
 ROW_WISE = "row-wise"  # one table read, row by row: SeaTunnel's own Sql semantics
@@ -335,7 +345,7 @@ def _watermarked(vertex: Any, name: str, df: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     if not getattr(df, "isStreaming", False):
         return df
@@ -742,8 +752,7 @@ def prepare_query(query: str, views: Mapping[str, View], fallback: str | None, c
 
 def _declared_inputs(ctx: Any, vertex: Any, query: str) -> list[str]:
     """The dataset names this Sql reads by its config (all of them, also those of other pipelines)."""
-    from ..config.hocon import MISSING
-    from ..config.options import as_list, lookup
+    from ..spi.options import MISSING, as_list, lookup
 
     for key in ("plugin_input", "source_table_name"):
         value = lookup(vertex.config, key)
@@ -772,8 +781,8 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
-    from ..runtime.errors import RuntimeConfigError
-    from ..runtime.rows import HIDDEN, kind_literal, with_kind
+    from ..spi.errors import RuntimeConfigError
+    from ..spi.rows import HIDDEN, kind_literal, with_kind
 
     def normal(df: Any) -> Any:
         """``df`` with its data columns, then the row kind (as the query's star expansion expects)."""
@@ -849,7 +858,7 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
 
 
 def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from ..runtime.errors import RuntimeConfigError
+    from ..spi.errors import RuntimeConfigError
 
     query = vertex.config.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -963,7 +972,7 @@ def _infer(node: Any, resolve: Callable[[Any], DataType | None]) -> DataType | N
     """The Spark result type of ``node`` where it is certain, as a SeaTunnel type; else None."""
     from sqlglot import exp
 
-    from ..plan.schema import DataType, parse_type
+    from ..spi.schema import DataType, parse_type
 
     kind = type(node).__name__
 
@@ -1046,8 +1055,8 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     from sqlglot.errors import OptimizeError
     from sqlglot.optimizer.qualify import qualify
 
-    from ..config.options import as_list
-    from ..plan.schema import Field, Schema
+    from ..spi.options import as_list
+    from ..spi.schema import Field, Schema
 
     query = plugin.get("query")
     if not inputs or any(s is None for s in inputs) or not isinstance(query, str):
@@ -1151,12 +1160,49 @@ def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) ->
     return Schema(tuple(fields)), []
 
 
-CONNECTOR = Connector(
-    name=NAME,
-    kinds=frozenset({TRANSFORM}),
-    required=("query",),
-    check=_check,
-    schema=schema,
-    apply=apply,
-    description="Runs a Spark SQL query over its input(s).",
-)
+class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("query",)
+    description = "Runs a Spark SQL query over its input(s)."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return _check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return schema(plugin, job, list(inputs))
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return apply(ctx, vertex, inputs)
+
+
+    def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
+        query = plugin.get("query")
+        if not isinstance(query, str):
+            return None
+        try:
+            return analyze_query(query).tables
+        except SqlSyntaxError:  # reported by check()
+            return None
+
+    def per_input(self, plugin: PluginConfig, inputs: tuple[str, ...]) -> PerInput:
+        """A query that joins or aggregates across its inputs cannot run per input; a UNION (not ALL)
+        then deduplicates within each pipeline only."""
+        query = plugin.get("query")
+        if not isinstance(query, str):
+            return PerInput()
+        try:
+            analysis = analyze_query(query, inputs)
+        except SqlSyntaxError:
+            return PerInput()
+        if analysis.mode == COMBINING:
+            return PerInput(blocker=analysis.reason)
+        if analysis.mode == UNION and analysis.union_distinct:
+            return PerInput(warning="UNION removes duplicates within each pipeline only, since the job splits "
+                                    "per input", warning_key="query",
+                            hint="write UNION ALL, or deduplicate in the sink (primary_keys)")
+        return PerInput()
+
+
+CONNECTOR = Sql()

@@ -142,7 +142,7 @@ class SeaTunnelHook(BaseHook):
         """Register the job's secret option values (passwords, tokens) with Airflow's log masker."""
         from airflow.sdk.log import mask_secret
 
-        from ..connectors.base import SECRET_OPTIONS
+        from ..spi.secrets import SECRET_OPTIONS
 
         for pipeline in self.plan.pipelines:
             for vertex in pipeline.vertices:

@@ -54,8 +54,8 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
         self.run_key = run_key
 
     def execute(self, context: Any) -> list[str]:
-        from ..connectors import get_connector
-        from ..runtime.errors import PipelineError
+        from ..spi import SaveModes, get_connector
+        from ..spi.errors import PipelineError
 
         try:
             plan = compile_job(self.config, self.variables, format=self.format)
@@ -71,7 +71,7 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
         for pipeline in plan.pipelines:
             for sink in pipeline.sinks:
                 connector = get_connector(sink.plugin)
-                if connector is None or connector.save_mode is None or sink.ref in seen:
+                if not isinstance(connector, SaveModes) or sink.ref in seen:
                     continue
                 seen.add(sink.ref)
                 try:

@@ -46,13 +46,13 @@ def format_of(config: Any) -> str | None:
 
 def pipeline_assets(pipeline: PipelinePlan) -> tuple[list[Asset], list[Asset]]:
     """Airflow lineage of one pipeline: its sources' data as inlets, its sinks' targets as outlets."""
-    from ..connectors import get_connector
+    from ..spi import Lineage, get_connector
 
     def uris(vertices: Sequence[Any]) -> list[str]:
         out: list[str] = []
         for v in vertices:
             connector = get_connector(v.plugin)
-            if connector is not None and connector.assets is not None:
+            if isinstance(connector, Lineage):
                 out += [u for u in connector.assets(v.config) if u not in out]
         return sorted(out)
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from ..config.errors import ConfigError, Problem
 from ..config.loader import detect_format, load_job, read_config_text
+from ..spi import NOT_RUNNABLE
 from . import cache
-from .logical import NOT_RUNNABLE, build_logical_dag
+from .logical import build_logical_dag
 from .model import JobPlan
 from .physical import build_physical_plan
 from .split import build_chains, split_pipelines

@@ -9,7 +9,6 @@ reported at once, each with file, line, plugin and key.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,15 +17,23 @@ from typing import Any
 from ..config.errors import ConfigError, Problem
 from ..config.loader import JobConfig, PluginConfig
 from ..config.options import as_int, as_list
-from ..connectors import SINK, SOURCE, TRANSFORM, get_connector
-from ..connectors.sql import SqlSyntaxError, analyze_query
+from ..spi import (
+    NOT_RUNNABLE,
+    SINK,
+    SOURCE,
+    TRANSFORM,
+    PerInput,
+    PerInputSplit,
+    ReadsTablesByName,
+    SchemaInference,
+    get_connector,
+)
+from ..spi.schema import Schema, TypeError_
 from . import graph
-from .schema import Schema, TypeError_
 from .streaming import check_job as check_streaming
 
 JOB_MODES = ("BATCH", "STREAMING")
 DEFAULT_MAX_PIPELINES = 256
-NOT_RUNNABLE = "not-runnable"
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class LogicalVertex:
     declared_parallelism: int | None = None
     line: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-    sql: Mapping[str, Any] | None = None  # Sql transforms: tables, mode, reason
+    per_input: PerInput | None = None  # a plugin with several inputs: whether it can run once per input
     notes: tuple[str, ...] = ()
     schema: Schema | None = None  # its output rows, where known at compile time
 
@@ -232,12 +239,14 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
             names = None
         declared_inputs[plugin.ref] = names
 
-    # Sql transforms: parse once; tables read serve the implicit wiring
-    sql_tables: dict[str, tuple[str, ...]] = {}
+    # transforms that name the datasets they read in their options (a query's tables): implicit wiring
+    named_tables: dict[str, tuple[str, ...]] = {}
     for plugin in job.transforms:
-        if canonical[plugin.ref] == "Sql" and isinstance(plugin.get("query"), str):
-            with contextlib.suppress(SqlSyntaxError):  # reported by the Sql connector's own check
-                sql_tables[plugin.ref] = analyze_query(plugin.get("query")).tables
+        connector = get_connector(plugin.name)
+        if isinstance(connector, ReadsTablesByName):
+            tables = connector.input_tables(plugin)
+            if tables:
+                named_tables[plugin.ref] = tables
 
     producers = [*job.sources, *job.transforms]
     unnamed_by_plugin: dict[str, list[PluginConfig]] = {}
@@ -279,11 +288,11 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
                     continue
                 connect(plugin, producer, name)
             continue
-        implicit = _implicit_producers(job, plugin, outputs, sql_tables)
+        implicit = _implicit_producers(job, plugin, outputs, named_tables)
         for producer in implicit:
             connect(plugin, producer, output_of[producer.ref] or producer.ref)
-        if implicit and plugin.section == TRANSFORM and plugin.ref in sql_tables and len(implicit) > 1:
-            notes[plugin.ref].append("inputs taken from the tables its query reads")
+        if implicit and plugin.section == TRANSFORM and plugin.ref in named_tables and len(implicit) > 1:
+            notes[plugin.ref].append("inputs taken from the tables its options name")
 
     for p in producers:
         if not read_by[p.ref]:
@@ -335,16 +344,15 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
 
     vertices = []
     for plugin in plugins:
-        sql = None
-        if plugin.ref in sql_tables:
-            analysis = analyze_query(plugin.get("query"), tuple(inputs_read[plugin.ref]))
-            sql = {"tables": list(analysis.tables), "mode": analysis.mode, "reason": analysis.reason,
-                   "union_distinct": analysis.union_distinct}
+        connector = get_connector(plugin.name)
+        per_input = None
+        if isinstance(connector, PerInputSplit) and len(upstream[plugin.ref]) >= 2:
+            per_input = connector.per_input(plugin, tuple(inputs_read[plugin.ref]))
         vertices.append(LogicalVertex(
             id=plugin.ref, kind=plugin.section, plugin=canonical[plugin.ref],
             parallelism=parallelism[plugin.ref], upstream=tuple(upstream[plugin.ref]),
             output=output_of[plugin.ref], inputs=tuple(inputs_read[plugin.ref]),
-            declared_parallelism=declared[plugin.ref], line=plugin.line, options=plugin.options, sql=sql,
+            declared_parallelism=declared[plugin.ref], line=plugin.line, options=plugin.options, per_input=per_input,
             notes=tuple(notes[plugin.ref]), schema=schemas.get(plugin.ref)))
     return LogicalDag(settings=settings, vertices=tuple(vertices), edges=tuple(edges), file=job.file,
                       env=job.env, warnings=tuple(warnings))
@@ -360,7 +368,7 @@ def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginCon
         plugin = by_ref[ref]
         connector = get_connector(plugin.name)
         schemas[ref] = None
-        if connector is None or connector.schema is None or plugin.section not in connector.kinds:
+        if not isinstance(connector, SchemaInference) or plugin.section not in connector.kinds:
             continue
         inputs = [schemas.get(u) for u in upstream[ref]]
         try:
@@ -374,9 +382,9 @@ def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginCon
 
 
 def _implicit_producers(job: JobConfig, plugin: PluginConfig, outputs: dict[str, PluginConfig],
-                        sql_tables: dict[str, tuple[str, ...]]) -> list[PluginConfig]:
+                        named_tables: dict[str, tuple[str, ...]]) -> list[PluginConfig]:
     """Producers of a plugin that names no input (README "Wiring": the previous plugin)."""
-    tables = sql_tables.get(plugin.ref)
+    tables = named_tables.get(plugin.ref)
     if tables and all(t in outputs for t in tables) and plugin not in [outputs[t] for t in tables]:
         return [outputs[t] for t in tables]
     if plugin.section == TRANSFORM:

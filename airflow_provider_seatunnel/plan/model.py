@@ -11,22 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connectors.base import SECRET_OPTIONS, mask_credentials
+from ..spi.secrets import redact
 
 PLAN_FORMAT_VERSION = 1
-REDACTED = "******"
-
-
-def redact(value: Any) -> Any:
-    """A copy of an options tree with secret values replaced by ``******``."""
-    if isinstance(value, Mapping):
-        return {k: (REDACTED if str(k).lower() in SECRET_OPTIONS and v is not None else redact(v))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    if isinstance(value, str) and ("=" in value or "@" in value):
-        return mask_credentials(value)  # a URL's embedded credentials
-    return value
 
 
 @dataclass(frozen=True)
@@ -66,7 +53,8 @@ class PlanVertex:
 
 @dataclass(frozen=True)
 class TaskGroup:
-    """Vertices fused to run in one slot per parallel instance (seed 002 §5.2, §7.1)."""
+    """Vertices fused to run in one slot per parallel instance: an edge fuses when its upstream has one
+    downstream, its downstream one upstream, and both run at the same parallelism."""
 
     id: str
     vertices: tuple[str, ...]

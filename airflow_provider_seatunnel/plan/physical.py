@@ -1,6 +1,6 @@
 """Stage 4: pipelines → physical plan (task groups, slots, restore policy, stable task ids).
 
-Task groups follow the fusion model of seed 002 §7.1: an edge fuses when its upstream
+Task groups follow the fusion model of the engine: an edge fuses when its upstream
 has one downstream, its downstream one upstream, and both run at the same parallelism;
 one physical vertex (one slot) per parallel instance of each group. The slot figures
 name their formulas; ``zeta`` is how SeaTunnel's engine counts (one group per source
@@ -17,8 +17,8 @@ from typing import Any
 
 from .. import __version__
 from ..config.errors import ConfigError, Problem
-from ..connectors import SINK, SOURCE, TRANSFORM, get_connector
-from ..connectors.base import SECRET_OPTIONS
+from ..spi import SINK, SOURCE, TRANSFORM, get_connector
+from ..spi.secrets import SECRET_OPTIONS
 from . import graph
 from .logical import LogicalDag
 from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
@@ -88,8 +88,8 @@ def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...])
         "without_fusion": without,
         "zeta": zeta,
         "formula": {
-            "with_fusion": "sum of task-group parallelism (seed 002 section 7.3)",
-            "without_fusion": "sum of every vertex's parallelism (seed 002 section 7.3)",
+            "with_fusion": "sum of task-group parallelism (one slot per parallel instance of a fused group)",
+            "without_fusion": "sum of every vertex's parallelism (one slot per parallel instance of each vertex)",
             "zeta": "sources + committing sinks + sum of source parallelism (SeaTunnel engine)",
         },
     }

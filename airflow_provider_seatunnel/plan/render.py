@@ -1,4 +1,4 @@
-"""Plan renderings: the text tree (seed 002 §9.2), JSON and Graphviz dot."""
+"""Plan renderings: the text tree (pipelines, their chains and vertices), JSON and Graphviz dot."""
 
 from __future__ import annotations
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..config.errors import ConfigError, Problem
-from ..connectors import SINK, SOURCE, TRANSFORM
-from ..connectors.sql import COMBINING
+from ..spi import SINK, SOURCE, TRANSFORM
 from . import graph
 from .logical import LogicalDag
 
@@ -110,8 +109,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
     for comp, comp_edges in zip(components, edges_of, strict=True):
         multi = [n for n in comp if len(up[n]) >= 2]
         blocker = next((dag.vertex(m) for n in comp if n in chain_of for m in chain_of[n].members
-                        if dag.vertex(m).sql and dag.vertex(m).sql["mode"] == COMBINING
-                        and len(dag.vertex(m).upstream) >= 2), None)
+                        if (per_input := dag.vertex(m).per_input) is not None and per_input.blocker), None)
         if multi and blocker is None:
             count = graph.count_paths(comp, comp_edges)
             reason = (f"{_label(dag, multi[0], chain_of)} has {len(up[multi[0]])} inputs: one pipeline per "
@@ -122,7 +120,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
         else:
             reason = ""
             if multi and blocker is not None:
-                reason = (f"not split: {blocker.label} cannot run per input ({blocker.sql['reason']}), "
+                reason = (f"not split: {blocker.label} cannot run per input ({blocker.per_input.blocker}), "
                           "so this part stays one pipeline")
             plans.append((comp, comp_edges, False, reason))
             total += 1
@@ -147,11 +145,9 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
         for path in graph.enumerate_paths(comp, comp_edges):
             out.append(_path_pipeline(dag, path, chain_of, reason, warnings))
     for v in dag.vertices:
-        if v.sql and v.sql.get("mode") == "union" and v.sql.get("union_distinct") and len(v.upstream) >= 2:
-            warnings.append(Problem("UNION removes duplicates within each pipeline only, since the job splits "
-                                    "per input", file=dag.file, line=v.line, plugin=v.label, key="query",
-                                    hint="write UNION ALL, or deduplicate in the sink (primary_keys)",
-                                    severity="warning"))
+        if v.per_input is not None and v.per_input.warning:
+            warnings.append(Problem(v.per_input.warning, file=dag.file, line=v.line, plugin=v.label,
+                                    key=v.per_input.warning_key, hint=v.per_input.hint, severity="warning"))
     return out, warnings
 
 

@@ -94,7 +94,7 @@ def checkpoint_root(settings: StreamSettings, environ: Mapping[str, str] | None 
 
 def check_job(job: JobConfig, mode: str) -> list[Problem]:
     """Problems of the streaming options, and, in a STREAMING job, of sources that cannot stream."""
-    from ..connectors import SOURCE, get_connector
+    from ..spi import SOURCE, get_connector
 
     problems: list[Problem] = []
     raw = job.env_get(TRIGGER_KEY)
@@ -121,6 +121,6 @@ def check_job(job: JobConfig, mode: str) -> list[Problem]:
 
 
 def _streaming_sources() -> list[Any]:
-    from ..connectors import SOURCE, available, get_connector
+    from ..spi import SOURCE, available, get_connector
 
     return [c for c in (get_connector(n) for n in available(SOURCE)) if c is not None and c.can_stream(SOURCE)]

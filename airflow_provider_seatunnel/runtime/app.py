@@ -105,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     prepare_driver_python()  # the installed, byte-compiled PySpark; no pandas for NumPy checks
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime import faults
-    from airflow_provider_seatunnel.runtime.errors import PipelineError, RuntimeConfigError
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.session import get_session
+    from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

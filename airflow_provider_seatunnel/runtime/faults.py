@@ -74,7 +74,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import PipelineError
+from ..spi.errors import PipelineError
 
 log = logging.getLogger("seatunnel.runtime")
 

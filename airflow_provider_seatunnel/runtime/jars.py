@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..connectors import get_connector
 from ..plan.model import JobPlan, PipelinePlan
+from ..spi import NeedsJars, get_connector
 
 
 def env_jars(env: Mapping[str, Any]) -> list[str]:
@@ -21,7 +21,7 @@ def env_jars(env: Mapping[str, Any]) -> list[str]:
 
 def pipeline_jars(plan: JobPlan, pipeline: PipelinePlan | Iterable[PipelinePlan] | None = None) -> list[str]:
     """Every jar the pipeline (or pipelines; default: all of the plan's) needs, in order and
-    without repeats: ``env.spark.jars`` first, then each connector's ``required_jars``.
+    without repeats: ``env.spark.jars`` first, then each connector's jars (:class:`..spi.NeedsJars`).
 
     spark-submit takes them as ``--jars a,b`` (which replaces ``--conf spark.jars``: this list
     already holds the env's) or as ``spark.jars`` through :func:`..runtime.session.spark_conf`.
@@ -36,6 +36,6 @@ def pipeline_jars(plan: JobPlan, pipeline: PipelinePlan | Iterable[PipelinePlan]
     for p in pipelines:
         for vertex in p.vertices:
             connector = get_connector(vertex.plugin)
-            if connector is not None and connector.jars is not None:
+            if isinstance(connector, NeedsJars):
                 out.extend(connector.jars(vertex.config, plan.env))
     return list(dict.fromkeys(out))

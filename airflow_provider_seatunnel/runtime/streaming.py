@@ -1,9 +1,9 @@
 """Run one pipeline of a STREAMING job as Spark Structured Streaming queries (docs/streaming.md).
 
-Sources give streaming DataFrames (``Connector.read_stream``), the transforms are the batch
+Sources give streaming DataFrames (``StreamingSource.read_stream``), the transforms are the batch
 ones applied to them, and every (sink, table) becomes one query whose ``foreachBatch`` writes
 each micro-batch through the sink's own two-phase commit: ``prepare`` then ``commit``, given a
-:class:`BatchContext` whose ``run_id`` is ``<query id>:batch-<batch id>``. The query id is
+micro-batch context (``RunContext.for_batch``) whose ``run_id`` is ``<query id>:batch-<batch id>``. The query id is
 Spark's, kept in the query's checkpoint, so a micro-batch Spark replays after a crash (it
 committed in the sink, Spark had not yet recorded it) carries the run id of its first attempt
 and the sink finds it committed: every row is written once. Save modes run once per stream
@@ -11,9 +11,7 @@ and the sink finds it committed: every row is written once. Save modes run once 
 
 Checkpoints: ``<root>/<job name>/<pipeline task id>/queries/<sink key>/<table>`` (Spark's
 offsets and commit log) and ``.../sources/<source key>/`` (a source's own state, e.g.
-FakeSource's splits). The task id and the keys (:func:`vertex_key`) come from what the
-plugins read and write, not from positions, so recompiling the config resumes the same state
-and adding or reordering pipelines and blocks leaves the others alone.
+FakeSource's splits); how the keys are made: :mod:`.context`.
 
 Triggers (``streaming.trigger``): ``available_now`` processes what is new and stops;
 ``processing_time`` runs a micro-batch every ``checkpoint.interval`` ms until stopped (the
@@ -24,157 +22,28 @@ and stop. ``checkpoint.timeout`` bounds a micro-batch. Each micro-batch logs a p
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..config.hocon import MISSING
-from ..config.options import lookup
-from ..connectors import get_connector
-from ..plan import graph
 from ..plan.model import PlanVertex
-from ..plan.streaming import AVAILABLE_NOW, StreamSettings, checkpoint_root, stream_settings
+from ..plan.streaming import AVAILABLE_NOW
+from ..spi import RetiresCommits, StreamFinish, StreamInfo, TwoPhaseSink
+from ..spi.errors import PipelineError
 from . import faults
-from .errors import PipelineError
-from .executor import RunContext, _fail, _merge, _now, count_rows, finished_metrics
+from .context import RunContext, now, slug, stream_of, vertex_key
+from .counting import count_rows
+from .metrics import finished_metrics
+from .walk import walk
 
 log = logging.getLogger("seatunnel.runtime")
 
-#: ``RunContext.options`` key of the :class:`StreamInfo` of a streaming run
-OPTION = "stream"
 #: at most this many micro-batches are listed in the metrics (all are summed)
 MAX_LISTED_BATCHES = 100
 _POLL = 0.2
-
-
-@dataclass(frozen=True)
-class StreamInfo:
-    """What connectors see of the stream: its settings and the pipeline's checkpoint directory (a URI)."""
-
-    settings: StreamSettings
-    checkpoint: str
-
-
-@dataclass
-class BatchContext(RunContext):
-    """The run context of one micro-batch: ``run_id`` names the batch (``<stream id>:batch-<n>``)."""
-
-    batch_id: int = 0
-    stream_id: str = ""
-
-    @property
-    def save_mode_run_id(self) -> str:
-        """Sinks apply their save modes once per stream (keyed by this), not per micro-batch."""
-        return f"{self.stream_id}:stream"
-
-
-def _slug(text: str) -> str:
-    """A path-safe name; a short hash keeps distinct texts distinct."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("._") or "x"
-    return cleaned if cleaned == text else f"{cleaned}-{hashlib.sha1(str(text).encode()).hexdigest()[:6]}"
-
-
-def as_uri(path: str) -> str:
-    """A Hadoop URI for ``path`` (a plain path is local: ``file:/...``)."""
-    return path if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", path) else "file://" + path
-
-
-def pipeline_checkpoint(plan: Any, pipeline: Any, root: str) -> str:
-    """``<root>/<job name>/<task id>`` as a URI."""
-    return f"{as_uri(root).rstrip('/')}/{_slug(plan.name)}/{pipeline.task_id}"
-
-
-def stream_info(ctx: Any) -> StreamInfo:
-    """The stream of ``ctx`` (set by :func:`run_streaming_pipeline`; computed from the plan otherwise)."""
-    info = (getattr(ctx, "options", None) or {}).get(OPTION)
-    if isinstance(info, StreamInfo):
-        return info
-    settings = stream_settings(ctx.plan.env)
-    return StreamInfo(settings, pipeline_checkpoint(ctx.plan, ctx.pipeline, checkpoint_root(settings)))
-
-
-def vertex_key(pipeline: Any, vertex: PlanVertex) -> str:
-    """A name for a source or sink of ``pipeline`` that does not depend on its position in the config:
-    its plugin, datasets and the options naming its data (what the pipeline's task id is made of), so
-    reordering or adding blocks keeps each query's checkpoint; twins are numbered in order."""
-    def content(v: PlanVertex) -> str:
-        connector = get_connector(v.plugin)
-        identity = {k: lookup(v.config, k) for k in (connector.identity if connector else ())
-                    if lookup(v.config, k) is not MISSING}
-        return json.dumps({"plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),
-                           "identity": identity}, sort_keys=True, default=str)
-
-    mine = content(vertex)
-    twins = [v.id for v in pipeline.vertices if v.kind == vertex.kind and content(v) == mine]
-    index = twins.index(vertex.id) if vertex.id in twins else 0
-    return (f"{_slug(vertex.plugin.lower())}-{hashlib.sha1(mine.encode()).hexdigest()[:8]}"
-            + (f"-{index + 1}" if index else ""))
-
-
-def source_state_dir(ctx: Any, vertex: PlanVertex) -> str:
-    """Where a source of this pipeline keeps its own state (a URI): ``<checkpoint>/sources/<source key>``."""
-    return f"{stream_info(ctx).checkpoint}/sources/{vertex_key(ctx.pipeline, vertex)}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Small files through Hadoop's FileSystem (any checkpoint root: local, HDFS, S3...)
-# ---------------------------------------------------------------------------------------------
-
-def _fs(spark: Any, uri: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(uri)
-    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
-
-
-def write_once(spark: Any, directory: str, files: Mapping[str, tuple[str, int]]) -> bool:
-    """Create ``directory`` holding ``files`` (name -> (text, modification time in ms)) unless it exists.
-
-    The files are written under a temporary sibling, then renamed into place in one step, so a
-    reader never sees a partial set. Returns whether it wrote them (False: they were there)."""
-    fs, target = _fs(spark, directory)
-    if fs.exists(target):
-        return False
-    jvm = spark.sparkContext._jvm
-    tmp = jvm.org.apache.hadoop.fs.Path(target.getParent(), f".{target.getName()}.{time.time_ns()}.tmp")
-    fs.mkdirs(tmp)
-    for name, (text, mtime) in files.items():
-        path = jvm.org.apache.hadoop.fs.Path(tmp, name)
-        out = fs.create(path, True)
-        try:
-            out.write(bytearray(text.encode("utf-8")))
-        finally:
-            out.close()
-        fs.setTimes(path, int(mtime), -1)
-    if not fs.rename(tmp, target):  # another run created it meanwhile
-        fs.delete(tmp, True)
-        return False
-    return True
-
-
-def read_text(spark: Any, uri: str) -> str | None:
-    """A small file's text, None when it does not exist."""
-    fs, path = _fs(spark, uri)
-    if not fs.exists(path):
-        return None
-    jvm = spark.sparkContext._jvm
-    stream = fs.open(path)
-    try:
-        return jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
-
-
-def splits_per_batch(ctx: Any, read_interval_ms: int) -> int:
-    """How many splits a reader emits per micro-batch: those it reads in ``checkpoint.interval``
-    ms, one per ``read_interval_ms`` (at least one)."""
-    interval = stream_info(ctx).settings.interval_ms
-    return max(1, interval // max(1, int(read_interval_ms)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,7 +86,7 @@ class _Query:
         try:
             self._process(batch_df, int(batch_id))
         except BaseException as e:
-            self.error = self.error or (e if isinstance(e, PipelineError) else _fail(self.ctx, self.vertex, e))
+            self.error = self.error or (e if isinstance(e, PipelineError) else self.ctx.fail(self.vertex, e))
             raise
         finally:
             self.running = None
@@ -226,29 +95,27 @@ class _Query:
         self.ready.wait(60)
         ctx, v, connector = self.ctx, self.vertex, self.connector
         sv = self.stable or v  # the sink keys its staging, markers and save modes by sv.ref: stable across edits
-        bctx = BatchContext(spark=ctx.spark, plan=ctx.plan, pipeline=ctx.pipeline,
-                            run_id=f"{self.stream_id}:batch-{batch_id}", attempt=ctx.attempt, options=ctx.options,
-                            batch_id=batch_id, stream_id=self.stream_id)
+        bctx = ctx.for_batch(self.stream_id, batch_id)
         df, counter = count_rows(batch_df, f"write:{v.id}:{self.table}:{batch_id}",
                                  deletes=not connector.stores_deletes)
         try:
             info = connector.prepare(bctx, sv, {self.table: df})
         except Exception as e:
-            raise _fail(ctx, v, e) from e
+            raise ctx.fail(v, e) from e
         try:
-            faults.checkpoint(bctx, "sink.write", sv)
-            faults.checkpoint(bctx, "sink.prepared", sv)
+            bctx.fault_point("sink.write", sv)
+            bctx.fault_point("sink.prepared", sv)
             if self.expired:
                 raise PipelineError(self._timeout_message(batch_id), ctx.label(v), ctx.pipeline_key)
             try:
-                if connector.commit is not None:
+                if isinstance(connector, TwoPhaseSink):
                     connector.commit(bctx, sv, info)
                 if not faults.reached(bctx, "sink.commit", sv):
-                    faults.checkpoint(bctx, "sink.commit", sv)
+                    bctx.fault_point("sink.commit", sv)
             except Exception as e:
-                raise _fail(ctx, v, e) from e
+                raise ctx.fail(v, e) from e
         except BaseException:
-            if connector.abort is not None:
+            if isinstance(connector, TwoPhaseSink):
                 try:
                     connector.abort(bctx, sv, info)
                 except Exception as e:  # best effort, the first error wins
@@ -257,8 +124,8 @@ class _Query:
         counts = counter.get()
         self.written[batch_id] = counts.get("rows", 0)
         self.deletes += counts.get("deletes", 0)
-        faults.checkpoint(bctx, "batch.committed", sv)
-        if connector.retire is not None and batch_id > 0:
+        bctx.fault_point("batch.committed", sv)
+        if isinstance(connector, RetiresCommits) and batch_id > 0:
             try:  # Spark recorded every earlier micro-batch before starting this one: none will be replayed
                 connector.retire(bctx, sv, info)
             except Exception as e:  # bookkeeping only
@@ -351,43 +218,6 @@ def _stop_all(queries: list[_Query]) -> None:
                 log.warning("%s: could not stop its query: %s", q.label, e)
 
 
-def _build(ctx: RunContext, say: Callable[[str], None]) -> tuple[dict[str, dict], list[str]]:
-    """The streaming DataFrames of every source and transform (sources observed for their row counts)."""
-    from pyspark.sql import functions as F
-
-    p = ctx.pipeline
-    by_id = {v.id: v for v in p.vertices}
-    order = graph.topological_order([v.id for v in p.vertices], p.edges)
-    _, up = graph.adjacency([v.id for v in p.vertices], p.edges)
-    outputs: dict[str, dict] = {}
-    observed: list[str] = []
-    for vid in order:
-        v = by_id[vid]
-        connector = get_connector(v.plugin)
-        if connector is None or not connector.can_stream(v.kind):
-            raise PipelineError(f"this package cannot run the {v.kind} plugin '{v.plugin}' in a STREAMING job",
-                                ctx.label(v), ctx.pipeline_key)
-        if v.kind == "sink":
-            continue
-        try:
-            if v.kind == "source":
-                data = {}
-                for table, df in connector.read_stream(ctx, v).items():
-                    name = f"read:{vid}:{table}"
-                    data[table] = df.observe(name, F.count(F.lit(1)).alias("rows"))
-                    observed.append(name)
-            else:
-                inputs = {name: outputs[u] for u, name in zip(up[vid], v.inputs, strict=False)}
-                data = connector.apply(ctx, v, inputs)
-                if v.parallelism != by_id[up[vid][0]].parallelism:
-                    data = {t: df.repartition(v.parallelism) for t, df in data.items()}
-        except Exception as e:
-            raise _fail(ctx, v, e) from e
-        outputs[vid] = data
-        say(f"{ctx.label(v)}: planned (streaming, {v.parallelism} partition{'s' if v.parallelism != 1 else ''})")
-    return outputs, observed
-
-
 def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None,
                            stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``ctx.pipeline`` as streaming queries until they end (``available_now``) or ``stop`` is set;
@@ -395,35 +225,32 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     say = on_event or log.info
     stop = stop or threading.Event()
     p = ctx.pipeline
-    started, t0 = _now(), time.monotonic()
-    settings = stream_settings(ctx.plan.env)
-    info = StreamInfo(settings, pipeline_checkpoint(ctx.plan, p, checkpoint_root(settings)))
-    ctx = replace(ctx, options={**dict(ctx.options or {}), OPTION: info})
-    by_id = {v.id: v for v in p.vertices}
-    _, up = graph.adjacency([v.id for v in p.vertices], p.edges)
-    trigger = ("available_now" if settings.trigger == AVAILABLE_NOW
-               else f"processing_time, every {settings.interval_ms} ms")
+    started, t0 = now(), time.monotonic()
+    info = ctx.stream or stream_of(ctx.plan, p)
+    ctx = replace(ctx, stream=info)
+    trigger = ("available_now" if info.trigger == AVAILABLE_NOW
+               else f"processing_time, every {info.interval_ms} ms")
     say(f"streaming ({trigger}); checkpoint {info.checkpoint}")
-    outputs, observed = _build(ctx, say)
+    w = walk(ctx, say, streaming=True)
 
     queries: list[_Query] = []
-    for v in p.sinks:
-        connector = get_connector(v.plugin)
-        for table, df in _merge([outputs[u] for u in up[v.id]]).items():
-            key = vertex_key(p, v)
-            queries.append(_Query(ctx, v, connector, table, df, f"{info.checkpoint}/queries/{key}/{_slug(table)}", say,
-                                  settings.timeout_ms, stable=replace(v, ref=f"sink[{key}]")))
+    for v in w.sinks():
+        key = vertex_key(p, v)
+        for table, df in w.sink_input(v.id).items():
+            checkpoint = f"{info.checkpoint}/queries/{key}/{slug(table)}"
+            queries.append(_Query(ctx, v, w.connectors[v.id], table, df, checkpoint, say, info.timeout_ms,
+                                  stable=replace(v, ref=f"sink[{key}]")))
     stopped = None
     try:
         for q in queries:
             writer = q.df.writeStream.foreachBatch(q.process).option("checkpointLocation", q.checkpoint)
             writer = writer.queryName(f"{p.task_id}:{q.vertex.ref}:{q.table}:{time.time_ns()}")
-            writer = (writer.trigger(availableNow=True) if settings.trigger == AVAILABLE_NOW
-                      else writer.trigger(processingTime=f"{settings.interval_ms} milliseconds"))
+            writer = (writer.trigger(availableNow=True) if info.trigger == AVAILABLE_NOW
+                      else writer.trigger(processingTime=f"{info.interval_ms} milliseconds"))
             try:
                 q.handle = writer.start()
             except Exception as e:
-                raise _fail(ctx, q.vertex, e) from e
+                raise ctx.fail(q.vertex, e) from e
             q.stream_id = str(q.handle.id)
             q.ready.set()
             say(f"{q.label}: query started (stream {q.stream_id})")
@@ -434,7 +261,7 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
                            (q.handle is not None and not q.handle.isActive and q.handle.exception() is not None)),
                           None)
             if failed is not None:
-                raise failed.error or _fail(ctx, failed.vertex, failed.handle.exception())
+                raise failed.error or ctx.fail(failed.vertex, failed.handle.exception())
             if all(not q.handle.isActive for q in queries):
                 break
             if stop.wait(_POLL):
@@ -456,14 +283,14 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     written_by_sink: dict[str, dict[str, int]] = {}
     for q in queries:
         written_by_sink.setdefault(q.vertex.id, {})[q.table] = sum(q.written.values())
-    for v in p.sinks:
-        connector = get_connector(v.plugin)
-        if connector.finish_stream is not None:
+    for v in w.sinks():
+        connector = w.connectors[v.id]
+        if isinstance(connector, StreamFinish):
             try:
                 connector.finish_stream(ctx, v, written_by_sink.get(v.id, {}))
             except Exception as e:
-                raise _fail(ctx, v, e) from e
-    return _metrics(ctx, queries, observed, by_id, started, t0, stopped, info)
+                raise ctx.fail(v, e) from e
+    return _metrics(ctx, queries, w.observed, w.by_id, started, t0, stopped, info)
 
 
 def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id: Mapping[str, PlanVertex],
@@ -494,8 +321,8 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
         ctx, started, t0, per_source, per_table,
         mode="STREAMING",
         streaming={
-            "trigger": info.settings.trigger, "interval_ms": info.settings.interval_ms,
-            "timeout_ms": info.settings.timeout_ms, "checkpoint": info.checkpoint, "stopped": stopped,
+            "trigger": info.trigger, "interval_ms": info.interval_ms, "timeout_ms": info.timeout_ms,
+            "checkpoint": info.checkpoint, "stopped": stopped,
             "micro_batches": len(batches), "batches": batches[-MAX_LISTED_BATCHES:],
             "queries": [{"sink": f"{q.vertex.ref} {q.vertex.plugin}", "table": q.table, "stream_id": q.stream_id,
                          "checkpoint": q.checkpoint} for q in queries],

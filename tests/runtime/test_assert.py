@@ -11,8 +11,8 @@ import pytest
 
 from airflow_provider_seatunnel.connectors import assert_
 from airflow_provider_seatunnel.connectors.assert_ import EMPTY_RULES, _java_double, convert_expected
-from airflow_provider_seatunnel.plan.schema import parse_type
-from airflow_provider_seatunnel.runtime.errors import AssertionFailed, PipelineError, RuntimeConfigError
+from airflow_provider_seatunnel.spi.errors import AssertionFailed, PipelineError, RuntimeConfigError
+from airflow_provider_seatunnel.spi.schema import parse_type
 
 _names = itertools.count()
 
@@ -36,8 +36,9 @@ def job(rules: str, fields: str = "id = int") -> str:
 def check(spark, plan_of):
     """Run the Assert of ``config`` on ``frames`` (table id → DataFrame) as the executor would:
     each frame observed by ``count_rows``. Returns the counters (filled even when it raises)."""
-    from airflow_provider_seatunnel.runtime.executor import RunContext, count_rows
-    from airflow_provider_seatunnel.runtime.rows import with_kind
+    from airflow_provider_seatunnel.runtime.counting import count_rows
+    from airflow_provider_seatunnel.runtime.executor import RunContext
+    from airflow_provider_seatunnel.spi.rows import with_kind
 
     def run(config: str, frames: dict, counters: dict | None = None) -> dict:
         plan = plan_of(config)
@@ -189,7 +190,7 @@ def test_value_and_row_rules_report_counts_and_first_offending_values(spark, che
 def test_row_rules_count_every_row_kind(spark, check):
     from pyspark.sql import functions as F
 
-    from airflow_provider_seatunnel.runtime.rows import ROW_KIND
+    from airflow_provider_seatunnel.spi.rows import ROW_KIND
 
     df = spark.range(4).select(F.col("id").cast("int").alias("id"), (F.col("id") % 4).cast("tinyint").alias(ROW_KIND))
     rules = "row_rules = [{ rule_type = MIN_ROW, rule_value = 4 }, { rule_type = MAX_ROW, rule_value = \"4\" }]"

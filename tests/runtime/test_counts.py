@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from airflow_provider_seatunnel.connectors import get_connector
-from airflow_provider_seatunnel.connectors.base import SOURCE, Connector
 from airflow_provider_seatunnel.plan.model import PlanVertex
-from airflow_provider_seatunnel.runtime.executor import count_rows
+from airflow_provider_seatunnel.runtime.counting import count_rows
+from airflow_provider_seatunnel.spi import get_connector
+from airflow_provider_seatunnel.spi.connector import SOURCE, KnownPlugin
 
 
 def _csv(tmp_path, rows: int):
@@ -76,5 +76,5 @@ def test_which_vertices_can_emit_rows_other_than_insert():
     assert [sql.may_emit_changes(_vertex("Sql", "transform", {}), c) for c in (False, True)] == [False, True]
     extractor = get_connector("RowKindExtractor")
     assert extractor.may_emit_changes(_vertex("RowKindExtractor", "transform", {}), True) is False
-    unknown = Connector(name="ThirdParty", kinds=frozenset({SOURCE}))  # undeclared: it may
+    unknown = KnownPlugin("ThirdParty", frozenset({SOURCE}))  # undeclared: it may
     assert unknown.may_emit_changes(_vertex("ThirdParty", "source", {}), False) is True

@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 
 from airflow_provider_seatunnel.connectors.fakesource import read
-from airflow_provider_seatunnel.plan.schema import parse_type
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.runtime.rows import ROW_KIND
+from airflow_provider_seatunnel.spi.rows import ROW_KIND
+from airflow_provider_seatunnel.spi.schema import parse_type
 
 THIS_YEAR = datetime.now().year
 
@@ -533,7 +533,7 @@ def test_bad_default_values_are_compile_errors(config_error):
 
 
 def test_read_rejects_a_bad_config_that_bypassed_the_compiler(spark, plan_of):
-    from airflow_provider_seatunnel.runtime.errors import RuntimeConfigError
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 
     plan = plan_of(job("schema = { fields { a = int } }"))
     pipeline = plan.pipelines[0]

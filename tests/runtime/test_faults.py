@@ -17,7 +17,7 @@ from airflow_provider_seatunnel.cli import main
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
-from airflow_provider_seatunnel.runtime.rows import with_kind
+from airflow_provider_seatunnel.spi.rows import with_kind
 
 CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 OLD = {"id": -1, "name": "old"}

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from airflow_provider_seatunnel.connectors import jdbc
-from airflow_provider_seatunnel.runtime.errors import DataError, PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
 from tests import pg
 
 
@@ -213,7 +213,7 @@ def _contexts(plan_of, spark, db, text: str, run_id: str):
 
 
 def _data(spark, rows):
-    from airflow_provider_seatunnel.runtime.rows import with_kind
+    from airflow_provider_seatunnel.spi.rows import with_kind
 
     return {"fake": with_kind(spark.createDataFrame(rows, "id int, name string"))}
 

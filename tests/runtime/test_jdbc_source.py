@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 
 from airflow_provider_seatunnel.connectors import jdbc
-from airflow_provider_seatunnel.runtime.errors import PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.runtime.rows import ROW_KIND
+from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
+from airflow_provider_seatunnel.spi.rows import ROW_KIND
 from tests import pg
 
 

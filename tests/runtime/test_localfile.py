@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_seatunnel.connectors import localfile as lf
-from airflow_provider_seatunnel.runtime.errors import RuntimeConfigError
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.runtime.rows import ROW_KIND, with_kind
+from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
 
 FIELDS = "id = int, name = string, amount = \"decimal(10, 2)\", day = date, at = timestamp, ok = boolean"
 

@@ -13,9 +13,9 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_seatunnel.connectors import get_connector
 from airflow_provider_seatunnel.plan.model import PlanVertex
 from airflow_provider_seatunnel.runtime.executor import RunContext
+from airflow_provider_seatunnel.spi import get_connector
 
 PYTHON_NODES = ("BatchEvalPython", "ArrowEvalPython", "MapInPandas", "FlatMapGroupsInPandas", "PythonUDF",
                 "MapInArrow", "PythonMapInArrow", "AggregateInPandas", "WindowInPandas", "FlatMapCoGroupsInPandas",

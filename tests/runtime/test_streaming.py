@@ -20,10 +20,10 @@ import pytest
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.runtime import faults
-from airflow_provider_seatunnel.runtime.errors import AssertionFailed, PipelineError
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.runtime.launcher import is_pipeline_driver
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+from airflow_provider_seatunnel.spi.errors import AssertionFailed, PipelineError
 
 from .test_no_python_udfs import PYTHON_NODES
 
@@ -369,8 +369,7 @@ def test_streaming_sources_and_transforms_plan_no_python(spark, write_conf, tmp_
     analyzed plan of a stream: it cannot be executed outside a query)."""
     from pyspark.sql import functions as F
 
-    from airflow_provider_seatunnel.plan.streaming import stream_settings
-    from airflow_provider_seatunnel.runtime.streaming import OPTION, StreamInfo, _build
+    from airflow_provider_seatunnel.runtime.walk import walk
 
     (tmp_path / "in").mkdir()
     text = f"""
@@ -391,10 +390,8 @@ sink {{ Console {{ plugin_input = fa }}
 """
     plan = compile_job(write_conf(text), use_cache=False)
     for pipeline in plan.pipelines:
-        ctx = RunContext(spark, plan, pipeline, "t", options={OPTION: StreamInfo(stream_settings(plan.env),
-                                                                                 f"file://{tmp_path}/ck/p")})
-        outputs, _ = _build(ctx, lambda _: None)
-        for data in outputs.values():
+        ctx = RunContext(spark, plan, pipeline, "t")
+        for data in walk(ctx, lambda _: None, streaming=True).outputs.values():
             for df in data.values():
                 assert df.isStreaming
                 assert python_in(df) == [], df._jdf.queryExecution().analyzed().toString()

@@ -9,9 +9,9 @@ import pytest
 
 from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.runtime import faults
-from airflow_provider_seatunnel.runtime.errors import PipelineError
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+from airflow_provider_seatunnel.spi.errors import PipelineError
 
 
 def add_csv(directory: Path, name: str, ids: range) -> list[int]:

@@ -11,14 +11,14 @@ from functools import reduce
 import pytest
 from pyspark.errors import PySparkException
 
-from airflow_provider_seatunnel.connectors import get_connector
 from airflow_provider_seatunnel.connectors.json_path import parse_path, spark_path
 from airflow_provider_seatunnel.connectors.replace import java_quote, quote_replacement, replace_first_regex
 from airflow_provider_seatunnel.connectors.sql import View, analyze_query, prepare_query
 from airflow_provider_seatunnel.plan.model import PlanVertex
-from airflow_provider_seatunnel.runtime.errors import RuntimeConfigError
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.runtime.rows import ROW_KIND
+from airflow_provider_seatunnel.spi import get_connector
+from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+from airflow_provider_seatunnel.spi.rows import ROW_KIND
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = range(4)
 

@@ -60,3 +60,8 @@ def kind_name(col: Column) -> Column:
     from pyspark.sql import functions as F
 
     return F.element_at(F.array(*[F.lit(k) for k in ROW_KINDS]), col.cast("int") + 1)
+
+
+def quote(name: str) -> str:
+    """``name`` as a Spark column reference (backticks: dots and spaces stay part of the name)."""
+    return "`" + name.replace("`", "``") + "`"

@@ -55,3 +55,17 @@ class DataError(PipelineError):
 
     deterministic = True
     kind = "data"
+
+
+#: Spark error classes that fail the same way on every attempt (retrying cannot help).
+DETERMINISTIC_SPARK_ERRORS = ("USER_RAISED_EXCEPTION", "UNRESOLVED_COLUMN", "UNRESOLVED_ROUTINE",
+                              "DATATYPE_MISMATCH", "PARSE_SYNTAX_ERROR", "CAST_INVALID_INPUT",
+                              "MALFORMED_RECORD_IN_PARSING", "TABLE_OR_VIEW_NOT_FOUND", "PATH_NOT_FOUND",
+                              "ARITHMETIC_OVERFLOW", "DIVIDE_BY_ZERO", "NUMERIC_VALUE_OUT_OF_RANGE",
+                              "INVALID_ARRAY_INDEX", "CAST_OVERFLOW")
+
+
+def is_deterministic_spark_error(error: BaseException) -> bool:
+    """Whether a Spark error is one the same input raises again on every attempt."""
+    text = str(error)
+    return any(code in text for code in DETERMINISTIC_SPARK_ERRORS)

@@ -1,8 +1,13 @@
 """Plugins by name (case-insensitive), extensible through an entry point.
 
-Third-party packages register a :class:`~.base.Connector` under the entry-point group
-``airflow_provider_seatunnel.connectors`` (the object itself, or a callable returning it).
+Third-party packages register a :class:`~.connector.Connector` under the entry-point group
+``airflow_provider_seatunnel.connectors`` (an instance, or a class or callable returning one).
 Entry points are read only when a name is not a built-in, so parsing stays cheap.
+
+The built-in plugins are listed here as data, the module that defines each one's ``CONNECTOR``
+by name, as an entry point names its object: this layer imports no connector, and a job loads
+the modules of its own plugins only. (They are not entry points themselves so that a driver
+that runs this package from a zip, without its distribution metadata, still finds them.)
 """
 
 from __future__ import annotations
@@ -11,14 +16,16 @@ import importlib
 import logging
 from functools import cache, lru_cache
 
-from .base import SINK, SOURCE, TRANSFORM, Connector
+from .connector import SINK, SOURCE, TRANSFORM, Connector, KnownPlugin
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "airflow_provider_seatunnel.connectors"
 
-#: Built-in plugins: lower-cased name -> the module defining its ``CONNECTOR``, imported when the
-#: name is first asked for (a job loads the modules of its own plugins, not all of them).
+#: The package holding the built-in connectors.
+BUILTIN_PACKAGE = __package__.rsplit(".", 1)[0] + ".connectors"
+#: Built-in plugins: lower-cased name -> the module (in :data:`BUILTIN_PACKAGE`) defining its
+#: ``CONNECTOR``, imported when the name is first asked for.
 _BUILTIN_MODULES = {
     "fakesource": "fakesource", "localfile": "localfile", "console": "console", "assert": "assert_",
     "jdbc": "jdbc", "sql": "sql", "fieldmapper": "field_mapper", "filter": "filter", "copy": "copy",
@@ -46,7 +53,7 @@ def _builtin(key: str) -> Connector | None:
     run elsewhere only (it plans, with a warning); None for other names."""
     module = _BUILTIN_MODULES.get(key)
     if module is not None:
-        return importlib.import_module(f"{__package__}.{module}").CONNECTOR
+        return importlib.import_module(f"{BUILTIN_PACKAGE}.{module}").CONNECTOR
     return _known_elsewhere().get(key)
 
 
@@ -58,7 +65,7 @@ def _known_elsewhere() -> dict[str, Connector]:
             merged.setdefault(name, set()).add(kind)
     table: dict[str, Connector] = {}
     for name, kinds in merged.items():  # the first spelling of a name wins ("StarRocks" over "Starrocks")
-        table.setdefault(name.lower(), Connector(name=name, kinds=frozenset(kinds)))
+        table.setdefault(name.lower(), KnownPlugin(name, frozenset(kinds)))
     return table
 
 
@@ -75,7 +82,7 @@ def _plugins() -> dict[str, Connector]:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()
-            connector = obj() if callable(obj) and not isinstance(obj, Connector) else obj
+            connector = obj if isinstance(obj, Connector) else obj()
         except Exception as e:  # a broken third-party plugin must not break every job
             log.warning("cannot load SeaTunnel connector plugin %s: %s", ep.name, e)
             continue

@@ -1,0 +1,121 @@
+"""The one walk over a pipeline's vertices, for BATCH and STREAMING alike: sources read, the
+transform chain applied, in topological order, up to the sinks (which the caller writes).
+
+Each vertex becomes DataFrame operations (Catalyst fuses a chain); a transform whose parallelism
+differs from its input's repartitions (the fusion boundary); in BATCH a vertex feeding several
+consumers is persisted once. Sources are counted in the pass that reads them: by counting points
+in BATCH (:mod:`.counting`), by named observations in STREAMING (Spark reports them per micro-batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..plan import graph
+from ..plan.model import PlanVertex
+from ..spi import SINK, SOURCE, Connector, get_connector
+from ..spi.errors import PipelineError
+from .context import RunContext
+from .counting import Counter, count_rows
+
+
+@dataclass
+class Walk:
+    """What the walk built: each vertex's output, and how its sources are counted."""
+
+    ctx: RunContext
+    streaming: bool
+    by_id: dict[str, PlanVertex] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    up: dict[str, list[str]] = field(default_factory=dict)
+    down: dict[str, list[str]] = field(default_factory=dict)
+    connectors: dict[str, Connector] = field(default_factory=dict)
+    outputs: dict[str, dict] = field(default_factory=dict)
+    changes: dict[str, bool] = field(default_factory=dict)  # whether rows other than INSERT can come out
+    source_counters: dict[str, list[Counter]] = field(default_factory=dict)  # BATCH
+    observed: list[str] = field(default_factory=list)  # STREAMING: observation names ``read:<vertex>:<table>``
+    persisted: list[Any] = field(default_factory=list)
+
+    def sinks(self) -> list[PlanVertex]:
+        return [self.by_id[vid] for vid in self.order if self.by_id[vid].kind == SINK]
+
+    def sink_input(self, vid: str) -> dict:
+        """The data a sink receives: its inputs' tables, unioned table by table (a multi-input sink
+        in an unsplit pipeline), repartitioned to the sink's parallelism where it differs from its
+        first input's: a sink writes with as many writers as the plan gives it."""
+        out: dict = {}
+        for u in self.up[vid]:
+            for table, df in self.outputs[u].items():
+                out[table] = out[table].unionByName(df) if table in out else df
+        parallelism = self.by_id[vid].parallelism
+        if self.up[vid] and parallelism != self.by_id[self.up[vid][0]].parallelism:
+            out = {table: df.repartition(parallelism) for table, df in out.items()}
+        return out
+
+    def inputs_change(self, vid: str) -> bool:
+        return any(self.changes[u] for u in self.up[vid])
+
+    def unpersist(self) -> None:
+        for df in self.persisted:
+            df.unpersist()
+        self.persisted.clear()
+
+    def _count_source(self, vid: str, table: str, df: Any) -> Any:
+        name = f"read:{vid}:{table}"
+        if self.streaming:
+            from pyspark.sql import functions as F
+
+            self.observed.append(name)
+            return df.observe(name, F.count(F.lit(1)).alias("rows"))
+        counted, counter = count_rows(df, name)
+        self.source_counters.setdefault(vid, []).append(counter)
+        return counted
+
+
+def runnable(ctx: RunContext, vertex: PlanVertex, streaming: bool) -> Connector:
+    """The connector that runs ``vertex``; a PipelineError when this package cannot run it."""
+    connector = get_connector(vertex.plugin)
+    if connector is None or not (connector.can_stream(vertex.kind) if streaming else connector.can_run(vertex.kind)):
+        where = " in a STREAMING job" if streaming else ""
+        raise PipelineError(f"this package cannot run the {vertex.kind} plugin '{vertex.plugin}'{where}",
+                            ctx.label(vertex), ctx.pipeline_key)
+    return connector
+
+
+def walk(ctx: RunContext, say: Callable[[str], None], streaming: bool = False) -> Walk:
+    """Build every source's and transform's DataFrames of ``ctx.pipeline`` (nothing runs yet, but
+    the persisting of shared outputs in BATCH)."""
+    p = ctx.pipeline
+    ids = [v.id for v in p.vertices]
+    w = Walk(ctx, streaming, by_id={v.id: v for v in p.vertices}, order=graph.topological_order(ids, p.edges))
+    w.down, w.up = graph.adjacency(ids, p.edges)
+    for vid in w.order:
+        v = w.by_id[vid]
+        connector = w.connectors[vid] = runnable(ctx, v, streaming)
+        w.changes[vid] = connector.may_emit_changes(v, any(w.changes.get(u, True) for u in w.up[vid]))
+        if v.kind == SINK:
+            continue
+        try:
+            w.outputs[vid] = _vertex_output(w, v, connector)
+        except Exception as e:  # every failure is reported with its plugin
+            raise ctx.fail(v, e) from e
+        what = "streaming, " if streaming else ""
+        say(f"{ctx.label(v)}: planned ({what}{v.parallelism} partition{'s' if v.parallelism != 1 else ''})")
+    return w
+
+
+def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:
+    ctx = w.ctx
+    if v.kind == SOURCE:
+        data = connector.read_stream(ctx, v) if w.streaming else connector.read(ctx, v)
+        return {table: w._count_source(v.id, table, df) for table, df in data.items()}
+    inputs = {name: w.outputs[u] for u, name in zip(w.up[v.id], v.inputs, strict=False)}
+    data = connector.apply(ctx, v, inputs)
+    if v.parallelism != w.by_id[w.up[v.id][0]].parallelism:
+        data = {t: df.repartition(v.parallelism) for t, df in data.items()}
+    if not w.streaming and len(w.down[v.id]) > 1:
+        data = {t: ctx.materialize(df) for t, df in data.items()}
+        w.persisted.extend(data.values())
+    return data

@@ -1,0 +1,50 @@
+"""The connector contract: the ground floor every connector is written against.
+
+* :mod:`.contract`: the capability protocols (sources, transforms, sinks, two-phase commit,
+  streaming, save modes, schema inference...), the :class:`~.contract.Vertex` and
+  :class:`~.contract.RunContext` a connector is handed;
+* :mod:`.connector`: the :class:`~.connector.Connector` base class (name, sections, options,
+  compile-time checks);
+* :mod:`.registry`: plugins by case-insensitive name, built-in or from an entry point;
+* :mod:`.schema`: SeaTunnel's row types; :mod:`.rows`: row kinds on Spark;
+* :mod:`.errors`: run-time failures; :mod:`.secrets`: what is masked;
+* :mod:`.options`: reading a plugin block (re-exported from the config reader).
+
+Connectors import this package (and PySpark), never the planner, the runtime or the Airflow
+layer; the layers are enforced by ``lint-imports`` and the protocols by the type checker.
+"""
+
+from .connector import NOT_RUNNABLE, Connector, InsertOnly, KnownPlugin, exactly_one_of
+from .contract import (
+    SINK,
+    SOURCE,
+    TRANSFORM,
+    BatchSource,
+    ChangeEmitter,
+    Dataset,
+    Lineage,
+    NeedsJars,
+    PerInput,
+    PerInputSplit,
+    ReadsTablesByName,
+    RetiresCommits,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    Sink,
+    StreamFinish,
+    StreamInfo,
+    StreamingSource,
+    Transform,
+    TwoPhaseSink,
+    Vertex,
+)
+from .registry import ENTRY_POINT_GROUP, available, get_connector
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "BatchSource", "ChangeEmitter",
+    "Connector", "Dataset", "InsertOnly", "KnownPlugin", "Lineage", "NeedsJars", "PerInput", "PerInputSplit",
+    "ReadsTablesByName", "RetiresCommits", "RunContext", "SaveModes", "SchemaInference", "Sink",
+    "StreamFinish", "StreamInfo", "StreamingSource", "Transform", "TwoPhaseSink", "Vertex", "available",
+    "exactly_one_of", "get_connector",
+]

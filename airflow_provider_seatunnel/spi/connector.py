@@ -1,0 +1,119 @@
+"""What every connector declares: its name, sections, options, identity; compile-time checks.
+
+A connector subclasses :class:`Connector` and the capability protocols of
+:mod:`.contract` it implements, and its module exposes one instance as ``CONNECTOR``::
+
+    class Echo(Connector, Transform):
+        name = "Echo"
+        kinds = frozenset({TRANSFORM})
+        required = ("field",)
+
+        def apply(self, ctx, vertex, inputs):
+            ...
+
+    CONNECTOR = Echo()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .contract import RUNS_AS, SINK, SOURCE, TRANSFORM, ChangeEmitter, StreamingSource, Vertex
+
+if TYPE_CHECKING:
+    from ..config.errors import Problem
+    from ..config.loader import JobConfig, PluginConfig
+
+__all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOnly", "KnownPlugin", "exactly_one_of"]
+
+#: The code of a warning that makes ``validate`` fail: the job names a plugin (or a form of one, such
+#: as a database dialect) that plans but that this package cannot run.
+NOT_RUNNABLE = "not-runnable"
+
+
+class Connector:
+    """A plugin the engine knows by name (any case).
+
+    ``kinds`` are the sections it may stand in; it runs in a section when it implements that
+    section's capability (:data:`.contract.RUNS_AS`; others still plan, with a warning, and fail
+    ``validate``). ``required`` lists options that must be set; ``identity`` the options that name
+    its external data (a path, a table), from which pipeline task ids and stream state keys are
+    derived; ``committer`` marks sinks that publish through a driver-side commit (a coordinator
+    slot); ``stores_deletes`` sinks apply DELETE rows (others write them as plain rows, and the
+    run says so); ``secrets`` are its option names whose values are credentials, kept out of
+    identities, plans and logs beside the common ones (:data:`.secrets.SECRET_OPTIONS`).
+    """
+
+    name: ClassVar[str] = ""
+    kinds: ClassVar[frozenset[str]] = frozenset()
+    required: ClassVar[tuple[str, ...]] = ()
+    identity: ClassVar[tuple[str, ...]] = ()
+    committer: ClassVar[bool] = False
+    stores_deletes: ClassVar[bool] = False
+    secrets: ClassVar[frozenset[str]] = frozenset()
+    description: ClassVar[str] = ""
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """Compile-time problems of the block beyond its required options (none by default)."""
+        return []
+
+    def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """Every compile-time problem of the block: missing required options, then :meth:`check`."""
+        found = [job.problem(f"the option '{key}' is required", plugin, key=None,
+                             hint=f"set {key} = ... in the {plugin.name} block")
+                 for key in self.required if not plugin.has(key)]
+        found.extend(self.check(plugin, job))
+        return found
+
+    def can_run(self, kind: str) -> bool:
+        """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
+        capability = RUNS_AS.get(kind)
+        return kind in self.kinds and capability is not None and isinstance(self, capability)
+
+    def can_stream(self, kind: str) -> bool:
+        """Whether this package can execute the plugin as a ``kind`` in a STREAMING job."""
+        return self.can_run(kind) and (kind != SOURCE or isinstance(self, StreamingSource))
+
+    def may_emit_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        """Whether rows other than INSERT can come out of ``vertex``: as the connector says
+        (:class:`.contract.ChangeEmitter`), else a source may emit them and a transform passes
+        on what its inputs carry."""
+        if isinstance(self, ChangeEmitter):
+            return bool(self.emits_changes(vertex, inputs_change))
+        return inputs_change or vertex.kind == SOURCE
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} connector {self.name!r}>"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.name))
+
+
+class KnownPlugin(Connector):
+    """A SeaTunnel plugin this package knows by name but cannot run: jobs naming it plan with a
+    warning and fail ``validate`` before any Spark starts."""
+
+    def __init__(self, name: str, kinds: frozenset[str]):
+        self.name = name  # type: ignore[misc]
+        self.kinds = kinds  # type: ignore[misc]
+
+
+class InsertOnly:
+    """Mixin of a plugin whose rows are all INSERT (a file or table reader)."""
+
+    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        return False
+
+
+def exactly_one_of(plugin: PluginConfig, job: JobConfig, *groups: tuple[str, ...]) -> list[Problem]:
+    """Problems unless exactly one of the option groups is set (a group lists fallback keys)."""
+    present = [group[0] for group in groups if any(plugin.has(key) for key in group)]
+    if len(present) == 1:
+        return []
+    names = ", ".join(group[0] for group in groups)
+    what = "none of them is set" if not present else f"{' and '.join(present)} are all set"
+    return [job.problem(f"exactly one of {names} must be set; {what}", plugin,
+                        key=present[-1] if present else None, hint=f"keep one of {names}")]

@@ -1,0 +1,275 @@
+"""The typed contract between the engine and a connector: what a connector is handed, what it returns.
+
+A connector is a :class:`~.connector.Connector` subclass that also implements one or more of the
+capability protocols below; the engine finds a capability with ``isinstance`` and never calls a
+method a connector does not declare. Every protocol is checked statically (the type checker run
+by ``make test``) against the built-in connectors, and at run time through ``runtime_checkable``.
+
+Data between the engine and a connector:
+
+* a :data:`Dataset` maps a table id (``"default"`` for single-table plugins) to a Spark
+  DataFrame whose columns are the table's fields plus the hidden row-kind column
+  (:data:`.rows.ROW_KIND`);
+* a :class:`Vertex` is one plugin instance of a pipeline as the compiler planned it: its options
+  (``config``), the datasets it reads, and the **parallelism** it must read or write at;
+* a :class:`RunContext` is what the running pipeline offers: the Spark session, the run id
+  that names this run's commits, and the engine's services (caching, fault points, stream state).
+
+Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
+:class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`NeedsJars`.
+Run time: the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..config.errors import Problem
+    from ..config.loader import JobConfig, PluginConfig
+    from .schema import Schema
+
+SOURCE, TRANSFORM, SINK = "source", "transform", "sink"
+
+#: table id -> DataFrame (data columns plus the hidden row-kind column)
+Dataset = dict[str, Any]
+
+
+class Vertex(Protocol):
+    """One plugin instance of a pipeline as compiled (the plan's vertex)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def ref(self) -> str: ...  # "source[0]": section and position in the config
+    @property
+    def kind(self) -> str: ...
+    @property
+    def plugin(self) -> str: ...
+    @property
+    def parallelism(self) -> int: ...  # what the plugin must read or write at
+    @property
+    def output(self) -> str | None: ...
+    @property
+    def inputs(self) -> tuple[str, ...]: ...
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+    @property
+    def schema(self) -> Mapping[str, Any] | None: ...
+
+
+class PipelineInfo(Protocol):
+    """The pipeline (SubPlan) a vertex belongs to."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def vertices(self) -> Sequence[Any]: ...
+
+
+class JobInfo(Protocol):
+    """The job a pipeline belongs to."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def env(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    """A STREAMING pipeline's trigger settings and checkpoint directory (a Hadoop URI)."""
+
+    trigger: str  # "available_now" or "processing_time"
+    interval_ms: int  # checkpoint.interval: a micro-batch every so often
+    timeout_ms: int | None  # checkpoint.timeout: how long a micro-batch may take
+    checkpoint: str
+
+
+class RunContext(Protocol):
+    """What the engine hands a connector while a pipeline runs.
+
+    ``run_id`` names this run's commits: an attempt with the ``run_id`` of an earlier one is a
+    restore (what that one committed must not be written again). In a STREAMING pipeline each
+    micro-batch gets its own context whose ``run_id`` names the micro-batch and whose
+    ``batch_id`` is set; ``save_mode_run_id`` is the same for every micro-batch of a stream
+    (save modes are applied once per stream, once per run in BATCH).
+    """
+
+    @property
+    def spark(self) -> Any: ...  # the SparkSession
+    @property
+    def plan(self) -> JobInfo: ...
+    @property
+    def pipeline(self) -> PipelineInfo: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def pipeline_key(self) -> str: ...
+    @property
+    def save_mode_run_id(self) -> str: ...
+    @property
+    def batch_id(self) -> int | None: ...  # the micro-batch (STREAMING sinks), None in BATCH
+    @property
+    def stream(self) -> StreamInfo | None: ...  # None in BATCH
+
+    def label(self, vertex: Vertex) -> str:
+        """How errors and progress lines name the vertex (``sink[0] LocalFile``)."""
+        ...
+
+    def materialize(self, df: Any) -> Any:
+        """``df`` persisted and computed once now (every later reader reads the cached rows)."""
+        ...
+
+    def fault_point(self, point: str, vertex: Vertex | None = None) -> None:
+        """A named point where restore trials inject faults (``sink.move`` before each step that
+        publishes part of the data, ``sink.commit`` once it is in place, before the commit is
+        recorded). Does nothing in production."""
+        ...
+
+    def with_write_faults(self, vertex: Vertex, df: Any) -> Any:
+        """``df`` as it must be written by the write action of ``prepare`` (restore trials may fail
+        or kill the write after some rows). ``df`` itself in production."""
+        ...
+
+    def state_dir(self, vertex: Vertex) -> str:
+        """A directory (URI) where a STREAMING source keeps its own state across runs; stable
+        while the pipeline's sources and sinks stay the same."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Capabilities. A connector implements the ones it has.
+# ---------------------------------------------------------------------------------------------
+
+@runtime_checkable
+class BatchSource(Protocol):
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        """The source's tables, read at ``vertex.parallelism`` (that many partitions)."""
+        ...
+
+
+@runtime_checkable
+class StreamingSource(Protocol):
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        """The source's tables as streaming DataFrames (a STREAMING job)."""
+        ...
+
+
+@runtime_checkable
+class Transform(Protocol):
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        """The output of the transform, given its inputs by dataset name (the order of
+        ``vertex.inputs``). Must work on batch and streaming DataFrames alike."""
+        ...
+
+
+@runtime_checkable
+class Sink(Protocol):
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        """Write ``data`` at ``vertex.parallelism`` so that nothing is visible yet (or, for a sink
+        without a commit, write it); the value returned is handed to ``commit``/``abort``."""
+        ...
+
+
+@runtime_checkable
+class TwoPhaseSink(Sink, Protocol):
+    """A sink that publishes what ``prepare`` staged only when every sink of the pipeline has
+    prepared. ``commit`` must be idempotent per ``ctx.run_id`` (a restore may call it again after
+    a crash half way) and must never publish for an attempt that lost a race with another one."""
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None: ...
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None: ...
+
+
+@runtime_checkable
+class StreamFinish(Protocol):
+    def finish_stream(self, ctx: RunContext, vertex: Vertex, written: Mapping[str, int]) -> None:
+        """Checks at the end of a STREAMING run, given the rows written per table."""
+        ...
+
+
+@runtime_checkable
+class RetiresCommits(Protocol):
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """Micro-batch ``ctx.batch_id`` committed: the commit records of the stream's earlier
+        micro-batches will never be replayed and may be dropped."""
+        ...
+
+
+@runtime_checkable
+class SaveModes(Protocol):
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        """Apply the schema/data save modes once for ``run_id`` (no Spark, on the task's worker);
+        return what was done, or None when they must wait for the data (done in ``prepare``)."""
+        ...
+
+
+@runtime_checkable
+class SchemaInference(Protocol):
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        """The output schema where the options give it (None: unknown until run time), and the
+        problems found against the inputs' schemas (a field that does not exist)."""
+        ...
+
+
+@runtime_checkable
+class Lineage(Protocol):
+    def assets(self, options: Mapping[str, Any]) -> list[str]:
+        """URIs of the external data it reads or writes (Airflow assets)."""
+        ...
+
+
+@runtime_checkable
+class NeedsJars(Protocol):
+    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
+        """Jars Spark needs on its classpath for this plugin (a JDBC driver)."""
+        ...
+
+
+@runtime_checkable
+class ReadsTablesByName(Protocol):
+    def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
+        """The dataset names the plugin reads when its block names no ``plugin_input`` (a query's
+        tables), or None when its options do not say."""
+        ...
+
+
+@dataclass(frozen=True)
+class PerInput:
+    """Whether a plugin with several inputs can run once per input (its pipeline then splits)."""
+
+    blocker: str | None = None  # why it cannot (it combines rows across inputs), None: it can
+    warning: str | None = None  # what changes when it does (a UNION's deduplication per pipeline)
+    warning_key: str | None = None  # the option the warning is about
+    hint: str | None = None  # what to do about it
+
+
+@runtime_checkable
+class PerInputSplit(Protocol):
+    def per_input(self, plugin: PluginConfig, inputs: tuple[str, ...]) -> PerInput:
+        """Whether the plugin, reading ``inputs``, can run once per input."""
+        ...
+
+
+@runtime_checkable
+class ChangeEmitter(Protocol):
+    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        """Whether rows other than INSERT can come out of it, given whether its inputs carry any."""
+        ...
+
+
+#: the capability that lets a plugin run in each section
+RUNS_AS: Mapping[str, type] = {SOURCE: BatchSource, TRANSFORM: Transform, SINK: Sink}
