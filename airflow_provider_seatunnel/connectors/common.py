@@ -5,9 +5,10 @@ list, Java regex checks, and the one input of a single-input transform."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..spi.contract import Dataset
 from ..spi.errors import RuntimeConfigError
 from ..spi.rows import ROW_KIND, data_columns
 
@@ -70,6 +71,6 @@ def check_regex(ctx: Any, pattern: str, what: str) -> None:
                                  f"{text[0] if text else type(e).__name__}") from None
 
 
-def single_input(inputs: dict) -> dict:
+def single_input(inputs: Mapping[str, Dataset]) -> Dataset:
     """The one dataset (``{table id: DataFrame}``) of a single-input transform."""
     return next(iter(inputs.values())) if inputs else {}

@@ -28,53 +28,6 @@ def _mapping(options: Mapping[str, Any]) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    if not plugin.has("field_mapper"):
-        return []  # reported as a missing required option
-    mapping = _mapping(plugin.options)
-    if mapping is None:
-        return [job.problem("field_mapper must be a map of input field = output field", plugin,
-                            key="field_mapper", hint="write field_mapper { id = id, age = age_as }")]
-    if not mapping:
-        return [job.problem("field_mapper is empty", plugin, key="field_mapper", hint="map at least one field")]
-    seen: dict[str, str] = {}
-    for src, dst in mapping.items():
-        if dst in seen:
-            return [job.problem(f"the output field '{dst}' is mapped from both '{seen[dst]}' and '{src}'", plugin,
-                                key="field_mapper", hint="give every output field its own name")]
-        seen[dst] = src
-    return []
-
-
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..spi.schema import Field, Schema
-
-    source = inputs[0] if inputs else None
-    mapping = _mapping(plugin.options)
-    if source is None or not mapping:
-        return None, []
-    problems = field_problems(plugin, job, NAME, list(mapping), source, "field_mapper")
-    if problems:
-        return None, problems
-    by_name = {f.name: f for f in source.fields}
-    return Schema(tuple(Field(dst, by_name[src].type) for src, dst in mapping.items())), []
-
-
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-
-    from ..spi.errors import RuntimeConfigError
-
-    mapping = _mapping(vertex.config)
-    if not mapping:
-        raise RuntimeConfigError("field_mapper must be a non-empty map of input field = output field")
-    out = {}
-    for table, df in single_input(inputs).items():
-        require_columns(df, NAME, list(mapping))
-        out[table] = df.select(*[F.col(quote(src)).alias(dst) for src, dst in mapping.items()], *kind_columns(df))
-    return out
-
-
 class FieldMapper(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
@@ -82,14 +35,49 @@ class FieldMapper(Connector, SchemaInference, Transform):
     description = "Keeps and renames the mapped fields."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+        if not plugin.has("field_mapper"):
+            return []  # reported as a missing required option
+        mapping = _mapping(plugin.options)
+        if mapping is None:
+            return [job.problem("field_mapper must be a map of input field = output field", plugin,
+                                key="field_mapper", hint="write field_mapper { id = id, age = age_as }")]
+        if not mapping:
+            return [job.problem("field_mapper is empty", plugin, key="field_mapper", hint="map at least one field")]
+        seen: dict[str, str] = {}
+        for src, dst in mapping.items():
+            if dst in seen:
+                return [job.problem(f"the output field '{dst}' is mapped from both '{seen[dst]}' and '{src}'", plugin,
+                                    key="field_mapper", hint="give every output field its own name")]
+            seen[dst] = src
+        return []
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return schema(plugin, job, list(inputs))
+        from ..spi.schema import Field, Schema
+
+        source = inputs[0] if inputs else None
+        mapping = _mapping(plugin.options)
+        if source is None or not mapping:
+            return None, []
+        problems = field_problems(plugin, job, NAME, list(mapping), source, "field_mapper")
+        if problems:
+            return None, problems
+        by_name = {f.name: f for f in source.fields}
+        return Schema(tuple(Field(dst, by_name[src].type) for src, dst in mapping.items())), []
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return apply(ctx, vertex, inputs)
+        from pyspark.sql import functions as F
+
+        from ..spi.errors import RuntimeConfigError
+
+        mapping = _mapping(vertex.config)
+        if not mapping:
+            raise RuntimeConfigError("field_mapper must be a non-empty map of input field = output field")
+        out = {}
+        for table, df in single_input(inputs).items():
+            require_columns(df, NAME, list(mapping))
+            out[table] = df.select(*[F.col(quote(src)).alias(dst) for src, dst in mapping.items()], *kind_columns(df))
+        return out
 
 
 CONNECTOR = FieldMapper()

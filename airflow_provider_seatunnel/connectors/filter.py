@@ -65,14 +65,14 @@ def _schema(plugin: PluginConfig, job: JobConfig,
     include, exclude = _options(plugin.options)
     if source is None or (include is None) == (exclude is None):
         return None, []
-    listed = include if include is not None else exclude
+    listed = include if include is not None else exclude or []
     problems = field_problems(plugin, job, NAME, listed, source, _key(plugin.options))
     if problems:
         return None, problems
     by_name = {f.name: f for f in source.fields}
     if include is not None:
         return Schema(tuple(by_name[n] for n in dict.fromkeys(include))), []
-    dropped = set(exclude)
+    dropped = set(listed)
     return Schema(tuple(f for f in source.fields if f.name not in dropped)), []
 
 
@@ -82,13 +82,14 @@ def _apply(vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
     include, exclude = _options(vertex.config)
     if (include is None) == (exclude is None):
         raise RuntimeConfigError("exactly one of include_fields (or fields) and exclude_fields must be set")
+    listed = include if include is not None else exclude or []
     out = {}
     for table, df in single_input(inputs).items():
-        require_columns(df, NAME, include if include is not None else exclude)
+        require_columns(df, NAME, listed)
         if include is not None:
             keep = list(dict.fromkeys(include))
         else:
-            dropped = set(exclude)
+            dropped = set(listed)
             keep = [c for c in data_columns(df) if c not in dropped]
         out[table] = df.select(*[F.col(quote(c)) for c in keep], *kind_columns(df))
     return out

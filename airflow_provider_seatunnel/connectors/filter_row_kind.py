@@ -29,61 +29,49 @@ def _kinds(options: Any) -> tuple[str, list[str]] | None:
     return None
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    found = exactly_one_of(plugin, job, ("include_kinds",), ("exclude_kinds",))
-    if found:
-        return [job.problem(f"These options(include_kinds,exclude_kinds) are mutually exclusive: {p.message}",
-                            plugin, key=p.key, hint=p.hint) for p in found]
-    key, names = _kinds(plugin.options) or ("include_kinds", [])
-    if not names:
-        return [job.problem(f"{key} is empty", plugin, key=key, hint="list kinds: " + ", ".join(KINDS))]
-    bad = [n for n in names if n.upper() not in KINDS]
-    if bad:
-        return [job.problem(f"unknown row kind {', '.join(repr(b) for b in bad)}", plugin, key=key,
-                            hint="row kinds are " + ", ".join(KINDS))]
-    return []
-
-
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    return (inputs[0] if inputs else None), []
-
-
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-
-    from ..spi.errors import RuntimeConfigError
-    from ..spi.rows import ROW_KIND, kind_code
-
-    chosen = _kinds(vertex.config)
-    if chosen is None or not chosen[1]:
-        raise RuntimeConfigError("set include_kinds or exclude_kinds (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)")
-    key, names = chosen
-    try:
-        codes = sorted({kind_code(n) for n in names})
-    except ValueError as e:
-        raise RuntimeConfigError(f"{key}: {e}") from None
-    out = {}
-    for table, df in single_input(inputs).items():
-        kind = F.coalesce(F.col(ROW_KIND), F.lit(0)) if ROW_KIND in df.columns else F.lit(0)
-        hit = kind.isin(codes)
-        out[table] = df.where(hit if key == "include_kinds" else ~hit)
-    return out
-
-
 class FilterRowKind(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
     description = "Keeps or drops rows by row kind."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+        found = exactly_one_of(plugin, job, ("include_kinds",), ("exclude_kinds",))
+        if found:
+            return [job.problem(f"These options(include_kinds,exclude_kinds) are mutually exclusive: {p.message}",
+                                plugin, key=p.key, hint=p.hint) for p in found]
+        key, names = _kinds(plugin.options) or ("include_kinds", [])
+        if not names:
+            return [job.problem(f"{key} is empty", plugin, key=key, hint="list kinds: " + ", ".join(KINDS))]
+        bad = [n for n in names if n.upper() not in KINDS]
+        if bad:
+            return [job.problem(f"unknown row kind {', '.join(repr(b) for b in bad)}", plugin, key=key,
+                                hint="row kinds are " + ", ".join(KINDS))]
+        return []
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return schema(plugin, job, list(inputs))
+        return (inputs[0] if inputs else None), []
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return apply(ctx, vertex, inputs)
+        from pyspark.sql import functions as F
+
+        from ..spi.errors import RuntimeConfigError
+        from ..spi.rows import ROW_KIND, kind_code
+
+        chosen = _kinds(vertex.config)
+        if chosen is None or not chosen[1]:
+            raise RuntimeConfigError("set include_kinds or exclude_kinds (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)")
+        key, names = chosen
+        try:
+            codes = sorted({kind_code(n) for n in names})
+        except ValueError as e:
+            raise RuntimeConfigError(f"{key}: {e}") from None
+        out = {}
+        for table, df in single_input(inputs).items():
+            kind = F.coalesce(F.col(ROW_KIND), F.lit(0)) if ROW_KIND in df.columns else F.lit(0)
+            hit = kind.isin(codes)
+            out[table] = df.where(hit if key == "include_kinds" else ~hit)
+        return out
 
 
 CONNECTOR = FilterRowKind()

@@ -135,73 +135,6 @@ def _action(column: Mapping[str, Any], row_way: str) -> str:
     return {"SKIP": "null", "SKIP_ROW": "drop"}.get(way, "fail")
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    from ..spi.schema import TypeError_, parse_type
-
-    found: list[Problem] = []
-    raw = plugin.get("columns")
-    if raw is None:
-        return []  # reported as a missing required option
-    if not isinstance(raw, list) or not raw:
-        return [job.problem("columns must not be empty", plugin, key="columns",
-                            hint='columns = [{ src_field = "data", path = "$.a", dest_field = "a" }]')]
-    row_way = _way(plugin.get("row_error_handle_way", "FAIL"))
-    if row_way not in ("FAIL", "SKIP"):
-        found.append(job.problem(f"row_error_handle_way must be FAIL or SKIP, found {row_way}", plugin,
-                                 key="row_error_handle_way"))
-    for i, column in enumerate(raw):
-        where = f"columns[{i}]"
-        if not isinstance(column, Mapping):
-            found.append(job.problem(f"{where} must be an object", plugin, key="columns"))
-            continue
-        for key in ("src_field", "dest_field", "path"):
-            if not str(column.get(key) or "").strip():
-                found.append(job.problem(f"{where}.{key} must not be empty", plugin, key="columns"))
-        if column.get("path"):
-            try:
-                parse_path(str(column["path"]))
-            except ValueError as e:
-                found.append(job.problem(f"{where}.path {column['path']!r}: {e}", plugin, key="columns",
-                                         hint="Spark reads definite paths: $.a.b, $['a b'], $.a[0]"))
-        try:
-            parse_type(column.get("dest_type", "string"))
-        except TypeError_ as e:
-            found.append(job.problem(f"{where}.dest_type: {e}", plugin, key="columns"))
-        way = _way(column.get("column_error_handle_way"))
-        if way is not None and way not in WAYS:
-            found.append(job.problem(f"{where}.column_error_handle_way must be one of {', '.join(WAYS)}, "
-                                     f"found {way}", plugin, key="columns"))
-    return found
-
-
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..spi.schema import Field, TypeError_, parse_type
-
-    source = inputs[0] if inputs else None
-    columns = _columns(plugin.options)
-    if source is None or not columns:
-        return None, []
-    problems: list[Problem] = []
-    out = source
-    for column in columns:
-        src = str(column.get("src_field") or "")
-        found = source.get(src) if src in source.names else None
-        if found is None:
-            problems.append(job.problem(missing_message(NAME, [src]), plugin, key="columns",
-                                        hint="the fields are: " + ", ".join(source.names)))
-            continue
-        if found.type.name not in SOURCE_TYPES:
-            problems.append(job.problem(f"the source field '{src}' is {found.type}: JsonPath reads "
-                                        + ", ".join(SOURCE_TYPES), plugin, key="columns"))
-            continue
-        try:
-            new = Field(str(column.get("dest_field")), parse_type(column.get("dest_type", "string")))
-        except TypeError_:
-            return None, problems  # reported by the check
-        out = out.with_field(new)
-    return (None if problems else out), problems
-
-
 # ---------------------------------------------------------------- run time
 
 def _json_text(df: Any, field: str) -> Any:
@@ -265,67 +198,6 @@ def _convert(raw: Any, dtype: DataType) -> tuple[Any, Any]:
     return value, raw.isNotNull() & value.isNull()
 
 
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-
-    from ..spi.errors import RuntimeConfigError
-    from ..spi.rows import data_columns
-    from ..spi.schema import TypeError_, parse_type
-
-    columns = _columns(vertex.config)
-    if not columns:
-        raise RuntimeConfigError("columns must not be empty")
-    row_way = _way(vertex.config.get("row_error_handle_way", "FAIL"))
-    plans = []
-    for i, column in enumerate(columns):
-        try:
-            segments = parse_path(str(column.get("path") or ""))
-            dtype = parse_type(column.get("dest_type", "string"))
-        except (ValueError, TypeError_) as e:
-            raise RuntimeConfigError(f"columns[{i}]: {e}") from None
-        plans.append((str(column.get("src_field")), str(column.get("dest_field")), segments, dtype,
-                      _action(column, row_way or "FAIL"), str(column.get("path"))))
-
-    out = {}
-    for table, df in single_input(inputs).items():
-        known = data_columns(df)
-        missing = [p[0] for p in plans if p[0] not in known]
-        if missing:
-            raise RuntimeConfigError(missing_message(NAME, list(dict.fromkeys(missing))))
-        staged, decide, values = [], [], {}
-        for i, (src, dest, segments, dtype, action, path) in enumerate(plans):
-            text = _json_text(df, src)
-            raw = F.get_json_object(text, spark_path(segments))
-            value, bad_value = _convert(raw, dtype)
-            bad_path = text.isNotNull() & ~_exists(text, segments)
-            failed = f"__st_jp_err_{i}"
-            staged += [F.when(bad_path, F.lit(1)).when(bad_value, F.lit(2)).otherwise(F.lit(0)).alias(failed),
-                       F.when(bad_path | bad_value, F.lit(None)).otherwise(value).alias(f"__st_jp_val_{i}"),
-                       F.substring(text, 1, 256).alias(f"__st_jp_txt_{i}")]
-            values[dest] = F.col(f"__st_jp_val_{i}")
-            if action == "null":
-                continue
-            error = F.col(failed) > 0
-            if action == "drop":
-                decide.append((error, F.lit(False)))
-                continue
-            message = F.when(F.col(failed) == 1, F.concat(
-                F.lit(f"JsonPath transform error: the path {path} does not exist in the field '{src}' "
-                      f"(dest_field {dest}); value: "), F.col(f"__st_jp_txt_{i}"))).otherwise(F.lit(
-                    f"JsonPath data conversion failure, src_field={src}, dest_field={dest}, dest_type={dtype}"))
-            decide.append((error, F.raise_error(message).cast("boolean")))
-        work = df.select("*", *staged)
-        if decide:
-            keep = F.when(decide[0][0], decide[0][1])
-            for condition, result in decide[1:]:
-                keep = keep.when(condition, result)
-            work = work.where(keep.otherwise(F.lit(True)))
-        result: dict[str, Any] = {c: F.col(quote(c)) for c in known}
-        result.update(values)
-        out[table] = work.select(*[col.alias(name) for name, col in result.items()], *kind_columns(df))
-    return out
-
-
 class JsonPath(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
@@ -333,14 +205,130 @@ class JsonPath(Connector, SchemaInference, Transform):
     description = "Extracts values from JSON text by path."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+        from ..spi.schema import TypeError_, parse_type
+
+        found: list[Problem] = []
+        raw = plugin.get("columns")
+        if raw is None:
+            return []  # reported as a missing required option
+        if not isinstance(raw, list) or not raw:
+            return [job.problem("columns must not be empty", plugin, key="columns",
+                                hint='columns = [{ src_field = "data", path = "$.a", dest_field = "a" }]')]
+        row_way = _way(plugin.get("row_error_handle_way", "FAIL"))
+        if row_way not in ("FAIL", "SKIP"):
+            found.append(job.problem(f"row_error_handle_way must be FAIL or SKIP, found {row_way}", plugin,
+                                     key="row_error_handle_way"))
+        for i, column in enumerate(raw):
+            where = f"columns[{i}]"
+            if not isinstance(column, Mapping):
+                found.append(job.problem(f"{where} must be an object", plugin, key="columns"))
+                continue
+            for key in ("src_field", "dest_field", "path"):
+                if not str(column.get(key) or "").strip():
+                    found.append(job.problem(f"{where}.{key} must not be empty", plugin, key="columns"))
+            if column.get("path"):
+                try:
+                    parse_path(str(column["path"]))
+                except ValueError as e:
+                    found.append(job.problem(f"{where}.path {column['path']!r}: {e}", plugin, key="columns",
+                                             hint="Spark reads definite paths: $.a.b, $['a b'], $.a[0]"))
+            try:
+                parse_type(column.get("dest_type", "string"))
+            except TypeError_ as e:
+                found.append(job.problem(f"{where}.dest_type: {e}", plugin, key="columns"))
+            way = _way(column.get("column_error_handle_way"))
+            if way is not None and way not in WAYS:
+                found.append(job.problem(f"{where}.column_error_handle_way must be one of {', '.join(WAYS)}, "
+                                         f"found {way}", plugin, key="columns"))
+        return found
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return schema(plugin, job, list(inputs))
+        from ..spi.schema import Field, TypeError_, parse_type
+
+        source = inputs[0] if inputs else None
+        columns = _columns(plugin.options)
+        if source is None or not columns:
+            return None, []
+        problems: list[Problem] = []
+        out = source
+        for column in columns:
+            src = str(column.get("src_field") or "")
+            found = source.get(src) if src in source.names else None
+            if found is None:
+                problems.append(job.problem(missing_message(NAME, [src]), plugin, key="columns",
+                                            hint="the fields are: " + ", ".join(source.names)))
+                continue
+            if found.type.name not in SOURCE_TYPES:
+                problems.append(job.problem(f"the source field '{src}' is {found.type}: JsonPath reads "
+                                            + ", ".join(SOURCE_TYPES), plugin, key="columns"))
+                continue
+            try:
+                new = Field(str(column.get("dest_field")), parse_type(column.get("dest_type", "string")))
+            except TypeError_:
+                return None, problems  # reported by the check
+            out = out.with_field(new)
+        return (None if problems else out), problems
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return apply(ctx, vertex, inputs)
+        from pyspark.sql import functions as F
+
+        from ..spi.errors import RuntimeConfigError
+        from ..spi.rows import data_columns
+        from ..spi.schema import TypeError_, parse_type
+
+        columns = _columns(vertex.config)
+        if not columns:
+            raise RuntimeConfigError("columns must not be empty")
+        row_way = _way(vertex.config.get("row_error_handle_way", "FAIL"))
+        plans = []
+        for i, column in enumerate(columns):
+            try:
+                segments = parse_path(str(column.get("path") or ""))
+                dtype = parse_type(column.get("dest_type", "string"))
+            except (ValueError, TypeError_) as e:
+                raise RuntimeConfigError(f"columns[{i}]: {e}") from None
+            plans.append((str(column.get("src_field")), str(column.get("dest_field")), segments, dtype,
+                          _action(column, row_way or "FAIL"), str(column.get("path"))))
+
+        out = {}
+        for table, df in single_input(inputs).items():
+            known = data_columns(df)
+            missing = [p[0] for p in plans if p[0] not in known]
+            if missing:
+                raise RuntimeConfigError(missing_message(NAME, list(dict.fromkeys(missing))))
+            staged, decide, values = [], [], {}
+            for i, (src, dest, segments, dtype, action, path) in enumerate(plans):
+                text = _json_text(df, src)
+                raw = F.get_json_object(text, spark_path(segments))
+                value, bad_value = _convert(raw, dtype)
+                bad_path = text.isNotNull() & ~_exists(text, segments)
+                failed = f"__st_jp_err_{i}"
+                staged += [F.when(bad_path, F.lit(1)).when(bad_value, F.lit(2)).otherwise(F.lit(0)).alias(failed),
+                           F.when(bad_path | bad_value, F.lit(None)).otherwise(value).alias(f"__st_jp_val_{i}"),
+                           F.substring(text, 1, 256).alias(f"__st_jp_txt_{i}")]
+                values[dest] = F.col(f"__st_jp_val_{i}")
+                if action == "null":
+                    continue
+                error = F.col(failed) > 0
+                if action == "drop":
+                    decide.append((error, F.lit(False)))
+                    continue
+                message = F.when(F.col(failed) == 1, F.concat(
+                    F.lit(f"JsonPath transform error: the path {path} does not exist in the field '{src}' "
+                          f"(dest_field {dest}); value: "), F.col(f"__st_jp_txt_{i}"))).otherwise(F.lit(
+                        f"JsonPath data conversion failure, src_field={src}, dest_field={dest}, dest_type={dtype}"))
+                decide.append((error, F.raise_error(message).cast("boolean")))
+            work = df.select("*", *staged)
+            if decide:
+                keep = F.when(decide[0][0], decide[0][1])
+                for condition, outcome in decide[1:]:
+                    keep = keep.when(condition, outcome)
+                work = work.where(keep.otherwise(F.lit(True)))
+            result: dict[str, Any] = {c: F.col(quote(c)) for c in known}
+            result.update(values)
+            out[table] = work.select(*[col.alias(name) for name, col in result.items()], *kind_columns(df))
+        return out
 
 
 CONNECTOR = JsonPath()

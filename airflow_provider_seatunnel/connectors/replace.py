@@ -157,89 +157,6 @@ def _options(options: Any) -> dict[str, Any]:
             "replace_first": options.get("replace_first")}
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    o = _options(plugin.options)
-    found = []
-    is_regex = as_bool(o["is_regex"])
-    if is_regex is None:
-        found.append(job.problem(f"is_regex must be true or false, found {o['is_regex']!r}", plugin, key="is_regex"))
-    if o["replace_first"] is not None and as_bool(o["replace_first"]) is None:
-        found.append(job.problem(f"replace_first must be true or false, found {o['replace_first']!r}", plugin,
-                                 key="replace_first"))
-    if is_regex and o["replace_first"] is None:
-        found.append(job.problem("replace_first is required when is_regex = true", plugin, key="is_regex",
-                                 hint="set replace_first = true (first match only) or false (every match)"))
-    if is_regex and isinstance(o["pattern"], str) and isinstance(o["replacement"], str):
-        try:
-            shift_replacement(o["replacement"], shift_pattern(o["pattern"], 0)[1], 0)
-        except ValueError as e:
-            found.append(job.problem(str(e), plugin, key="replacement", hint="the replacement uses Java's syntax: "
-                                     "$1 for group 1, \\$ for a literal dollar sign"))
-    return found
-
-
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    source = inputs[0] if inputs else None
-    field = plugin.get("replace_field")
-    if source is None or field is None:
-        return None, []
-    problems = field_problems(plugin, job, NAME, [str(field)], source, "replace_field")
-    if problems:
-        return None, problems
-    found = source.get(str(field))
-    if found is not None and found.type.name in _NOT_TEXT:
-        return None, [job.problem(f"the field '{field}' is {found.type}: Replace works on text (string) fields",
-                                  plugin, key="replace_field")]
-    return source, []
-
-
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
-
-    from ..spi.errors import RuntimeConfigError
-    from ..spi.rows import data_columns
-
-    o = _options(vertex.config)
-    if o["field"] is None or o["pattern"] is None or o["replacement"] is None:
-        raise RuntimeConfigError("replace_field, pattern and replacement must all be set")
-    field, pattern, replacement = str(o["field"]), str(o["pattern"]), str(o["replacement"])
-    is_regex = bool(as_bool(o["is_regex"]))
-    if is_regex and o["replace_first"] is None:
-        raise RuntimeConfigError("replace_first is required when is_regex = true")
-    try:
-        if not is_regex:
-            regex, rep = java_quote(pattern), quote_replacement(replacement)
-        elif as_bool(o["replace_first"]):
-            regex, rep = replace_first_regex(pattern, replacement)
-        else:
-            regex, rep = pattern, shift_replacement(replacement, shift_pattern(pattern, 0)[1], 0)
-    except ValueError as e:
-        raise RuntimeConfigError(f"replacement {replacement!r}: {e}") from None
-    if is_regex:
-        check_regex(ctx, pattern, "the pattern")
-        check_regex(ctx, regex, "the pattern")
-
-    out = {}
-    for table, df in single_input(inputs).items():
-        require_columns(df, NAME, [field])
-        dtype = df.schema[field].dataType
-        if isinstance(dtype, (ArrayType, MapType, StructType, BinaryType)):
-            raise RuntimeConfigError(f"the field '{field}' is {dtype.simpleString()}: Replace works on text fields")
-        text = F.col(quote(field))
-        if not isinstance(dtype, StringType):
-            text = text.cast("string")
-        result = F.regexp_replace(text, F.lit(regex), F.lit(rep))
-        if not isinstance(dtype, StringType):
-            typed = result.try_cast(dtype)
-            bad = F.concat(F.lit("Replace: the result '"), result,
-                           F.lit(f"' is not a valid {dtype.simpleString()} for the field '{field}'"))
-            result = F.when(result.isNotNull() & typed.isNull(), F.raise_error(bad)).otherwise(typed)
-        columns = [(result if c == field else F.col(quote(c))).alias(c) for c in data_columns(df)]
-        out[table] = df.select(*columns, *kind_columns(df))
-    return out
-
-
 class Replace(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
@@ -247,14 +164,86 @@ class Replace(Connector, SchemaInference, Transform):
     description = "Replaces text in a field."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+        o = _options(plugin.options)
+        found = []
+        is_regex = as_bool(o["is_regex"])
+        if is_regex is None:
+            found.append(job.problem(f"is_regex must be true or false, found {o['is_regex']!r}", plugin,
+                                     key="is_regex"))
+        if o["replace_first"] is not None and as_bool(o["replace_first"]) is None:
+            found.append(job.problem(f"replace_first must be true or false, found {o['replace_first']!r}", plugin,
+                                     key="replace_first"))
+        if is_regex and o["replace_first"] is None:
+            found.append(job.problem("replace_first is required when is_regex = true", plugin, key="is_regex",
+                                     hint="set replace_first = true (first match only) or false (every match)"))
+        if is_regex and isinstance(o["pattern"], str) and isinstance(o["replacement"], str):
+            try:
+                shift_replacement(o["replacement"], shift_pattern(o["pattern"], 0)[1], 0)
+            except ValueError as e:
+                found.append(job.problem(str(e), plugin, key="replacement", hint="the replacement uses Java's syntax: "
+                                         "$1 for group 1, \\$ for a literal dollar sign"))
+        return found
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return schema(plugin, job, list(inputs))
+        source = inputs[0] if inputs else None
+        field = plugin.get("replace_field")
+        if source is None or field is None:
+            return None, []
+        problems = field_problems(plugin, job, NAME, [str(field)], source, "replace_field")
+        if problems:
+            return None, problems
+        found = source.get(str(field))
+        if found is not None and found.type.name in _NOT_TEXT:
+            return None, [job.problem(f"the field '{field}' is {found.type}: Replace works on text (string) fields",
+                                      plugin, key="replace_field")]
+        return source, []
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return apply(ctx, vertex, inputs)
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
+
+        from ..spi.errors import RuntimeConfigError
+        from ..spi.rows import data_columns
+
+        o = _options(vertex.config)
+        if o["field"] is None or o["pattern"] is None or o["replacement"] is None:
+            raise RuntimeConfigError("replace_field, pattern and replacement must all be set")
+        field, pattern, replacement = str(o["field"]), str(o["pattern"]), str(o["replacement"])
+        is_regex = bool(as_bool(o["is_regex"]))
+        if is_regex and o["replace_first"] is None:
+            raise RuntimeConfigError("replace_first is required when is_regex = true")
+        try:
+            if not is_regex:
+                regex, rep = java_quote(pattern), quote_replacement(replacement)
+            elif as_bool(o["replace_first"]):
+                regex, rep = replace_first_regex(pattern, replacement)
+            else:
+                regex, rep = pattern, shift_replacement(replacement, shift_pattern(pattern, 0)[1], 0)
+        except ValueError as e:
+            raise RuntimeConfigError(f"replacement {replacement!r}: {e}") from None
+        if is_regex:
+            check_regex(ctx, pattern, "the pattern")
+            check_regex(ctx, regex, "the pattern")
+
+        out = {}
+        for table, df in single_input(inputs).items():
+            require_columns(df, NAME, [field])
+            dtype = df.schema[field].dataType
+            if isinstance(dtype, (ArrayType, MapType, StructType, BinaryType)):
+                raise RuntimeConfigError(f"the field '{field}' is {dtype.simpleString()}: Replace works on text fields")
+            text = F.col(quote(field))
+            if not isinstance(dtype, StringType):
+                text = text.cast("string")
+            result = F.regexp_replace(text, F.lit(regex), F.lit(rep))
+            if not isinstance(dtype, StringType):
+                typed = result.try_cast(dtype)
+                bad = F.concat(F.lit("Replace: the result '"), result,
+                               F.lit(f"' is not a valid {dtype.simpleString()} for the field '{field}'"))
+                result = F.when(result.isNotNull() & typed.isNull(), F.raise_error(bad)).otherwise(typed)
+            columns = [(result if c == field else F.col(quote(c))).alias(c) for c in data_columns(df)]
+            out[table] = df.select(*columns, *kind_columns(df))
+        return out
 
 
 CONNECTOR = Replace()

@@ -31,58 +31,6 @@ def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
             [str(x) for x in as_list(options.get("output_fields"))])
 
 
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    _, _, outputs = _options(plugin.options)
-    found = []
-    if plugin.has("output_fields") and not outputs:
-        found.append(job.problem("output_fields is empty", plugin, key="output_fields",
-                                 hint="list the fields the parts go to"))
-    if len(set(outputs)) != len(outputs):
-        found.append(job.problem("output_fields names a field twice", plugin, key="output_fields"))
-    return found
-
-
-def schema(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    from ..spi.schema import DataType, Field
-
-    source = inputs[0] if inputs else None
-    _, field, outputs = _options(plugin.options)
-    if source is None or field is None or not outputs:
-        return None, []
-    problems = field_problems(plugin, job, NAME, [field], source, "split_field")
-    if problems:
-        return None, problems
-    out = source
-    for name in outputs:
-        out = out.with_field(Field(name, DataType("string")))
-    return out, []
-
-
-def apply(ctx: Any, vertex: Any, inputs: dict) -> dict:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType
-
-    from ..spi.errors import RuntimeConfigError
-    from ..spi.rows import data_columns
-
-    sep, field, outputs = _options(vertex.config)
-    if sep is None or field is None or not outputs:
-        raise RuntimeConfigError("separator, split_field and output_fields must all be set")
-    check_regex(ctx, sep, "the separator")
-    out = {}
-    for table, df in single_input(inputs).items():
-        require_columns(df, NAME, [field])
-        value = F.col(quote(field))
-        if not isinstance(df.schema[field].dataType, StringType):
-            value = value.cast("string")
-        parts = F.split(value, sep, len(outputs))
-        columns: dict[str, Any] = {c: F.col(quote(c)) for c in data_columns(df)}
-        for i, name in enumerate(outputs):
-            columns[name] = F.try_element_at(parts, F.lit(i + 1))
-        out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
-    return out
-
-
 class Split(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
@@ -90,14 +38,54 @@ class Split(Connector, SchemaInference, Transform):
     description = "Splits a string field into several."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+        _, _, outputs = _options(plugin.options)
+        found = []
+        if plugin.has("output_fields") and not outputs:
+            found.append(job.problem("output_fields is empty", plugin, key="output_fields",
+                                     hint="list the fields the parts go to"))
+        if len(set(outputs)) != len(outputs):
+            found.append(job.problem("output_fields names a field twice", plugin, key="output_fields"))
+        return found
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return schema(plugin, job, list(inputs))
+        from ..spi.schema import DataType, Field
+
+        source = inputs[0] if inputs else None
+        _, field, outputs = _options(plugin.options)
+        if source is None or field is None or not outputs:
+            return None, []
+        problems = field_problems(plugin, job, NAME, [field], source, "split_field")
+        if problems:
+            return None, problems
+        out = source
+        for name in outputs:
+            out = out.with_field(Field(name, DataType("string")))
+        return out, []
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return apply(ctx, vertex, inputs)
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType
+
+        from ..spi.errors import RuntimeConfigError
+        from ..spi.rows import data_columns
+
+        sep, field, outputs = _options(vertex.config)
+        if sep is None or field is None or not outputs:
+            raise RuntimeConfigError("separator, split_field and output_fields must all be set")
+        check_regex(ctx, sep, "the separator")
+        out = {}
+        for table, df in single_input(inputs).items():
+            require_columns(df, NAME, [field])
+            value = F.col(quote(field))
+            if not isinstance(df.schema[field].dataType, StringType):
+                value = value.cast("string")
+            parts = F.split(value, sep, len(outputs))
+            columns: dict[str, Any] = {c: F.col(quote(c)) for c in data_columns(df)}
+            for i, name in enumerate(outputs):
+                columns[name] = F.try_element_at(parts, F.lit(i + 1))
+            out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
+        return out
 
 
 CONNECTOR = Split()

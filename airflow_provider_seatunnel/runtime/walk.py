@@ -17,6 +17,7 @@ from ..plan import graph
 from ..plan.model import PlanVertex
 from ..spi import SINK, SOURCE, Connector, get_connector
 from ..spi.errors import PipelineError
+from ..spi.rows import ARRIVAL
 from .context import RunContext
 from .counting import Counter, count_rows
 
@@ -51,6 +52,8 @@ class Walk:
                 out[table] = out[table].unionByName(df) if table in out else df
         parallelism = self.by_id[vid].parallelism
         if self.up[vid] and parallelism != self.by_id[self.up[vid][0]].parallelism:
+            if self.inputs_change(vid):  # the shuffle keeps no order: number the changes first
+                out = {table: _with_arrival(df) for table, df in out.items()}
             out = {table: df.repartition(parallelism) for table, df in out.items()}
         return out
 
@@ -72,6 +75,12 @@ class Walk:
         counted, counter = count_rows(df, name)
         self.source_counters.setdefault(vid, []).append(counter)
         return counted
+
+
+def _with_arrival(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return df if ARRIVAL in df.columns else df.withColumn(ARRIVAL, F.monotonically_increasing_id())
 
 
 def runnable(ctx: RunContext, vertex: PlanVertex, streaming: bool) -> Connector:

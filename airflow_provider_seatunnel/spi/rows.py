@@ -14,7 +14,11 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 ROW_KIND = "__st_row_kind"
-HIDDEN = (ROW_KIND,)
+#: the position of a row in the stream a sink receives, set by the engine when it must move rows
+#: between partitions before a sink (a shuffle keeps no order): a sink that keeps the last change
+#: per key orders by :func:`arrival_order`
+ARRIVAL = "__st_arrival"
+HIDDEN = (ROW_KIND, ARRIVAL)
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 SHORT_KINDS = ("+I", "-U", "+U", "-D")
 
@@ -60,6 +64,14 @@ def kind_name(col: Column) -> Column:
     from pyspark.sql import functions as F
 
     return F.element_at(F.array(*[F.lit(k) for k in ROW_KINDS]), col.cast("int") + 1)
+
+
+def arrival_order(df: DataFrame) -> Column:
+    """A column that orders ``df``'s rows as they arrived: the engine's :data:`ARRIVAL` when set,
+    else their position (partition, then row) as they are now."""
+    from pyspark.sql import functions as F
+
+    return F.col(ARRIVAL) if ARRIVAL in df.columns else F.monotonically_increasing_id()
 
 
 def quote(name: str) -> str:

@@ -9,8 +9,9 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_seatunnel.connectors import assert_
-from airflow_provider_seatunnel.connectors.assert_ import EMPTY_RULES, _java_double, convert_expected
+from airflow_provider_seatunnel.connectors.assert_ import CONNECTOR as ASSERT
+from airflow_provider_seatunnel.connectors.assert_.rules import EMPTY_RULES
+from airflow_provider_seatunnel.connectors.assert_.values import convert_expected, java_double
 from airflow_provider_seatunnel.spi.errors import AssertionFailed, PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.schema import parse_type
 
@@ -47,7 +48,7 @@ def check(spark, plan_of):
         observed = {}
         for table, df in frames.items():
             observed[table], counters[table] = count_rows(with_kind(df), f"assert-test-{next(_names)}", deletes=True)
-        assert_.prepare(RunContext(spark, plan, pipeline, "r"), pipeline.sinks[0], observed)
+        ASSERT.prepare(RunContext(spark, plan, pipeline, "r"), pipeline.sinks[0], observed)
         return counters
 
     return run
@@ -566,7 +567,7 @@ def test_unknown_field_in_a_known_input_schema(config_error, plan_of):
     (float("nan"), "NaN"), (-1.5e-10, "-1.5E-10"), (12.5, "12.5"),
 ])
 def test_java_double_text(value, text):
-    assert _java_double(value) == text
+    assert java_double(value) == text
 
 
 @pytest.mark.parametrize(("value", "type_", "expected"), [

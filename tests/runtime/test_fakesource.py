@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_seatunnel.connectors.fakesource import read
+from airflow_provider_seatunnel.connectors.fakesource import CONNECTOR
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
 from airflow_provider_seatunnel.spi.schema import parse_type
@@ -24,7 +24,7 @@ def read_source(spark, plan_of):
         plan = plan_of(text)
         pipeline = plan.pipelines[0]
         vertex = [v for v in pipeline.vertices if v.kind == "source"][source]
-        return read(RunContext(spark, plan, pipeline, "test-run"), vertex)
+        return CONNECTOR.read(RunContext(spark, plan, pipeline, "test-run"), vertex)
 
     return run
 
@@ -366,6 +366,9 @@ def test_explicit_rows_current_values_and_empty_rows(read_source):
 
     empty = one(read_source(job("schema = { fields { a = int } }\nrows = []", parallelism=2)))
     assert empty.count() == 0 and empty.columns == ["a", ROW_KIND]
+    assert empty.rdd.getNumPartitions() == 2  # every reader is there, with nothing to emit
+    none = one(read_source(job("schema = { fields { a = int } }\nrow.num = 0", parallelism=3)))
+    assert none.count() == 0 and none.rdd.getNumPartitions() == 3
 
 
 def test_multi_table_one_dataframe_per_table_nothing_inherited(read_source):
@@ -539,4 +542,4 @@ def test_read_rejects_a_bad_config_that_bypassed_the_compiler(spark, plan_of):
     pipeline = plan.pipelines[0]
     vertex = replace(pipeline.sources[0], config={"schema": {"fields": {"a": "int"}}, "row.num": -1})
     with pytest.raises(RuntimeConfigError, match=r"option 'row\.num': row\.num must be a whole number >= 0"):
-        read(RunContext(spark, plan, pipeline, "test-run"), vertex)
+        CONNECTOR.read(RunContext(spark, plan, pipeline, "test-run"), vertex)

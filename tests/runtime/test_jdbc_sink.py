@@ -7,7 +7,10 @@ import json
 
 import pytest
 
-from airflow_provider_seatunnel.connectors import jdbc
+from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
+from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
+from airflow_provider_seatunnel.connectors.jdbc.connection import DRIVER_PATH_ENV, required_jars
+from airflow_provider_seatunnel.connectors.jdbc.savemodes import handle_save_mode
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
 from tests import pg
@@ -190,7 +193,7 @@ def test_data_save_modes(run_job, plan_of, spark, db):
     assert db.sql("SELECT actions FROM seatunnel_savemodes WHERE run_id = 'dm-5'") == [["truncated dm"]]
     # the save modes alone, for a once-per-DAG-run prepare task
     config = plan_of(text).pipelines[0].sinks[0].config
-    assert jdbc.handle_save_mode(spark, config, "a", spark.range(1).schema) == ["truncated dm"]
+    assert handle_save_mode(spark, config, "a", spark.range(1).schema) == ["truncated dm"]
     assert table(db, "dm") == []
     run_job(text, run_id="dm-5b")
     with pytest.raises(RuntimeConfigError, match="already has data"):  # ERROR_WHEN_DATA_EXISTS on the target's rows
@@ -221,32 +224,32 @@ def _data(spark, rows):
 def test_a_staged_but_uncommitted_attempt_is_replaced_by_the_retry(plan_of, spark, db):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "eo"')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "eo-1")
-    info = jdbc.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob"), (3, None)]))  # killed before commit
+    info = JDBC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob"), (3, None)]))  # killed before commit
     assert len(staging_tables(db)) == 1 and table(db, "eo") == []
     metrics = run_pipeline(ctx(2))  # the retry stages again (replacing the table) and commits once
     assert metrics["write_count"] == 3 and len(table(db, "eo")) == 3 and staging_tables(db) == []
-    jdbc.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: its staging is gone, the log says committed
+    JDBC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: its staging is gone, the log says committed
     assert len(table(db, "eo")) == 3 and commits(db, "eo-1") == 1
 
 
 def test_a_commit_killed_before_it_is_recorded_rolls_back(plan_of, spark, db, monkeypatch):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "eo2", primary_keys = ["id"]')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "eo-2")
-    info = jdbc.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob")]))
+    info = JDBC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob")]))
 
     def killed(*args, **kwargs):
         raise RuntimeError("killed between moving the rows and recording the commit")
 
     with monkeypatch.context() as m:
-        m.setattr(jdbc, "_record_commit", killed)
+        m.setattr(jdbc_commit, "_record_commit", killed)
         with pytest.raises(PipelineError, match="killed"):
-            jdbc.commit(ctx(1), sink, info)
+            JDBC.commit(ctx(1), sink, info)
     assert table(db, "eo2") == [] and commits(db, "eo-2") == 0  # the transaction rolled back
-    jdbc.commit(ctx(1), sink, info)  # the staging is still there: a retried commit succeeds once
-    jdbc.commit(ctx(1), sink, info)
-    again = jdbc.prepare(ctx(2), sink, _data(spark, [(1, "ann"), (2, "bob")]))
+    JDBC.commit(ctx(1), sink, info)  # the staging is still there: a retried commit succeeds once
+    JDBC.commit(ctx(1), sink, info)
+    again = JDBC.prepare(ctx(2), sink, _data(spark, [(1, "ann"), (2, "bob")]))
     assert [e["status"] for e in again["tables"]] == ["committed"]
-    jdbc.commit(ctx(2), sink, again)
+    JDBC.commit(ctx(2), sink, again)
     assert table(db, "eo2") == [["1", "ann"], ["2", "bob"]] and commits(db, "eo-2") == 1 and staging_tables(db) == []
 
 
@@ -295,13 +298,13 @@ def test_the_driver_jar_reaches_spark_submit(write_conf, db, tmp_path, monkeypat
     assert pipeline_jars(plan) == ["/opt/extra.jar", pg.JDBC_JAR]
     command = submit_command(plan, plan.pipelines[0], tmp_path / "plan.json", "r", "local[1]", tmp_path / "m.json")
     assert f"spark.jars=/opt/extra.jar,{pg.JDBC_JAR}" in command and db.password not in " ".join(command)
-    monkeypatch.setenv(jdbc.DRIVER_PATH_ENV, str(tmp_path))  # a directory of jars replaces the system default
+    monkeypatch.setenv(DRIVER_PATH_ENV, str(tmp_path))  # a directory of jars replaces the system default
     (tmp_path / "driver.jar").write_text("")
-    assert jdbc.required_jars({"url": db.url, "driver": "org.postgresql.Driver"}) == [str(tmp_path / "driver.jar")]
-    monkeypatch.delenv(jdbc.DRIVER_PATH_ENV)
-    assert jdbc.required_jars({"url": "jdbc:postgresql://h/d", "driver": "org.postgresql.Driver"},
+    assert required_jars({"url": db.url, "driver": "org.postgresql.Driver"}) == [str(tmp_path / "driver.jar")]
+    monkeypatch.delenv(DRIVER_PATH_ENV)
+    assert required_jars({"url": "jdbc:postgresql://h/d", "driver": "org.postgresql.Driver"},
                               {"spark.jars": "/x/postgresql-42.7.jar"}) == []  # the env already has one
-    assert jdbc.required_jars({"url": "jdbc:oracle:thin:@h:1521/x", "driver": "oracle.jdbc.OracleDriver"}) == []
+    assert required_jars({"url": "jdbc:oracle:thin:@h:1521/x", "driver": "oracle.jdbc.OracleDriver"}) == []
     # the real thing: spark-submit with the jar from the env (the /opt/extra.jar entry is dropped first)
     path.write_text(path.read_text().replace('spark.jars = "/opt/extra.jar"', 'spark.jars = ""'))
     assert main(["run", str(path), "--run-id", "cli-1", "--master", "local[1]", "--work-dir",

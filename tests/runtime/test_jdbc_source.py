@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from airflow_provider_seatunnel.connectors import jdbc
+from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
@@ -52,7 +52,7 @@ def read(plan_of, spark, db, **options) -> dict:
     plan = plan_of(f'source {{ Jdbc {{\n    plugin_output = "src"\n    {conn_block(db, **options)}\n}} }}\n'
                    'sink { Console { } }\n')
     p = plan.pipelines[0]
-    return jdbc.read(RunContext(spark, plan, p, "run-src"), p.sources[0])
+    return JDBC.read(RunContext(spark, plan, p, "run-src"), p.sources[0])
 
 
 def rows(df, *columns) -> list[tuple]:
@@ -92,7 +92,8 @@ def test_query_with_where_condition_and_fetch_size(plan_of, spark, db):
 
 
 def test_fixed_splitter_numeric_key_uses_partition_num_partitions(plan_of, spark, db):
-    (_, df), = read(plan_of, spark, db, query="SELECT * FROM numbers", partition_column="k", partition_num=3).items()
+    (_, df), = read(plan_of, spark, db, query="SELECT * FROM numbers", partition_column="k", partition_num=3,
+                    parallelism=3).items()
     assert df.rdd.getNumPartitions() == 3
     sizes = per_partition(df)
     assert all(n > 0 for n in sizes) and sum(sizes) == 32  # min..max of k; null keys are not read (SeaTunnel)
@@ -101,7 +102,7 @@ def test_fixed_splitter_numeric_key_uses_partition_num_partitions(plan_of, spark
 
 def test_fixed_splitter_bounds_limit_the_rows(plan_of, spark, db):
     (_, df), = read(plan_of, spark, db, query="SELECT * FROM numbers", partition_column="k", partition_num=4,
-                    partition_lower_bound=5, partition_upper_bound=12).items()
+                    partition_lower_bound=5, partition_upper_bound=12, parallelism=4).items()
     assert df.rdd.getNumPartitions() == 4
     assert per_partition(df) == [2, 2, 1, 2]  # [5,6] [7,8] [9,10] [11,12]; 10 is null
     assert sorted(r[0] for r in rows(df, "k")) == [5, 6, 7, 8, 9, 11, 12]
@@ -109,17 +110,18 @@ def test_fixed_splitter_bounds_limit_the_rows(plan_of, spark, db):
 
 def test_fixed_splitter_string_key_hashes_into_partitions(plan_of, spark, db):
     (_, df), = read(plan_of, spark, db, query="SELECT * FROM numbers", partition_column="code",
-                    partition_num=3).items()
+                    partition_num=3, parallelism=3).items()
     assert df.rdd.getNumPartitions() == 3
     assert all(n > 0 for n in per_partition(df))
     assert sorted(r[0] for r in rows(df, "id")) == list(range(1, 36))
 
 
 def test_dynamic_splitter_uses_the_primary_key_and_split_size(plan_of, spark, db):
-    (_, df), = read(plan_of, spark, db, table_path="numbers", split__size=10).items()
+    (_, df), = read(plan_of, spark, db, table_path="numbers", split__size=10, parallelism=4).items()
     assert df.rdd.getNumPartitions() == 4  # ceil(35 / 10) splits over the primary key id
     assert per_partition(df) == [9, 9, 9, 8]
-    (_, df), = read(plan_of, spark, db, table_path="numbers", partition_column="k", split__size=10).items()
+    (_, df), = read(plan_of, spark, db, table_path="numbers", partition_column="k", split__size=10,
+                    parallelism=4).items()
     assert df.rdd.getNumPartitions() == 4 and sum(per_partition(df)) == 35  # null keys land in the first split
     (_, df), = read(plan_of, spark, db, table_path="nokey", split__size=10).items()
     assert df.rdd.getNumPartitions() == 1  # no key: one split
@@ -135,7 +137,7 @@ def test_properties_reach_the_driver(plan_of, spark, db):
         sink {{ Console {{ }} }}
     """)
     p = plan.pipelines[0]
-    (df,) = jdbc.read(RunContext(spark, plan, p, "r"), p.sources[0]).values()
+    (df,) = JDBC.read(RunContext(spark, plan, p, "r"), p.sources[0]).values()
     assert rows(df) == [(1, "x"), (2, "y")]  # found through the search path the property set
 
 
@@ -154,7 +156,7 @@ def test_table_list_reads_several_tables(plan_of, spark, db):
         sink {{ Console {{ }} }}
     """)
     p = plan.pipelines[0]
-    data = jdbc.read(RunContext(spark, plan, p, "r"), p.sources[0])
+    data = JDBC.read(RunContext(spark, plan, p, "r"), p.sources[0])
     assert sorted(data) == ["seatunnel_test.other.people", "seatunnel_test.public.numbers"]
     assert rows(data["seatunnel_test.other.people"]) == [(1, "x"), (2, "y")]
     assert rows(data["seatunnel_test.public.numbers"]) == [(1,), (2,)]
@@ -171,7 +173,7 @@ def test_bad_query_is_a_config_error_and_a_down_server_is_transient(plan_of, spa
                    f'password = "{db.password}", query = "SELECT 1" }} }}\nsink {{ Console {{ }} }}\n')
     p = plan.pipelines[0]
     with pytest.raises(PipelineError) as info:
-        jdbc.read(RunContext(spark, plan, p, "r"), p.sources[0])
+        JDBC.read(RunContext(spark, plan, p, "r"), p.sources[0])
     assert not info.value.deterministic and "refused" in str(info.value) and db.password not in str(info.value)
 
 
@@ -181,7 +183,7 @@ def test_wrong_password_is_a_config_error_without_the_password(plan_of, spark, d
                    'sink { Console { } }\n')
     p = plan.pipelines[0]
     with pytest.raises(RuntimeConfigError) as info:
-        jdbc.read(RunContext(spark, plan, p, "r"), p.sources[0])
+        JDBC.read(RunContext(spark, plan, p, "r"), p.sources[0])
     text = str(info.value) + repr(info.value.__cause__) + repr(info.value.__context__)
     assert "password authentication failed" in text and db.password not in text
     assert "password=******" in text

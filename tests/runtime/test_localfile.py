@@ -474,7 +474,7 @@ def test_crash_mid_commit_is_finished_by_the_rerun(spark, plan_of, tmp_path, mon
     data = {"t": with_kind(df.selectExpr("id", "id % 3 as p").repartition(2))}
     info = lf.prepare(ctx, sink, data)
     assert len(info["tables"][0]["moves"]) >= 3
-    real_move, calls = lf._move, []
+    real_move, calls = lf.commits._move, []
 
     def dying_move(src, dst):
         if len(calls) == 2:
@@ -482,10 +482,10 @@ def test_crash_mid_commit_is_finished_by_the_rerun(spark, plan_of, tmp_path, mon
         calls.append(dst)
         real_move(src, dst)
 
-    monkeypatch.setattr(lf, "_move", dying_move)
+    monkeypatch.setattr(lf.commits, "_move", dying_move)
     with pytest.raises(OSError):
         lf.commit(ctx, sink, info)  # the process dies here: no abort
-    monkeypatch.setattr(lf, "_move", real_move)
+    monkeypatch.setattr(lf.commits, "_move", real_move)
     assert len(data_files(out)) == 2
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2)
     again = write(retry, sink, data)
@@ -501,7 +501,7 @@ def test_abort_rolls_back_a_partial_commit(spark, plan_of, tmp_path, monkeypatch
     df = spark.range(6).selectExpr("cast(id as int) id").repartition(3)
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet"))
     info = lf.prepare(ctx, sink, {"t": with_kind(df)})
-    real_move = lf._move
+    real_move = lf.commits._move
     calls = []
 
     def failing(src, dst):
@@ -510,12 +510,12 @@ def test_abort_rolls_back_a_partial_commit(spark, plan_of, tmp_path, monkeypatch
         calls.append(dst)
         real_move(src, dst)
 
-    monkeypatch.setattr(lf, "_move", failing)
+    monkeypatch.setattr(lf.commits, "_move", failing)
     with pytest.raises(OSError):
         lf.commit(ctx, sink, info)
     lf.abort(ctx, sink, info)
     assert data_files(out) == [] and not (out / lf.STAGING_DIR).exists()
-    monkeypatch.setattr(lf, "_move", real_move)
+    monkeypatch.setattr(lf.commits, "_move", real_move)
     write(RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2), sink, {"t": with_kind(df)})
     assert spark.read.parquet(str(out)).count() == 6
 

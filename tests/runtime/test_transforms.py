@@ -13,7 +13,8 @@ from pyspark.errors import PySparkException
 
 from airflow_provider_seatunnel.connectors.json_path import parse_path, spark_path
 from airflow_provider_seatunnel.connectors.replace import java_quote, quote_replacement, replace_first_regex
-from airflow_provider_seatunnel.connectors.sql import View, analyze_query, prepare_query
+from airflow_provider_seatunnel.connectors.sql import analyze_query
+from airflow_provider_seatunnel.connectors.sql.apply import View, prepare_query
 from airflow_provider_seatunnel.plan.model import PlanVertex
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi import get_connector

@@ -1,0 +1,89 @@
+"""FakeSource: generated rows (random, ranged, templated or explicit ``rows``).
+
+Each table comes in exactly ``vertex.parallelism`` partitions, one per SeaTunnel reader, and
+``row.num`` is per reader (a source at parallelism 3 with ``row.num = 5`` makes 15 rows). Every
+column is a native Spark expression computed on the executors.
+
+* :mod:`.values`: option values read as typed values;
+* :mod:`.options`: the options of a block, one table or ``tables_configs`` (compile time and run time);
+* :mod:`.generate`: random values and explicit rows as Spark expressions;
+* :mod:`.batch`: a BATCH read; :mod:`.streaming`: a STREAMING read (splits as a file stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...spi import (
+    SOURCE,
+    BatchSource,
+    ChangeEmitter,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    StreamingSource,
+    Vertex,
+)
+from ...spi.errors import RuntimeConfigError
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from .batch import batch_table
+from .options import Table, option_problems, output_schema, read_tables
+from .streaming import stream_table
+from .values import BadValue, text_of
+
+__all__ = ["CONNECTOR", "FakeSource"]
+
+
+class FakeSource(Connector, SchemaInference, BatchSource, StreamingSource, ChangeEmitter):
+    name = "FakeSource"
+    kinds = frozenset({SOURCE})
+    identity = ("schema.table",)
+    description = "Generates rows from a schema: random, ranged, templated or explicit."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return option_problems(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return output_schema(plugin, job)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        """One DataFrame per table: random rows, or the explicit ``rows``, in ``vertex.parallelism`` partitions."""
+        parallelism = _parallelism(vertex)
+        try:
+            return {t.key: batch_table(ctx.spark, t, parallelism) for t in _tables(vertex)}
+        except BadValue as e:  # a value valid at compile time but not now (cannot happen with a checked plan)
+            raise RuntimeConfigError(str(e)) from None
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        """One streaming DataFrame per table, each micro-batch in ``vertex.parallelism`` partitions."""
+        parallelism = _parallelism(vertex)
+        try:
+            return {t.key: stream_table(ctx, vertex, number, t, parallelism)
+                    for number, t in enumerate(_tables(vertex))}
+        except BadValue as e:
+            raise RuntimeConfigError(str(e)) from None
+
+    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        """Whether an explicit ``rows`` item has a kind other than INSERT (random rows are INSERTs)."""
+        tables, _ = read_tables(vertex.config, vertex.output)
+        return any(text_of(item.get("kind")) != "INSERT" for t in tables for item in (t.rows or ())
+                   if isinstance(item, Mapping))
+
+
+def _tables(vertex: Vertex) -> list[Table]:
+    """The tables of the block; a RuntimeConfigError naming every wrong option."""
+    tables, issues = read_tables(vertex.config, vertex.output)
+    if issues:
+        raise RuntimeConfigError("; ".join(f"option '{i.key}': {i.message}" for i in issues))
+    return tables
+
+
+def _parallelism(vertex: Vertex) -> int:
+    """The readers: the plan's parallelism of the vertex (the engine's one figure, never the raw option)."""
+    return max(1, int(vertex.parallelism or 1))
+
+
+CONNECTOR = FakeSource()

@@ -1,0 +1,148 @@
+"""Jdbc: databases through a JDBC driver, as source and sink (Spark's JDBC data source).
+
+The data path is Spark's JDBC reader and writer; the driver (a Java class in a jar) is found by
+:func:`.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
+driver side (split bounds, save modes, the commit) go through the same driver, in the Spark
+driver's JVM: no Python database driver. Dialects: PostgreSQL and MySQL/MariaDB are known
+(quoting, upsert, types, split hashing); other databases get ANSI SQL (:mod:`.dialects`).
+
+Both read and write at the parallelism the plan gives the vertex, never at a figure of their own:
+
+* **Source** (``read``, :mod:`.source`): ``query``, ``table_path`` or ``table_list`` (each item its
+  own table), split as SeaTunnel's splitters decide; the splits are distributed over
+  ``vertex.parallelism`` readers, one Spark partition each.
+* **Sink** (``prepare``/``commit``/``abort``): exactly-once without XA, keyed by run id, pipeline,
+  sink and table. ``prepare`` (:mod:`.sink`) writes each table into a staging table with
+  ``vertex.parallelism`` writers, after the save modes (:mod:`.savemodes`, once per run);
+  ``commit`` (:mod:`.commit`) moves the staged rows into the target and records the commit in
+  one database transaction; ``abort`` drops the staging tables. In a STREAMING job each
+  micro-batch goes through the same two phases, and ``retire`` drops the commit-log rows of the
+  micro-batches Spark will never replay.
+
+Errors are classified by SQLSTATE (:mod:`.errors`); passwords never appear in messages. The
+compile-time checks are in :mod:`.checks`; the deviations from SeaTunnel are listed in
+:data:`.options.DEVIATIONS`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    Connector,
+    Dataset,
+    InsertOnly,
+    Lineage,
+    NeedsJars,
+    RetiresCommits,
+    RunContext,
+    SchemaInference,
+    TwoPhaseSink,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from .checks import assets, check, key_problems
+from .commit import abort_entry, commit_table, retire_table
+from .connection import connection_of, ensure_driver, required_jars
+from .options import DEVIATIONS
+from .sink import prepare_table
+from .source import over_readers, read_table, source_tables
+from .target import target_of
+
+__all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
+
+log = logging.getLogger("seatunnel.jdbc")
+
+
+class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, BatchSource, InsertOnly, TwoPhaseSink, RetiresCommits):
+    name = "Jdbc"
+    kinds = frozenset({SOURCE, SINK})
+    required = ("driver",)
+    identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
+    committer = True
+    stores_deletes = True
+    description = "Reads a query or table, or writes (upserts) a table, through JDBC."
+
+    # compile time ------------------------------------------------------------------------------
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        """Unknown without a database (None); a sink's ``primary_keys`` must be input fields."""
+        return None, key_problems(plugin, job, list(inputs))
+
+    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
+        return required_jars(options, env)
+
+    def assets(self, options: Mapping[str, Any]) -> list[str]:
+        return assets(options)
+
+    # source ------------------------------------------------------------------------------------
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        """``query``, ``table_path`` or each ``table_list`` item as ``{table id: DataFrame}``, split
+        as SeaTunnel's splitters do and read by ``vertex.parallelism`` readers (that many partitions)."""
+        config = vertex.config
+        conn = connection_of(config)
+        ensure_driver(ctx.spark, conn, ctx.plan.env, config)
+        readers = max(1, int(vertex.parallelism))
+        out: dict[str, Any] = {}
+        for spec in source_tables(config, vertex.output, conn):
+            df, splits = read_table(ctx.spark, conn, spec, config)
+            log.info("Jdbc: reading %s from %s in %d split(s) by %d reader(s)", spec.table_path or "a query",
+                     conn.safe_url, splits, readers)
+            out[spec.table_id] = over_readers(df, splits, readers)
+        return out
+
+    # sink --------------------------------------------------------------------------------------
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        """Per table: the commit-log check, the save modes (once per run), then one Spark JDBC write
+        into the table's staging table at ``vertex.parallelism``; on a failure, what was staged is
+        dropped."""
+        entries: list[dict[str, Any]] = []
+        try:
+            for table, df in data.items():
+                entries.append(prepare_table(ctx, vertex, table, df))
+        except BaseException:
+            self.abort(ctx, vertex, {"tables": entries})
+            raise
+        return {"tables": entries}
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """One transaction per staged table: unless the commit log has it, move the staged rows into
+        the target and record the commit; then drop the staging table."""
+        for entry in info.get("tables", ()):
+            if entry.get("status") == "staged":
+                commit_table(ctx, vertex, entry)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """Drop the staging tables of the tables this attempt staged."""
+        for entry in (info or {}).get("tables", ()):
+            if entry.get("status") != "staged":
+                continue
+            try:
+                _, target = target_of(vertex.config, entry["table"], entry["columns"])
+            except Exception:  # options were valid at prepare
+                continue
+            abort_entry(ctx, target, entry)
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """STREAMING: micro-batch ``ctx.batch_id`` committed (``info``: its ``prepare`` result); delete
+        the commit-log rows of the stream's earlier micro-batches, which Spark will never replay."""
+        stream = getattr(ctx, "stream_id", "")
+        if not stream:
+            return
+        for entry in (info or {}).get("tables", ()):
+            retire_table(ctx, vertex, entry, stream)
+
+
+CONNECTOR = Jdbc()

@@ -1,0 +1,259 @@
+"""Reaching the database: the connection options of a block, the driver's jar on Spark's
+classpath, and ``java.sql.Connection`` objects from the Spark driver's JVM for the statements that
+run on the driver (split bounds, save modes, the commit). No Python database driver is involved.
+
+The driver (a Java class in a jar) is found by :func:`required_jars`; it reaches Spark through
+``spark.jars``, or at run time through :func:`ensure_driver` when a session started without it.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dialects import Dialect, dialect_of
+from .errors import db_error
+from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
+
+log = logging.getLogger("seatunnel.jdbc")
+
+DRIVER_PATH_ENV = "SEATUNNEL_JDBC_DRIVER_PATH"
+
+#: (family, URL prefixes, driver class prefixes, well-known jar locations) for :func:`required_jars`
+KNOWN_DRIVERS = (
+    ("postgresql", ("jdbc:postgresql:",), ("org.postgresql.",),
+     ("/usr/share/java/postgresql.jar", "/usr/share/java/postgresql-jdbc.jar",
+      "/usr/share/java/postgresql-jdbc4.jar")),
+    ("mysql", ("jdbc:mysql:",), ("com.mysql.",),
+     ("/usr/share/java/mysql-connector-j.jar", "/usr/share/java/mysql-connector-java.jar",
+      "/usr/share/java/mysql.jar")),
+    ("mariadb", ("jdbc:mariadb:",), ("org.mariadb.",), ("/usr/share/java/mariadb-java-client.jar",)),
+    ("sqlite", ("jdbc:sqlite:",), ("org.sqlite.",), ("/usr/share/java/sqlite-jdbc.jar",)),
+    ("h2", ("jdbc:h2:",), ("org.h2.",), ("/usr/share/java/h2.jar",)),
+    ("hsqldb", ("jdbc:hsqldb:",), ("org.hsqldb.",), ("/usr/share/java/hsqldb.jar",)),
+)
+
+
+@dataclass
+class Conn:
+    """How to reach the database (``password`` stays out of ``repr`` and messages)."""
+
+    url: str
+    driver: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    properties: dict[str, str] = field(default_factory=dict)
+    timeout: int = DEFAULT_TIMEOUT_SEC
+
+    @property
+    def dialect(self) -> Dialect:
+        return dialect_of(self.url)
+
+    @property
+    def safe_url(self) -> str:
+        return mask(self.url, self.password)
+
+    def connection_properties(self) -> dict[str, str]:
+        """What the driver gets: ``properties``, the credentials, and (PostgreSQL) timeouts."""
+        props = dict(self.properties)
+        if self.user is not None:
+            props["user"] = self.user
+        if self.password is not None:
+            props["password"] = self.password
+        if self.dialect.name == "postgresql":
+            props.setdefault("connectTimeout", str(self.timeout))
+            props.setdefault("loginTimeout", str(self.timeout))
+        return props
+
+    def spark_options(self, **extra: Any) -> dict[str, str]:
+        return {"url": self.url, "driver": self.driver, **self.connection_properties(),
+                **{k: str(v) for k, v in extra.items()}}
+
+    def with_url(self, url: str) -> Conn:
+        return Conn(url, self.driver, self.user, self.password, dict(self.properties), self.timeout)
+
+
+def connection_of(config: Mapping[str, Any]) -> Conn:
+    """The connection a block's options describe; RuntimeConfigError when they are incomplete."""
+    url, driver = opt_text(config, "url"), opt_text(config, "driver")
+    if not url:
+        raise config_error("url is required")
+    if not driver:
+        raise config_error("driver is required (the JDBC driver class, e.g. org.postgresql.Driver)")
+    if opt_bool(config, "use_kerberos", False):
+        raise config_error("use_kerberos is not supported by this package")
+    props = opt(config, "properties", {})
+    if not isinstance(props, Mapping):
+        raise config_error("properties must be a map of JDBC connection properties")
+    user, password = opt(config, "user"), opt(config, "password")
+    return Conn(url=url, driver=driver, user=None if user is None else str(user),
+                password=None if password is None else str(password),
+                properties={str(k): str(v) for k, v in props.items()},
+                timeout=opt_int(config, "connection_check_timeout_sec", DEFAULT_TIMEOUT_SEC, 1))
+
+
+def _family(conn_url: str, driver: str) -> tuple | None:
+    url, driver = conn_url.strip().lower(), driver.strip()
+    for entry in KNOWN_DRIVERS:
+        if driver.startswith(entry[2]) or url.startswith(entry[1]):
+            return entry
+    return None
+
+
+def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> list[str]:
+    """The jars holding the JDBC driver of a Jdbc block, to put on Spark's classpath.
+
+    In order: ``$SEATUNNEL_JDBC_DRIVER_PATH`` (jar files or directories of jars, separated by
+    ``:`` or ``,``) when set; else nothing when the job's ``env.spark.jars`` already names a jar
+    of the driver's family (``postgresql``, ``mysql``...); else the first existing well-known
+    system location for the driver class or URL scheme (Debian's ``/usr/share/java/postgresql.jar``...).
+    """
+    explicit = os.environ.get(DRIVER_PATH_ENV, "").strip()
+    if explicit:
+        found: list[str] = []
+        for item in re.split(r"[,:]", explicit):
+            item = os.path.abspath(os.path.expanduser(item.strip())) if item.strip() else ""
+            if os.path.isdir(item):
+                found.extend(sorted(glob.glob(os.path.join(item, "*.jar"))))
+            elif item:
+                found.append(item)
+        return found
+    url, driver = str(opt(config, "url", "")), str(opt(config, "driver", ""))
+    family = _family(url, driver)
+    if family is None:
+        return []
+    configured = [os.path.basename(j).lower() for j in str((env or {}).get("spark.jars", "")).split(",") if j.strip()]
+    if any(family[0] in name for name in configured):
+        return []
+    return next(([path] for path in family[3] if os.path.isfile(path)), [])
+
+
+def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
+                  config: Mapping[str, Any] | None = None) -> None:
+    """Make the driver class loadable in this Spark application: when it is not on the
+    classpath (a session started without the jar), add :func:`required_jars` to the driver's
+    class loader and ship them to the executors."""
+    from py4j.protocol import Py4JError
+
+    jvm = spark._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(conn.driver, False, loader)
+        return
+    except Py4JError:
+        pass
+    jars = required_jars(config if config is not None else {"url": conn.url, "driver": conn.driver}, env)
+    if not jars:
+        family = _family(conn.url, conn.driver)
+        where = f" (looked in {', '.join(family[3])})" if family else ""
+        raise config_error(f"the JDBC driver class {conn.driver} is not on Spark's classpath and no jar was "
+                           f"found{where}: add its jar to env spark.jars or set {DRIVER_PATH_ENV}")
+    for jar in jars:
+        if not os.path.isfile(jar):
+            raise config_error(f"the JDBC driver jar {jar} does not exist")
+        try:
+            loader.addURL(jvm.java.io.File(jar).toURI().toURL())
+            spark._jsc.sc().addJar(jar)
+        except Py4JError:
+            spark.sql(f"ADD JAR '{jar}'")
+        log.info("Jdbc: added the driver jar %s to Spark", jar)
+    try:
+        jvm.java.lang.Class.forName(conn.driver, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    except Py4JError:
+        raise config_error(f"the JDBC driver class {conn.driver} is not in {', '.join(jars)}: add the jar that "
+                           f"holds it to env spark.jars or set {DRIVER_PATH_ENV}") from None
+
+
+@contextmanager
+def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[Any]:
+    """A ``java.sql.Connection`` from the Spark driver's JVM (the driver class instantiated
+    through the context class loader, so that jars added at run time work too)."""
+    from py4j.protocol import Py4JError
+
+    jvm = spark._jvm
+    gateway = spark.sparkContext._gateway
+    try:
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        cls = jvm.java.lang.Class.forName(conn.driver, True, loader)
+        driver = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
+            gateway.new_array(jvm.java.lang.Object, 0))
+        props = jvm.java.util.Properties()
+        for key, value in conn.connection_properties().items():
+            props.setProperty(key, value)
+        connection = driver.connect(conn.url, props)
+    except Py4JError as e:
+        raise db_error(e, f"cannot connect to {conn.safe_url}", conn) from None
+    if connection is None:
+        raise config_error(f"the driver {conn.driver} does not accept the url {conn.safe_url}")
+    try:
+        connection.setAutoCommit(autocommit)
+        yield connection
+    finally:
+        with suppress(Py4JError):
+            connection.close()
+
+
+def rollback_quietly(connection: Any) -> None:
+    from py4j.protocol import Py4JError
+
+    with suppress(Py4JError):
+        connection.rollback()
+
+
+def execute(connection: Any, sql: str, params: tuple = ()) -> int:
+    """Run one statement; its update count (0 for DDL)."""
+    statement = connection.prepareStatement(sql)
+    try:
+        for i, value in enumerate(params, 1):
+            _bind(statement, i, value)
+        statement.execute()
+        return max(int(statement.getUpdateCount()), 0)
+    finally:
+        statement.close()
+
+
+def _bind(statement: Any, index: int, value: Any) -> None:
+    if value is None:
+        statement.setNull(index, 12)
+    elif isinstance(value, bool):
+        statement.setBoolean(index, value)
+    elif isinstance(value, int):
+        statement.setLong(index, value)
+    else:
+        statement.setString(index, str(value))
+
+
+def query(connection: Any, sql: str, params: tuple = (), limit: int = 0) -> list[list[str | None]]:
+    """The rows of a small query, values as strings."""
+    statement = connection.prepareStatement(sql)
+    try:
+        for i, value in enumerate(params, 1):
+            _bind(statement, i, value)
+        if limit:
+            statement.setMaxRows(limit)
+        result = statement.executeQuery()
+        width = result.getMetaData().getColumnCount()
+        rows = []
+        while result.next():
+            rows.append([result.getString(i) for i in range(1, width + 1)])
+        result.close()
+        return rows
+    finally:
+        statement.close()
+
+
+def columns_of(connection: Any, sql: str) -> list[tuple[str, int, int]]:
+    """(name, java.sql.Types code, scale) of each column ``sql`` returns (no row is read)."""
+    statement = connection.prepareStatement(f"SELECT * FROM ({sql}) st_jdbc_meta WHERE 1 = 0")
+    try:
+        meta = statement.executeQuery().getMetaData()
+        return [(meta.getColumnLabel(i), int(meta.getColumnType(i)), int(meta.getScale(i)))
+                for i in range(1, meta.getColumnCount() + 1)]
+    finally:
+        statement.close()

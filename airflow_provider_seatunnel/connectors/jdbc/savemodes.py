@@ -1,0 +1,152 @@
+"""The Jdbc sink's save modes: ``schema_save_mode`` (create, recreate, require the target table)
+then ``data_save_mode`` (truncate, append, require it empty, run ``custom_sql``).
+
+They run once per run, sink and target: a row in ``seatunnel_savemodes``, inserted first in the
+transaction of the actions, keeps retries and the other pipelines of a split (which write the same
+sink) from repeating them; a STREAMING job applies them once per stream. Created tables get their
+columns from the data's Spark types (:meth:`.dialects.Dialect.sql_type`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.rows import HIDDEN
+from .commit import SAVEMODES_TABLE, digest
+from .connection import connect, execute, query, rollback_quietly
+from .errors import state_of
+from .options import config_error, data_save_mode, opt_bool, opt_text, schema_save_mode
+from .target import Target, resolve_keys, table_exists, target_of
+
+log = logging.getLogger("seatunnel.jdbc")
+
+
+def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any]) -> str:
+    """CREATE TABLE for the target from the data's Spark schema (primary key from primary_keys)."""
+    dialect = target.dialect
+    if schema is None:
+        raise config_error(f"cannot create {target.label}: its columns are not known")
+    if dialect.name == "postgresql" and target.schema:
+        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}")
+    if dialect.name == "mysql" and target.database:
+        execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
+    fields = [f for f in schema.fields if f.name not in HIDDEN]
+    keys = resolve_keys(target.primary_keys, [f.name for f in fields])
+    columns = [f"{dialect.column(target.ide(f.name))} {dialect.sql_type(f.dataType, key=f.name in keys)}"
+               + (" NOT NULL" if f.name in keys else "") for f in fields]
+    if keys and opt_bool(config, "create_index", True):
+        columns.append(f"PRIMARY KEY ({', '.join(dialect.column(target.ide(k)) for k in keys)})")
+    execute(connection, f"CREATE TABLE {target.ident} ({', '.join(columns)})")
+    return f"created {target.label}"
+
+
+def _apply_schema_mode(connection: Any, target: Target, config: Mapping[str, Any], schema: Any, mode: str,
+                       done: list[str]) -> bool:
+    """The schema save mode ``mode`` on the target table; whether the table exists afterwards."""
+    assert target.table is not None
+    exists = table_exists(connection, target, target.ide(target.table))
+    if mode == "RECREATE_SCHEMA":
+        if exists:
+            execute(connection, f"DROP TABLE {target.ident}")
+            done.append(f"dropped {target.label}")
+        done.append(_create_table(connection, target, schema, config))
+        return True
+    if mode == "CREATE_SCHEMA_WHEN_NOT_EXIST" and not exists:
+        done.append(_create_table(connection, target, schema, config))
+        return True
+    if mode == "ERROR_WHEN_SCHEMA_NOT_EXIST" and not exists:
+        raise config_error(f"The sink table not exist: {target.label} "
+                           "(schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST)")
+    return exists
+
+
+def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any], schema: Any) -> list[str]:
+    """``schema_save_mode`` then ``data_save_mode`` on the target table; what was done."""
+    schema_mode, data_mode = schema_save_mode(config), data_save_mode(config)
+    done: list[str] = []
+    exists = _apply_schema_mode(connection, target, config, schema, schema_mode, done)
+    if data_mode == "DROP_DATA" and exists:
+        statement = "DELETE FROM" if target.dialect.name == "generic" else "TRUNCATE TABLE"
+        execute(connection, f"{statement} {target.ident}")
+        done.append(f"truncated {target.label}")
+    elif data_mode == "ERROR_WHEN_DATA_EXISTS" and exists:
+        if query(connection, f"SELECT 1 FROM {target.ident}", limit=1):
+            raise config_error(f"The target data source already has data: {target.label} "
+                               "(data_save_mode = ERROR_WHEN_DATA_EXISTS)")
+    elif data_mode == "CUSTOM_PROCESSING":
+        custom = opt_text(config, "custom_sql")
+        if not custom:
+            raise config_error("custom_sql is required when data_save_mode is CUSTOM_PROCESSING")
+        execute(connection, custom)
+        done.append("ran custom_sql")
+    return done
+
+
+def handle_save_mode(spark: Any, vertex_config: Mapping[str, Any], table_key: str, schema: Any) -> list[str]:
+    """Apply the save modes of a Jdbc sink block to one upstream table (``schema``: its Spark
+    StructType, used to create the table). No once-per-run marker: the caller decides when."""
+    config, target = target_of(vertex_config, table_key,
+                               [f.name for f in schema.fields] if schema is not None else None)
+    if target.table is None:
+        return []  # SeaTunnel runs no save mode for a sink with a query
+    with connect(spark, target.conn, autocommit=False) as connection:
+        try:
+            done = apply_save_modes(connection, target, config, schema)
+            connection.commit()
+        except BaseException:
+            rollback_quietly(connection)
+            raise
+    return done
+
+
+def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, config: Mapping[str, Any],
+                   schema: Any) -> None:
+    """The save modes, unless this run already applied them to this sink and target (a retry,
+    a split clone). The marker row is inserted first, in the transaction of the actions: a
+    concurrent clone waits for it, then finds it."""
+    from py4j.protocol import Py4JJavaError
+
+    marker = target.qualified(SAVEMODES_TABLE)
+    # a STREAMING micro-batch applies save modes once per stream, not per batch
+    key = digest(ctx.save_mode_run_id, vertex.ref, target.label)
+    connection.setAutoCommit(False)
+    try:
+        if query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
+            connection.rollback()
+            return
+        try:
+            execute(connection, f"INSERT INTO {marker} (savemode_id, run_id, sink, table_name, actions, done_at) "
+                                "VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
+                    (key, ctx.run_id, vertex.ref, target.label, ""))
+        except Py4JJavaError as e:
+            if state_of(e).startswith("23"):  # a concurrent clone applied them
+                connection.rollback()
+                return
+            raise
+        done = apply_save_modes(connection, target, config, schema)
+        execute(connection, f"UPDATE {marker} SET actions = ? WHERE savemode_id = ?", ("; ".join(done)[:4000], key))
+        connection.commit()
+        for action in done:
+            log.info("Jdbc %s: save mode: %s", vertex.ref, action)
+    except BaseException:
+        rollback_quietly(connection)
+        raise
+    finally:
+        connection.setAutoCommit(True)
+
+
+def create_database(spark: Any, target: Target) -> None:
+    """CREATE DATABASE for a PostgreSQL target whose ``database`` does not exist yet."""
+    from py4j.protocol import Py4JJavaError
+
+    assert target.base_conn is not None and target.database
+    with connect(spark, target.base_conn) as connection:
+        try:
+            execute(connection, f"CREATE DATABASE {target.dialect.part(target.database)}")
+            log.info("Jdbc: created the database %s", target.database)
+        except Py4JJavaError as e:
+            if state_of(e) != "42P04":  # duplicate_database: a concurrent pipeline created it
+                raise

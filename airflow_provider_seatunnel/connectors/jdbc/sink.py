@@ -1,0 +1,158 @@
+"""The Jdbc sink's first phase: each upstream table written, invisible, into a staging table.
+
+Per table: the commit-log check (a table this run already committed is skipped; its rows still
+pass once through Spark's ``noop`` sink for the row counters), the save modes once per run, then
+ONE Spark JDBC write (``batch_size`` rows per batch) replaces the staging table
+``st_stage_<table>_<hash of run, pipeline, sink, table>`` next to the target. The write runs at the
+vertex's parallelism: the engine hands the sink its rows in that many partitions, and with
+``primary_keys`` the rows are grouped by key into that many partitions, where only the last change
+per key is kept (UPDATE_BEFORE rows dropped, as SeaTunnel's buffered executor does), ordered as
+the rows arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.errors import RuntimeConfigError
+from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
+from .commit import abort_entry, commit_id, digest, drop_quietly, ensure_bookkeeping, is_committed
+from .connection import connect, ensure_driver
+from .dialects import Dialect, flat
+from .errors import reraise
+from .options import DEFAULT_BATCH_SIZE, opt_int, schema_save_mode
+from .savemodes import create_database, save_mode_once
+from .target import KIND_COLUMN, Target, resolve_keys, target_of
+
+log = logging.getLogger("seatunnel.jdbc")
+
+STAGING_PREFIX = "st_stage_"
+SEQ_COLUMN = "__st_seq"
+RANK_COLUMN = "__st_rank"
+
+
+def staging_name(ctx: RunContext, vertex: Vertex, table_key: str) -> str:
+    """The staging table of (run, pipeline, sink, table): the same for every attempt, so that a
+    retry replaces what a failed attempt left; lower case, at most 51 characters."""
+    readable = re.sub(r"[^a-z0-9]+", "_", table_key.split(".")[-1].lower()).strip("_")[:24]
+    key = digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table_key)[:16]
+    return f"{STAGING_PREFIX}{readable + '_' if readable else ''}{key}"
+
+
+def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | None]:
+    """A data column as staged (JSON text for maps and rows, text for time) and the cast the
+    move applies to turn it back into the target's type (None: none needed)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    column = F.col(quote(name))
+    is_array = isinstance(dtype, T.ArrayType)
+    if isinstance(dtype, (T.MapType, T.StructType)) or (
+            is_array and not (dialect.name == "postgresql" and flat(dtype.elementType))):
+        return F.to_json(column).alias(name), dialect.json_type
+    if type(dtype).__name__ == "TimeType":
+        return column.cast("string").alias(name), "TIME(6)" if dialect.name == "mysql" else "TIME"
+    if isinstance(dtype, T.NullType):
+        return column.cast("string").alias(name), None
+    if isinstance(dtype, T.ByteType):
+        return column.cast("short").alias(name), None
+    if is_array and isinstance(dtype.elementType, T.ByteType):
+        return column.cast("array<short>").alias(name), None
+    return column, None
+
+
+def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[str, str]]:
+    """The rows to stage: data columns as :func:`_staged_column` writes them and the row kind;
+    with primary keys only the last change per key, in ``parallelism`` partitions (grouped by
+    key). Also the casts the move applies to turn staged text back into the target's types."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    names = data_columns(df)
+    types = {f.name: f.dataType for f in df.schema.fields}
+    exprs, casts = [], {}
+    for name in names:
+        expr, cast = _staged_column(name, types[name], target.dialect)
+        exprs.append(expr)
+        if cast:
+            casts[name] = cast
+    kind = F.col(ROW_KIND) if ROW_KIND in df.columns else F.lit(0)
+    keyed = bool(target.primary_keys) and target.query is None
+    # the arrival order is numbered before the rows move: the shuffle by key keeps no order
+    order = [arrival_order(df).alias(SEQ_COLUMN)] if keyed else []
+    out = df.select(*exprs, kind.cast("short").alias(KIND_COLUMN), *order)
+    if keyed:
+        keys = [F.col(quote(k)) for k in resolve_keys(target.primary_keys, names)]
+        window = Window.partitionBy(*keys).orderBy(F.col(SEQ_COLUMN).desc())
+        out = (out.where(F.col(KIND_COLUMN) != 1)
+               .repartition(parallelism, *keys)
+               .withColumn(RANK_COLUMN, F.row_number().over(window))
+               .where(F.col(RANK_COLUMN) == 1).drop(RANK_COLUMN, SEQ_COLUMN))
+    return out, casts
+
+
+def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], schema: Any, key: str,
+           staging: str) -> bool:
+    """Bookkeeping tables, the commit-log check (True: already committed; leftover staging
+    dropped) and the once-per-run save modes."""
+    with connect(ctx.spark, target.conn) as connection:
+        ensure_bookkeeping(connection, target)
+        if is_committed(connection, target, key):
+            drop_quietly(connection, target.qualified(staging))
+            return True
+        if target.table is not None:
+            save_mode_once(ctx, vertex, connection, target, config, schema)
+    return False
+
+
+def _setup_or_create_database(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any],
+                              schema: Any, key: str, staging: str) -> bool:
+    """:func:`_setup`; a PostgreSQL target database that does not exist is created first when the
+    schema save mode creates tables."""
+    try:
+        return _setup(ctx, vertex, target, config, schema, key, staging)
+    except RuntimeConfigError as e:
+        creating = schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST")
+        if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or not creating:
+            raise
+        create_database(ctx.spark, target)
+        return _setup(ctx, vertex, target, config, schema, key, staging)
+
+
+def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> dict[str, Any]:
+    """One table: the commit-log check, the save modes (once per run), then one Spark JDBC write
+    into its staging table at ``vertex.parallelism`` (the action that also counts the rows).
+    Returns what the commit needs (``status`` "staged", or "committed" when there is nothing to do)."""
+    columns = data_columns(df)
+    config, target = target_of(vertex.config, table_key, columns)
+    conn = target.conn
+    ensure_driver(ctx.spark, conn, ctx.plan.env, config)
+    staging = staging_name(ctx, vertex, table_key)
+    key = commit_id(ctx, vertex, table_key)
+    entry: dict[str, Any] = {"table": table_key, "target": target.label, "staging": staging, "commit_id": key,
+                             "columns": columns}
+    try:
+        committed = _setup_or_create_database(ctx, vertex, target, config, df.schema, key, staging)
+    except Exception as e:
+        raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
+    if committed:
+        log.info("Jdbc %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table_key,
+                 ctx.run_id, target.label)
+        # the executor's row counters count only in an action over this DataFrame
+        df.write.format("noop").mode("overwrite").save()
+        return {**entry, "status": "committed"}
+    staged, casts = staging_frame(df, target, vertex.parallelism)
+    staged = ctx.with_write_faults(vertex, staged)  # restore trials only: ``staged`` itself in production
+    batch = opt_int(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
+    try:
+        (staged.write.format("jdbc").options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
+         .mode("overwrite").save())
+    except Exception as e:
+        abort_entry(ctx, target, {**entry, "status": "staged"})
+        raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
+    log.info("Jdbc %s: staged table %s for %s", vertex.ref, staging, target.label)
+    return {**entry, "status": "staged", "casts": casts}

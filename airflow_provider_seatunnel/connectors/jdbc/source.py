@@ -1,0 +1,310 @@
+"""The Jdbc source: ``query``, ``table_path`` or each ``table_list`` item as one table, split as
+SeaTunnel's splitters decide, read by as many readers as the plan's parallelism gives the vertex.
+
+Splits:
+
+* ``query`` with ``partition_column``: the fixed splitter, ``partition_num`` (default 10)
+  splits. Numeric keys: ranges between ``partition_lower_bound`` and ``partition_upper_bound``
+  (both set, else the key's min and max are queried); rows outside the bounds and null keys
+  are not read, as in SeaTunnel. String keys: one hash-mod bucket per split.
+* otherwise the dynamic splitter: the key is ``partition_column``, else the table's
+  one-column primary key; ``ceil(rows / split.size)`` splits (numeric keys: even ranges
+  between min and max, string keys: hash buckets; null keys go to the first split). No key,
+  or a ``query`` without ``partition_column``: one split.
+
+Readers: the splits are distributed over ``vertex.parallelism`` readers, one Spark partition each
+(more splits than readers: a reader reads several, without a shuffle; fewer: the rows are spread
+over every reader). Columns keep the database's names; types are Spark's JDBC mapping
+(``timestamp`` without time zone is ``timestamp``, with time zone ``timestamp_tz``; ``time``
+columns become ``time``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ...spi.options import as_int
+from ...spi.rows import quote, with_kind
+from .connection import Conn, columns_of, connect, query
+from .dialects import Dialect, url_database
+from .errors import reraise
+from .options import DEFAULT_PARTITION_NUM, DEFAULT_SPLIT_SIZE, config_error, opt, opt_int, opt_text, to_decimal
+
+log = logging.getLogger("seatunnel.jdbc")
+
+# java.sql.Types
+_INTEGER_TYPES = {-6, 5, 4, -5}  # TINYINT, SMALLINT, INTEGER, BIGINT
+_DECIMAL_TYPES = {2, 3}  # NUMERIC, DECIMAL
+_FLOAT_TYPES = {6, 7, 8}  # FLOAT, REAL, DOUBLE
+_STRING_TYPES = {1, 12, -1, -15, -9, -16}  # CHAR, VARCHAR, LONGVARCHAR, NCHAR, NVARCHAR, LONGNVARCHAR
+_TIME_TYPES = {92, 2013}  # TIME, TIME_WITH_TIMEZONE
+
+
+@dataclass
+class SourceTable:
+    """One table the source reads: a query or a table path, and how it is split."""
+
+    table_id: str
+    query: str | None
+    table_path: str | None
+    partition_column: str | None
+    partition_num: int | None
+    lower: Decimal | None
+    upper: Decimal | None
+
+
+def source_tables(config: Mapping[str, Any], output: str | None, conn: Conn) -> list[SourceTable]:
+    """The tables of a source block: its ``table_list`` items, else the block itself."""
+    items = opt(config, "table_list")
+    if items is not None:
+        if opt_text(config, "table_path") or opt_text(config, "query"):
+            raise config_error("Please configure either table_list or table_path/query, not both")
+        if not isinstance(items, list) or not items or not all(isinstance(i, Mapping) for i in items):
+            raise config_error("table_list must be a non-empty list of {table_path, query, partition_*} blocks")
+    else:
+        items = [config]
+    tables = [_source_table(item, i, len(items), output, conn) for i, item in enumerate(items)]
+    ids = [t.table_id for t in tables]
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise config_error(f"table_list names a table twice: {', '.join(twice)}")
+    return tables
+
+
+def _source_table(item: Mapping[str, Any], index: int, items: int, output: str | None, conn: Conn) -> SourceTable:
+    sql, path = opt_text(item, "query"), opt_text(item, "table_path")
+    if not sql and not path:
+        raise config_error("one of query, table_path or table_list is required")
+    if path:
+        table_id = _table_id(path, conn)
+    elif items > 1:
+        table_id = f"{output or 'default'}_{index}"
+    else:
+        table_id = output or "default"
+    num = opt(item, "partition_num")
+    num_value = None
+    if num is not None:
+        num_value = as_int(num)
+        if num_value is None or num_value < 1:
+            raise config_error(f"partition_num must be an integer >= 1, found {num!r}")
+    bounds = []
+    for key in ("partition_lower_bound", "partition_upper_bound"):
+        raw = opt(item, key)
+        value = to_decimal(raw)
+        if raw is not None and value is None:
+            raise config_error(f"{key} must be a number, found {raw!r}")
+        bounds.append(value)
+    return SourceTable(table_id, sql, path, opt_text(item, "partition_column"), num_value, *bounds)
+
+
+def _table_id(path: str, conn: Conn) -> str:
+    """The table id (``database.schema.table``) of a ``table_path``, the URL's database filling in."""
+    parts = path.split(".")
+    database = url_database(conn.url)
+    if conn.dialect.name == "postgresql" and len(parts) < 3 and database:
+        return ".".join([database, *parts])
+    if conn.dialect.name == "mysql" and len(parts) == 1 and database:
+        return f"{database}.{path}"
+    return path
+
+
+def _table_sql(path: str, dialect: Dialect) -> str:
+    parts = path.split(".")
+    if dialect.name == "postgresql" and len(parts) == 3:
+        parts = parts[1:]  # a connection reads one database: schema.table
+    if dialect.name == "mysql" and len(parts) == 3:
+        parts = [parts[0], parts[2]]
+    return dialect.table(*parts)
+
+
+def _ranges(low: Decimal, high: Decimal, count: int, integral: bool) -> list[tuple[Decimal, Decimal]]:
+    """``count`` consecutive ranges covering [low, high] (SeaTunnel's numeric-between splits)."""
+    if integral:
+        low, high = low.to_integral_value(rounding="ROUND_FLOOR"), high.to_integral_value(rounding="ROUND_CEILING")
+        span = high - low + 1
+        count = max(1, min(count, int(span)))
+        size, extra = divmod(int(span), count)
+        out, start = [], low
+        for i in range(count):
+            end = start + size - 1 + (1 if i < extra else 0)
+            out.append((start, end))
+            start = end + 1
+        return out
+    count = max(1, count)
+    step = (high - low) / count
+    edges = [low + step * i for i in range(count)] + [high]
+    return [(edges[i], edges[i + 1]) for i in range(count)]
+
+
+def _predicates(dialect: Dialect, column: str, kind: str, count: int, low: Decimal | None, high: Decimal | None,
+                integral: bool, with_nulls: bool) -> list[str]:
+    """One WHERE condition per split."""
+    col = dialect.column(column)
+    if kind == "string":
+        out = [f"{dialect.hash_mod(column, count)} = {i}" for i in range(count)]
+    else:
+        assert low is not None and high is not None
+        ranges = _ranges(low, high, count, integral)
+        out = []
+        for i, (start, end) in enumerate(ranges):
+            last = i == len(ranges) - 1
+            if integral:
+                out.append(f"{col} >= {start} AND {col} <= {end}")
+            else:
+                out.append(f"{col} >= {start} AND {col} {'<=' if last else '<'} {end}")
+    if with_nulls and out:
+        out[0] = f"({out[0]}) OR {col} IS NULL"
+    return out
+
+
+def _key_kind(type_code: int, scale: int) -> tuple[str | None, bool]:
+    """('numeric'|'string'|None, integral) of a key column."""
+    if type_code in _INTEGER_TYPES:
+        return "numeric", True
+    if type_code in _DECIMAL_TYPES:
+        return "numeric", scale <= 0
+    if type_code in _FLOAT_TYPES:
+        return "numeric", False
+    if type_code in _STRING_TYPES:
+        return "string", False
+    return None, False
+
+
+def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
+    """The table's primary key column when it has exactly one."""
+    parts = path.split(".")
+    table = parts[-1]
+    schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
+    catalog = parts[0] if dialect.name == "mysql" and len(parts) >= 2 else None
+    result = connection.getMetaData().getPrimaryKeys(catalog, schema, table)
+    names = []
+    while result.next():
+        names.append(result.getString("COLUMN_NAME"))
+    result.close()
+    return names[0] if len(names) == 1 else None
+
+
+def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],
+            columns: list[tuple[str, int, int]]) -> list[str] | None:
+    """The WHERE condition of each split (None: one split reading everything)."""
+    fixed = bool(spec.query and spec.partition_column)
+    key = spec.partition_column
+    if key is None and spec.table_path and not spec.query:
+        key = _primary_key(connection, spec.table_path, conn.dialect)
+    if key is None:
+        return None
+    by_name = {c[0].lower(): c for c in columns}
+    column = by_name.get(key.lower())
+    if column is None:
+        close = difflib.get_close_matches(key.lower(), list(by_name), n=1)
+        raise config_error(f"partition_column '{key}' is not a column of the source"
+                           + (f"; did you mean '{by_name[close[0]][0]}'?" if close else ""))
+    name, code, scale = column
+    kind, integral = _key_kind(code, scale)
+    if kind is None:
+        if fixed:
+            raise config_error(f"partition_column '{name}' must be a numeric or string column")
+        return None
+    if not fixed:
+        return _dynamic_splits(connection, conn.dialect, name, kind, integral, base, config)
+    if code in _DECIMAL_TYPES and scale > 0:
+        raise config_error(f"partition_column '{name}' is a decimal with {scale} decimal places: the split key "
+                           "must be an integer or a string")
+    return _fixed_splits(connection, conn.dialect, spec, name, kind, integral, base)
+
+
+def _fixed_splits(connection: Any, dialect: Dialect, spec: SourceTable, name: str, kind: str, integral: bool,
+                  base: str) -> list[str] | None:
+    """``partition_num`` splits of the key's bounds (queried unless both are set), or hash buckets."""
+    count = spec.partition_num or DEFAULT_PARTITION_NUM
+    if kind == "string":
+        return _predicates(dialect, name, kind, count, None, None, False, False)
+    low, high = spec.lower, spec.upper
+    if low is None or high is None:
+        col = dialect.column(name)
+        (low_text, high_text), = query(connection, f"SELECT MIN({col}), MAX({col}) FROM ({base}) st_jdbc_bounds")
+        low, high = to_decimal(low_text), to_decimal(high_text)
+        if low is None or high is None:
+            return None
+    if low > high:
+        raise config_error(f"partition_lower_bound {low} is greater than partition_upper_bound {high}")
+    return _predicates(dialect, name, kind, count, low, high, integral, False)
+
+
+def _dynamic_splits(connection: Any, dialect: Dialect, name: str, kind: str, integral: bool, base: str,
+                    config: Mapping[str, Any]) -> list[str] | None:
+    """``ceil(rows / split.size)`` splits over the key's range (null keys in the first one)."""
+    split_size = opt_int(config, "split.size", DEFAULT_SPLIT_SIZE, 1)
+    col = dialect.column(name)
+    (rows_text, low_text, high_text), = query(
+        connection, f"SELECT COUNT(*), MIN({col}), MAX({col}) FROM ({base}) st_jdbc_bounds")
+    count = max(1, math.ceil(int(rows_text or 0) / split_size))
+    if count == 1:
+        return None
+    if kind == "string":
+        return _predicates(dialect, name, kind, count, None, None, False, True)
+    low, high = to_decimal(low_text), to_decimal(high_text)
+    if low is None or high is None:
+        return None
+    return _predicates(dialect, name, kind, count, low, high, integral, True)
+
+
+def _base_query(spec: SourceTable, config: Mapping[str, Any], dialect: Dialect) -> str:
+    """The SELECT of one table, ``where_condition`` applied."""
+    if spec.query:
+        base = spec.query.strip().rstrip(";").strip()
+    else:
+        base = f"SELECT * FROM {_table_sql(str(spec.table_path), dialect)}"
+    where = opt_text(config, "where_condition")
+    if where:
+        if not where.lower().startswith("where"):
+            raise config_error(f"where_condition must start with 'where', found {where!r}")
+        base = f"SELECT * FROM ({base}) st_jdbc_where {where}"
+    return base
+
+
+def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, Any]) -> tuple[Any, int]:
+    """One table's DataFrame (with the row kind) and its number of splits (one partition each)."""
+    from pyspark.sql import functions as F
+
+    base = _base_query(spec, config, conn.dialect)
+    what = f"cannot read {spec.table_path or 'the query'} from {conn.safe_url}"
+    try:
+        with connect(spark, conn) as connection:
+            columns = columns_of(connection, base)
+            predicates = _splits(connection, conn, spec, base, config, columns)
+    except Exception as e:
+        raise reraise(e, what, conn) from None
+    fetch = opt_int(config, "fetch_size", 0, 0)
+    options = conn.spark_options(preferTimestampNTZ="true", **({"fetchsize": fetch} if fetch else {}))
+    table = f"({base}) st_jdbc_src"
+    try:
+        if predicates:
+            props = {k: v for k, v in options.items() if k != "url"}
+            df = spark.read.jdbc(conn.url, table, predicates=predicates, properties=props)
+        else:
+            df = spark.read.format("jdbc").options(**options, dbtable=table).load()
+    except Exception as e:
+        raise reraise(e, what, conn) from None
+    times = {name for name, code, _ in columns if code in _TIME_TYPES}
+    if times:
+        df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
+                         if c in times else F.col(quote(c)) for c in df.columns])
+    return with_kind(df), len(predicates) if predicates else 1
+
+
+def over_readers(df: Any, splits: int, readers: int) -> Any:
+    """``df`` (one partition per split) in ``readers`` partitions: several splits per reader
+    without a shuffle when there are more splits than readers, the rows spread over every reader
+    when there are fewer."""
+    if splits > readers:
+        return df.coalesce(readers)
+    if splits < readers:
+        return df.repartition(readers)
+    return df

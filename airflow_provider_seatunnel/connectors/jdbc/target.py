@@ -1,0 +1,145 @@
+"""Where a Jdbc sink writes one upstream table: the target table (generated SQL) or the block's
+explicit ``query``, and the schema or database its staging and bookkeeping tables live in."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...spi.options import MISSING, as_list, lookup
+from ...spi.rows import ROW_KIND
+from .connection import Conn, connection_of
+from .dialects import Dialect, url_database, url_with_database
+from .options import FIELD_IDE, config_error, opt, opt_bool, opt_mode, opt_text, table_config
+
+#: the staged rows' row kind keeps the hidden column's name
+KIND_COLUMN = ROW_KIND
+
+
+@dataclass
+class Target:
+    """Where a sink writes one table: a table (generated SQL) or an explicit ``query``."""
+
+    conn: Conn
+    database: str | None
+    schema: str | None
+    table: str | None  # None: query mode
+    query: str | None
+    primary_keys: list[str]
+    field_ide: str
+    base_conn: Conn | None = None  # the configured URL, when ``database`` switched a PostgreSQL URL
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.conn.dialect
+
+    @property
+    def home(self) -> tuple[str | None, ...]:
+        """Where staging and bookkeeping tables live: the target's schema (MySQL: database)."""
+        return (self.database,) if self.dialect.name == "mysql" else (self.schema,)
+
+    def qualified(self, name: str) -> str:
+        return self.dialect.table(*self.home, name)
+
+    @property
+    def ident(self) -> str:
+        assert self.table is not None
+        return self.qualified(self.ide(self.table))
+
+    @property
+    def label(self) -> str:
+        if self.table is None:
+            return "the sink query"
+        return ".".join(p for p in (*self.home, self.table) if p)
+
+    def ide(self, name: str) -> str:
+        """``field_ide``: names of the created table and its columns as written, upper or lower case."""
+        if self.field_ide == "UPPERCASE":
+            return name.upper()
+        return name.lower() if self.field_ide == "LOWERCASE" else name
+
+
+def sink_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None) -> dict:
+    """The sink's options for one table: ``table``/``database`` default to the table's own
+    names, then every top-level string has its table placeholders expanded."""
+    raw = dict(config)
+    if lookup(raw, "table") is MISSING:
+        raw["table"] = "${table_name}"
+    if lookup(raw, "database") is MISSING:
+        raw["database"] = "${database_name}"
+    return table_config(raw, table_key, field_names)
+
+
+def sink_target(config: Mapping[str, Any]) -> Target:
+    """The target of a sink's (per-table) options."""
+    conn = connection_of(config)
+    dialect = conn.dialect
+    query = opt_text(config, "query")
+    if not query and not opt_bool(config, "generate_sink_sql", False):
+        raise config_error("query is required when generate_sink_sql is false (set generate_sink_sql = true to "
+                           "write the table named by database and table)")
+    keys = [str(k).strip() for k in as_list(opt(config, "primary_keys")) if str(k).strip()]
+    ide = opt_mode(config, "field_ide", "ORIGINAL", FIELD_IDE)
+    if query:
+        return Target(conn, None, None, None, query, keys, ide)
+    table, database = opt_text(config, "table"), opt_text(config, "database")
+    if not table:
+        raise config_error("table is required (the upstream table has no name to default to)")
+    parts = table.split(".")
+    schema = None
+    if dialect.name == "mysql":
+        database = parts[0] if len(parts) >= 2 else database
+    elif dialect.name == "postgresql":
+        if len(parts) >= 3:
+            database = parts[0]
+        schema = parts[-2] if len(parts) >= 2 else None
+    else:
+        schema = ".".join(parts[:-1]) or None
+    base_conn = None
+    if dialect.name == "postgresql" and database and database != url_database(conn.url):
+        base_conn, conn = conn, conn.with_url(url_with_database(conn.url, database))
+    return Target(conn, database, schema, parts[-1], None, keys, ide, base_conn)
+
+
+def target_of(config: Mapping[str, Any], table_key: str, field_names: list[str] | None) -> tuple[dict, Target]:
+    """The per-table options of a sink block and their target."""
+    options = sink_config(config, table_key, field_names)
+    return options, sink_target(options)
+
+
+def resolve_keys(keys: list[str], columns: list[str]) -> list[str]:
+    """``primary_keys`` as the input's column names (exact, else case-insensitive); RuntimeConfigError
+    for a key that is not an input field."""
+    by_lower = {c.lower(): c for c in columns}
+    out = []
+    for key in keys:
+        match = key if key in columns else by_lower.get(key.lower())
+        if match is None:
+            close = difflib.get_close_matches(key.lower(), list(by_lower), n=1)
+            raise config_error(f"primary_keys names '{key}', which is not an input field"
+                               + (f"; did you mean '{by_lower[close[0]]}'?" if close else "")
+                               + f" (fields: {', '.join(columns)})")
+        out.append(match)
+    return out
+
+
+def table_exists(connection: Any, target: Target, name: str) -> bool:
+    """Whether the table ``name`` exists in the target's schema (MySQL: database)."""
+    meta = connection.getMetaData()
+    if target.dialect.name == "mysql":
+        catalog, schema = target.database or connection.getCatalog(), None
+    else:
+        catalog, schema = None, target.schema or connection.getSchema()
+    candidates = [name] if target.dialect.name != "generic" else list(dict.fromkeys([name, name.upper(), name.lower()]))
+    for candidate in candidates:
+        result = meta.getTables(catalog, schema, candidate, None)
+        try:
+            while result.next():
+                if result.getString("TABLE_NAME") == candidate and (
+                        schema is None or result.getString("TABLE_SCHEM") in (schema, None)):
+                    return True
+        finally:
+            result.close()
+    return False

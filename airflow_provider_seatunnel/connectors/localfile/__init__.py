@@ -1,0 +1,122 @@
+"""LocalFile: text, csv, json, parquet and orc files on a local (or shared) file system.
+
+**Source** (:mod:`.source`): the files under ``path``, a file or a directory walked recursively,
+or under each ``tables_configs`` item's; hidden, empty and filtered-out files skipped, ``k=v``
+directories as columns. Each table comes in exactly the parallelism the plan gives the source.
+How each format is read and written: :mod:`.formats`.
+
+**Sink**, a two-phase commit keyed by run id, pipeline key, sink and table:
+
+* ``prepare`` (:mod:`.sink`) runs the save modes once per run, sink and target, then writes each
+  table, as the engine hands it (at the parallelism the plan gives the sink: one file per non-empty
+  partition), into a hidden staging directory, and returns the staged files with their final names.
+* ``commit`` (:mod:`.commits`) is roll-forward: a journal naming every move, the renames, then the
+  journal renamed to the commit marker. An attempt first settles earlier ones: a marker means the
+  table is committed (nothing is written again), a journal without marker is finished, staging
+  without journal is discarded. ``abort`` moves back what a started commit published.
+* Readers: the source skips the files named by a pending journal of the target it reads (listing
+  the journals before and after the files), so it never sees a commit that is in progress or was
+  interrupted; other readers see its files appear one by one while it runs (a few renames) and,
+  after a kill, until the retry finishes it.
+* Fault points for restore trials (nothing happens in production): the write carries the
+  ``sink.write`` fault, ``commit`` fires ``sink.move`` before each rename and ``sink.commit``
+  between the last rename and the marker.
+
+**STREAMING** (docs/streaming.md): ``path`` is read as a file stream (new files each micro-batch);
+the sink writes each micro-batch with ``prepare``/``commit``, the run id naming the batch, and
+:func:`.commits.retire` drops the markers of the stream's earlier micro-batches.
+
+Table placeholders (``${table_name}``...) and file name placeholders: :mod:`.placeholders`;
+compile-time checks and schemas: :mod:`.checks`. Deviations from SeaTunnel are listed in
+:data:`.options.DEVIATIONS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    Connector,
+    Dataset,
+    InsertOnly,
+    Lineage,
+    RetiresCommits,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    StreamingSource,
+    TwoPhaseSink,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from . import checks, commits, sink, source
+from .commits import abort, commit, retire
+from .options import (
+    CODECS,
+    COMMITS_DIR,
+    DEVIATIONS,
+    FORMAT_SUFFIX,
+    FORMATS,
+    HIVE_NULL,
+    PENDING_DIR,
+    STAGING_DIR,
+)
+from .placeholders import assets, expand_table_placeholders, format_java_datetime, java_pattern_problem, table_parts
+from .sink import handle_save_mode, prepare, save_mode
+from .source import list_input_files, partition_keys, read, read_stream
+
+__all__ = [
+    "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "HIVE_NULL", "PENDING_DIR",
+    "STAGING_DIR", "LocalFile", "abort", "assets", "checks", "commit", "commits", "expand_table_placeholders",
+    "format_java_datetime", "handle_save_mode", "java_pattern_problem", "list_input_files", "partition_keys",
+    "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source", "table_parts",
+]
+
+
+class LocalFile(Connector, SchemaInference, Lineage, SaveModes, BatchSource, InsertOnly, TwoPhaseSink,
+                StreamingSource, RetiresCommits):
+    name = "LocalFile"
+    kinds = frozenset({SOURCE, SINK})
+    identity = ("path",)
+    committer = True
+    stores_deletes = False
+    description = "Reads or writes text, csv, json, parquet and orc files."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return checks.check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return checks.schema(plugin, job, inputs)
+
+    def assets(self, options: Mapping[str, Any]) -> list[str]:
+        return assets(options)
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        return save_mode(run_id, vertex)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read(ctx, vertex)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        return prepare(ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        commit(ctx, vertex, info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        abort(ctx, vertex, info)
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        return read_stream(ctx, vertex)
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        retire(ctx, vertex, info)
+
+
+CONNECTOR = LocalFile()

@@ -1,0 +1,491 @@
+"""How LocalFile reads and writes each format: text, csv, json, parquet, orc.
+
+Reading: text lines are read by Spark and split with native functions (the ``field_delimiter`` is
+a regex, as in SeaTunnel); blank text/csv fields become null; values are cast to the ``schema``
+types (dates and timestamps in the auto-detected SeaTunnel formats). csv goes through Spark's csv
+parser, json through Spark's json reader (scalars read as text and converted like SeaTunnel's
+converter), parquet and orc keep their own schema. Files are read whole (one task per file) when
+``skip_header_row_number`` needs line numbers or a text file is not UTF-8.
+
+Writing: :func:`writer` builds the Spark writer of a table's rows in the format: text rendered
+as SeaTunnel's text serializer writes values, csv quoted where needed, json and the columnar
+formats by Spark's own writers; ``partition_by`` fields become staging partition directories.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.rows import data_columns, quote
+from ...spi.schema import DataType, Schema, schema_from_options
+from .options import (
+    CODECS,
+    DEFAULT_DELIMITER,
+    FILE,
+    LINE,
+    NESTED_SEPARATORS,
+    PART,
+    UNAVAILABLE_CODECS,
+    config_error,
+    count,
+    format_of,
+    is_utf8,
+    java_regex_literal,
+    opt,
+    target_path,
+)
+
+#: csv columns of these types are read by Spark's own parser, typed (see :func:`_read_csv`)
+_CSV_NATIVE = ("string", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
+_DATE_FORMATS = ("yyyy-MM-dd", "yyyy/MM/dd", "yyyy.MM.dd", "yyyyMMdd")
+_TIMESTAMP_FORMATS = ("yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]", "yyyy-MM-dd'T'HH:mm:ss[.SSSSSSSSS]",
+                      "yyyy/MM/dd HH:mm:ss[.SSSSSSSSS]", "yyyy.MM.dd HH:mm:ss[.SSSSSSSSS]",
+                      "yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm", "yyyyMMddHHmmss", "yyyyMMdd HH:mm:ss")
+_TIME_FORMATS = ("HH:mm:ss[.SSSSSSSSS]", "HH:mm")
+_WHITESPACE = " \t\n\r\f\u000b"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: values
+# ---------------------------------------------------------------------------------------------
+
+def plain_path(column: Any, encoded: bool) -> Any:
+    """A file path column as a plain absolute path (Spark's ``_metadata.file_path`` is a URI)."""
+    from pyspark.sql import functions as F
+
+    if encoded:  # '+' is literal in a Hadoop URI; url_decode would turn it into a space
+        column = F.url_decode(F.replace(column, F.lit("+"), F.lit("%2B")))
+    return F.regexp_replace(column, r"^file:(//)?", "")
+
+
+def _blank_to_null(column: Any) -> Any:
+    """Blank text (empty or only whitespace) as null, as SeaTunnel reads text and csv. The
+    common case, a first byte above ' ' (``>= '!'`` in byte order: no copy of the value),
+    avoids the trim; a blank value matches no branch (null)."""
+    from pyspark.sql import functions as F
+
+    return F.when(column >= F.lit("!"), column).when(F.btrim(column, F.lit(_WHITESPACE)) != F.lit(""), column)
+
+
+def _parse_failed(column: Any, parsed: Any, what: str) -> Any:
+    from pyspark.sql import functions as F
+
+    message = F.concat(F.lit(f"LocalFile: cannot parse {what} from '"), column, F.lit("'"))
+    return F.when(column.isNotNull() & parsed.isNull(), F.raise_error(message)).otherwise(parsed)
+
+
+def _parse_temporal(column: Any, dtype: DataType, how: Mapping[str, Any]) -> Any:
+    """A date, timestamp or time from text: the configured format first, then the auto-detected ones."""
+    from pyspark.sql import functions as F
+
+    if dtype.name == "date":
+        formats = [how["date"], *_DATE_FORMATS]
+        parsed = F.coalesce(*[F.try_to_date(column, f) for f in dict.fromkeys(formats)])
+        return _parse_failed(column, parsed, "a date")
+    if dtype.name == "timestamp":
+        formats = [how["datetime"], *_TIMESTAMP_FORMATS]
+        parsed = F.coalesce(*[F.try_to_timestamp(column, F.lit(f)) for f in dict.fromkeys(formats)])
+        return _parse_failed(column, parsed.cast("timestamp_ntz"), "a timestamp")
+    formats = [how["time"], *_TIME_FORMATS]
+    parsed = F.coalesce(*[F.try_to_time(column, F.lit(f)) for f in dict.fromkeys(formats)])
+    return _parse_failed(column, parsed.cast(dtype.to_spark()), "a time")
+
+
+def _parse_nested(column: Any, dtype: DataType, level: int, how: Mapping[str, Any]) -> Any:
+    """An array, map or row from text: its parts split by the separator of the next level."""
+    from pyspark.sql import functions as F
+
+    seps = how["separators"]
+    sep1 = seps[level + 1] if level + 1 < len(seps) else chr(2 + level)
+    sep2 = seps[level + 2] if level + 2 < len(seps) else chr(3 + level)
+    element, key = dtype.element, dtype.key
+    if dtype.name == "array" and element is not None:
+        parsed = F.transform(F.split(column, java_regex_literal(sep1), -1),
+                             lambda x: parse_value(x, element, level + 1, how))
+    elif dtype.name == "map" and element is not None and key is not None:
+        def entry(e: Any) -> Any:
+            kv = F.split(e, java_regex_literal(sep2), 2)
+            return F.struct(parse_value(F.get(kv, 0), key, level + 2, how).alias("key"),
+                            parse_value(F.get(kv, 1), element, level + 2, how).alias("value"))
+        parsed = F.map_from_entries(F.transform(F.split(column, java_regex_literal(sep1), -1), entry))
+    elif dtype.name == "row":
+        parts = F.split(column, java_regex_literal(sep1), -1)
+        parsed = F.struct(*[parse_value(F.get(parts, i), f.type, level + 1, how).alias(f.name)
+                            for i, f in enumerate(dtype.fields)])
+    else:
+        raise config_error(f"type {dtype} cannot be read from text")
+    return F.when(column.isNull(), F.lit(None).cast(dtype.to_spark())).otherwise(parsed)
+
+
+def parse_value(column: Any, dtype: DataType, level: int, how: Mapping[str, Any]) -> Any:
+    """A string column converted to ``dtype`` as SeaTunnel's text/json converters do.
+
+    ``how``: ``blank_null`` (blank text → null), ``bytes`` ("utf8" or "base64"),
+    ``separators`` (field delimiter, then \\u0002, \\u0003... for nested levels),
+    ``date``/``datetime``/``time`` (the configured format, tried before the auto-detected ones).
+    """
+    from pyspark.sql import functions as F
+
+    if how["blank_null"]:
+        column = _blank_to_null(column)
+    name = dtype.name
+    if name == "string":
+        return column
+    if name == "null":
+        return F.lit(None).cast(dtype.to_spark())
+    if name == "boolean":
+        return F.when(column.isNull(), F.lit(None).cast("boolean")).otherwise(F.lower(F.trim(column)) == "true")
+    if dtype.is_numeric:
+        return column.cast(dtype.to_spark())
+    if name == "bytes":
+        return F.unbase64(column) if how["bytes"] == "base64" else column.cast("binary")
+    if name in ("date", "timestamp", "time"):
+        return _parse_temporal(column, dtype, how)
+    return _parse_nested(column, dtype, level, how)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: files
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Reading:
+    """What reading one table's files needs: the session, the options read once, the files."""
+
+    spark: Any
+    config: Mapping[str, Any]
+    files: list[str]
+    with_file: bool
+    fmt: str
+    encoding: str
+    row_delimiter: str | None
+    skip: int
+    schema: Schema | None = None
+    how: Mapping[str, Any] | None = None
+
+    @property
+    def file_col(self) -> list[Any]:
+        """The row's file as a select-list item (reading the path costs every row: only when wanted)."""
+        from pyspark.sql import functions as F
+
+        return [plain_path(F.col("_metadata.file_path"), encoded=True).alias(FILE)] if self.with_file else []
+
+    @property
+    def carry_file(self) -> list[Any]:
+        from pyspark.sql import functions as F
+
+        return [F.col(FILE)] if self.with_file else []
+
+    def lines_whole_files(self) -> Any:
+        """One row per line (``__st_line``, ``__st_file``), reading each file whole: line numbers
+        per file (for ``skip_header_row_number``) and any charset Spark's ``decode`` knows."""
+        from pyspark.sql import functions as F
+
+        raw = self.spark.read.format("binaryFile").load(self.files)
+        text = F.decode(F.col("content"), self.encoding)
+        splitter = java_regex_literal(self.row_delimiter) if self.row_delimiter else r"\r\n|\r|\n"
+        lines = raw.select(plain_path(F.col("path"), encoded=False).alias(FILE),
+                           F.posexplode(F.split(text, splitter, -1)).alias("pos", LINE),
+                           F.size(F.split(text, splitter, -1)).alias("n"))
+        # the text after a final line terminator is not a line
+        lines = lines.where((F.col("pos") >= self.skip) & ~((F.col("pos") == F.col("n") - 1) & (F.col(LINE) == "")))
+        return lines.select(LINE, FILE)
+
+    def with_line_sep(self, reader: Any) -> Any:
+        return reader.option("lineSep", self.row_delimiter) if self.row_delimiter else reader
+
+
+def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_file: bool = True) -> Any:
+    """The rows of ``files`` with the schema's columns (all of them), plus ``__st_file`` (each
+    row's file) when ``with_file``: reading the file metadata costs every row, so only
+    partitioned paths ask for it. ``spark`` is the session (or its stream-reading stand-in)."""
+    fmt = format_of(config)
+    row_delimiter = opt(config, "row_delimiter")
+    r = _Reading(spark, config, files, with_file, fmt, encoding=str(opt(config, "encoding", "UTF-8")),
+                 row_delimiter=str(row_delimiter) if row_delimiter not in (None, "") else None,
+                 skip=count(config, "skip_header_row_number", 0, 0) if fmt in ("text", "csv") else 0)
+    codec = str(opt(config, "compress_codec", "none")).lower()
+    if codec in UNAVAILABLE_CODECS and fmt in ("text", "csv", "json"):  # others: detected by extension
+        raise config_error(f"compress_codec {codec} is not available in Spark")
+    if fmt in ("parquet", "orc"):
+        return _read_columnar(r)
+    r.schema = schema_from_options(config)
+    if r.schema is None:
+        raise config_error(f"schema is required to read {fmt} files")
+    r.how = {"blank_null": fmt != "json", "bytes": "base64" if fmt == "json" else "utf8",
+             "date": str(opt(config, "date_format", "yyyy-MM-dd")),
+             "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
+             "time": str(opt(config, "time_format", "HH:mm:ss"))}
+    if not files:
+        from pyspark.sql import types as T
+
+        empty = T.StructType([*r.schema.to_spark().fields, T.StructField(FILE, T.StringType())])
+        return spark.createDataFrame([], empty)
+    readers: dict[str, Callable[[_Reading, Schema, Mapping[str, Any]], Any]] = {
+        "text": _read_text, "csv": _read_csv, "json": _read_json}
+    return readers[fmt](r, r.schema, r.how)
+
+
+def _read_columnar(r: _Reading) -> Any:
+    """parquet and orc: the files' own schema (timestamps without time zone, as SeaTunnel reads them)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not r.files:
+        raise config_error(f"no {r.fmt} files to read under {target_path(r.config)}: the schema comes from them")
+    df = r.spark.read.format(r.fmt).load(r.files)
+    return df.select(*[F.col(quote(c)).cast(T.TimestampNTZType()).alias(c)
+                       if isinstance(df.schema[c].dataType, T.TimestampType) else F.col(quote(c))
+                       for c in df.columns],
+                     *r.file_col)
+
+
+def _read_text(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+
+    delimiter = str(opt(r.config, "field_delimiter", DEFAULT_DELIMITER, "delimiter"))
+    how = {**how, "separators": [delimiter, *NESTED_SEPARATORS]}
+    if r.skip or not is_utf8(r.encoding):
+        lines = r.lines_whole_files()
+    else:
+        reader = r.with_line_sep(r.spark.read.format("text"))
+        lines = reader.load(r.files).select(F.col("value").alias(LINE), *r.file_col)
+    parts = F.split(F.col(LINE), delimiter, -1)
+    return lines.select(*[parse_value(F.get(parts, i), f.type, 0, how).alias(f.name)
+                          for i, f in enumerate(schema.fields)], *r.carry_file)
+
+
+def _read_csv(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    delimiter = str(opt(r.config, "field_delimiter", ",", "delimiter"))
+    how = {**how, "separators": [delimiter, *NESTED_SEPARATORS]}
+    options = {"sep": delimiter, "quote": '"', "escape": '"', "mode": "PERMISSIVE"}
+    header = "true" if r.skip == 1 else "false"
+    if r.skip <= 1 and all(f.type.name in _CSV_NATIVE for f in schema.fields):
+        # Fast path: Spark parses these types as SeaTunnel does (an empty field is null, a
+        # value that does not parse fails the job); only blank strings need a look.
+        reader = (r.spark.read.format("csv").schema(schema.to_spark()).options(**{**options, "mode": "FAILFAST"})
+                  .option("encoding", r.encoding).option("header", header))
+        loaded = r.with_line_sep(reader).load(r.files)
+        return loaded.select(*[(_blank_to_null(F.col(quote(f.name))) if f.type.name == "string"
+                                else F.col(quote(f.name))).alias(f.name) for f in schema.fields],
+                             *r.file_col)
+    if r.skip > 1:
+        ddl = ", ".join(quote(f.name) + " STRING" for f in schema.fields)
+        rows = r.lines_whole_files().select(F.from_csv(F.col(LINE), ddl, options).alias("r"), *r.carry_file)
+        raw = rows.select(*[F.col("r").getField(f.name).alias(f.name) for f in schema.fields], *r.carry_file)
+    else:
+        as_text = T.StructType([T.StructField(f.name, T.StringType()) for f in schema.fields])
+        reader = r.spark.read.format("csv").schema(as_text).options(**options).option("encoding", r.encoding)
+        loaded = r.with_line_sep(reader.option("header", header)).load(r.files)
+        raw = loaded.select(*[F.col(quote(f.name)) for f in schema.fields], *r.file_col)
+    return raw.select(*[parse_value(F.col(quote(f.name)), f.type, 0, how).alias(f.name)
+                        for f in schema.fields], *r.carry_file)
+
+
+def _read_json(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
+    """json: scalars are read as their JSON text and converted like SeaTunnel's converter."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    nested = ("array", "map", "row")
+    how = {**how, "separators": [",", "\u0002", "\u0003"]}
+    read_schema = T.StructType([T.StructField(f.name, f.type.to_spark() if f.type.name in nested else T.StringType())
+                                for f in schema.fields])
+    reader = r.spark.read.format("json").schema(read_schema).option("mode", "FAILFAST")
+    if not is_utf8(r.encoding):
+        reader = reader.option("encoding", r.encoding)
+    loaded = r.with_line_sep(reader).load(r.files)
+    return loaded.select(*[(F.col(quote(f.name)) if f.type.name in nested
+                            else parse_value(F.col(quote(f.name)), f.type, 0, how)).alias(f.name)
+                           for f in schema.fields],
+                         *r.file_col)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+def _java_string(column: Any, dtype: Any) -> Any:
+    """A partition value as Java's ``toString`` renders it (timestamps ISO, seconds kept only when set)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
+        plain = F.date_format(column, "yyyy-MM-dd'T'HH:mm")
+        seconds = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss")
+        fraction = F.regexp_replace(F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), "0+$", "")
+        return (F.when(F.date_format(column, "ss.SSSSSS") == "00.000000", plain)
+                .when(F.date_format(column, "SSSSSS") == "000000", seconds).otherwise(fraction))
+    if isinstance(dtype, T.BinaryType):
+        return F.decode(column, "UTF-8")
+    return column.cast("string")
+
+
+def _render_nested(column: Any, dtype: Any, level: int, opts: Mapping[str, Any]) -> Any:
+    """An array, map or row as text: its parts joined by the separator of the next level."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    seps = opts["separators"]
+    sep1 = seps[level + 1] if level + 1 < len(seps) else chr(2 + level)
+    sep2 = seps[level + 2] if level + 2 < len(seps) else chr(3 + level)
+
+    def text(value: Any, of: Any, at: int) -> Any:
+        return F.coalesce(render_text(value, of, at, opts), F.lit(""))
+
+    if isinstance(dtype, T.ArrayType):
+        return F.array_join(F.transform(column, lambda x: text(x, dtype.elementType, level + 1)), sep1)
+    if isinstance(dtype, T.MapType):
+        def entry(e: Any) -> Any:
+            return F.concat(text(e.getField("key"), dtype.keyType, level + 2), F.lit(sep2),
+                            text(e.getField("value"), dtype.valueType, level + 2))
+        return F.array_join(F.transform(F.map_entries(column), entry), sep1)
+    parts = [text(column.getField(f.name), f.dataType, level + 1) for f in dtype.fields]
+    return F.when(column.isNull(), F.lit(None).cast("string")).otherwise(F.concat_ws(sep1, *parts))
+
+
+def render_text(column: Any, dtype: Any, level: int, opts: Mapping[str, Any]) -> Any:
+    """A column as SeaTunnel's text serializer writes it (null stays null: the caller makes it "")."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(dtype, T.StringType):
+        return column
+    if isinstance(dtype, T.DateType):
+        return F.date_format(column, opts["date"])
+    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
+        return F.date_format(column, opts["datetime"])
+    if type(dtype).__name__ == "TimeType":
+        return F.date_format(F.make_timestamp_ntz(date=F.lit("1970-01-01").cast("date"), time=column), opts["time"])
+    if isinstance(dtype, T.BinaryType):
+        return F.decode(column, "UTF-8")
+    if isinstance(dtype, T.NullType):
+        return F.lit(None).cast("string")
+    if isinstance(dtype, (T.ArrayType, T.MapType, T.StructType)):
+        return _render_nested(column, dtype, level, opts)
+    return column.cast("string")
+
+
+def resolve_columns(available: list[str], wanted: list[str], what: str) -> list[str]:
+    """The columns ``wanted`` names (case-insensitively), as ``available`` spells them."""
+    by_lower = {c.lower(): c for c in available}
+    out = []
+    for name in wanted:
+        match = by_lower.get(name.lower())
+        if match is None:
+            close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+            raise config_error(f"{what} names '{name}', which is not "
+                               + ("a sink column (partition fields must in sink columns)" if what == "partition_by"
+                                  else "an input field")
+                               + (f"; did you mean '{by_lower[close[0]]}'?" if close else "")
+                               + f" (fields: {', '.join(available)})")
+        out.append(match)
+    return out
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a table's writer writes: the file's columns, and the staging partition columns."""
+
+    written: list[str]
+    types: dict[str, Any]
+    part_cols: list[str]
+    part_exprs: list[Any]
+
+
+def _layout(df: Any, opts: Mapping[str, Any]) -> _Layout:
+    from pyspark.sql import functions as F
+
+    available = data_columns(df)
+    columns = resolve_columns(available, opts["sink_columns"], "sink_columns") if opts["sink_columns"] else available
+    partitions = resolve_columns(columns, opts["partition_by"], "partition_by") if opts["partition_by"] else []
+    types = {f.name: f.dataType for f in df.schema.fields}
+    part_cols = [f"{PART}{i}" for i in range(len(partitions))]
+    # null and "" both land in __HIVE_DEFAULT_PARTITION__ (Spark cannot read a 'k=' directory)
+    part_exprs = [_java_string(F.col(quote(p)), types[p]).alias(c) for p, c in zip(partitions, part_cols, strict=True)]
+    written = columns if opts["partition_in_file"] else [c for c in columns if c not in partitions]
+    return _Layout(written, types, part_cols, part_exprs)
+
+
+def _rendered(layout: _Layout, opts: Mapping[str, Any]) -> list[Any]:
+    """The written columns as text (text and csv), null as ""."""
+    from pyspark.sql import functions as F
+
+    render = {**opts, "separators": [opts["delimiter"], *NESTED_SEPARATORS]}
+    return [F.coalesce(render_text(F.col(quote(c)), layout.types[c], 0, render), F.lit("")) for c in layout.written]
+
+
+def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
+    """text: one line per row, the written columns joined by the field delimiter."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rendered = _rendered(layout, opts)
+    part_cols, header, encoding = layout.part_cols, opts["header"], opts["encoding"]
+    base = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
+    line = F.concat_ws(opts["delimiter"], *rendered) if rendered else F.lit("")
+    header_text = opts["delimiter"].join(layout.written)
+    if not is_utf8(encoding):  # Spark's text writer is UTF-8 only: one string column through the csv writer
+        out = base.select(*part_cols, line.alias(header_text if header else "value"))
+        return (out.write.format("csv").options(sep="\ue000", quote="\u0000", escapeQuotes="false",
+                                                ignoreLeadingWhiteSpace="false", ignoreTrailingWhiteSpace="false",
+                                                emptyValue="", nullValue="", lineSep=opts["row_delimiter"],
+                                                encoding=encoding)
+                .option("header", "true" if header else "false"))
+    if header:  # the first row of every output file (and of every batch_size rows) carries the header
+        if part_cols:
+            index = F.row_number().over(Window.partitionBy(*part_cols).orderBy(*part_cols)) - 1
+        else:
+            index = F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
+        first = (index % opts["batch_size"]) == 0
+        line = F.when(first, F.concat(F.lit(header_text + opts["row_delimiter"]), line)).otherwise(line)
+    out = base.select(*part_cols, line.alias("value"))
+    return out.write.format("text").option("lineSep", opts["row_delimiter"])
+
+
+def _csv_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
+    rendered = _rendered(layout, opts)
+    out = df.select(*layout.part_exprs, *[r.alias(c) for r, c in zip(rendered, layout.written, strict=True)])
+    return out.write.format("csv").options(
+        sep=",", quote='"', escape='"', ignoreLeadingWhiteSpace="false", ignoreTrailingWhiteSpace="false",
+        emptyValue="", nullValue="", lineSep=opts["row_delimiter"], encoding=opts["encoding"],
+        header="true" if opts["header"] else "false")
+
+
+def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
+    """json, parquet and orc: Spark's own writers."""
+    from pyspark.sql import functions as F
+
+    out = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
+    writer = out.write.format(opts["format"])
+    if opts["format"] == "json":
+        writer = writer.options(ignoreNullFields="false", lineSep=opts["row_delimiter"])
+        if not is_utf8(opts["encoding"]):
+            writer = writer.option("encoding", opts["encoding"])
+    return writer
+
+
+_WRITERS: dict[str, Callable[[Any, _Layout, Mapping[str, Any]], Any]] = {
+    "text": _text_writer, "csv": _csv_writer, "json": _native_writer, "parquet": _native_writer,
+    "orc": _native_writer}
+
+
+def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """The Spark writer of ``df``'s data as it is partitioned (one file per non-empty partition and
+    partition directory, more past ``batch_size`` rows), and the partition field names
+    (``partition_by`` as written)."""
+    layout = _layout(df, opts)
+    df = ctx.with_write_faults(vertex, df)  # a no-op unless a restore trial arms sink.write
+    fmt = opts["format"]
+    out = _WRITERS[fmt](df, layout, opts).option("compression", CODECS[fmt][opts["codec"]][0])
+    out = out.option("maxRecordsPerFile", opts["batch_size"]).mode("overwrite")
+    if layout.part_cols:
+        out = out.partitionBy(*layout.part_cols)
+    return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them

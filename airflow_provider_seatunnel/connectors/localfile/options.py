@@ -1,0 +1,133 @@
+"""Reading a LocalFile block: option values with their defaults, formats and codecs, the names of
+the sink's bookkeeping directories, and what differs from SeaTunnel (:data:`DEVIATIONS`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi.errors import RuntimeConfigError
+from ...spi.options import MISSING, checked_bool, checked_int, lookup
+
+log = logging.getLogger("seatunnel.localfile")
+
+DEVIATIONS = """\
+* Text output ends every row with row_delimiter, the last one included (Spark's text writer);
+  SeaTunnel writes it only between rows.
+* A compressed text/csv/json file is named x_0.txt.gz (the codec's extension last, so that Spark
+  and Hadoop readers decompress it); SeaTunnel names it x_0.gz.txt. parquet/orc: x_0.snappy.parquet.
+* csv output is quoted where needed (RFC 4180, quotes doubled); SeaTunnel writes it unquoted.
+* enable_header_write writes the names of the columns actually written; SeaTunnel writes all
+  input field names even when sink_columns or partitioning removes some.
+* compress_codec: lzo is not available in Spark for text/csv/json/parquet, nor brotli for
+  parquet/orc (compile-time errors); beyond SeaTunnel, text/csv/json accept gzip, bzip2,
+  deflate, lz4 and snappy, parquet lz4_raw, orc zstd. Reading detects codecs by extension.
+* Text output in an encoding other than UTF-8 goes through Spark's csv writer (Spark's text
+  writer is UTF-8 only): a line containing a line break is wrapped in NUL characters.
+* A null or empty partition value is written as __HIVE_DEFAULT_PARTITION__, as Spark and Hive do
+  (SeaTunnel fails on null and writes 'k=' for "", a directory Spark refuses to read); ':' in a
+  partition value as %3A (Hadoop paths cannot hold ':'); the source turns %3A back into ':'.
+* Staging is under the target path (hidden), not under tmp_path, unless tmp_path is set.
+* DROP_DATA and RECREATE_SCHEMA keep the hidden .seatunnel-staging and .seatunnel-commits
+  directories (a sibling pipeline's staging and the commit records of earlier runs).
+* json timestamps are written in Spark's form (2024-01-02T03:04:05.000), nulls as null.
+* The source skips file names starting with "_" (Spark cannot read them); SeaTunnel reads them.
+* Partition columns come from the directories of the first file, not from its file name.
+* The legacy save_mode option is accepted and ignored (SeaTunnel's LocalFile does not read it).
+* custom_filename and have_partition are accepted and ignored, as in SeaTunnel.
+"""
+
+FORMATS = ("text", "csv", "json", "parquet", "orc")
+SEATUNNEL_ONLY_FORMATS = ("excel", "xml", "binary")
+FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc"}
+LINE_CODECS = {"none": ("none", ""), "gzip": ("gzip", ".gz"), "bzip2": ("bzip2", ".bz2"),
+               "deflate": ("deflate", ".deflate"), "lz4": ("lz4", ".lz4"), "snappy": ("snappy", ".snappy")}
+#: format -> compress_codec -> (Spark's compression name, file name suffix)
+CODECS = {
+    "text": LINE_CODECS, "csv": LINE_CODECS, "json": LINE_CODECS,
+    "parquet": {"none": ("none", ""), "snappy": ("snappy", ".snappy"), "lz4": ("lz4", ".lz4"),
+                "lz4_raw": ("lz4_raw", ".lz4raw"), "gzip": ("gzip", ".gz"), "zstd": ("zstd", ".zstd")},
+    "orc": {"none": ("none", ""), "snappy": ("snappy", ".snappy"), "lz4": ("lz4", ".lz4"),
+            "zlib": ("zlib", ".zlib"), "lzo": ("lzo", ".lzo"), "zstd": ("zstd", ".zstd")},
+}
+UNAVAILABLE_CODECS = {"lzo", "brotli"}
+
+SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
+DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
+
+STAGING_DIR = ".seatunnel-staging"
+COMMITS_DIR = ".seatunnel-commits"
+BOOKKEEPING = (STAGING_DIR, COMMITS_DIR)
+#: under COMMITS_DIR: the journals of commits in progress (a name no run id can take: ``_safe`` never starts with '.')
+PENDING_DIR = ".pending"
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+DEFAULT_DELIMITER = "\u0001"
+DEFAULT_FILE_NAME = "${transactionId}"
+#: the separators of nested values in text, after the field delimiter (arrays, maps, rows)
+NESTED_SEPARATORS = ("\u0002", "\u0003", "\u0004", "\u0005", "\u0006")
+PART = "__st_part_"  # the staging's partition columns: __st_part_0, __st_part_1...
+LINE = "__st_line"
+FILE = "__st_file"
+
+
+def opt(config: Mapping[str, Any], key: str, default: Any = None, *fallbacks: str) -> Any:
+    """The value of ``key`` (or of the first fallback key set), ``default`` when none is set or all are null."""
+    for name in (key, *fallbacks):
+        value = lookup(config, name)
+        if value is not MISSING and value is not None:
+            return value
+    return default
+
+
+def flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
+    return checked_bool(opt(config, key), key, default, config_error)
+
+
+def count(config: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
+    return checked_int(opt(config, key), key, default, minimum, config_error)
+
+
+def config_error(message: str) -> RuntimeConfigError:
+    return RuntimeConfigError(message)
+
+
+def format_of(config: Mapping[str, Any]) -> str:
+    fmt = opt(config, "file_format_type")
+    if fmt is None:
+        raise config_error("file_format_type is required (text, csv, json, parquet or orc)")
+    fmt = str(fmt).strip().lower()
+    if fmt not in FORMATS:
+        raise config_error(f"unsupported file_format_type {fmt!r}: use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def is_utf8(encoding: str) -> bool:
+    return re.sub(r"[-_\s]", "", encoding).lower() == "utf8"
+
+
+def java_regex_literal(text: str) -> str:
+    """``text`` as a Java regex matching it literally (non-alphanumeric ASCII escaped)."""
+    return "".join("\\" + c if ord(c) < 128 and not c.isalnum() else c for c in text)
+
+
+def safe(text: str) -> str:
+    """A file-name-safe form of ``text`` (a short hash keeps distinct inputs distinct)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+    if cleaned != text or not cleaned or cleaned.startswith("."):
+        cleaned = f"{cleaned.lstrip('.') or 'x'}-{hashlib.sha1(text.encode()).hexdigest()[:6]}"
+    return cleaned
+
+
+def target_path(config: Mapping[str, Any]) -> str:
+    """``path`` as an absolute local path (``file://`` dropped, ``~`` expanded)."""
+    path = opt(config, "path")
+    if path is None or not str(path).strip():
+        raise config_error("path is required")
+    path = str(path)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    return os.path.abspath(os.path.expanduser(path))

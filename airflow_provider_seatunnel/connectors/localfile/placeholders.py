@@ -1,0 +1,157 @@
+"""Placeholders in LocalFile options: table placeholders (``${table_name}``, ``${database_name}``...)
+expanded per table in every top-level string option; the file name's ``${transactionId}``, ``${uuid}``
+and ``${now}`` (rendered with the Java pattern ``filename_time_format``); a partition directory's
+``${k0}``/``${v0}``; and the asset a path stands for."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from .options import HIVE_NULL, opt
+
+TABLE_PLACEHOLDER = re.compile(r"\$\{(database_name|schema_name|table_name|schema_full_name|table_full_name|"
+                               r"field_names)(?::([^}]*))?\}")
+
+
+def table_parts(table_key: str) -> tuple[str | None, str | None, str]:
+    """(database, schema, table) of a table id: ``t``, ``db.t`` or ``db.schema.t``."""
+    parts = str(table_key).split(".")
+    if len(parts) == 1:
+        return None, None, parts[0]
+    if len(parts) == 2:
+        return parts[0], None, parts[1]
+    return parts[0], ".".join(parts[1:-1]), parts[-1]
+
+
+def expand_table_placeholders(text: str, table_key: str, field_names: list[str] | None = None) -> str:
+    """``text`` with the table placeholders of ``table_key`` replaced (``${table_name:default}`` too)."""
+    database, schema, table = table_parts(table_key)
+    known = [p for p in (database, schema) if p]
+    values: dict[str, str | None] = {
+        "database_name": database, "schema_name": schema, "table_name": table,
+        "schema_full_name": ".".join(known) if known else None,
+        "table_full_name": ".".join([*known, table]),
+        "field_names": ",".join(field_names) if field_names is not None else None,
+    }
+
+    def sub(m: re.Match) -> str:
+        value = values[m.group(1)]
+        if m.group(1) == "field_names" and value is None:
+            return m.group(0)
+        if value:
+            return value
+        return m.group(2).strip() if m.group(2) is not None else ""
+
+    return TABLE_PLACEHOLDER.sub(sub, text)
+
+
+def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None) -> dict:
+    """The sink's options for one table: top-level strings with table placeholders expanded."""
+    return {k: expand_table_placeholders(v, table_key, field_names) if isinstance(v, str) else v
+            for k, v in config.items()}
+
+
+def assets(options: Mapping[str, Any]) -> list[str]:
+    """The file URI of the data read or written: ``path`` up to its first placeholder
+    (``{{ ds }}``, ``${table_name}``), so that every run's data is one Airflow asset."""
+    path = opt(options, "path")
+    if path is None or not str(path).strip():
+        return []
+    text = str(path)
+    text = text[len("file://"):] if text.startswith("file://") else text
+    static = re.split(r"\$\{|\{\{|\{%", text, maxsplit=1)[0]
+    if static != text:
+        static = static.rsplit("/", 1)[0] or "/"
+    return [f"file://{os.path.abspath(os.path.expanduser(static))}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# File and partition directory names
+# ---------------------------------------------------------------------------------------------
+
+def file_base_name(opts: Mapping[str, Any], transaction: str, now: datetime, unique: str) -> str:
+    """``file_name_expression`` with ``${transactionId}``, ``${uuid}`` and ``${now}`` replaced."""
+    values = {"transactionId": transaction, "uuid": unique,
+              "now": format_java_datetime(opts["filename_time_format"], now)}
+    return re.sub(r"\$\{(transactionId|uuid|now)\}", lambda m: values[m.group(1)], opts["file_name_expression"])
+
+
+def partition_dir(expression: str | None, names: list[str], values: list[str | None]) -> str:
+    """The directory of one partition: ``k=v/`` per field, or ``partition_dir_expression`` with
+    ``${k0}``, ``${v0}``... replaced. A null value is Hive's default partition."""
+    # ':' in a path segment breaks Hadoop paths (Spark could not read the files): escaped as Hive does
+    rendered = [HIVE_NULL if v is None else v.replace(":", "%3A") for v in values]
+    if not expression:
+        return "".join(f"{k}={v}/" for k, v in zip(names, rendered, strict=True))
+    mapping = {f"k{i}": k for i, k in enumerate(names)} | {f"v{i}": v for i, v in enumerate(rendered)}
+    return re.sub(r"\$\{(k\d+|v\d+)\}", lambda m: mapping.get(m.group(1), m.group(0)), str(expression))
+
+
+def unescape_partition(text: str) -> str | None:
+    """A Spark partition directory value back to the written string (None for null)."""
+    if text == HIVE_NULL:
+        return None
+    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Java date-time patterns (filename_time_format)
+# ---------------------------------------------------------------------------------------------
+
+_JAVA_TOKEN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|.", re.S)
+_JAVA_LETTERS = set("yuMLdDHkKhmsSaEn")
+
+
+def java_pattern_problem(pattern: str) -> str | None:
+    """Why a Java DateTimeFormatter pattern cannot be rendered here, or None."""
+    for m in _JAVA_TOKEN.finditer(pattern):
+        token = m.group(0)
+        if token[0].isalpha() and token[0] not in _JAVA_LETTERS:
+            return f"unsupported pattern letter {token[0]!r} in {pattern!r}"
+        if token.startswith("'") and (len(token) < 2 or not token.endswith("'")):
+            return f"unterminated quote in {pattern!r}"
+    return None
+
+
+def _zero_padded(letter: str, moment: datetime) -> int | None:
+    """The number a letter renders zero-padded to the token's length, None for other letters."""
+    numbers = {"d": moment.day, "D": moment.timetuple().tm_yday, "H": moment.hour, "k": moment.hour or 24,
+               "K": moment.hour % 12, "h": moment.hour % 12 or 12, "m": moment.minute, "s": moment.second,
+               "n": moment.microsecond * 1000}
+    return numbers.get(letter)
+
+
+def _java_token(token: str, moment: datetime, pattern: str) -> str:
+    """One token of a Java pattern rendered (a letter run, a quoted literal or another character)."""
+    letter, n = token[0], len(token)
+    if token.startswith("'"):
+        return token[1:-1].replace("''", "'") if n > 1 else "'"
+    if not letter.isalpha():
+        return token
+    padded = _zero_padded(letter, moment)
+    if padded is not None:
+        return str(padded).zfill(n)
+    if letter in "yu":
+        return moment.strftime("%y") if n == 2 else str(moment.year).zfill(n)
+    if letter in "ML":
+        return moment.strftime("%B") if n >= 4 else moment.strftime("%b") if n == 3 else str(moment.month).zfill(n)
+    if letter == "S":
+        return f"{moment.microsecond:06d}000"[:n].ljust(n, "0")
+    if letter == "a":
+        return moment.strftime("%p")
+    if letter == "E":
+        return moment.strftime("%A") if n >= 4 else moment.strftime("%a")
+    raise ValueError(f"unsupported pattern letter {letter!r} in {pattern!r}")
+
+
+def format_java_datetime(pattern: str, moment: datetime) -> str:
+    """``moment`` rendered with a Java DateTimeFormatter pattern (``yyyy.MM.dd`` → ``2024.01.31``).
+
+    Letters are translated to their Python ``strftime`` meaning (y→%Y, MM→%m, dd→%d, HH→%H,
+    mm→%M, ss→%S, ...); fractions (S), unpadded numbers and quoted literals are rendered directly.
+    """
+    return "".join(_java_token(m.group(0), moment, pattern) for m in _JAVA_TOKEN.finditer(pattern))

@@ -1,0 +1,323 @@
+"""The LocalFile sink's first phase: save modes, then each table written into a hidden staging
+directory, and what :func:`.commits.commit` will publish.
+
+``prepare`` runs the save modes (:func:`handle_save_mode`, once per run, sink and target: a marker
+keeps retries and split clones from running them again; the Airflow group's ``prepare`` task calls
+:func:`save_mode` first), then one Spark write per table into
+``<path>/.seatunnel-staging/<run>/<pipeline>/<sink>/<table>/attempt-<n>/data``, or under
+``<tmp_path>/seatunnel-staging/`` when ``tmp_path`` is set (staging on another file system is
+published by a copy to a hidden temporary name, then an atomic rename). The staging directory is
+hidden: Spark and the LocalFile source skip dot-directories.
+
+The sink writes the partitions it is handed, one file per non-empty partition and partition
+directory: the engine gives it its data at the parallelism the plan gives the sink. The staged
+files get their final names, ``<file_name_expression>_<part>`` plus the suffixes (``.txt.gz``,
+``.csv``, ``.snappy.parquet``...), ``<part>`` counting from 0 per directory and ``${transactionId}``
+= ``T_<pipeline>_<run>_<sink>_<attempt>``: split clones of one sink (several pipelines writing one
+path) never collide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.options import as_list
+from ...spi.rows import data_columns
+from .commits import abort, remove_tree, settle, write_json_atomic
+from .formats import writer
+from .options import (
+    BOOKKEEPING,
+    CODECS,
+    COMMITS_DIR,
+    DATA_SAVE_MODES,
+    DEFAULT_DELIMITER,
+    DEFAULT_FILE_NAME,
+    FORMAT_SUFFIX,
+    PART,
+    PENDING_DIR,
+    SCHEMA_SAVE_MODES,
+    STAGING_DIR,
+    config_error,
+    count,
+    flag,
+    format_of,
+    log,
+    opt,
+    safe,
+    target_path,
+)
+from .placeholders import (
+    TABLE_PLACEHOLDER,
+    file_base_name,
+    java_pattern_problem,
+    partition_dir,
+    table_config,
+    unescape_partition,
+)
+
+
+def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of one table's write, read and checked once."""
+    fmt = format_of(config)
+    codec = str(opt(config, "compress_codec", "none")).strip().lower()
+    if codec not in CODECS[fmt]:
+        raise config_error(f"compress_codec {codec!r} is not available for {fmt} files: use one of "
+                           + ", ".join(CODECS[fmt]))
+    row_delimiter = opt(config, "row_delimiter", "\n")
+    expression = str(opt(config, "file_name_expression", DEFAULT_FILE_NAME))
+    if not expression.strip():
+        expression = DEFAULT_FILE_NAME
+    time_format = str(opt(config, "filename_time_format", "yyyy.MM.dd"))
+    problem = java_pattern_problem(time_format)
+    if problem:
+        raise config_error(f"filename_time_format: {problem}")
+    return {
+        "format": fmt, "codec": codec,
+        "delimiter": "," if fmt == "csv" else str(opt(config, "field_delimiter", DEFAULT_DELIMITER, "delimiter")),
+        "row_delimiter": str(row_delimiter) if row_delimiter != "" else "\n",
+        "header": flag(config, "enable_header_write", False),
+        "encoding": str(opt(config, "encoding", "UTF-8")),
+        "sink_columns": [str(c) for c in as_list(opt(config, "sink_columns"))],
+        "partition_by": [str(c) for c in as_list(opt(config, "partition_by"))],
+        "partition_dir_expression": opt(config, "partition_dir_expression"),
+        "partition_in_file": flag(config, "is_partition_field_write_in_file", False),
+        "file_name_expression": expression, "filename_time_format": time_format,
+        "batch_size": count(config, "batch_size", 1000000, 1),
+        "date": str(opt(config, "date_format", "yyyy-MM-dd")),
+        "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
+        "time": str(opt(config, "time_format", "HH:mm:ss")),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Save modes: the file catalog
+# ---------------------------------------------------------------------------------------------
+
+def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = str(opt(config, key, default)).strip().upper()
+    if value not in allowed:
+        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
+    return value
+
+
+def _clear_dir(path: str) -> None:
+    """Delete everything under ``path`` but this sink's bookkeeping (staging, commit markers)."""
+    for name in os.listdir(path):
+        if name in BOOKKEEPING:
+            continue
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full)
+        else:
+            os.remove(full)
+
+
+def _schema_save_mode(mode: str, path: str) -> list[str]:
+    exists = os.path.isdir(path)
+    if mode == "RECREATE_SCHEMA":
+        done = []
+        if exists:
+            _clear_dir(path)
+            done.append(f"dropped {path}")
+        os.makedirs(path, exist_ok=True)
+        return [*done, f"created {path}"]
+    if mode == "CREATE_SCHEMA_WHEN_NOT_EXIST" and not exists:
+        os.makedirs(path, exist_ok=True)
+        return [f"created {path}"]
+    if mode == "ERROR_WHEN_SCHEMA_NOT_EXIST" and not exists:
+        raise config_error(f"The sink table not exist: {path} (schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST)")
+    return []
+
+
+def _data_save_mode(mode: str, path: str) -> list[str]:
+    exists = os.path.isdir(path)
+    if mode == "DROP_DATA" and exists:
+        _clear_dir(path)
+        return [f"truncated {path}"]
+    if mode == "ERROR_WHEN_DATA_EXISTS" and exists and any(e.is_file() for e in os.scandir(path)):
+        raise config_error(f"The target data source already has data: {path} "
+                           "(data_save_mode = ERROR_WHEN_DATA_EXISTS)")
+    if mode == "CUSTOM_PROCESSING":
+        raise config_error("data_save_mode CUSTOM_PROCESSING is not supported by file sinks")
+    return []
+
+
+def handle_save_mode(vertex_config: Mapping[str, Any], table_key: str) -> list[str]:
+    """Apply ``schema_save_mode`` then ``data_save_mode`` to the table's target directory.
+
+    The file catalog: the table exists when ``path`` is a directory; create = mkdir; drop
+    and truncate delete its content (keeping the hidden staging and commit bookkeeping);
+    data exists when a file lies directly under ``path``. Returns what was done.
+    Raises RuntimeConfigError for ERROR_WHEN_SCHEMA_NOT_EXIST / ERROR_WHEN_DATA_EXISTS.
+    """
+    config = table_config(vertex_config, table_key)
+    path = target_path(config)
+    schema_mode = _mode(config, "schema_save_mode", "CREATE_SCHEMA_WHEN_NOT_EXIST", SCHEMA_SAVE_MODES)
+    data_mode = _mode(config, "data_save_mode", "APPEND_DATA", DATA_SAVE_MODES)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise config_error(f"the sink path {path} is a file, not a directory")
+    done = _schema_save_mode(schema_mode, path)
+    return done + _data_save_mode(data_mode, path)
+
+
+def _savemode_marker(target: str, run_id: str, sink_ref: str) -> str:
+    """The marker saying this run already applied the sink's save modes to ``target``."""
+    sink = safe(sink_ref.replace("[", "-").rstrip("]"))
+    return os.path.join(target, COMMITS_DIR, safe(run_id), "savemode", f"{sink}.savemode")
+
+
+def _save_mode_once(ctx: RunContext, vertex: Vertex, config: Mapping[str, Any], table: str,
+                    slot: Mapping[str, str]) -> None:
+    """Run the save modes unless this run already did for this sink and target (a retry, a clone)."""
+    if os.path.exists(slot["savemode"]):
+        return
+    done = handle_save_mode(config, table)
+    write_json_atomic(slot["savemode"], {"run_id": ctx.run_id, "sink": vertex.ref, "table": table,
+                                         "actions": done, "at": datetime.now().isoformat()})
+    for action in done:
+        log.info("LocalFile %s: save mode %s", vertex.ref, action)
+
+
+def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
+    """Apply the sink's save modes for ``run_id`` before its pipelines run (the Airflow group's
+    ``prepare`` task), leaving the marker that stops the pipelines (and their retries) from
+    applying them again. None when the target depends on the data's tables (placeholders in
+    ``path``): each pipeline then applies them once, as it meets each table."""
+    path = opt(vertex.config, "path")
+    if path is None or TABLE_PLACEHOLDER.search(str(path)):
+        return None
+    config = table_config(vertex.config, "")
+    marker = _savemode_marker(target_path(config), run_id, vertex.ref)
+    if os.path.exists(marker):
+        return []
+    done = handle_save_mode(config, "")
+    write_json_atomic(marker, {"run_id": run_id, "sink": vertex.ref, "table": "", "actions": done,
+                               "at": datetime.now().isoformat()})
+    return done
+
+
+# ---------------------------------------------------------------------------------------------
+# Staging
+# ---------------------------------------------------------------------------------------------
+
+def _slot(ctx: RunContext, vertex: Vertex, table: str, target: str, config: Mapping[str, Any]) -> dict[str, str]:
+    """Where one (run, pipeline, sink, table) keeps its staging and commit marker."""
+    run, pipeline = safe(str(ctx.run_id)), safe(str(ctx.pipeline_key))
+    sink, table_dir = safe(vertex.ref.replace("[", "-").rstrip("]")), safe(table)
+    tmp_path = opt(config, "tmp_path")
+    if tmp_path:
+        base = os.path.join(os.path.abspath(os.path.expanduser(str(tmp_path))), "seatunnel-staging")
+        root = os.path.join(base, hashlib.sha1(target.encode()).hexdigest()[:12], run, pipeline, sink, table_dir)
+    else:
+        base = os.path.join(target, STAGING_DIR)
+        root = os.path.join(base, run, pipeline, sink, table_dir)
+    return {
+        "base": base, "root": root, "attempt": os.path.join(root, f"attempt-{int(ctx.attempt)}"),
+        "marker": os.path.join(target, COMMITS_DIR, run, pipeline, sink, f"{table_dir}.committed"),
+        "journal": os.path.join(target, COMMITS_DIR, PENDING_DIR,
+                                hashlib.sha1(f"{run}/{pipeline}/{sink}/{table_dir}".encode()).hexdigest()[:24]
+                                + ".json"),
+        # a STREAMING micro-batch applies save modes once per stream, not per batch
+        "savemode": _savemode_marker(target, str(ctx.save_mode_run_id), vertex.ref),
+    }
+
+
+def _transaction_id(ctx: RunContext, vertex: Vertex, table: str, several_tables: bool) -> str:
+    sink = re.sub(r"\D", "", vertex.ref) or safe(vertex.ref)
+    middle = f"_{safe(table)}" if several_tables else ""
+    return f"T_{safe(str(ctx.pipeline_key))}_{safe(str(ctx.run_id))}_{sink}{middle}_{int(ctx.attempt)}"
+
+
+def _staged_files(data_dir: str, fmt: str) -> list[str]:
+    """The data files Spark wrote under ``data_dir`` (no hidden or marker files, no empty text files)."""
+    staged = []
+    for dirpath, dirnames, filenames in os.walk(data_dir):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            empty = os.path.getsize(full) == 0 and fmt in ("text", "csv", "json")
+            if name.startswith((".", "_")) or empty:
+                continue
+            staged.append(full)
+    return sorted(staged)
+
+
+def _staged_moves(data_dir: str, target: str, opts: Mapping[str, Any], partitions: list[str],
+                  base_name: str) -> list[list[str]]:
+    """(staged file, final file) pairs: partition directories mapped through the expression,
+    names ``<base>_<part>`` numbered from 0 per final directory, with the suffixes."""
+    codec_suffix, format_suffix = CODECS[opts["format"]][opts["codec"]][1], FORMAT_SUFFIX[opts["format"]]
+    # readers pick a text codec by the last extension: x.txt.gz (SeaTunnel: x.gz.txt, unreadable)
+    suffix = format_suffix + codec_suffix if opts["format"] in ("text", "csv", "json") else codec_suffix + format_suffix
+    counters: dict[str, int] = {}
+    moves = []
+    root = os.path.normpath(target)
+    for full in _staged_files(data_dir, opts["format"]):
+        rel_dir = os.path.relpath(os.path.dirname(full), data_dir)
+        values: list[str | None] = [None] * len(partitions)
+        if rel_dir != ".":
+            for segment in rel_dir.split(os.sep):
+                key, _, raw = segment.partition("=")
+                values[int(key[len(PART):])] = unescape_partition(raw)
+        final_dir = partition_dir(opts["partition_dir_expression"], partitions, values) if partitions else ""
+        final_dir = os.path.normpath(os.path.join(root, final_dir))
+        if final_dir != root and not final_dir.startswith(root + os.sep):
+            raise config_error(f"the partition directory {final_dir} is outside the sink path {root}")
+        index = counters.get(final_dir, 0)
+        counters[final_dir] = index + 1
+        moves.append([full, os.path.join(final_dir, f"{base_name}_{index}{suffix}")])
+    return moves
+
+
+def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several: bool) -> dict[str, Any]:
+    config = table_config(vertex.config, table, data_columns(df))
+    opts = sink_options(config)
+    target = target_path(config)
+    slot = _slot(ctx, vertex, table, target, config)
+    entry: dict[str, Any] = {"table": table, "target": target, "marker": slot["marker"], "journal": slot["journal"],
+                             "staging": slot["attempt"], "base": slot["base"], "moves": []}
+    status = settle(vertex, table, slot)
+    if status == "committed":
+        log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
+                 vertex.ref, table, ctx.run_id, target)
+    if status:
+        # The executor's row counters count in an action over this DataFrame:
+        # run it without writing anything (the rows are those the earlier attempt committed).
+        df.write.format("noop").mode("overwrite").save()
+        return {**entry, "status": status}
+    if flag(config, "is_enable_transaction", True) is False:
+        log.info("LocalFile %s: is_enable_transaction = false; files are still staged and committed", vertex.ref)
+    _save_mode_once(ctx, vertex, config, table, slot)
+    out, partitions = writer(ctx, vertex, df, opts)
+    data_dir = os.path.join(slot["attempt"], "data")
+    try:
+        out.save("file://" + data_dir)
+        transaction = _transaction_id(ctx, vertex, table, several)
+        base_name = file_base_name(opts, transaction, datetime.now(), str(uuid.uuid4()))
+        moves = _staged_moves(data_dir, target, opts, partitions, base_name)
+    except BaseException:
+        remove_tree(slot["attempt"], slot["base"])
+        raise
+    return {**entry, "status": "staged", "moves": moves, "transaction": transaction}
+
+
+def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the save modes, then write each table into its hidden staging directory (one Spark
+    write per table, of the partitions it is handed: the action that also counts the rows);
+    return what commit publishes."""
+    entries: list[dict[str, Any]] = []
+    try:
+        for table, df in data.items():
+            entries.append(_prepare_table(ctx, vertex, table, df, len(data) > 1))
+    except BaseException:
+        abort(ctx, vertex, {"tables": entries})
+        raise
+    return {"tables": entries}

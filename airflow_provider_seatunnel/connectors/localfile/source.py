@@ -1,0 +1,333 @@
+"""The LocalFile source: the files under ``path`` (or of each ``tables_configs`` item), in BATCH
+and as a file stream in STREAMING.
+
+``path`` is a file or a directory walked recursively; empty files, names starting with ``.`` or
+``_`` (``_SUCCESS`` included) and directories starting with ``.`` (or ``_`` without a ``=``) are
+skipped, and so are the files a sink's commit in progress (or interrupted) is publishing. ``k=v``
+directories in a file's path become string columns (``parse_partition_from_path``, default true).
+
+Each table comes in exactly the parallelism the plan gives the source (its vertex's): SeaTunnel
+distributes the files over that many readers. Spark's file splits are coalesced to it when there
+are more (no shuffle), and the rows repartitioned to it when there are fewer.
+
+STREAMING: ``path`` is read as a file stream (new files each micro-batch; docs/streaming.md), in
+the formats and with the options of the batch source.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...spi import Dataset, RunContext, Vertex
+from ...spi.options import as_list, lookup
+from ...spi.rows import with_kind
+from ...spi.schema import schema_from_options
+from .formats import read_files
+from .options import COMMITS_DIR, FILE, PENDING_DIR, config_error, flag, java_regex_literal, log, opt, target_path
+
+#: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice
+_STREAM_MAX_FILE_AGE = "36500d"
+
+
+def _table_id(config: Mapping[str, Any], output: str | None) -> str:
+    schema = opt(config, "schema")
+    if isinstance(schema, Mapping) and schema.get("table"):
+        return str(schema["table"])
+    return output or "default"
+
+
+# ---------------------------------------------------------------------------------------------
+# Listing
+# ---------------------------------------------------------------------------------------------
+
+def _file_filter(config: Mapping[str, Any]) -> Callable[[str], bool]:
+    """Whether a file is read: not hidden, matching ``file_filter_pattern`` and ``read_partitions``, not empty."""
+    pattern_text = opt(config, "file_filter_pattern")
+    try:
+        pattern = re.compile(str(pattern_text)) if pattern_text is not None else None
+    except re.error as e:
+        raise config_error(f"file_filter_pattern {pattern_text!r} is not a valid regex: {e}") from None
+    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+
+    def keep(full: str) -> bool:
+        name = os.path.basename(full)
+        if name.startswith((".", "_")):
+            return False
+        if pattern is not None and not pattern.fullmatch(name):
+            return False
+        if partitions and not any(p in full for p in partitions):
+            return False
+        return os.path.getsize(full) > 0
+
+    return keep
+
+
+def list_input_files(config: Mapping[str, Any]) -> list[str]:
+    """The files the source reads, sorted: recursive, without empty, hidden and filtered-out files."""
+    root = target_path(config)
+    if not os.path.exists(root):
+        raise config_error(f"path {root} does not exist")
+    keep = _file_filter(config)
+    journals = _pending_journals_dir(root)
+    hidden = _pending_files(journals)
+    if os.path.isfile(root):
+        found = [root] if keep(root) else []
+    else:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames
+                                 if not d.startswith(".") and not (d.startswith("_") and "=" not in d))
+            found.extend(full for full in (os.path.join(dirpath, f) for f in sorted(filenames)) if keep(full))
+    hidden |= _pending_files(journals)  # a commit that started while we listed
+    if hidden:
+        skipped = [f for f in found if f in hidden]
+        if skipped:
+            log.info("LocalFile: skipping %d file(s) of a commit in progress or interrupted (%s)", len(skipped),
+                     journals)
+        found = [f for f in found if f not in hidden]
+    return sorted(found)
+
+
+def _pending_journals_dir(root: str) -> str | None:
+    """The pending-journal directory of the sink target holding ``root`` (``root`` or its nearest
+    ancestor with a commit directory), or None."""
+    current = root if os.path.isdir(root) else os.path.dirname(root)
+    while True:
+        if os.path.isdir(os.path.join(current, COMMITS_DIR)):
+            return os.path.join(current, COMMITS_DIR, PENDING_DIR)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _pending_files(journals: str | None) -> set[str]:
+    """The final files named by the journals of commits not yet recorded."""
+    out: set[str] = set()
+    if journals is None or not os.path.isdir(journals):
+        return out
+    for name in os.listdir(journals):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(journals, name), encoding="utf-8") as fh:
+                out.update(dst for _, dst in json.load(fh).get("moves", ()))
+        except (OSError, ValueError):  # recorded (renamed to its marker) meanwhile, or being written
+            continue
+    return out
+
+
+def partition_keys(file_path: str) -> list[str]:
+    """``k`` of every ``k=v`` directory of ``file_path``, in path order (a repeated key once)."""
+    keys: list[str] = []
+    for segment in os.path.dirname(file_path).split("/"):
+        if "=" in segment:
+            key = segment.split("=", 1)[0]
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns
+# ---------------------------------------------------------------------------------------------
+
+def _read_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
+    """The columns ``read_columns`` names (matched exactly, else case-insensitively), in its order;
+    all of ``available`` when it is unset."""
+    wanted = [str(c) for c in as_list(opt(config, "read_columns"))]
+    if not wanted:
+        return available
+    by_lower = {c.lower(): c for c in reversed(available)}  # the first of equal names, as a scan finds it
+    chosen = []
+    for name in wanted:
+        match = name if name in available else by_lower.get(name.lower())
+        if match is None:
+            close = difflib.get_close_matches(name, available, n=1)
+            raise config_error(f"read_columns names '{name}', which is not a field of the files"
+                               + (f"; did you mean '{close[0]}'?" if close else ""))
+        chosen.append(match)
+    return chosen
+
+
+def _columns(data_columns: list[str], keys: list[str]) -> list[Any]:
+    """The select list of a table: its data columns, then one string column per partition key (the
+    value of the row's file's ``key=...`` directory, null when the file has none)."""
+    from pyspark.sql import functions as F
+
+    from ...spi.rows import quote
+
+    columns = [F.col(quote(c)) for c in data_columns]
+    path = F.col(FILE)
+    for key in keys:
+        if key in data_columns:
+            raise config_error(f"the partition directory '{key}=...' clashes with the field '{key}'; "
+                               "rename one, or set parse_partition_from_path = false")
+        pattern = "^.*/" + java_regex_literal(key) + "=([^/]*)/"
+        value = F.replace(F.regexp_extract(path, pattern, 1), F.lit("%3A"), F.lit(":"))  # as the sink escapes
+        columns.append(F.when(path.rlike(pattern), value).alias(key))
+    return columns
+
+
+def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
+    files = list_input_files(config)
+    keys = partition_keys(files[0]) if files and flag(config, "parse_partition_from_path", True) else []
+    df = read_files(spark, config, files, with_file=bool(keys))
+    available = [c for c in df.columns if c != FILE]
+    data_columns = _read_columns(config, available)
+    if not keys and data_columns == available and len(available) == len(df.columns):
+        return _table_id(config, output), with_kind(df)  # the files' columns as they are: no projection
+    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, keys)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables at the plan's parallelism
+# ---------------------------------------------------------------------------------------------
+
+def _at_parallelism(df: Any, parallelism: int, streaming: bool) -> Any:
+    """``df`` in exactly ``parallelism`` partitions: Spark's file splits coalesced when there are more
+    (no shuffle), the rows repartitioned when there are fewer. A stream's micro-batches are
+    coalesced to one partition, or repartitioned (their splits are not known in advance)."""
+    if streaming:
+        return df.coalesce(1) if parallelism == 1 else df.repartition(parallelism)
+    have = df.rdd.getNumPartitions()
+    if have > parallelism:
+        return df.coalesce(parallelism)
+    if have < parallelism:
+        return df.repartition(parallelism)
+    return df
+
+
+ReadOne = Callable[[Any, Mapping[str, Any], str | None], tuple[str, Any]]
+
+
+def _tables(ctx: RunContext, vertex: Vertex, read_one: ReadOne, streaming: bool) -> Dataset:
+    """``{table id: DataFrame}`` of ``path`` or of each ``tables_configs`` item, read by ``read_one``
+    (batch or stream), each at the vertex's parallelism."""
+    configs = lookup(vertex.config, "tables_configs")
+    items = configs if isinstance(configs, list) and configs else [vertex.config]
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise config_error("each tables_configs item must be a block of LocalFile options")
+        table, df = read_one(ctx.spark, item, vertex.output if item is vertex.config else None)
+        if table in out:
+            raise config_error(f"two tables_configs items read the table '{table}': give each its own "
+                               "schema.table")
+        out[table] = df
+    parallelism = max(1, int(vertex.parallelism))
+    return {t: _at_parallelism(df, parallelism, streaming) for t, df in out.items()}
+
+
+def read(ctx: RunContext, vertex: Vertex) -> Dataset:
+    """The files under ``path`` (or each ``tables_configs`` item) as ``{table id: DataFrame}``."""
+    return _tables(ctx, vertex, _read_table, streaming=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# STREAMING: a directory as a file stream
+# ---------------------------------------------------------------------------------------------
+
+class _StreamReader:
+    """``spark.read``'s builder over ``spark.readStream`` for :func:`.formats.read_files`: ``load`` streams
+    the directory whatever file list it is given (the files present now only decide a parquet/orc schema)."""
+
+    def __init__(self, stream: _StreamSpark):
+        self._stream = stream
+        self._reader = stream.spark.readStream
+        self._format: str | None = None
+        self._has_schema = False
+
+    def format(self, fmt: str) -> _StreamReader:
+        self._reader, self._format = self._reader.format(fmt), fmt
+        return self
+
+    def schema(self, schema: Any) -> _StreamReader:
+        self._reader, self._has_schema = self._reader.schema(schema), True
+        return self
+
+    def option(self, key: str, value: Any) -> _StreamReader:
+        self._reader = self._reader.option(key, value)
+        return self
+
+    def options(self, **options: Any) -> _StreamReader:
+        self._reader = self._reader.options(**options)
+        return self
+
+    def load(self, paths: Any = None) -> Any:
+        if not self._has_schema and self._format in ("parquet", "orc"):
+            self._reader = self._reader.schema(self._stream.file_schema(self._format))
+        elif not self._has_schema and self._format == "binaryFile":  # whole files (line numbers, other charsets)
+            self._reader = self._reader.schema("path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY")
+        return (self._reader.option("recursiveFileLookup", "true").option("maxFileAge", _STREAM_MAX_FILE_AGE)
+                .load("file://" + self._stream.root))
+
+
+class _StreamSpark:
+    """The SparkSession :func:`.formats.read_files` sees when it reads a stream (``read`` is a stream reader)."""
+
+    def __init__(self, spark: Any, root: str, files: list[str], config: Mapping[str, Any]):
+        self.spark, self.root, self.files, self.config = spark, root, files, config
+
+    @property
+    def read(self) -> _StreamReader:
+        return _StreamReader(self)
+
+    def file_schema(self, fmt: str) -> Any:
+        """A parquet/orc stream's schema: the files' own (those present now), else the ``schema`` option."""
+        if self.files:
+            return self.spark.read.format(fmt).load(self.files).schema
+        declared = schema_from_options(self.config)
+        if declared is None:
+            raise config_error(f"no {fmt} files under {self.root} yet: set schema {{ fields {{ ... }} }} so the "
+                               "stream knows its columns before the first file arrives")
+        return declared.to_spark()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.spark, name)
+
+
+def _stream_filtered(df: Any, config: Mapping[str, Any]) -> Any:
+    """The rows of the files ``file_filter_pattern`` and ``read_partitions`` keep (new files are not listed)."""
+    from pyspark.sql import functions as F
+
+    pattern = opt(config, "file_filter_pattern")
+    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+    if pattern is not None:
+        name = F.regexp_extract(F.col(FILE), r"([^/]*)$", 1)
+        df = df.where(name.rlike(f"^(?:{pattern})$"))
+    if partitions:
+        keep = F.lit(False)
+        for part in partitions:
+            keep = keep | F.col(FILE).contains(part)
+        df = df.where(keep)
+    return df
+
+
+def _stream_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
+    """One table of a LocalFile stream: the files under ``path``, new ones picked up by each micro-batch."""
+    root = target_path(config)
+    if not os.path.isdir(root):
+        raise config_error(f"a STREAMING LocalFile source reads a directory; {root} "
+                           + ("is a file" if os.path.exists(root) else "does not exist"))
+    files = list_input_files(config)  # present now: partition keys, parquet/orc schema
+    keys = partition_keys(files[0]) if files and flag(config, "parse_partition_from_path", True) else []
+    filtered = opt(config, "file_filter_pattern") is not None or bool(as_list(opt(config, "read_partitions")))
+    df = read_files(_StreamSpark(spark, root, files, config), config, [root], with_file=bool(keys or filtered))
+    df = _stream_filtered(df, config)
+    data_columns = _read_columns(config, [c for c in df.columns if c != FILE])
+    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, keys)))
+
+
+def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
+    """``path`` (a directory; or each ``tables_configs`` item) as a file stream: ``{table id: DataFrame}``.
+
+    Each micro-batch reads the files that appeared since the last one (Spark's file source, its
+    list of files read kept in the checkpoint); files are never read twice, a changed file is
+    not read again. The formats and options are the batch source's."""
+    return _tables(ctx, vertex, _stream_table, streaming=True)

@@ -1,0 +1,121 @@
+"""Sql transform: a Spark SQL query over the transform's input(s), with SeaTunnel's SQL functions.
+
+Compile time (no Spark, safe at DAG-parse time): the query is parsed with sqlglot to report
+syntax errors, to list the tables it reads, and to decide whether a multi-input Sql can be split
+per input (:mod:`.analysis`); when every input schema is known, the columns the query references
+are checked and the output schema is inferred where its types are certain (:mod:`.schema`); in a
+STREAMING job, what a stream cannot run and a stateful query without a watermark are errors
+(:mod:`.streaming`).
+
+Run time: the inputs become temporary views and ``spark.sql`` runs the query rewritten to read
+them, carrying row kinds where rows pass one by one (:mod:`.apply`), with SeaTunnel's functions
+rewritten to native Spark expressions (:mod:`.functions`).
+
+The modules that import sqlglot or PySpark at their top (:mod:`.apply`, :mod:`.functions`) are
+imported when a query is rewritten or run, not with this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...spi import (
+    TRANSFORM,
+    Connector,
+    Dataset,
+    PerInput,
+    PerInputSplit,
+    ReadsTablesByName,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+)
+from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
+from .schema import output_schema
+from .streaming import (
+    STATEFUL,
+    UNSUPPORTED,
+    WATERMARK_KEY,
+    Watermark,
+    check_streaming,
+    read_watermarks,
+    streaming_problem,
+)
+
+if TYPE_CHECKING:
+    from ...spi.options import JobConfig, PluginConfig, Problem
+    from ...spi.schema import Schema
+
+__all__ = [
+    "COMBINING", "CONNECTOR", "NAME", "ROW_WISE", "STATEFUL", "UNION", "UNSUPPORTED", "WATERMARK_KEY", "Sql",
+    "SqlAnalysis", "SqlSyntaxError", "Watermark", "analyze_query", "read_watermarks", "streaming_problem",
+]
+
+NAME = "Sql"
+
+
+class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    required = ("query",)
+    description = "Runs a Spark SQL query over its input(s)."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """The query is one non-empty SELECT (a syntax error is placed on its line of the config),
+        then the STREAMING checks."""
+        query = plugin.get("query")
+        if query is None:
+            return []  # reported as a missing required option
+        if not isinstance(query, str) or not query.strip():
+            return [job.problem("the query must be a non-empty SQL string", plugin, key="query")]
+        try:
+            analyze_query(query)
+        except SqlSyntaxError as e:
+            p = job.problem(f"SQL syntax error: {e}", plugin, key="query",
+                            hint="the query is Spark SQL; fix it and run validate again")
+            if e.line is not None and p.line is not None:
+                p = replace(p, line=p.line + e.line - 1, col=e.col)
+            return [p]
+        return check_streaming(plugin, job, query)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return output_schema(plugin, job, inputs)
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        from .apply import apply  # sqlglot and PySpark: run time only
+
+        return apply(ctx, vertex, inputs)
+
+    def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
+        query = plugin.get("query")
+        if not isinstance(query, str):
+            return None
+        try:
+            return analyze_query(query).tables
+        except SqlSyntaxError:  # reported by check()
+            return None
+
+    def per_input(self, plugin: PluginConfig, inputs: tuple[str, ...]) -> PerInput:
+        """A query that joins or aggregates across its inputs cannot run per input; a UNION (not ALL)
+        then deduplicates within each pipeline only."""
+        query = plugin.get("query")
+        if not isinstance(query, str):
+            return PerInput()
+        try:
+            analysis = analyze_query(query, inputs)
+        except SqlSyntaxError:
+            return PerInput()
+        if analysis.mode == COMBINING:
+            return PerInput(blocker=analysis.reason)
+        if analysis.mode == UNION and analysis.union_distinct:
+            return PerInput(warning="UNION removes duplicates within each pipeline only, since the job splits "
+                                    "per input", warning_key="query",
+                            hint="write UNION ALL, or deduplicate in the sink (primary_keys)")
+        return PerInput()
+
+
+CONNECTOR = Sql()
