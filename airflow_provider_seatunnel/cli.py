@@ -105,6 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .plan.compiler import compile_job
     from .runtime import faults
     from .runtime.launcher import run_pipelines
+    from .runtime.metrics import PipelineMetrics
     from .runtime.summary import render_summary
     from .spi import NOT_RUNNABLE
 
@@ -133,12 +134,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.metrics_file:
         with open(args.metrics_file, "w") as f:
             json.dump(job, f, indent=2, default=str)
-    failed = [p for p in job["pipelines"] if p.get("status") != "FINISHED"]
-    for p in failed:
-        err = p.get("error") or {}
-        print(f"error: pipeline {p['pipeline']} ({p['task_id']}) failed"
-              + (f" in {err['plugin']}" if err.get("plugin") else "") + f": {err.get('message', '?')}",
-              file=sys.stderr)
+    failed = [m for m in map(PipelineMetrics.from_dict, job["pipelines"]) if not m.ok]
+    for m in failed:
+        print(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK
 
 

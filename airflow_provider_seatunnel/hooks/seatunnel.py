@@ -2,36 +2,29 @@
 
 The compiled plan (secrets included) is written to a private directory (mode 0700, file 0600);
 spark-submit only ever sees its path, so no secret reaches the command line or the task log.
+What a pipeline's spark-submit gets is its :class:`..runtime.launcher.Submission`, as for the
+command line's ``run``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from airflow.sdk import BaseHook
-from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
-from ..runtime.jars import pipeline_jars
-from ..runtime.launcher import APP_FILE, app_arguments, submit_environment, write_plan_file
-from ..runtime.session import spark_conf
-
-#: Spark settings whose values must not appear on the command line: they go to a 0600 properties file.
-_SENSITIVE = re.compile(r"secret|password|token|credential|(^|[._-])key($|[._-])", re.IGNORECASE)
-#: What spark-submit needs from our environment to find PySpark, this Python and this package
-#: (plus the test-only fault injection switch, off unless set).
-_ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "PYTHONPATH", "SEATUNNEL_FAULTS",
-             "SEATUNNEL_CHECKPOINT_ROOT")
+from ..runtime.context import now
+from ..runtime.launcher import APP_FILE, Submission, write_plan_file, write_properties_file
+from ..runtime.metrics import FINISHED, PipelineMetrics
+from ..spi.errors import PipelineError
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -86,8 +79,12 @@ def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPl
     return replace(plan, pipelines=pipelines)
 
 
-def _now() -> str:
-    return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+class SparkConnection(NamedTuple):
+    """Where a Spark connection submits to: ``master``, ``deploy_mode`` (None: client) and its ``extra``."""
+
+    master: str
+    deploy_mode: str | None
+    extra: Mapping[str, Any]
 
 
 class SeaTunnelHook(BaseHook):
@@ -127,6 +124,7 @@ class SeaTunnelHook(BaseHook):
         self._work_dir: Path | None = None
         self._plan_file: Path | None = None
         self._spark_hook: Any = None
+        self._spark_connection: SparkConnection | None = None
 
     # -- compile ---------------------------------------------------------------------------------
 
@@ -142,12 +140,13 @@ class SeaTunnelHook(BaseHook):
         """Register the job's secret option values (passwords, tokens) with Airflow's log masker."""
         from airflow.sdk.log import mask_secret
 
-        from ..spi.secrets import SECRET_OPTIONS
+        from ..spi.registry import secret_options
 
         for pipeline in self.plan.pipelines:
             for vertex in pipeline.vertices:
+                secrets = secret_options(vertex.plugin)
                 for key, value in vertex.config.items():
-                    if str(key).lower() in SECRET_OPTIONS and value not in (None, ""):
+                    if str(key).lower() in secrets and value not in (None, ""):
                         mask_secret(str(value), name=str(key))
 
     def get_conn(self) -> JobPlan:
@@ -178,6 +177,11 @@ class SeaTunnelHook(BaseHook):
             self._plan_file = write_plan_file(self.plan, self.work_dir)
         return self._plan_file
 
+    @property
+    def plan_path(self) -> Path | None:
+        """The plan file once :meth:`plan_file` wrote it (None before, and after :meth:`cleanup`)."""
+        return self._plan_file
+
     def cleanup(self) -> None:
         """Remove the private directory (the plan file holds secrets)."""
         if self._work_dir is not None:
@@ -186,42 +190,29 @@ class SeaTunnelHook(BaseHook):
 
     # -- submit ----------------------------------------------------------------------------------
 
-    def _properties_file(self, sensitive: Mapping[str, str], name: str) -> str | None:
-        if not sensitive:
-            return None
-        path = self.work_dir / f"{name}.properties"
-        # spark-submit reads spark-defaults.conf only without --properties-file: carry it over
-        conf_dir = os.environ.get("SPARK_CONF_DIR") or (
-            str(Path(os.environ["SPARK_HOME"]) / "conf") if os.environ.get("SPARK_HOME") else None)
-        defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            if defaults is not None and defaults.is_file():
-                f.write(defaults.read_text(encoding="utf-8").rstrip("\n") + "\n")
-            for key, value in sorted(sensitive.items()):
-                f.write(f"{key} {value}\n")
-        return str(path)
+    def spark_connection(self) -> SparkConnection:
+        """Where the Spark connection submits to, as the ``SparkSubmitHook`` reads it (through
+        ``BaseHook.get_connection``): its master (``yarn`` when there is no such connection), the
+        deploy mode (this hook's, else the connection extra's ``deploy-mode``) and its extra."""
+        if self._spark_connection is None:
+            deploy_mode = self.spark_submit_kwargs.get("deploy_mode", self.deploy_mode)
+            try:
+                conn = BaseHook.get_connection(self.spark_conn_id)
+            except AirflowNotFoundException:
+                self._spark_connection = SparkConnection("yarn", deploy_mode, {})
+                return self._spark_connection
+            if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
+                master = str(conn.host)  # the host is the whole master URL
+            else:
+                master = f"{conn.conn_type}://{conn.host or ''}"
+            extra = dict(conn.extra_dejson or {})
+            self._spark_connection = SparkConnection(f"{master}:{conn.port}" if conn.port else master,
+                                                     deploy_mode or extra.get("deploy-mode"), extra)
+        return self._spark_connection
 
-    def _spark_hook_kwargs(self, pipeline: PipelinePlan) -> dict[str, Any]:
-        conf = spark_conf(self.plan.env, pipeline_jars(self.plan, pipeline))
-        sensitive = {k: v for k, v in conf.items() if _SENSITIVE.search(k)}
-        public = {k: v for k, v in sorted(conf.items()) if k not in sensitive}
-        environ = submit_environment()
-        kwargs: dict[str, Any] = dict(
-            conf=public, conn_id=self.spark_conn_id, name=f"{self.plan.name}:{pipeline.task_id}",
-            env_vars={k: environ[k] for k in _ENV_KEYS if k in environ}, py_files=self.py_files,
-            spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
-            properties_file=self._properties_file(sensitive, f"pipeline-{pipeline.task_id}"),
-        )
-        extra = dict(self.spark_submit_kwargs)
-        kwargs["conf"] = {**public, **dict(extra.pop("conf", None) or {})}  # the job's env, then the caller's
-        kwargs.update(extra)
-        return kwargs
-
-    @staticmethod
-    def driver_on_cluster(spark_hook: Any) -> bool:
+    def driver_on_cluster(self) -> bool:
         """Whether the Spark driver runs on the cluster (YARN/Kubernetes/standalone cluster deploy mode)."""
-        return spark_hook._connection.get("deploy_mode") == "cluster"
+        return self.spark_connection().deploy_mode == "cluster"
 
     def package_zip(self) -> Path:
         """This package and its pure-Python runtime dependency (sqlglot) as one zip for ``--py-files``."""
@@ -243,61 +234,69 @@ class SeaTunnelHook(BaseHook):
     def metrics_file(self, pipeline: PipelinePlan, attempt: int) -> Path:
         return self.work_dir / f"pipeline-{pipeline.task_id}.attempt-{int(attempt)}.metrics.json"
 
+    @property
+    def spark_hook(self) -> Any:
+        """The ``SparkSubmitHook`` :meth:`spark_submit_hook` built last (None before)."""
+        return self._spark_hook
+
     def spark_submit_hook(self, pipeline: int | str | None = None, run_id: str = "manual",
                           attempt: int = 1) -> Any:
-        """The ``SparkSubmitHook`` that runs one pipeline (its application is :data:`APP_FILE`).
+        """The ``SparkSubmitHook`` that runs one pipeline's :class:`..runtime.launcher.Submission`
+        (its application is :data:`..runtime.launcher.APP_FILE`); kept as :attr:`spark_hook`.
 
         With the driver on this machine, the plan and metrics files are local paths and the
         environment carries our PySpark. With the driver on the cluster, the plan file travels
         with ``--files``, the package with ``--py-files``, and no metrics file comes back.
+        ``spark_submit_kwargs`` go to the hook as they are; their ``conf`` joins the job's.
         """
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
         p = self.pipeline(pipeline)
-        plan_file = self.plan_file()
-        metrics_file = self.metrics_file(p, attempt)
-        metrics_file.unlink(missing_ok=True)
-        kwargs = self._spark_hook_kwargs(p)
-        hook = SparkSubmitHook(application_args=app_arguments(plan_file, p, run_id, attempt, metrics_file),
-                               **kwargs)
-        if self.driver_on_cluster(hook):
-            # Our local PySpark environment makes no sense there: ship the plan and the package instead.
-            args = app_arguments(Path(plan_file.name), p, run_id, attempt, None)
-            files = ",".join(x for x in (kwargs.get("files"), str(plan_file)) if x)
-            kwargs.update(env_vars=self.spark_submit_kwargs.get("env_vars"), files=files,
-                          py_files=self.py_files or str(self.package_zip()))
-            hook = SparkSubmitHook(application_args=args, **kwargs)
-        return hook
+        on_cluster = self.driver_on_cluster()
+        metrics_file = None if on_cluster else self.metrics_file(p, attempt)
+        if metrics_file is not None:
+            metrics_file.unlink(missing_ok=True)
+        submission = Submission.of(self.plan, p, self.plan_file(), run_id, attempt, metrics_file,
+                                   on_cluster=on_cluster)
+        extra = dict(self.spark_submit_kwargs)
+        kwargs: dict[str, Any] = dict(
+            conn_id=self.spark_conn_id, name=submission.name, application_args=list(submission.application_args),
+            conf={**submission.conf, **dict(extra.pop("conf", None) or {})},  # the job's env, then the caller's
+            env_vars=dict(submission.env) or None, spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
+            py_files=self.py_files or (str(self.package_zip()) if on_cluster else None),
+        )
+        properties = write_properties_file(submission.sensitive_conf,
+                                           self.work_dir / f"pipeline-{p.task_id}.properties")
+        kwargs["properties_file"] = str(properties) if properties else None
+        kwargs.update(extra)
+        if submission.files:
+            kwargs["files"] = ",".join(x for x in (extra.get("files"), *submission.files) if x)
+        self._spark_hook = SparkSubmitHook(**kwargs)
+        return self._spark_hook
 
     def pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,
-                         failure: BaseException | None = None, on_cluster: bool = False) -> dict[str, Any]:
-        """The metrics the pipeline's application wrote; raise :class:`SeaTunnelPipelineFailed` if it failed."""
+                         failure: BaseException | None = None) -> PipelineMetrics:
+        """The metrics the pipeline's application wrote, as a failure when spark-submit failed
+        (``failure``). Without a metrics file: a failure, or, with the driver on the cluster and no
+        ``failure``, a finished pipeline whose counts are in the driver's log."""
         p = self.pipeline(pipeline)
-        base = {"pipeline": p.id, "task_id": p.task_id, "name": p.name, "attempt": attempt, "run_id": run_id,
-                "start": started, "end": _now(), "read_count": 0, "write_count": 0, "failed_count": 0}
-        try:
-            metrics = json.loads(self.metrics_file(p, attempt).read_text())
-        except (OSError, ValueError):
-            if on_cluster and failure is None:
-                # the driver ran on the cluster: its counts are in its own log, not here
-                metrics = {**base, "status": "FINISHED", "committed": True, "counts_in_driver_log": True}
-            else:
-                reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
-                metrics = {**base, "status": "FAILED", "committed": False,
-                           "error": {"kind": "runtime", "deterministic": False, "plugin": None,
-                                     "pipeline": p.task_id,
-                                     "message": f"spark-submit failed before the pipeline reported: {reason}"}}
-        if failure is not None and metrics.get("status") == "FINISHED":
-            metrics["status"] = "FAILED"
-            metrics.setdefault("error", {"kind": "runtime", "deterministic": False, "plugin": None,
-                                         "pipeline": p.task_id, "message": str(failure).splitlines()[0]})
-        if metrics.get("status") != "FINISHED":
-            err = metrics.get("error") or {}
-            who = f" in {err['plugin']}" if err.get("plugin") else ""
-            raise SeaTunnelPipelineFailed(
-                f"pipeline {p.id} ({p.task_id}) of job {self.plan.name!r} failed{who}: "
-                f"{err.get('message', 'unknown error')}", metrics)
+        metrics = PipelineMetrics.read(self.metrics_file(p, attempt))
+        if metrics is None and failure is None and self.driver_on_cluster():
+            return PipelineMetrics(pipeline=p.id, task_id=p.task_id, name=p.name, status=FINISHED, attempt=attempt,
+                                   run_id=run_id, start=started, end=now(), committed=True,
+                                   extra={"counts_in_driver_log": True})
+        if metrics is None:
+            reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
+            return PipelineMetrics.failed(p, run_id, attempt, started, PipelineError(
+                f"spark-submit failed before the pipeline reported: {reason}", pipeline=p.task_id))
+        if failure is not None:
+            return metrics.failing(PipelineError(str(failure).splitlines()[0], pipeline=p.task_id))
         return metrics
+
+    def failure_message(self, metrics: PipelineMetrics) -> str:
+        """What failed: the pipeline, the job, the plugin and the cause."""
+        return (f"pipeline {metrics.pipeline} ({metrics.task_id}) of job {self.plan.name!r} failed"
+                f"{metrics.where}: {metrics.message}")
 
     def submit(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
         """Run one pipeline as a Spark application and wait for it; return its metrics.
@@ -306,18 +305,17 @@ class SeaTunnelHook(BaseHook):
         (``SeaTunnelOperator`` runs the same hook through the Spark provider's operator instead,
         for its durable tracking of applications whose driver runs on the cluster.)
         """
-        self._spark_hook = self.spark_submit_hook(pipeline, run_id, attempt)
-        started = _now()
+        spark_hook = self.spark_submit_hook(pipeline, run_id, attempt)
+        started = now()
         failure: AirflowException | None = None
         try:
-            self._spark_hook.submit(str(APP_FILE))
+            spark_hook.submit(str(APP_FILE))
         except AirflowException as e:
             failure = e
-        try:
-            return self.pipeline_metrics(pipeline, run_id, attempt, started, failure,
-                                         self.driver_on_cluster(self._spark_hook))
-        except SeaTunnelPipelineFailed as e:
-            raise e from failure
+        metrics = self.pipeline_metrics(pipeline, run_id, attempt, started, failure)
+        if not metrics.ok:
+            raise SeaTunnelPipelineFailed(self.failure_message(metrics), metrics.to_dict()) from failure
+        return metrics.to_dict()
 
     def submit_job(self, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
         """Run every pipeline of the job, one after another; return the job's metrics.
@@ -327,16 +325,17 @@ class SeaTunnelHook(BaseHook):
         """
         from ..runtime.summary import job_metrics
 
-        started, results = _now(), []
+        started, results = now(), list[dict[str, Any]]()
         for p in self.plan.pipelines:
             try:
                 results.append(self.submit(p.id, run_id=run_id, attempt=attempt))
             except SeaTunnelPipelineFailed as e:
                 results.append(e.metrics)
-        job = job_metrics(self.plan.name, results, started, _now())
-        failed = [m.get("task_id", "?") for m in results if m.get("status") != "FINISHED"]
+        job = job_metrics(self.plan.name, results, started, now())
+        failed = [m.get("task_id", "?") for m in results if m.get("status") != FINISHED]
         if failed:
-            error = next((m["error"] for m in results if m.get("status") != "FINISHED" and m.get("error")), {})
+            error: Mapping[str, Any] = next(
+                (m["error"] for m in results if m.get("status") != FINISHED and m.get("error")), {})
             raise SeaTunnelPipelineFailed(f"job {self.plan.name!r}: pipelines failed: {', '.join(failed)}",
                                           {**job, "error": error})
         return job

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from airflow.sdk import BaseOperator, TaskGroup, get_parsing_context
@@ -20,6 +19,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from ..config.errors import ConfigError
 from ..plan.compiler import compile_job
+from ..runtime.context import now
 from .seatunnel import (
     METRICS_XCOM_KEY,
     ConfigTemplateMixin,
@@ -104,22 +104,20 @@ class SeaTunnelSummaryOperator(BaseOperator):
         self.pipeline_task_ids = sorted(pipeline_task_ids)
 
     def execute(self, context: Any) -> dict[str, Any]:
+        from ..runtime.metrics import PipelineMetrics
         from ..runtime.summary import job_metrics, render_summary
 
         ti = context["ti"]
-        pipelines: list[dict[str, Any]] = []
+        pipelines: list[PipelineMetrics] = []
         for task_id in self.pipeline_task_ids:
             metrics = ti.xcom_pull(task_ids=task_id, key=METRICS_XCOM_KEY)
-            if not metrics:
-                metrics = {"task_id": task_id.rsplit(".", 1)[-1], "airflow_task_id": task_id, "status": "NOT_RUN",
-                           "read_count": 0, "write_count": 0, "failed_count": 0}
-            pipelines.append(dict(metrics))
-        starts = [p["start"] for p in pipelines if p.get("start")]
-        ends = [p["end"] for p in pipelines if p.get("end")]
-        now = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        job = job_metrics(self.job_name, pipelines, min(starts, default=now), max(ends, default=now))
+            pipelines.append(PipelineMetrics.from_dict(metrics) if metrics else
+                             PipelineMetrics.not_run(task_id.rsplit(".", 1)[-1], airflow_task_id=task_id))
+        started = min((p.start for p in pipelines if p.start), default=None)
+        ended = max((p.end for p in pipelines if p.end), default=None)
+        job = job_metrics(self.job_name, pipelines, started or now(), ended or now())
         self.log.info("%s", render_summary(job))
-        failed = [p.get("airflow_task_id") or p.get("task_id", "?") for p in pipelines if p.get("status") != "FINISHED"]
+        failed = [p.extra.get("airflow_task_id") or p.task_id or "?" for p in pipelines if not p.ok]
         if failed:
             ti.xcom_push(key=METRICS_XCOM_KEY, value=job)
             raise AirflowFailException(f"SeaTunnel job {self.job_name!r}: {len(failed)} of {len(pipelines)} "

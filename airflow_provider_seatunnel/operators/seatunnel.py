@@ -8,12 +8,10 @@ after a worker crash reconnect to the running application instead of submitting 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,13 +19,17 @@ from urllib.parse import urlsplit
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, BaseOperatorLink
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from ..config.errors import ConfigError
-from ..hooks.seatunnel import SeaTunnelHook, SeaTunnelPipelineFailed
-from ..runtime.launcher import is_pipeline_driver
+from ..hooks.seatunnel import SeaTunnelHook
+from ..runtime.context import now
+from ..runtime.launcher import APP_FILE, pipeline_drivers, stop_drivers
+from ..runtime.metrics import PipelineMetrics
 
 if TYPE_CHECKING:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
     from ..plan.model import JobPlan, PipelinePlan
 
 _FORMATS = {".conf": "hocon", ".hocon": "hocon", ".json": "json", ".sql": "sql"}
@@ -174,7 +176,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             kwargs["retries"] = retries
         if retry_delay is not None:
             kwargs["retry_delay"] = retry_delay
-        super().__init__(conn_id=spark_conn_id, name="seatunnel", durable=durable, **kwargs)
+        super().__init__(application=str(APP_FILE), conn_id=spark_conn_id, name="seatunnel", durable=durable,
+                         **kwargs)
         self.config = config
         self.variables = variables
         self.pipeline = pipeline
@@ -231,9 +234,17 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             key = getattr(group, "group_id", None) or self.task_id
         return f"{context['run_id']}:{key}"
 
-    def execute(self, context: Any) -> dict[str, Any]:
+    def _get_hook(self) -> SparkSubmitHook:
+        """The Spark provider's hook factory (its ``execute`` and ``on_kill`` ask it): the
+        ``SparkSubmitHook`` the SeaTunnel hook built for this run's pipeline in :meth:`execute`."""
+        spark_hook = self.hook.spark_hook
+        if spark_hook is None:
+            raise AirflowException("no pipeline was submitted: the SeaTunnel hook builds the SparkSubmitHook "
+                                   "in execute()")
+        return spark_hook
+
+    def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
         from ..plan.render import render_text
-        from ..runtime.launcher import APP_FILE
         from ..runtime.summary import job_metrics, render_summary
 
         hook = self.hook
@@ -250,50 +261,45 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         run_id = self.job_run_id(context)
         ti = context.get("ti")
         attempt = int(getattr(ti, "try_number", None) or 1)
-        self._hook = hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)
-        self.application = str(APP_FILE)
-        on_cluster = hook.driver_on_cluster(self._hook)
-        started = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)  # what _get_hook() hands the provider
+        started = now()
         failure: Exception | None = None
         try:
             try:
                 super().execute(context)  # SparkSubmitOperator: plain submit, or durable tracking on a cluster
             except Exception as e:  # the metrics file says why; the exception is the fallback
                 failure = e
-            try:
-                metrics = hook.pipeline_metrics(pipeline.id, run_id, attempt, started, failure, on_cluster)
-            except SeaTunnelPipelineFailed as e:
-                self._publish(context, e.metrics)
-                self.log.error("%s", render_summary(job_metrics(plan.name, [e.metrics], e.metrics.get("start", ""),
-                                                                e.metrics.get("end", ""))))
-                if e.deterministic:
-                    raise AirflowFailException(f"{e} (not retried: the same input fails the same way)") from None
-                raise AirflowException(str(e)) from None
+            metrics = self._for_task(hook.pipeline_metrics(pipeline.id, run_id, attempt, started, failure))
         finally:
             hook.cleanup()
         self._publish(context, metrics)
-        self.log.info("%s", render_summary(job_metrics(plan.name, [metrics], metrics.get("start", ""),
-                                                       metrics.get("end", ""))))
+        summary = render_summary(job_metrics(plan.name, [metrics], metrics.start or "", metrics.end or ""))
+        if metrics.ok:
+            self.log.info("%s", summary)
+            return metrics.to_dict()
+        self.log.error("%s", summary)
+        message = hook.failure_message(metrics)
+        if metrics.deterministic:
+            raise AirflowFailException(f"{message} (not retried: the same input fails the same way)")
+        raise AirflowException(message)
+
+    def _for_task(self, metrics: PipelineMetrics) -> PipelineMetrics:
+        """The metrics under this task's names: its own task id (``airflow_task_id``), and the
+        ``pipeline`` it was given as ``task_id`` where the compiled one differs (only in its hash,
+        when rendered variables changed a path), the compiled one kept as ``compiled_task_id``."""
+        metrics = metrics.with_extra(airflow_task_id=self.task_id)
+        if metrics.task_id and isinstance(self.pipeline, str) and metrics.task_id != self.pipeline:
+            metrics = replace(metrics, task_id=self.pipeline).with_extra(compiled_task_id=metrics.task_id)
         return metrics
 
-    def _publish(self, context: Any, metrics: Mapping[str, Any]) -> None:
+    def _publish(self, context: Any, metrics: PipelineMetrics) -> None:
         """Push the metrics (for the group's summary) and the Spark UI link, where known."""
-        if isinstance(metrics, dict):
-            # the id compiled from rendered variables may differ in its hash: show the task's own
-            metrics["airflow_task_id"] = self.task_id
-            if metrics.get("task_id") and isinstance(self.pipeline, str) and metrics["task_id"] != self.pipeline:
-                metrics["compiled_task_id"], metrics["task_id"] = metrics["task_id"], self.pipeline
         ti = context.get("ti")
         if ti is None:
             return
-        ti.xcom_push(key=METRICS_XCOM_KEY, value=dict(metrics))
-        if self._hook is None:
-            return
-        try:
-            extra = self._hook.get_connection(self.spark_conn_id).extra_dejson
-        except AirflowNotFoundException:
-            extra = {}
-        url = spark_ui_url(metrics, str(self._hook._connection.get("master", "")), extra)
+        ti.xcom_push(key=METRICS_XCOM_KEY, value=metrics.to_dict())
+        connection = self.hook.spark_connection()
+        url = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
         if url:
             ti.xcom_push(key=SparkApplicationLink().xcom_key, value=url)
 
@@ -303,35 +309,16 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     def on_kill(self) -> None:
         """Stop the pipeline's Spark application: a STREAMING pipeline whose driver runs here first gets
         SIGTERM (its running micro-batch commits, its queries stop); then the Spark provider's kill."""
-        if self._hook is None:
-            return
-        process = getattr(self._hook, "_submit_sp", None)
-        if ("hook" in self.__dict__ and self.hook.plan.mode.upper() == "STREAMING" and process is not None
-                and process.poll() is None):
-            drivers = [pid for pid in _descendants(process.pid) if is_pipeline_driver(pid)]
-            for pid in drivers:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
+        hook = self.__dict__.get("hook")  # the cached SeaTunnel hook: only there once execute() ran
+        if hook is None or hook.spark_hook is None:
+            return  # nothing was submitted
+        if hook.plan.mode.upper() == "STREAMING" and hook.plan_path is not None:
+            drivers = pipeline_drivers(str(hook.plan_path))
             if drivers:
                 self.log.info("stopping the streaming pipeline gracefully (SIGTERM to its driver)")
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(timeout=self.stream_stop_timeout)
-                if process.poll() is not None:
+                if stop_drivers(drivers, self.stream_stop_timeout):
                     return
         super().on_kill()
-
-
-def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (Linux ``/proc``; empty elsewhere)."""
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        for children in Path(f"/proc/{current}/task").glob("*/children"):
-            with contextlib.suppress(OSError):
-                kids = [int(x) for x in children.read_text().split()]
-                out += kids
-                todo += kids
-    return out
 
 
 def _choose(plan: JobPlan | None, pipeline: int | str | None) -> PipelinePlan | None:

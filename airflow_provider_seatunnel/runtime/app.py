@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 import traceback
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,14 +38,6 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--metrics-file")
     ap.add_argument("--master", help="only when not started by spark-submit")
     return ap.parse_args(argv)
-
-
-def _write_metrics(path: str | None, metrics: dict) -> None:
-    if not path:
-        return
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(json.dumps(metrics, indent=2, default=str))
-    os.replace(tmp, path)
 
 
 def _die_with_parent() -> None:
@@ -87,26 +80,16 @@ def _stop_on_sigterm(log: logging.Logger, label: str) -> threading.Event:
     return stop
 
 
-def _failed_metrics(pipeline: Any, args: argparse.Namespace, started: str, error: Any,
-                    application_id: str | None = None) -> dict:
-    return {
-        "pipeline": pipeline.id, "task_id": pipeline.task_id, "name": pipeline.name, "status": "FAILED",
-        "attempt": args.attempt, "run_id": args.run_id, "start": started,
-        "end": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-        "read_count": 0, "write_count": 0, "failed_count": 0, "committed": False,
-        "error": error.to_dict(), "application_id": application_id,
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     # imports here: the package must be importable when spark-submit runs this file directly
-    from airflow_provider_seatunnel.runtime.session import prepare_driver_python
+    from airflow_provider_seatunnel.runtime.pyspark_internals import prepare_driver_python
 
-    prepare_driver_python()  # the installed, byte-compiled PySpark; no pandas for NumPy checks
+    prepare_driver_python()  # PySpark from the installed, byte-compiled package
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime import faults
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
+    from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
     from airflow_provider_seatunnel.runtime.session import get_session
     from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 
@@ -128,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         faults.check_plan(options[faults.OPTION].faults if options else (), plan)
     except faults.FaultSpecError as e:
         log.error("Job %s, %s: %s", plan.name, label, e)
-        _write_metrics(args.metrics_file, _failed_metrics(pipeline, args, started,
-                                                          RuntimeConfigError(str(e), pipeline=pipeline.task_id)))
+        if args.metrics_file:
+            PipelineMetrics.failed(pipeline, args.run_id, args.attempt, started,
+                                   RuntimeConfigError(str(e), pipeline=pipeline.task_id)).write(args.metrics_file)
         return 2
     if options:
         log.warning("Job %s, %s: fault injection is ON (%s=%s)", plan.name, label, faults.ENV,
@@ -148,19 +132,21 @@ def main(argv: list[str] | None = None) -> int:
             metrics = run_streaming_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg), stop=stop)
         else:
             metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))
-        metrics["application_id"] = spark.sparkContext.applicationId
-        metrics["ui_url"] = spark.sparkContext.uiWebUrl
-        _write_metrics(args.metrics_file, metrics)
-        log.info("Job %s, %s: FINISHED, read %s, wrote %s", plan.name, label, metrics["read_count"],
-                 metrics["write_count"])
+        finished = replace(PipelineMetrics.from_dict(metrics), application_id=spark.sparkContext.applicationId)
+        finished = finished.with_extra(ui_url=spark.sparkContext.uiWebUrl)
+        if args.metrics_file:
+            finished.write(args.metrics_file)
+        log.info("Job %s, %s: FINISHED, read %s, wrote %s", plan.name, label, finished.read_count,
+                 finished.write_count)
         return 0
     except BaseException as e:  # every failure ends in the metrics file
         error = e if isinstance(e, PipelineError) else PipelineError(
             f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
             pipeline=pipeline.task_id)
         log.error("Job %s, %s: FAILED: %s\n%s", plan.name, label, error, traceback.format_exc())
-        _write_metrics(args.metrics_file, _failed_metrics(
-            pipeline, args, started, error, spark.sparkContext.applicationId if spark is not None else None))
+        if args.metrics_file:
+            PipelineMetrics.failed(pipeline, args.run_id, args.attempt, started, error, application_id=(
+                spark.sparkContext.applicationId if spark is not None else None)).write(args.metrics_file)
         return 1
     finally:
         if spark is not None:

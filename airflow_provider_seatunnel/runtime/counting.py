@@ -1,127 +1,113 @@
-"""Row counts from the pass that writes the data: counting points.
+"""Row counts from the pass that writes the data.
 
-A counting point is a filter that keeps every row (partition ids are never negative); its key
-makes it findable in Spark's SQL plan graphs, whose "number of output rows" metric is the count.
+Two ways to count, one chosen per counter:
+
+* a counting point (``status_store_counts`` in :mod:`.pyspark_internals`, used where the
+  installed PySpark is one it was written for): a filter that keeps every row (partition ids
+  are never negative), whose key makes it findable in Spark's SQL plan graphs; their "number of
+  output rows" metric is the count. It costs a row almost nothing;
+* otherwise the public API: ``DataFrame.observe`` with an ``Observation`` that counts the rows
+  (an aggregation per row; the first action over the DataFrame is the one counted).
+
+Either way Spark pushes no filter below the count, so a source counts every row it read, and a
+DataFrame run by several actions (persisted, recomputed) is counted once.
 """
 
 from __future__ import annotations
 
 import itertools
-import logging
-import re
-import time
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..spi.rows import ROW_KIND
+from . import pyspark_internals as internals
 
-log = logging.getLogger("seatunnel.runtime")
-
-#: A counting point is a filter that keeps every row (partition ids are never negative); its key
-#: makes it findable in Spark's SQL plan graphs, whose "number of output rows" metric is the count.
-_MARKER = re.compile(r"SPARK_PARTITION_ID\(\) > -(\d+)\b", re.IGNORECASE)
 _MARKER_BASE = 1_000_000_000
 _keys = itertools.count(1)
-#: (application id, execution id) -> {marker key: rows} of finished SQL executions (parsed once)
-_finished: dict[tuple[str, int], dict[int, int]] = {}
 
 
-def _digits(text: str) -> int:
-    return int(re.sub(r"[^0-9]", "", text) or 0)
+class _Observed:
+    """The metrics of an ``Observation``, through its public ``get`` (which blocks until an action
+    over the observed DataFrame finished) asked in a daemon thread: ``None`` while none has."""
 
+    def __init__(self, observation: Any):
+        self.observation = observation
+        self._values: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
 
-def _status_store(spark: Any) -> Any:
-    return spark._jsparkSession.sharedState().statusStore()
+    def _fetch(self) -> None:
+        try:
+            self._values = dict(self.observation.get)
+        except BaseException as e:  # the session stopped, or the action failed: asked again by get
+            self._error = e
 
-
-def _newest_execution(store: Any) -> int:
-    """The id of the newest SQL execution the status store holds (-1 for none)."""
-    count = int(store.executionsCount())
-    return int(store.executionsList(count - 1, 1).apply(0).executionId()) if count else -1
-
-
-def _marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
-    """Rows through every counting point of the SQL executions from id ``since`` on (the largest
-    value when several executions ran one: a persisted or recomputed plan runs a point again).
-
-    Reads Spark's SQL status store, after the listener bus has delivered every event posted so
-    far (the end of the action that ran the points is posted before the action returns)."""
-    try:
-        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
-    except Exception as e:  # a bus still busy after ``wait``: read what has arrived
-        log.debug("listener bus not drained: %s", e)
-    store = _status_store(spark)
-    app = spark.sparkContext.applicationId
-    rows: dict[int, int] = {}
-    for execution_id in range(max(since, 0), _newest_execution(store) + 1):
-        found = _finished.get((app, execution_id))
-        if found is None:
-            stored = store.execution(execution_id)
-            if not stored.isDefined():
-                continue
-            execution = stored.get()
-            found = {}
-            if _MARKER.search(execution.physicalPlanDescription() or ""):
-                values = store.executionMetrics(execution_id)
-                nodes = store.planGraph(execution_id).allNodes()
-                for j in range(nodes.size()):
-                    node = nodes.apply(j)
-                    marker = _MARKER.search(node.desc()) if node.name() == "Filter" else None
-                    if marker is None:
-                        continue
-                    metrics = node.metrics()
-                    for m in range(metrics.size()):
-                        metric = metrics.apply(m)
-                        if metric.name() == "number of output rows":
-                            value = values.get(metric.accumulatorId())
-                            found[int(marker.group(1))] = _digits(value.get()) if value.isDefined() else 0
-            if execution.completionTime().isDefined():
-                _finished[(app, execution_id)] = found
-        for marker_key, value in found.items():
-            rows[marker_key] = max(rows.get(marker_key, 0), value)
-    return rows
+    def get(self, wait: float) -> dict[str, Any] | None:
+        if self._values is None:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._fetch, name="seatunnel-observation", daemon=True)
+                self._thread.start()
+            self._thread.join(wait)
+            if self._error is not None:
+                raise self._error
+        return self._values
 
 
 @dataclass
 class Counter:
-    """The rows through one counting point (and, when asked, an Observation of their DELETE and
+    """The rows through one counting point or observation (and, when asked, of their DELETE and
     UPDATE_BEFORE rows)."""
 
     spark: Any
-    key: int
-    since: int  # the first SQL execution that can run it
-    deletes: Any = None  # Observation
+    key: int | None  # a counting point's key; None when the observation counts the rows too
+    since: int  # the first SQL execution that can run the counting point
+    observed: _Observed | None = field(default=None, repr=False)  # the observation's metrics
 
     def get(self, wait: float = 10.0) -> dict[str, int]:
         """The counts, or ``{}`` when no action ran over the DataFrame (a sink that skipped a
-        table, e.g. a retry whose commit had already happened)."""
-        rows = _marker_rows(self.spark, self.since, wait).get(self.key + _MARKER_BASE)
+        table, e.g. a retry whose commit had already happened; without a counting point this
+        answer takes ``wait`` seconds)."""
+        if self.key is None:
+            values = self.observed.get(wait) if self.observed is not None else None
+            if values is None:
+                return {}
+            out = {"rows": int(values["rows"])}
+            if "deletes" in values:
+                out["deletes"] = int(values["deletes"] or 0)
+            return out
+        rows = internals.marker_rows(self.spark, self.since, wait).get(self.key + _MARKER_BASE)
         if rows is None:
             return {}
         out = {"rows": rows}
-        jo = getattr(self.deletes, "_jo", None)
-        if jo is not None:
-            deadline = time.monotonic() + wait
-            while not jo.future().isCompleted() and time.monotonic() < deadline:
-                time.sleep(0.02)
-            if jo.future().isCompleted():
-                out["deletes"] = int((self.deletes.get or {}).get("deletes") or 0)
+        if self.observed is not None:  # the action ran: its observation is there, or soon
+            values = self.observed.get(wait)
+            if values is not None:
+                out["deletes"] = int(values.get("deletes") or 0)
         return out
 
 
 def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]:
-    """``df`` with a counting point: whatever action runs it counts its rows in the same pass,
-    through the SQL metric of a filter that keeps every row (it costs a row almost nothing,
-    unlike an aggregating ``DataFrame.observe``, and Spark pushes no filter below it, so a
-    source counts every row it read). With ``deletes`` its DELETE/UPDATE_BEFORE rows are
-    also counted, by an observation (callers ask only where such rows can occur)."""
+    """``df`` counted in whatever action runs it, in the same pass: by a counting point where
+    ``status_store_counts`` applies, else by an observation. With ``deletes`` its
+    DELETE/UPDATE_BEFORE rows are also counted, by an observation (callers ask only where such
+    rows can occur)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    spark = df.sparkSession
+    deletes = deletes and ROW_KIND in df.columns
+    delete_rows = F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes") if deletes else None
+    if not internals.STATUS_STORE_COUNTS.applies():
+        observation = Observation(f"{name}:rows")
+        metrics = [F.count(F.lit(1)).alias("rows"), *([delete_rows] if delete_rows is not None else [])]
+        return df.observe(observation, *metrics), Counter(spark, None, -1, _Observed(observation))
+    internals.check_status_store(spark)
     key = next(_keys)
     counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
-    counter = Counter(df.sparkSession, key, _newest_execution(_status_store(df.sparkSession)) + 1)
-    if deletes and ROW_KIND in df.columns:
-        counter.deletes = Observation(f"{name}:deletes")
-        counted = counted.observe(counter.deletes, F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes"))
+    counter = Counter(spark, key, internals.newest_execution(spark) + 1)
+    if delete_rows is not None:
+        observation = Observation(f"{name}:deletes")
+        counter.observed = _Observed(observation)
+        counted = counted.observe(observation, delete_rows)
     return counted, counter

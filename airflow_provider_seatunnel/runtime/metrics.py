@@ -1,27 +1,179 @@
-"""A pipeline's metrics: what it read and wrote, per source, sink and table, and how it ended."""
+"""A pipeline's metrics: what it read and wrote, per source, sink and table, and how it ended.
+
+:class:`PipelineMetrics` is their one shape. Its :meth:`~PipelineMetrics.to_dict` is a public
+contract: the metrics file a pipeline's driver writes, each pipeline of the command line's
+``--metrics-file``, the Airflow task's XCom value and its ``seatunnel_metrics`` XCom are that dict.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .context import RunContext, now
+from ..spi.contract import PipelineInfo
+from ..spi.errors import PipelineError
+from .context import now
+
+if TYPE_CHECKING:
+    from .context import RunContext
+
+FINISHED, FAILED, NOT_RUN = "FINISHED", "FAILED", "NOT_RUN"
+
+
+#: The keys of a pipeline's metrics, in the order they are written; ``extra`` keys follow.
+_KEYS = ("pipeline", "task_id", "name", "status", "attempt", "run_id", "start", "end", "seconds", "read_count",
+         "write_count", "failed_count", "filtered_count", "per_source", "per_sink", "per_table", "committed",
+         "error", "application_id")
+
+
+@dataclass(frozen=True)
+class PipelineMetrics:
+    """How one pipeline ended (``status``: FINISHED, FAILED, or NOT_RUN for a task that reported
+    nothing), its counts and where it ran.
+
+    :meth:`to_dict` writes a key when it holds a value. Two rules keep a null on purpose: a failed
+    pipeline always has ``error`` and ``application_id`` (null: no Spark application started), and
+    one with per-sink counts always has ``filtered_count`` (null: several sinks, no one number).
+    ``extra`` holds further keys as they are (``mode``, ``streaming``, ``ui_url``, ``log``,
+    ``counts_in_driver_log``, ``airflow_task_id``...).
+    """
+
+    task_id: str
+    status: str
+    pipeline: int | None = None
+    name: str | None = None
+    attempt: int | None = None
+    run_id: str | None = None
+    start: str | None = None
+    end: str | None = None
+    seconds: float | None = None
+    read_count: int = 0
+    write_count: int = 0
+    failed_count: int = 0
+    filtered_count: int | None = None
+    per_source: Mapping[str, int] | None = None
+    per_sink: Mapping[str, int] | None = None
+    per_table: Mapping[str, Mapping[str, int]] | None = None
+    committed: bool | None = None
+    error: Mapping[str, Any] | None = None
+    application_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- constructors ----------------------------------------------------------------------------
+
+    @classmethod
+    def finished(cls, pipeline: PipelineInfo, run_id: str, attempt: int, started: str, t0: float,
+                 per_source: Mapping[str, int], per_table: Mapping[str, Mapping[str, int]],
+                 **extra: Any) -> PipelineMetrics:
+        """A pipeline that committed: rows read per source (``{label: rows}``) and written per sink
+        and table (``{label: {table: rows}}``), their totals, and its times (``t0``: its
+        ``time.monotonic()`` start). ``filtered_count`` is what one sink did not get of what was read."""
+        per_sink = {label: sum(tables.values()) for label, tables in per_table.items()}
+        read, written = sum(per_source.values()), sum(per_sink.values())
+        return cls(pipeline=pipeline.id, task_id=pipeline.task_id, name=pipeline.name, status=FINISHED,
+                   attempt=attempt, run_id=run_id, start=started, end=now(), seconds=round(time.monotonic() - t0, 3),
+                   read_count=read, write_count=written, failed_count=read - written,
+                   filtered_count=(read - written) if len(per_sink) == 1 else None, per_source=dict(per_source),
+                   per_sink=per_sink, per_table={k: dict(v) for k, v in per_table.items()}, committed=True,
+                   extra=extra)
+
+    @classmethod
+    def failed(cls, pipeline: PipelineInfo, run_id: str, attempt: int, started: str,
+               error: PipelineError | Mapping[str, Any], *, application_id: str | None = None,
+               **extra: Any) -> PipelineMetrics:
+        """A pipeline that did not commit, ending now: no rows counted, ``error`` says why (a
+        :class:`..spi.errors.PipelineError` or its ``to_dict()``) and whether a retry can help."""
+        return cls(pipeline=pipeline.id, task_id=pipeline.task_id, name=pipeline.name, status=FAILED,
+                   attempt=attempt, run_id=run_id, start=started, end=now(), committed=False,
+                   error=error.to_dict() if isinstance(error, PipelineError) else dict(error),
+                   application_id=application_id, extra=extra)
+
+    @classmethod
+    def not_run(cls, task_id: str, **extra: Any) -> PipelineMetrics:
+        """A pipeline that reported nothing (its task never ran, or died before it pushed metrics)."""
+        return cls(task_id=task_id, status=NOT_RUN, extra=extra)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PipelineMetrics:
+        """The metrics :meth:`to_dict` wrote (keys it does not know go to ``extra``)."""
+        known = {f.name for f in fields(cls)} - {"extra"}
+        values = {k: v for k, v in data.items() if k in known}
+        return cls(**{"task_id": "", "status": FAILED, **values},
+                   extra={k: v for k, v in data.items() if k not in known})
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> PipelineMetrics | None:
+        """The metrics file a pipeline's driver wrote, or None when there is none (or it is unreadable)."""
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            return None
+        return cls.from_dict(data) if isinstance(data, Mapping) else None
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metrics as plain data (the public contract; see the class docstring for its keys)."""
+        kept = {"error", "application_id"} if self.status == FAILED else set()
+        if self.per_sink is not None:
+            kept.add("filtered_count")
+        out: dict[str, Any] = {}
+        for key in _KEYS:
+            value = getattr(self, key)
+            if value is not None or key in kept:
+                out[key] = dict(value) if isinstance(value, Mapping) else value
+        out.update(self.extra)
+        return out
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_dict` to ``path`` atomically (a reader never sees half a file)."""
+        tmp = Path(f"{os.fspath(path)}.tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, default=str))
+        os.replace(tmp, path)
+
+    # -- changes and questions -------------------------------------------------------------------
+
+    def with_extra(self, **extra: Any) -> PipelineMetrics:
+        """These metrics with further ``extra`` keys (replacing ones of the same name)."""
+        return replace(self, extra={**self.extra, **extra})
+
+    def failing(self, error: PipelineError | Mapping[str, Any]) -> PipelineMetrics:
+        """These metrics as a failure (the application failed after the pipeline reported): the
+        status becomes FAILED; an error the pipeline reported itself stays, else ``error`` is it."""
+        if self.status == FAILED and self.error:
+            return self
+        own = self.error or (error.to_dict() if isinstance(error, PipelineError) else dict(error))
+        return replace(self, status=FAILED, error=own)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the pipeline finished (committed)."""
+        return self.status == FINISHED
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether the failure is one a retry meets again (a broken Assert rule, bad data...)."""
+        return bool((self.error or {}).get("deterministic"))
+
+    @property
+    def message(self) -> str:
+        """What failed, as the pipeline reported it."""
+        return str((self.error or {}).get("message", "unknown error"))
+
+    @property
+    def where(self) -> str:
+        """`` in <plugin>`` when the failure names its plugin, else empty."""
+        plugin = (self.error or {}).get("plugin")
+        return f" in {plugin}" if plugin else ""
 
 
 def finished_metrics(ctx: RunContext, started: str, t0: float, per_source: Mapping[str, int],
                      per_table: Mapping[str, Mapping[str, int]], **extra: Any) -> dict[str, Any]:
-    """The metrics of a pipeline that committed: rows read per source (``{label: rows}``) and written
-    per sink and table (``{label: {table: rows}}``), totals and times; ``extra`` keys join them."""
-    p = ctx.pipeline
-    per_sink = {label: sum(tables.values()) for label, tables in per_table.items()}
-    read, written = sum(per_source.values()), sum(per_sink.values())
-    return {
-        "pipeline": p.id, "task_id": p.task_id, "name": p.name, "status": "FINISHED",
-        "attempt": ctx.attempt, "run_id": ctx.run_id, "start": started, "end": now(),
-        "seconds": round(time.monotonic() - t0, 3),
-        "read_count": read, "write_count": written, "failed_count": read - written,
-        "filtered_count": (read - written) if len(per_sink) == 1 else None,
-        "per_source": dict(per_source), "per_sink": per_sink, "per_table": {k: dict(v) for k, v in per_table.items()},
-        "committed": True, **extra,
-    }
+    """:meth:`PipelineMetrics.finished` of the context's pipeline, as its dict."""
+    return PipelineMetrics.finished(ctx.pipeline, ctx.run_id, ctx.attempt, started, t0, per_source, per_table,
+                                    **extra).to_dict()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .metrics import PipelineMetrics
 
 _STARS = "*" * 47
 _TIME = "%Y-%m-%d %H:%M:%S"
@@ -36,15 +39,18 @@ def statistic_pairs(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def job_metrics(job_name: str, pipelines: list[Mapping[str, Any]], start: str, end: str) -> dict[str, Any]:
-    """The job's totals over its pipelines (every pipeline counted, failed ones included)."""
-    read = sum(p.get("read_count", 0) or 0 for p in pipelines)
-    written = sum(p.get("write_count", 0) or 0 for p in pipelines)
-    failed = [p for p in pipelines if p.get("status") != "FINISHED"]
+def job_metrics(job_name: str, pipelines: Iterable[PipelineMetrics | Mapping[str, Any]], start: str,
+                end: str) -> dict[str, Any]:
+    """The job's totals over its pipelines (every pipeline counted, failed ones included); its
+    ``pipelines`` are their metrics as dicts."""
+    rows = [dict(p) if isinstance(p, Mapping) else p.to_dict() for p in pipelines]
+    read = sum(p.get("read_count", 0) or 0 for p in rows)
+    written = sum(p.get("write_count", 0) or 0 for p in rows)
+    failed = [p for p in rows if p.get("status") != "FINISHED"]
     return {
         "job": job_name, "status": "FAILED" if failed else "FINISHED", "start": start, "end": end,
         "read_count": read, "write_count": written, "failed_count": read - written,
-        "pipelines": list(pipelines),
+        "pipelines": rows,
     }
 
 

@@ -140,7 +140,7 @@ def test_package_zip_runs_the_runtime_without_the_installed_package(tmp_path):
     try:
         archive = hook.package_zip()
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                "import airflow_provider_seatunnel.runtime.executor as e, airflow_provider_seatunnel.connectors as c, "
+                "import airflow_provider_seatunnel.runtime.executor as e, airflow_provider_seatunnel.spi as c, "
                 "sqlglot; c.get_connector('Sql'); print(e.__file__, sqlglot.__file__)")
         proc = subprocess.run([sys.executable, "-I", "-c", code, str(archive)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr

@@ -54,3 +54,41 @@ def test_secret_options_are_masked_in_task_logs(tmp_path):
     hook = SeaTunnelHook(job, format="hocon")
     hook.mask_secrets()
     assert "hunter2-not-in-logs" not in redact("connecting with hunter2-not-in-logs")
+
+
+SPARK_JOB = """
+env { job.name = "built", spark.ui.enabled = false, spark.hadoop.fs.s3a.access.key = "AKIA-not-on-cmdline" }
+source { FakeSource { plugin_output = "t", row.num = 1, schema = { fields { id = bigint } } } }
+sink { LocalFile { plugin_input = "t", path = "/tmp/built-out", file_format_type = "json" } }
+"""
+
+
+@pytest.mark.parametrize("conn, master, deploy_mode", [
+    ({"conn_type": "spark", "host": "local[1]"}, "local[1]", None),
+    ({"conn_type": "spark", "host": "spark://m", "port": 7077, "extra": {"deploy-mode": "client"}},
+     "spark://m:7077", "client"),
+    ({"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}, "yarn", "cluster"),
+])
+def test_the_operator_hands_the_provider_the_seatunnel_hooks_spark_hook(monkeypatch, conn, master, deploy_mode):
+    """The master and deploy mode come from the connection (public API); the Spark provider's hook
+    factory returns the SparkSubmitHook the SeaTunnel hook built, whose command holds no secret."""
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+    from airflow_provider_seatunnel.runtime.launcher import APP_FILE
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_T", json.dumps(conn))
+    op = SeaTunnelOperator(task_id="built", config=SPARK_JOB, format="hocon", spark_conn_id="spark_t")
+    hook = op.hook
+    try:
+        assert hook.spark_connection()[:2] == (master, deploy_mode)
+        assert hook.driver_on_cluster() is (deploy_mode == "cluster")
+        op.on_kill()  # nothing submitted yet: nothing to do, and no hook built for it
+        assert hook.spark_hook is None
+        spark_hook = hook.spark_submit_hook(run_id="r", attempt=2)
+        assert op._get_hook() is spark_hook is hook.spark_hook
+        cmd = spark_hook._build_spark_submit_command(op.application)
+        assert op.application == str(APP_FILE) and cmd[cmd.index(str(APP_FILE)) + 1:][:2] == ["--plan", (
+            "plan.json" if deploy_mode == "cluster" else str(hook.plan_path))]
+        assert cmd[cmd.index("--master") + 1] == master and "--properties-file" in cmd
+        assert "AKIA-not-on-cmdline" not in " ".join(cmd)
+    finally:
+        hook.cleanup()
