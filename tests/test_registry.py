@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,8 @@ def test_every_builtin_name_is_its_modules_connector():
         assert connector.name.lower() == key
         assert get_connector(connector.name.upper()) is connector
     runnable = {name.lower() for name in available()}
-    assert runnable == set(registry._BUILTIN_MODULES)
+    # beside the built-ins, the connectors installed packages register (tests/plugin_package's)
+    assert runnable == set(registry._BUILTIN_MODULES) | set(registry._plugins())
 
 
 def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
@@ -32,7 +34,7 @@ PROBE = """
 import sys
 from airflow_provider_seatunnel.spi import get_connector
 get_connector("sql"), get_connector("LocalFile")
-loaded = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("airflow_provider_seatunnel.connectors."))
+loaded = sorted(m.split(".")[2] for m in sys.modules if m.startswith("airflow_provider_seatunnel.connectors."))
 print(",".join(loaded))
 """
 
@@ -64,3 +66,52 @@ def test_a_third_party_connector_registers_through_the_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
                           env={"PYTHONPATH": str(tmp_path), "PATH": ""})
     assert proc.stdout.split() == ["MySink", "True", "True"]
+
+
+def test_a_connectors_declared_secrets_are_redacted_and_left_out_of_task_ids(tmp_path):
+    """Options a connector declares secret (beyond the common names) never reach the plan JSON or the
+    pipeline's task id."""
+    from airflow_provider_seatunnel.plan.compiler import compile_job
+    from airflow_provider_seatunnel.spi import connector as base
+    from airflow_provider_seatunnel.spi.contract import SINK as sink_kind
+
+    class Vault(base.Connector):
+        name = "VaultSink"
+        kinds = frozenset({sink_kind})
+        secrets = frozenset({"api_key"})
+
+    registry._plugins()["vaultsink"] = Vault()
+    try:
+        conf = tmp_path / "job.conf"
+
+        def plan(key: str):
+            conf.write_text('source { FakeSource { schema = { fields { id = int } } } }\n'
+                            f'sink {{ VaultSink {{ api_key = "{key}", region = "eu" }} }}\n')
+            return compile_job(str(conf), use_cache=False)
+
+        first, second = plan("s3cr3t-1"), plan("s3cr3t-2")
+        text = json.dumps(first.to_dict())
+        assert "s3cr3t" not in text and '"region": "eu"' in text
+        assert first.pipelines[0].task_id == second.pipelines[0].task_id
+        assert first.to_dict(secrets=True)["pipelines"][0]["vertices"][1]["config"]["api_key"] == "s3cr3t-1"
+    finally:
+        registry._plugins().pop("vaultsink", None)
+
+
+def test_an_installed_plugin_wins_over_a_name_known_to_run_elsewhere(monkeypatch):
+    """A third-party connector named like a SeaTunnel plugin this package cannot run (Kafka...) is the
+    one found, not the placeholder."""
+    from airflow_provider_seatunnel.spi import connector as base
+    from airflow_provider_seatunnel.spi.contract import SINK as sink_kind
+    from airflow_provider_seatunnel.spi.contract import Sink
+
+    class Kafka(base.Connector, Sink):
+        name = "Kafka"
+        kinds = frozenset({sink_kind})
+
+        def prepare(self, ctx, vertex, data):
+            return None
+
+    assert not get_connector("kafka").can_run(sink_kind)
+    monkeypatch.setitem(registry._plugins(), "kafka", Kafka())
+    assert get_connector("KAFKA").can_run(sink_kind)

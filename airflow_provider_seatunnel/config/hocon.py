@@ -12,27 +12,22 @@ This module parses that dialect (and JSON, which is a subset) into :class:`Confi
 and :class:`ConfigList`, plain ``dict``/``list`` subclasses that remember the line and
 column of every key and element, so that errors can point at them. Unquoted
 substitutions (``${name}``, ``${?name}``) are kept as :class:`Subst` nodes by
-:func:`parse` and replaced by :func:`resolve`.
+:func:`parse` and replaced by :func:`resolve`. The tokens come from :mod:`.hocon_lexer`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
+from .hocon_lexer import Pos, Token, tokenize
 
 PLUGIN_SECTIONS = ("source", "transform", "sink")
 
 _MISSING = object()
-
-
-@dataclass(frozen=True)
-class Pos:
-    line: int
-    col: int
 
 
 class ConfigObject(dict):
@@ -78,146 +73,7 @@ class Concat:
     pos: Pos
 
 
-# ---------------------------------------------------------------------------
-# Tokens
-
-_PUNCT = {"{": "LBRACE", "}": "RBRACE", "[": "LBRACK", "]": "RBRACK", ",": "COMMA", ":": "COLON", "=": "EQUALS"}
-# Characters that end an unquoted run (HOCON forbids more; these are the ones that matter).
-_UNQUOTED_STOP = set('{}[],:="$#\n\t\r ') | {"\\"}
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
-
-
-@dataclass
-class Token:
-    kind: str  # LBRACE RBRACE LBRACK RBRACK COMMA COLON EQUALS PLUSEQ NEWLINE STRING UNQUOTED SUBST EOF
-    value: Any
-    pos: Pos
-    space_before: str = ""
-
-
-@dataclass
-class _Lexer:
-    text: str
-    file: str | None
-    tokens: list[Token] = field(default_factory=list)
-
-    def error(self, message: str, line: int, col: int, hint: str | None = None) -> ConfigError:
-        return ConfigError.at(message, file=self.file, line=line, col=col, hint=hint)
-
-    def run(self) -> list[Token]:
-        text, n = self.text, len(self.text)
-        i, line, line_start = 0, 1, 0
-        space = ""
-        toks = self.tokens
-        while i < n:
-            c = text[i]
-            col = i - line_start + 1
-            if c in " \t\r\ufeff" or c == "\u00a0":
-                j = i
-                while j < n and text[j] in " \t\r\ufeff\u00a0":
-                    j += 1
-                space += text[i:j]
-                i = j
-                continue
-            if c == "\n":
-                toks.append(Token("NEWLINE", None, Pos(line, col), space))
-                space = ""
-                i += 1
-                line += 1
-                line_start = i
-                continue
-            if c == "#" or text.startswith("//", i):
-                while i < n and text[i] != "\n":
-                    i += 1
-                continue
-            if c in _PUNCT:
-                toks.append(Token(_PUNCT[c], c, Pos(line, col), space))
-                space = ""
-                i += 1
-                continue
-            if c == "+" and text.startswith("+=", i):
-                toks.append(Token("PLUSEQ", "+=", Pos(line, col), space))
-                space = ""
-                i += 2
-                continue
-            if c == '"':
-                if text.startswith('"""', i):
-                    end = text.find('"""', i + 3)
-                    if end < 0:
-                        raise self.error("unterminated triple-quoted string", line, col, 'close it with """')
-                    while end + 3 < n and text[end + 3] == '"':  # extra quotes belong to the string
-                        end += 1
-                    value = text[i + 3 : end]
-                    toks.append(Token("STRING", value, Pos(line, col), space))
-                    line += value.count("\n")
-                    if "\n" in value:
-                        line_start = i + 3 + value.rindex("\n") + 1
-                    i = end + 3
-                else:
-                    value, i = self._quoted(i, line, col)
-                    toks.append(Token("STRING", value, Pos(line, col), space))
-                space = ""
-                continue
-            if c == "$":
-                if not text.startswith("${", i):
-                    raise self.error("a lone '$' is not valid here", line, col, "quote the value")
-                end = text.find("}", i)
-                nl = text.find("\n", i)
-                if end < 0 or (0 <= nl < end):
-                    raise self.error("unterminated substitution '${'", line, col, "close it with '}'")
-                inner = text[i + 2 : end].strip()
-                optional = inner.startswith("?")
-                if optional:
-                    inner = inner[1:].strip()
-                if not inner:
-                    raise self.error("empty substitution '${}'", line, col)
-                if inner.startswith('"') and inner.endswith('"') and len(inner) >= 2:
-                    inner = inner[1:-1]
-                toks.append(Token("SUBST", (inner, optional), Pos(line, col), space))
-                space = ""
-                i = end + 1
-                continue
-            if c == "\\":
-                raise self.error("a backslash is only allowed inside a quoted string", line, col,
-                                 'quote the value: "..."')
-            # unquoted run
-            j = i
-            while j < n and text[j] not in _UNQUOTED_STOP and not text.startswith("//", j) \
-                    and not text.startswith("+=", j):
-                j += 1
-            toks.append(Token("UNQUOTED", text[i:j], Pos(line, col), space))
-            space = ""
-            i = j
-        toks.append(Token("EOF", None, Pos(line, n - line_start + 1), space))
-        return toks
-
-    def _quoted(self, i: int, line: int, col: int) -> tuple[str, int]:
-        text, n = self.text, len(self.text)
-        out: list[str] = []
-        j = i + 1
-        while True:
-            if j >= n or text[j] == "\n":
-                raise self.error("unterminated quoted string", line, col, 'close it with "')
-            c = text[j]
-            if c == '"':
-                return "".join(out), j + 1
-            if c == "\\":
-                if j + 1 >= n:
-                    raise self.error("unterminated quoted string", line, col)
-                e = text[j + 1]
-                if e in _ESCAPES:
-                    out.append(_ESCAPES[e])
-                    j += 2
-                    continue
-                if e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[j + 2 : j + 6] or ""):
-                    out.append(chr(int(text[j + 2 : j + 6], 16)))
-                    j += 6
-                    continue
-                raise self.error(f"invalid escape '\\{e}' in a quoted string", line, j - i + col,
-                                 f"write '\\\\{e}' for a literal backslash")
-            out.append(c)
-            j += 1
 
 
 # ---------------------------------------------------------------------------
@@ -228,7 +84,7 @@ class _Parser:
     def __init__(self, text: str, file: str | None, json_syntax: bool):
         self.file = file
         self.json = json_syntax
-        self.toks = _Lexer(text, file).run()
+        self.toks = tokenize(text, file)
         self.i = 0
 
     # -- helpers
@@ -384,6 +240,7 @@ class _Parser:
 
     def parse_value(self) -> Any:
         parts: list[tuple[Token, Any]] = []
+        v: Any
         while True:
             t = self.peek()
             if t.kind == "LBRACE":

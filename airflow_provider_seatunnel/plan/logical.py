@@ -99,8 +99,9 @@ class LogicalDag:
 # ---------------------------------------------------------------------------
 
 
-def read_settings(job: JobConfig, problems: list[Problem]) -> JobSettings:
-    """Job settings from ``env``, each checked; problems are appended."""
+def read_settings(job: JobConfig) -> tuple[JobSettings, list[Problem]]:
+    """Job settings from ``env``, each checked, and the problems found."""
+    problems: list[Problem] = []
 
     def positive_int(key: str, default: int | None, minimum: int = 1) -> int | None:
         raw = job.env_get(key)
@@ -123,7 +124,7 @@ def read_settings(job: JobConfig, problems: list[Problem]) -> JobSettings:
                                     + "job.mode is BATCH or STREAMING"))
         mode = "BATCH"
     name = job.env_get("job.name", "SeaTunnel_Job")
-    return JobSettings(
+    settings = JobSettings(
         name=str(name),
         mode=mode,
         parallelism=positive_int("parallelism", 1) or 1,
@@ -133,25 +134,172 @@ def read_settings(job: JobConfig, problems: list[Problem]) -> JobSettings:
         checkpoint_timeout_ms=positive_int("checkpoint.timeout", None),
         max_pipelines=positive_int("plan.max-pipelines", DEFAULT_MAX_PIPELINES) or DEFAULT_MAX_PIPELINES,
     )
+    return settings, problems
 
 
-def _wiring_value(job: JobConfig, plugin: PluginConfig, new: str, legacy: str,
-                  problems: list[Problem], warnings: list[Problem]) -> tuple[Any, str | None]:
-    """The value of ``new`` (or its legacy name) and the key it came from."""
+def _split(found: list[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """``(errors, warnings)`` of ``found``, each in the order found: a problem is an error unless it says otherwise."""
+    return [p for p in found if p.severity == "error"], [p for p in found if p.severity != "error"]
+
+
+def build_logical_dag(job: JobConfig) -> LogicalDag:
+    """Wire the plugins of ``job`` into a :class:`LogicalDag`; raise :class:`ConfigError`.
+
+    Every problem is collected before raising, stage by stage: settings, streaming options,
+    missing sections, each plugin's checks and declared wiring, the wiring itself, outputs
+    nobody reads, a cycle (which stops here: nothing below has an order), parallelism, schemas.
+    """
+    settings, problems = read_settings(job)
+    problems.extend(check_streaming(job, settings.mode))  # streaming.* options; sources that cannot stream
+    problems.extend(_missing_sections(job))
+    warnings: list[Problem] = list(job.warnings)
+
+    declared, found = _declare(job)
+    wiring, more = _wire(job, declared, _named_tables(job))
+    errors, doubts = _split([*found, *more])
+    problems += [*errors, *_unread_outputs(job, declared, wiring.upstream)]
+    warnings += doubts
+
+    by_ref = {p.ref: p for p in job.plugins}
+    cycle = _cycle_problem(job, declared, by_ref, wiring.edges)
+    if cycle is not None:
+        raise ConfigError([*problems, cycle])  # without an order, nothing below can be computed
+    order = graph.topological_order(list(by_ref), wiring.edges)
+    par, found = _parallelism(job, settings, order, by_ref, wiring.upstream)
+    problems += found
+    schemas, found = _infer_schemas(job, order, by_ref, wiring.upstream)
+    errors, doubts = _split(found)
+    problems += errors
+    warnings += doubts
+    if problems:
+        raise ConfigError(problems)
+    vertices = _vertices(job, declared, wiring, par, schemas)
+    return LogicalDag(settings=settings, vertices=vertices, edges=tuple(wiring.edges), file=job.file,
+                      env=job.env, warnings=tuple(warnings))
+
+
+def _missing_sections(job: JobConfig) -> list[Problem]:
+    """A job needs at least one source and one sink."""
+    problems: list[Problem] = []
+    if not job.sources:
+        problems.append(Problem("the job has no source", file=job.file, plugin="source",
+                                hint="add a source block, e.g. source { FakeSource { ... } }"))
+    if not job.sinks:
+        problems.append(Problem("the job has no sink", file=job.file, plugin="sink",
+                                hint="add a sink block, e.g. sink { Console { } }"))
+    return problems
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """What the plugins say of themselves, by plugin ref: their connector's name and the datasets they
+    name as output and input."""
+
+    canonical: dict[str, str]  # the connector's name, or the name as written if unknown
+    outputs: dict[str, PluginConfig]  # an output name → the first plugin that declares it
+    output_of: dict[str, str | None]
+    inputs: dict[str, list[str] | None]  # None: it names no input
+    input_key: dict[str, str | None]  # the option the inputs came from (plugin_input or its legacy name)
+
+
+def _declare(job: JobConfig) -> tuple[_Declared, list[Problem]]:
+    """Each plugin's connector checks and declared wiring, plugin by plugin in config order."""
+    found: list[Problem] = []
+    declared = _Declared({}, {}, {}, {}, {})
+    for plugin in job.plugins:
+        name, problems = _check_plugin(job, plugin)
+        declared.canonical[plugin.ref] = name
+        found += problems
+        out, problems = _declared_output(job, plugin, declared.outputs)
+        found += problems
+        if out is not None and out not in declared.outputs:
+            declared.outputs[out] = plugin
+        declared.output_of[plugin.ref] = out
+        names, key, problems = _declared_inputs(job, plugin)
+        found += problems
+        declared.inputs[plugin.ref] = names
+        declared.input_key[plugin.ref] = key
+    return declared, found
+
+
+def _check_plugin(job: JobConfig, plugin: PluginConfig) -> tuple[str, list[Problem]]:
+    """The plugin's canonical name, and what its connector finds wrong with it (an unknown plugin, or one
+    this package cannot run, plans with a warning)."""
+    connector = get_connector(plugin.name)
+    kind = plugin.section
+    if connector is None:
+        return plugin.name, [job.problem(f"unknown plugin '{plugin.name}': it plans, but this package cannot "
+                                         "run it and validate fails", plugin, severity="warning",
+                                         code=NOT_RUNNABLE,
+                                         hint="check the spelling, or install the package that provides it")]
+    if kind not in connector.kinds:
+        return connector.name, [job.problem(f"'{connector.name}' is not a {kind} plugin", plugin,
+                                            hint=f"{connector.name} can stand in: "
+                                            + ", ".join(sorted(connector.kinds)))]
+    found = list(connector.problems(plugin, job))
+    if not connector.can_run(kind):
+        found.append(job.problem(f"'{connector.name}' is a SeaTunnel {kind} this package cannot "
+                                 "run yet: it plans, but validate fails", plugin,
+                                 severity="warning", code=NOT_RUNNABLE))
+    return connector.name, found
+
+
+def _wiring_value(job: JobConfig, plugin: PluginConfig, new: str,
+                  legacy: str) -> tuple[Any, str | None, list[Problem]]:
+    """The value of ``new`` (or its legacy name), the key it came from, and the problem of having both."""
     has_new, has_legacy = new in plugin.options, legacy in plugin.options
+    found: list[Problem] = []
     if has_new and has_legacy:
         a, b = plugin.options[new], plugin.options[legacy]
         if as_list(a) != as_list(b):
-            problems.append(job.problem(f"'{new}' = {a!r} and its legacy name '{legacy}' = {b!r} disagree",
-                                        plugin, key=legacy, hint=f"keep only {new}"))
+            found.append(job.problem(f"'{new}' = {a!r} and its legacy name '{legacy}' = {b!r} disagree",
+                                     plugin, key=legacy, hint=f"keep only {new}"))
         else:
-            warnings.append(job.problem(f"'{legacy}' repeats '{new}'", plugin, key=legacy,
-                                        hint=f"remove the legacy {legacy}", severity="warning"))
+            found.append(job.problem(f"'{legacy}' repeats '{new}'", plugin, key=legacy,
+                                     hint=f"remove the legacy {legacy}", severity="warning"))
     if has_new:
-        return plugin.options[new], new
+        return plugin.options[new], new, found
     if has_legacy:
-        return plugin.options[legacy], legacy
-    return None, None
+        return plugin.options[legacy], legacy, found
+    return None, None, found
+
+
+def _declared_output(job: JobConfig, plugin: PluginConfig,
+                     outputs: dict[str, PluginConfig]) -> tuple[str | None, list[Problem]]:
+    """The dataset name the plugin registers (a sink registers none), checked against ``outputs``, the
+    names declared before it: every output name is unique."""
+    out, out_key, found = _wiring_value(job, plugin, "plugin_output", "result_table_name")
+    if out is not None and plugin.section == SINK:
+        found.append(job.problem("a sink's output name is ignored", plugin, key=out_key,
+                                 severity="warning", hint=f"remove {out_key}"))
+        return None, found
+    if out is not None and (not isinstance(out, str) or not out.strip()):
+        found.append(job.problem("the output name must be a non-empty string", plugin, key=out_key))
+        return None, found
+    if out is not None:
+        out = out.strip()
+        if out in outputs:
+            first = outputs[out]
+            found.append(job.problem(f"the output name '{out}' is already used by {first.label} "
+                                     f"(line {first.line_of(out_key)})", plugin, key=out_key,
+                                     hint="give every source and transform its own output name"))
+    return out, found
+
+
+def _declared_inputs(job: JobConfig, plugin: PluginConfig) -> tuple[list[str] | None, str | None, list[Problem]]:
+    """The dataset names the plugin reads (None: it names none; a source reads none), and the key they came
+    from."""
+    ins, in_key, found = _wiring_value(job, plugin, "plugin_input", "source_table_name")
+    if ins is not None and plugin.section == SOURCE:
+        found.append(job.problem("a source's input is ignored", plugin, key=in_key, severity="warning",
+                                 hint=f"remove {in_key}"))
+        return None, in_key, found
+    names = [str(x).strip() for x in as_list(ins)] if ins is not None else None
+    if names is not None and not names:
+        found.append(job.problem("the input list is empty", plugin, key=in_key,
+                                 hint="name the dataset(s) this plugin reads, or remove the option"))
+        names = None
+    return names, in_key, found
 
 
 def _did_you_mean(name: str, candidates: list[str]) -> str | None:
@@ -162,84 +310,9 @@ def _did_you_mean(name: str, candidates: list[str]) -> str | None:
     return lowered[close[0]] if close else None
 
 
-def build_logical_dag(job: JobConfig) -> LogicalDag:
-    """Wire the plugins of ``job`` into a :class:`LogicalDag`; raise :class:`ConfigError`."""
-    problems: list[Problem] = []
-    warnings: list[Problem] = list(job.warnings)
-    settings = read_settings(job, problems)
-    problems.extend(check_streaming(job, settings.mode))  # streaming.* options; sources that cannot stream
-
-    if not job.sources:
-        problems.append(Problem("the job has no source", file=job.file, plugin="source",
-                                hint="add a source block, e.g. source { FakeSource { ... } }"))
-    if not job.sinks:
-        problems.append(Problem("the job has no sink", file=job.file, plugin="sink",
-                                hint="add a sink block, e.g. sink { Console { } }"))
-
-    plugins = job.plugins
-    outputs: dict[str, PluginConfig] = {}
-    output_of: dict[str, str | None] = {}
-    declared_inputs: dict[str, list[str] | None] = {}
-    input_key: dict[str, str | None] = {}
-    canonical: dict[str, str] = {}
-
-    for plugin in plugins:
-        connector = get_connector(plugin.name)
-        kind = plugin.section
-        if connector is None:
-            warnings.append(job.problem(f"unknown plugin '{plugin.name}': it plans, but this package cannot "
-                                        "run it and validate fails", plugin, severity="warning",
-                                        code=NOT_RUNNABLE,
-                                        hint="check the spelling, or install the package that provides it"))
-            canonical[plugin.ref] = plugin.name
-        else:
-            canonical[plugin.ref] = connector.name
-            if kind not in connector.kinds:
-                problems.append(job.problem(f"'{connector.name}' is not a {kind} plugin", plugin,
-                                            hint=f"{connector.name} can stand in: "
-                                            + ", ".join(sorted(connector.kinds))))
-            else:
-                found = connector.problems(plugin, job)
-                problems.extend(p for p in found if p.severity == "error")
-                warnings.extend(p for p in found if p.severity != "error")
-                if not connector.can_run(kind):
-                    warnings.append(job.problem(f"'{connector.name}' is a SeaTunnel {kind} this package cannot "
-                                                "run yet: it plans, but validate fails", plugin,
-                                                severity="warning", code=NOT_RUNNABLE))
-
-        out, out_key = _wiring_value(job, plugin, "plugin_output", "result_table_name", problems, warnings)
-        if out is not None and kind == SINK:
-            warnings.append(job.problem("a sink's output name is ignored", plugin, key=out_key,
-                                        severity="warning", hint=f"remove {out_key}"))
-            out = None
-        if out is not None and (not isinstance(out, str) or not out.strip()):
-            problems.append(job.problem("the output name must be a non-empty string", plugin, key=out_key))
-            out = None
-        if out is not None:
-            out = out.strip()
-            if out in outputs:
-                first = outputs[out]
-                problems.append(job.problem(f"the output name '{out}' is already used by {first.label} "
-                                            f"(line {first.line_of(out_key)})", plugin, key=out_key,
-                                            hint="give every source and transform its own output name"))
-            else:
-                outputs[out] = plugin
-        output_of[plugin.ref] = out
-
-        ins, in_key = _wiring_value(job, plugin, "plugin_input", "source_table_name", problems, warnings)
-        input_key[plugin.ref] = in_key
-        if ins is not None and kind == SOURCE:
-            warnings.append(job.problem("a source's input is ignored", plugin, key=in_key, severity="warning",
-                                        hint=f"remove {in_key}"))
-            ins = None
-        names = [str(x).strip() for x in as_list(ins)] if ins is not None else None
-        if names is not None and not names:
-            problems.append(job.problem("the input list is empty", plugin, key=in_key,
-                                        hint="name the dataset(s) this plugin reads, or remove the option"))
-            names = None
-        declared_inputs[plugin.ref] = names
-
-    # transforms that name the datasets they read in their options (a query's tables): implicit wiring
+def _named_tables(job: JobConfig) -> dict[str, tuple[str, ...]]:
+    """The transforms that name the datasets they read in their options (a query's tables), by ref: the
+    implicit wiring of a transform that names no input."""
     named_tables: dict[str, tuple[str, ...]] = {}
     for plugin in job.transforms:
         connector = get_connector(plugin.name)
@@ -247,77 +320,121 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
             tables = connector.input_tables(plugin)
             if tables:
                 named_tables[plugin.ref] = tables
+    return named_tables
 
-    producers = [*job.sources, *job.transforms]
+
+@dataclass(frozen=True)
+class _Wiring:
+    """Who reads whom, by plugin ref."""
+
+    upstream: dict[str, list[str]]  # producer refs, in input order
+    inputs_read: dict[str, list[str]]  # the dataset name each of those producers is read by
+    notes: dict[str, list[str]]
+    edges: list[tuple[str, str]]  # (producer, consumer), consumers in config order
+
+
+def _wire(job: JobConfig, declared: _Declared,
+          named_tables: dict[str, tuple[str, ...]]) -> tuple[_Wiring, list[Problem]]:
+    """Each transform's and sink's producers: the datasets it names, else the implicit ones. A producer
+    named twice is read once."""
+    found: list[Problem] = []
+    upstream: dict[str, list[str]] = {p.ref: [] for p in job.plugins}
+    inputs_read: dict[str, list[str]] = {p.ref: [] for p in job.plugins}
+    notes: dict[str, list[str]] = {p.ref: [] for p in job.plugins}
     unnamed_by_plugin: dict[str, list[PluginConfig]] = {}
-    for p in producers:
-        if output_of[p.ref] is None:
+    for p in [*job.sources, *job.transforms]:
+        if declared.output_of[p.ref] is None:
             unnamed_by_plugin.setdefault(p.name.lower(), []).append(p)
-
-    upstream: dict[str, list[str]] = {p.ref: [] for p in plugins}
-    inputs_read: dict[str, list[str]] = {p.ref: [] for p in plugins}
-    read_by: dict[str, list[str]] = {p.ref: [] for p in producers}
-    notes: dict[str, list[str]] = {p.ref: [] for p in plugins}
-
-    def connect(consumer: PluginConfig, producer: PluginConfig, name: str) -> None:
-        if producer.ref not in upstream[consumer.ref]:
-            upstream[consumer.ref].append(producer.ref)
-            inputs_read[consumer.ref].append(name)
-            read_by[producer.ref].append(consumer.ref)
-
     for plugin in [*job.transforms, *job.sinks]:
-        names = declared_inputs[plugin.ref]
+        names = declared.inputs[plugin.ref]
         if names is not None:
-            for name in names:
-                producer = outputs.get(name)
-                if producer is None:
-                    by_name = unnamed_by_plugin.get(name.lower(), [])
-                    if len(by_name) == 1:
-                        producer = by_name[0]
-                        warnings.append(job.problem(f"'{name}' names no output; it matched {producer.label}, "
-                                                    "which has no plugin_output, by its plugin name", plugin,
-                                                    key=input_key[plugin.ref], severity="warning",
-                                                    hint=f'set plugin_output = "{name}" in {producer.label}'))
-                if producer is None:
-                    guess = _did_you_mean(name, list(outputs))
-                    hint = f"did you mean '{guess}'?" if guess else (
-                        "known outputs: " + ", ".join(sorted(outputs)) if outputs else
-                        "no source or transform sets plugin_output")
-                    problems.append(job.problem(f"'{name}' names no source or transform output", plugin,
-                                                key=input_key[plugin.ref], hint=hint))
-                    continue
-                connect(plugin, producer, name)
-            continue
-        implicit = _implicit_producers(job, plugin, outputs, named_tables)
-        for producer in implicit:
-            connect(plugin, producer, output_of[producer.ref] or producer.ref)
-        if implicit and plugin.section == TRANSFORM and plugin.ref in named_tables and len(implicit) > 1:
-            notes[plugin.ref].append("inputs taken from the tables its options name")
+            pairs, problems = _named_producers(job, plugin, names, declared, unnamed_by_plugin)
+            found += problems
+        else:
+            implicit = _implicit_producers(job, plugin, declared.outputs, named_tables)
+            pairs = [(producer, declared.output_of[producer.ref] or producer.ref) for producer in implicit]
+            if plugin.section == TRANSFORM and plugin.ref in named_tables and len(implicit) > 1:
+                notes[plugin.ref].append("inputs taken from the tables its options name")
+        for producer, name in pairs:
+            if producer.ref not in upstream[plugin.ref]:
+                upstream[plugin.ref].append(producer.ref)
+                inputs_read[plugin.ref].append(name)
+    edges = [(u, p.ref) for p in job.plugins for u in upstream[p.ref]]
+    return _Wiring(upstream, inputs_read, notes, edges), found
 
-    for p in producers:
-        if not read_by[p.ref]:
-            out = output_of[p.ref]
+
+def _named_producers(job: JobConfig, plugin: PluginConfig, names: list[str], declared: _Declared,
+                     unnamed_by_plugin: dict[str, list[PluginConfig]],
+                     ) -> tuple[list[tuple[PluginConfig, str]], list[Problem]]:
+    """The producers of the datasets a plugin names, each with the name: an output name, else the plugin
+    name of the one producer of that plugin that has no output name (with a warning)."""
+    found: list[Problem] = []
+    pairs: list[tuple[PluginConfig, str]] = []
+    for name in names:
+        producer = declared.outputs.get(name)
+        if producer is None:
+            by_name = unnamed_by_plugin.get(name.lower(), [])
+            if len(by_name) == 1:
+                producer = by_name[0]
+                found.append(job.problem(f"'{name}' names no output; it matched {producer.label}, "
+                                         "which has no plugin_output, by its plugin name", plugin,
+                                         key=declared.input_key[plugin.ref], severity="warning",
+                                         hint=f'set plugin_output = "{name}" in {producer.label}'))
+        if producer is None:
+            outputs = declared.outputs
+            guess = _did_you_mean(name, list(outputs))
+            hint = f"did you mean '{guess}'?" if guess else (
+                "known outputs: " + ", ".join(sorted(outputs)) if outputs else
+                "no source or transform sets plugin_output")
+            found.append(job.problem(f"'{name}' names no source or transform output", plugin,
+                                     key=declared.input_key[plugin.ref], hint=hint))
+            continue
+        pairs.append((producer, name))
+    return pairs, found
+
+
+def _unread_outputs(job: JobConfig, declared: _Declared, upstream: dict[str, list[str]]) -> list[Problem]:
+    """Every source and transform is read by some plugin."""
+    read = {ref for producers in upstream.values() for ref in producers}
+    problems: list[Problem] = []
+    for p in [*job.sources, *job.transforms]:
+        if p.ref not in read:
+            out = declared.output_of[p.ref]
             what = f"the output '{out}' of this plugin" if out else "this plugin's output"
             problems.append(job.problem(f"{what} is read by nobody", p,
                                         key="plugin_output" if out else None,
                                         hint="name it in a plugin_input, or remove the plugin"))
+    return problems
 
-    vertex_ids = [p.ref for p in plugins]
-    edges = [(u, p.ref) for p in plugins for u in upstream[p.ref]]
-    cycle = graph.find_cycle(vertex_ids, edges)
-    if cycle:
-        by_ref = {p.ref: p for p in plugins}
-        path = " -> ".join(f"{by_ref[r].label} ({output_of[r] or '-'})" for r in cycle)
-        problems.append(job.problem(f"the plugins form a cycle: {path}", by_ref[cycle[0]],
-                                    key=input_key[cycle[0]], hint="a plugin may not read its own output, "
-                                    "directly or through others"))
-    if cycle:
-        raise ConfigError(problems)  # without an order, nothing below can be computed
 
-    parallelism: dict[str, int] = {}
-    declared: dict[str, int | None] = {}
-    by_ref = {p.ref: p for p in plugins}
-    for ref in graph.topological_order(vertex_ids, edges):
+def _cycle_problem(job: JobConfig, declared: _Declared, by_ref: dict[str, PluginConfig],
+                   edges: list[tuple[str, str]]) -> Problem | None:
+    """The problem of a cycle in the wiring, if there is one: a plugin may not read its own output."""
+    cycle = graph.find_cycle(list(by_ref), edges)
+    if not cycle:
+        return None
+    path = " -> ".join(f"{by_ref[r].label} ({declared.output_of[r] or '-'})" for r in cycle)
+    return job.problem(f"the plugins form a cycle: {path}", by_ref[cycle[0]],
+                       key=declared.input_key[cycle[0]], hint="a plugin may not read its own output, "
+                       "directly or through others")
+
+
+@dataclass(frozen=True)
+class _Parallelism:
+    """Each plugin's parallelism, the one its block declares, and the notes on the choice, by ref."""
+
+    actual: dict[str, int]
+    declared: dict[str, int | None]
+    notes: dict[str, list[str]]
+
+
+def _parallelism(job: JobConfig, settings: JobSettings, order: list[str], by_ref: dict[str, PluginConfig],
+                 upstream: dict[str, list[str]]) -> tuple[_Parallelism, list[Problem]]:
+    """A plugin runs at the parallelism it declares; else a source at the job's, a transform or sink at
+    its first input's. ``order`` is topological: inputs come first."""
+    problems: list[Problem] = []
+    par = _Parallelism({}, {}, {})
+    for ref in order:
         plugin = by_ref[ref]
         raw = plugin.get("parallelism")
         own = None
@@ -327,35 +444,16 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
                 problems.append(job.problem(f"parallelism must be a positive integer, found {raw!r}", plugin,
                                             key="parallelism", hint="set parallelism = 1 or more"))
                 own = None
-        declared[ref] = own
-        first_input = parallelism[upstream[ref][0]] if upstream[ref] else None
+        par.declared[ref] = own
+        first_input = par.actual[upstream[ref][0]] if upstream[ref] else None
         if plugin.section == SOURCE:
-            parallelism[ref] = own or settings.parallelism
+            par.actual[ref] = own or settings.parallelism
         else:
-            parallelism[ref] = own or first_input or settings.parallelism
+            par.actual[ref] = own or first_input or settings.parallelism
         if plugin.section == SINK and own is not None and first_input is not None and own != first_input:
-            notes[ref].append(f"runs at its own parallelism {own}; SeaTunnel's engine would use its "
-                              f"input's ({first_input})")
-    schemas, schema_problems = _infer_schemas(job, graph.topological_order(vertex_ids, edges), by_ref, upstream)
-    problems.extend(p for p in schema_problems if p.severity == "error")
-    warnings.extend(p for p in schema_problems if p.severity != "error")
-    if problems:
-        raise ConfigError(problems)
-
-    vertices = []
-    for plugin in plugins:
-        connector = get_connector(plugin.name)
-        per_input = None
-        if isinstance(connector, PerInputSplit) and len(upstream[plugin.ref]) >= 2:
-            per_input = connector.per_input(plugin, tuple(inputs_read[plugin.ref]))
-        vertices.append(LogicalVertex(
-            id=plugin.ref, kind=plugin.section, plugin=canonical[plugin.ref],
-            parallelism=parallelism[plugin.ref], upstream=tuple(upstream[plugin.ref]),
-            output=output_of[plugin.ref], inputs=tuple(inputs_read[plugin.ref]),
-            declared_parallelism=declared[plugin.ref], line=plugin.line, options=plugin.options, per_input=per_input,
-            notes=tuple(notes[plugin.ref]), schema=schemas.get(plugin.ref)))
-    return LogicalDag(settings=settings, vertices=tuple(vertices), edges=tuple(edges), file=job.file,
-                      env=job.env, warnings=tuple(warnings))
+            par.notes[ref] = [f"runs at its own parallelism {own}; SeaTunnel's engine would use its "
+                              f"input's ({first_input})"]
+    return par, problems
 
 
 def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginConfig],
@@ -381,9 +479,31 @@ def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginCon
     return schemas, problems
 
 
+def _vertices(job: JobConfig, declared: _Declared, wiring: _Wiring, par: _Parallelism,
+              schemas: dict[str, Schema | None]) -> tuple[LogicalVertex, ...]:
+    """One vertex per plugin, in config order; a plugin with several inputs says whether it can run once
+    per input."""
+    vertices = []
+    for plugin in job.plugins:
+        ref = plugin.ref
+        connector = get_connector(plugin.name)
+        per_input = None
+        if isinstance(connector, PerInputSplit) and len(wiring.upstream[ref]) >= 2:
+            per_input = connector.per_input(plugin, tuple(wiring.inputs_read[ref]))
+        vertices.append(LogicalVertex(
+            id=ref, kind=plugin.section, plugin=declared.canonical[ref],
+            parallelism=par.actual[ref], upstream=tuple(wiring.upstream[ref]),
+            output=declared.output_of[ref], inputs=tuple(wiring.inputs_read[ref]),
+            declared_parallelism=par.declared[ref], line=plugin.line, options=plugin.options, per_input=per_input,
+            notes=(*wiring.notes[ref], *par.notes.get(ref, ())), schema=schemas.get(ref)))
+    return tuple(vertices)
+
+
 def _implicit_producers(job: JobConfig, plugin: PluginConfig, outputs: dict[str, PluginConfig],
                         named_tables: dict[str, tuple[str, ...]]) -> list[PluginConfig]:
-    """Producers of a plugin that names no input (README "Wiring": the previous plugin)."""
+    """Producers of a plugin that names no input: the tables its options name, when each is some other
+    plugin's output; else a transform reads the transform before it (the first transform, the last source),
+    and a sink the last transform (with no transform, the last source)."""
     tables = named_tables.get(plugin.ref)
     if tables and all(t in outputs for t in tables) and plugin not in [outputs[t] for t in tables]:
         return [outputs[t] for t in tables]

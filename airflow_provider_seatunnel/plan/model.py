@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..spi.registry import secret_options
 from ..spi.secrets import redact
 
 PLAN_FORMAT_VERSION = 1
@@ -39,7 +40,8 @@ class PlanVertex:
             "id": self.id, "ref": self.ref, "kind": self.kind, "plugin": self.plugin,
             "parallelism": self.parallelism, "chain": self.chain, "task_group": self.task_group,
             "output": self.output, "inputs": list(self.inputs), "line": self.line,
-            "config": dict(self.config) if secrets else redact(self.config), "notes": list(self.notes),
+            "config": dict(self.config) if secrets else redact(self.config, secret_options(self.plugin)),
+            "notes": list(self.notes),
             "schema": self.schema,
         }
 

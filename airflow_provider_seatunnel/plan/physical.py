@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..config.errors import ConfigError, Problem
 from ..spi import SINK, SOURCE, TRANSFORM, get_connector
-from ..spi.secrets import SECRET_OPTIONS
+from ..spi.registry import secret_options
 from . import graph
 from .logical import LogicalDag
 from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
@@ -36,8 +36,8 @@ def _identity(dag: LogicalDag, vid: str, full: bool) -> dict:
     v = dag.vertex(vid)
     connector = get_connector(v.plugin)
     if full or connector is None or not connector.identity:
-        options = {k: val for k, val in v.options.items() if k.lower() not in SECRET_OPTIONS
-                   and k not in ("parallelism",)}
+        secrets = secret_options(v.plugin)
+        options = {k: val for k, val in v.options.items() if k.lower() not in secrets and k not in ("parallelism",)}
     else:
         options = {k: v.options.get(k) for k in connector.identity if k in v.options}
     return {"kind": v.kind, "plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),

@@ -108,8 +108,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
     any_split = False
     for comp, comp_edges in zip(components, edges_of, strict=True):
         multi = [n for n in comp if len(up[n]) >= 2]
-        blocker = next((dag.vertex(m) for n in comp if n in chain_of for m in chain_of[n].members
-                        if (per_input := dag.vertex(m).per_input) is not None and per_input.blocker), None)
+        blocker = _split_blocker(dag, comp, chain_of)
         if multi and blocker is None:
             count = graph.count_paths(comp, comp_edges)
             reason = (f"{_label(dag, multi[0], chain_of)} has {len(up[multi[0]])} inputs: one pipeline per "
@@ -120,7 +119,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
         else:
             reason = ""
             if multi and blocker is not None:
-                reason = (f"not split: {blocker.label} cannot run per input ({blocker.per_input.blocker}), "
+                reason = (f"not split: {blocker[0]} cannot run per input ({blocker[1]}), "
                           "so this part stays one pipeline")
             plans.append((comp, comp_edges, False, reason))
             total += 1
@@ -149,6 +148,17 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
             warnings.append(Problem(v.per_input.warning, file=dag.file, line=v.line, plugin=v.label,
                                     key=v.per_input.warning_key, hint=v.per_input.hint, severity="warning"))
     return out, warnings
+
+
+def _split_blocker(dag: LogicalDag, comp: list[str], chain_of: dict[str, Chain]) -> tuple[str, str] | None:
+    """The first transform of the part that cannot run once per input, as ``(label, why)``: it keeps its
+    part one pipeline."""
+    for n in comp:
+        for m in chain_of[n].members if n in chain_of else ():
+            per_input = dag.vertex(m).per_input
+            if per_input is not None and per_input.blocker:
+                return dag.vertex(m).label, per_input.blocker
+    return None
 
 
 def _label(dag: LogicalDag, node: str, chain_of: dict[str, Chain]) -> str:

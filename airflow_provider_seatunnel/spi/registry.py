@@ -17,6 +17,7 @@ import logging
 from functools import cache, lru_cache
 
 from .connector import SINK, SOURCE, TRANSFORM, Connector, KnownPlugin
+from .secrets import SECRET_OPTIONS
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,12 @@ _KNOWN_ELSEWHERE = {
 
 @cache
 def _builtin(key: str) -> Connector | None:
-    """The built-in connector of a lower-cased name (its module imported now), or a plugin known to
-    run elsewhere only (it plans, with a warning); None for other names."""
+    """The built-in connector of a lower-cased name (its module imported now); None for other names."""
     module = _BUILTIN_MODULES.get(key)
-    if module is not None:
-        return importlib.import_module(f"{BUILTIN_PACKAGE}.{module}").CONNECTOR
-    return _known_elsewhere().get(key)
+    if module is None:
+        return None
+    connector = importlib.import_module(f"{BUILTIN_PACKAGE}.{module}").CONNECTOR
+    return connector if isinstance(connector, Connector) else None
 
 
 @lru_cache(maxsize=1)
@@ -71,7 +72,8 @@ def _known_elsewhere() -> dict[str, Connector]:
 
 def _builtins() -> dict[str, Connector]:
     """Every built-in connector by lower-cased name (imports all their modules)."""
-    return {**_known_elsewhere(), **{key: _builtin(key) for key in _BUILTIN_MODULES}}
+    loaded = {key: _builtin(key) for key in _BUILTIN_MODULES}
+    return {**_known_elsewhere(), **{key: c for key, c in loaded.items() if c is not None}}
 
 
 @lru_cache(maxsize=1)
@@ -92,9 +94,18 @@ def _plugins() -> dict[str, Connector]:
 
 
 def get_connector(name: str) -> Connector | None:
-    """The connector named ``name`` (any case), a built-in or a plugin's; None if unknown."""
+    """The connector named ``name`` (any case): a built-in, else an installed plugin's, else a
+    SeaTunnel plugin known to run elsewhere only (it plans, with a warning); None if unknown.
+    Entry points are read only for names that are not built-ins."""
     key = name.strip().lower()
-    return _builtin(key) or _plugins().get(key)
+    return _builtin(key) or _plugins().get(key) or _known_elsewhere().get(key)
+
+
+def secret_options(name: str) -> frozenset[str]:
+    """Option names whose values are secrets in a block of plugin ``name``: the common ones and
+    those its connector declares (:attr:`.connector.Connector.secrets`)."""
+    connector = get_connector(name)
+    return SECRET_OPTIONS | connector.secrets if connector is not None else SECRET_OPTIONS
 
 
 def available(kind: str | None = None) -> list[str]:

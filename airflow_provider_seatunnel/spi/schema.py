@@ -73,9 +73,9 @@ class DataType:
             return T.TimeType(6)
         if self.name == "decimal":
             return T.DecimalType(min(self.precision or 10, 38), self.scale or 0)
-        if self.name == "array":
+        if self.name == "array" and self.element is not None:
             return T.ArrayType(self.element.to_spark(), True)
-        if self.name == "map":
+        if self.name == "map" and self.key is not None and self.element is not None:
             return T.MapType(self.key.to_spark(), self.element.to_spark(), True)
         if self.name == "row":
             return T.StructType([T.StructField(f.name, f.type.to_spark(), True) for f in self.fields])
@@ -126,7 +126,9 @@ class Schema:
 
 
 def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for c in text:
         if c in "<({[":
             depth += 1

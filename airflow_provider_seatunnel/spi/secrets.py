@@ -22,13 +22,14 @@ def mask_credentials(text: str) -> str:
     return _URL_USERINFO.sub(rf"\1:{REDACTED}@", text)
 
 
-def redact(value: Any) -> Any:
-    """A copy of an options tree with secret values replaced by ``******``."""
+def redact(value: Any, secrets: frozenset[str] = SECRET_OPTIONS) -> Any:
+    """A copy of an options tree with the values of the ``secrets`` options (lower-case names)
+    replaced by ``******``, and the credentials embedded in URLs masked."""
     if isinstance(value, Mapping):
-        return {k: (REDACTED if str(k).lower() in SECRET_OPTIONS and v is not None else redact(v))
+        return {k: (REDACTED if str(k).lower() in secrets and v is not None else redact(v, secrets))
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [redact(v) for v in value]
+        return [redact(v, secrets) for v in value]
     if isinstance(value, str) and ("=" in value or "@" in value):
         return mask_credentials(value)  # a URL's embedded credentials
     return value

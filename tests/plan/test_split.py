@@ -1,4 +1,4 @@
-"""Chains, the pipeline split (the seed's examples and SeaTunnel's rules), physical plans."""
+"""Chains, the pipeline split (three typical job shapes and SeaTunnel's rules), physical plans."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 
 from airflow_provider_seatunnel.config import ConfigError
 
-SEED_EXAMPLE_1 = """
+ONE_CHAIN = """
 env { parallelism = 4 }
 source { JDBC { url = "jdbc:mysql://db/shop", driver = "com.mysql.cj.jdbc.Driver", query = "SELECT * FROM orders" } }
 transform { Sql { query = "SELECT order_id, SUM(amount) FROM this GROUP BY order_id" } }
 sink { Elasticsearch { hosts = ["es-host:9200"], index = "orders_summary" } }
 """
 
-SEED_EXAMPLE_2 = """
+TWO_SOURCES_UNION = """
 source {
   JDBC { plugin_output = "orders", url = "jdbc:mysql://db/shop", driver = "d" }
   Kafka { plugin_output = "events" }
@@ -24,7 +24,7 @@ transform { Sql { query = "SELECT * FROM orders UNION SELECT * FROM events" } }
 sink { Elasticsearch { } }
 """
 
-SEED_EXAMPLE_3 = """
+ONE_SOURCE_TWO_SINKS = """
 source { MySQL-CDC { } }
 sink {
   Elasticsearch { plugin_input = "MySQL-CDC" }
@@ -33,22 +33,36 @@ sink {
 """
 
 
-@pytest.mark.parametrize("text, count", [(SEED_EXAMPLE_1, 1), (SEED_EXAMPLE_2, 2), (SEED_EXAMPLE_3, 1)])
-def test_the_seed_examples(plan_of, text, count):
+@pytest.mark.parametrize("text, count", [(ONE_CHAIN, 1), (TWO_SOURCES_UNION, 2), (ONE_SOURCE_TWO_SINKS, 1)])
+def test_three_job_shapes_pipeline_counts(plan_of, text, count):
     assert len(plan_of(text).pipelines) == count
 
 
-def test_seed_example_2_pipelines_are_the_two_paths(plan_of):
-    p1, p2 = plan_of(SEED_EXAMPLE_2).pipelines
+def test_two_sources_union_pipelines_are_the_two_paths(plan_of):
+    p1, p2 = plan_of(TWO_SOURCES_UNION).pipelines
     assert [v.ref for v in p1.vertices] == ["source[0]", "transform[0]", "sink[0]"]
     assert [v.ref for v in p2.vertices] == ["source[1]", "transform[0]", "sink[0]"]
     assert p1.vertices[1].inputs == ("orders",) and p2.vertices[1].inputs == ("events",)
     assert p1.split["split"] and "2 inputs" in p1.split["reason"]
-    assert any("UNION removes duplicates" in w["message"] for w in plan_of(SEED_EXAMPLE_2).warnings)
+    assert any("UNION removes duplicates" in w["message"] for w in plan_of(TWO_SOURCES_UNION).warnings)
 
 
-def test_seed_example_3_binds_plugin_name_with_a_warning(plan_of):
-    plan = plan_of(SEED_EXAMPLE_3)
+def test_a_join_across_inputs_keeps_its_part_one_pipeline(plan_of):
+    plan = plan_of("""
+        source {
+          FakeSource { plugin_output = "a", schema { fields { id = bigint } } }
+          FakeSource { plugin_output = "b", schema { fields { id = bigint } } }
+        }
+        transform { Sql { plugin_input = ["a", "b"], plugin_output = "j", query = "select a.id from a join b on a.id = b.id" } }
+        sink { Console { plugin_input = "j" } }
+    """)
+    (p,) = plan.pipelines
+    assert p.split == {"split": False, "reason": "not split: transform[0] Sql cannot run per input (a JOIN across "
+                                                 "its inputs), so this part stays one pipeline"}
+
+
+def test_one_source_two_sinks_binds_plugin_name_with_a_warning(plan_of):
+    plan = plan_of(ONE_SOURCE_TWO_SINKS)
     assert [v.ref for v in plan.pipelines[0].vertices] == ["source[0]", "sink[0]", "sink[1]"]
     assert any("by its plugin name" in w["message"] for w in plan.warnings)
 
@@ -221,11 +235,21 @@ def test_physical_plan_slots_and_task_groups(plan_of):
     (p,) = plan.pipelines
     assert [(g.vertices, g.parallelism) for g in p.task_groups] == [
         (("source[0]", "transform[0]"), 4), (("sink[0]",), 2)]
-    assert p.slots["with_fusion"] == 6  # seed 002 section 7.3's example
+    assert p.slots["with_fusion"] == 6  # fused: source+Sql at 4, the sink alone at 2
     assert p.slots["without_fusion"] == 10
     assert p.slots["zeta"] == 1 + 1 + 4  # enumerator, file committer, 4 source groups
     assert len(p.physical_vertices()) == 6
     assert p.retry == {"times": 3, "interval_seconds": 3}
+
+
+def test_plan_json_doc_states_the_slot_formulas(plan_of):
+    from pathlib import Path
+
+    (p,) = plan_of("source { FakeSource { schema { fields { id = bigint } } } }\nsink { Console { } }\n").pipelines
+    doc = (Path(__file__).parents[2] / "docs" / "plan-json.md").read_text()
+    assert set(p.slots["formula"]) == {"with_fusion", "without_fusion", "zeta"}
+    for count, formula in p.slots["formula"].items():
+        assert f"| `{count}` | `{formula}` |" in doc
 
 
 def test_restore_and_checkpoint_settings(plan_of):
@@ -300,7 +324,7 @@ def test_identical_pipelines_get_distinct_ids_from_their_content(plan_of):
 def test_plan_json_round_trips(plan_of):
     from airflow_provider_seatunnel.plan import JobPlan
 
-    plan = plan_of(SEED_EXAMPLE_2)
+    plan = plan_of(TWO_SOURCES_UNION)
     assert JobPlan.from_dict(plan.to_dict(secrets=True)).to_dict() == plan.to_dict()
 
 
