@@ -1,12 +1,12 @@
 """What a pipeline's start costs besides Spark, side by side, in fresh interpreters.
 
-Three pairs, each measured in new Python processes, alternating the two sides:
+Each measured in new Python processes, alternating the sides:
 
 * PySpark imported from spark-submit's ``pyspark.zip`` (as a plain driver does) versus from the
   installed, byte-compiled package (as ``prepare_driver_python`` makes our driver do);
 * the first argument of a call into the JVM, which PySpark 4's NumPy input converters check
-  by importing ``pyspark.testing.utils`` (and so pandas, pyarrow and NumPy), versus the same
-  check after ``lazy_numpy_checks``;
+  by importing ``pyspark.testing.utils`` (and so pandas, pyarrow and NumPy), in every driver
+  (the patch that avoided it gained under 3 % of the runtime benchmark and was removed);
 * ``seatunnel-airflow plan`` of the runtime benchmark's job: the command line's compile before
   ``spark-submit`` starts, cold (plan cache off) and from the plan cache, beside a bare
   ``python -c pass``.
@@ -29,7 +29,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from runtime_vs_pyspark import JOB, QUERY, bin_dir, compile_bytecode
+from runtime_vs_pyspark import bin_dir, compile_bytecode, job_text
 
 HERE = Path(__file__).resolve().parent
 
@@ -65,10 +65,7 @@ PAIRS = {
         "from the installed package (our driver)": (FIND_ZIP, "import pyspark.sql"),
     },
     "first argument of a JVM call, after import pyspark.sql": {
-        "PySpark's NumPy checks (a plain driver)": ("import pyspark.sql", FIRST_ARGUMENT),
-        "after lazy_numpy_checks (our driver)": (
-            "import pyspark.sql\nfrom airflow_provider_seatunnel.runtime.session import lazy_numpy_checks\n"
-            "lazy_numpy_checks()", FIRST_ARGUMENT),
+        "PySpark's NumPy checks (every driver, ours too)": ("import pyspark.sql", FIRST_ARGUMENT),
     },
 }
 
@@ -108,7 +105,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="st-startup-") as work:
         conf = Path(work) / "job.conf"
-        conf.write_text(JOB.format(src=Path(work) / "in", dst=Path(work) / "out", query=QUERY))
+        conf.write_text(job_text(Path(work) / "in", Path(work) / "out"))
         plan = [str(bin_dir() / "seatunnel-airflow"), "plan", str(conf), "--format", "json"]
         cached_env = {**os.environ, "SEATUNNEL_PLAN_CACHE": str(Path(work) / "cache")}
         sides = {

@@ -2,15 +2,21 @@
 
 Both read the same generated CSV (default 5,000,000 rows), apply the same Sql filter,
 projection and expression, and write Parquet, each through ``spark-submit`` on
-``local[*]``. A third side runs the hand-written script with our driver's Python start-up
-(PySpark from the installed package rather than spark-submit's zip; no pandas imported for
-NumPy checks): like for like. After an untimed round, rounds run each side once, every other
-round in reverse order, so drift hits all alike. The result is the ratio of median wall times,
+``local[*]`` (ours at a parallelism of the number of cores). A third side runs the hand-written
+script with our driver's Python start-up (PySpark from the installed package rather than
+spark-submit's zip): like for like. After an untimed round, rounds run each side once, every
+other round in reverse order, so drift hits all alike. The result is the ratio of median wall times,
 written to benchmarks/results/runtime_vs_pyspark.md with what tells how far to trust it on a
 shared machine: the median of the per-round ratios, a bootstrap 90 % interval of the ratio of
 medians (rounds resampled), and the CPU seconds of each side's whole process tree.
 
     python benchmarks/runtime_vs_pyspark.py [--rows N] [--runs K (11)] [--warmup W (1)] [--keep-data DIR]
+                                            [--variants]
+
+``--variants`` measures what each of the runtime's PySpark patches gains (runtime/pyspark_internals.py,
+and the driver's import of the installed PySpark): it adds a side of ours for each turned off,
+and one with all of them off, through the benchmark-only switch ``SEATUNNEL_PYSPARK_PATCHES``
+that the pipeline driver reads, and writes benchmarks/results/pyspark_internals.md instead.
 """
 
 from __future__ import annotations
@@ -47,19 +53,21 @@ spark.sql("""{query}""").write.mode("overwrite").option("compression", "snappy")
 spark.stop()
 '''
 
-#: The same script with the start of our pipeline driver's Python (runtime/session.py,
+#: The same script with the start of our pipeline driver's Python (runtime/pyspark_internals.py,
 #: ``prepare_driver_python``): PySpark imported from the installed package (byte-compiled) rather
-#: than from spark-submit's zip of it, and no pandas, pyarrow or NumPy imported to rule out NumPy
-#: values. Like for like, this side shows what the rest of ours costs.
+#: than from spark-submit's zip of it. Like for like, this side shows what the rest of ours costs.
 LIKE_FOR_LIKE = '''
-from airflow_provider_seatunnel.runtime.session import prepare_driver_python
+from airflow_provider_seatunnel.runtime.pyspark_internals import prepare_driver_python
 prepare_driver_python()
 '''
 
+#: The job of ours. ``parallelism`` is the number of cores, as ``local[*]`` gives the hand-written
+#: script: a source reads in exactly the parallelism the plan gives it (the job's, default 1).
 JOB = '''
 env {{
   job.name = "bench"
   job.mode = "BATCH"
+  parallelism = {parallelism}
 }}
 source {{
   LocalFile {{
@@ -85,6 +93,10 @@ sink {{
   }}
 }}
 '''
+
+
+def job_text(src: Path, dst: Path) -> str:
+    return JOB.format(src=src, dst=dst, query=QUERY, parallelism=os.cpu_count() or 1)
 
 
 def bin_dir() -> Path:
@@ -169,6 +181,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds before the timed ones")
     ap.add_argument("--keep-data", type=Path, help="reuse/keep the generated CSV here")
+    ap.add_argument("--variants", action="store_true",
+                    help="also ours with each PySpark patch off; writes results/pyspark_internals.md")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="st-bench-"))
@@ -183,41 +197,44 @@ def main() -> int:
     plain.write_text(HAND_WRITTEN.format(query=QUERY))
     like.write_text(LIKE_FOR_LIKE + HAND_WRITTEN.format(query=QUERY))
     conf = work / "job.conf"
-    conf.write_text(JOB.format(src=data, dst=work / "ours_out", query=QUERY))
+    conf.write_text(job_text(data, work / "ours_out"))
     submit = [str(bin_dir() / "spark-submit"), "--master", "local[*]"]
-    sides = {  # name -> (command, output directory)
-        "ours": ([str(bin_dir() / "seatunnel-airflow"), "run", str(conf), "--master", "local[*]",
-                  "--work-dir", str(work / "run")], work / "ours_out"),
-        "hand-written": ([*submit, str(plain), str(data), str(work / "theirs_out")], work / "theirs_out"),
-        "like for like": ([*submit, str(like), str(data), str(work / "like_out")], work / "like_out"),
+    sides = {  # name -> (command, output directory, environment)
+        "ours": (ours_command(conf, work / "run"), work / "ours_out", env),
+        "hand-written": ([*submit, str(plain), str(data), str(work / "theirs_out")], work / "theirs_out", env),
+        "like for like": ([*submit, str(like), str(data), str(work / "like_out")], work / "like_out", env),
     }
-    wall: dict[str, list[float]] = {name: [] for name in sides}
-    cpu: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(args.warmup):  # untimed: the input into the page cache, every side's files read once
-        for command, out in sides.values():
-            shutil.rmtree(out, ignore_errors=True)
-            timed(command, env)
-    for i in range(args.runs):
-        # a round runs each side once; every other round in reverse, so a drift favours no side
-        for name in (list(sides) if i % 2 == 0 else list(sides)[::-1]):
-            command, out = sides[name]
-            shutil.rmtree(out, ignore_errors=True)
-            took, used = timed(command, env)
-            wall[name].append(took)
-            cpu[name].append(used)
-            print(f"run {i + 1}/{args.runs} {name}: {took:.2f} s ({used:.1f} CPU s)", flush=True)
-    rows = {name: count_parquet(out, env, work) for name, (_command, out) in sides.items()}
+    if args.variants:  # the patches against hand-written and against each other: no like-for-like side
+        del sides["like for like"]
+        sides.update(variant_sides(work, data, env))
+    wall, cpu = run_rounds(sides, args.runs, args.warmup)
+    rows = {name: count_parquet(out, env, work) for name, (_command, out, _env) in sides.items()}
+    text = (variants_report(args, sides, wall, cpu, rows, size_mb) if args.variants
+            else report(args, sides, wall, cpu, rows, size_mb))
+    out = HERE / "results" / ("pyspark_internals.md" if args.variants else "runtime_vs_pyspark.md")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(text)
+    print(text)
+    if not args.keep_data:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if len(set(rows.values())) == 1 else 1
+
+
+def report(args: argparse.Namespace, sides: dict, wall: dict[str, list[float]], cpu: dict[str, list[float]],
+           rows: dict[str, int], size_mb: float) -> str:
+    """benchmarks/results/runtime_vs_pyspark.md: ours against hand-written and like for like."""
     ratio = statistics.median(wall["ours"]) / statistics.median(wall["hand-written"])
     verdict = "met" if ratio <= 1.05 else "NOT met"
     like_ratio = statistics.median(wall["ours"]) / statistics.median(wall["like for like"])
-    table = textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         # seatunnel-airflow run vs hand-written PySpark
 
         Generated by `python benchmarks/runtime_vs_pyspark.py` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC;
         {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, `local[*]`, {args.runs} rounds (each side once a round,
         every other round in reverse order) after {args.warmup} untimed round{"s" if args.warmup != 1 else ""}.
 
-        Input: {args.rows:,} rows of CSV ({size_mb:.0f} MB). Job: CSV → Sql (`{QUERY}`) → Parquet (snappy, all).
+        Input: {args.rows:,} rows of CSV ({size_mb:.0f} MB). Job: CSV → Sql (`{QUERY}`) → Parquet (snappy, all);
+        ours at `parallelism = {os.cpu_count()}` (the cores `local[*]` gives the hand-written script).
         Rows written: {", ".join(f"{name} {n:,}" for name, n in rows.items())}.
 
         | | median wall time (s) | min (s) | max (s) | median CPU time (s) |
@@ -232,20 +249,100 @@ def main() -> int:
 
         Like for like, the hand-written script with our pipeline driver's Python start-up (PySpark
         imported from the installed package, whose modules are byte-compiled, not from spark-submit's
-        zip of it; no pandas, pyarrow or NumPy imported to rule out NumPy values): ours / like for
-        like **{like_ratio:.3f}**.
+        zip of it): ours / like for like **{like_ratio:.3f}**.
         {trust("ours / like for like", wall["ours"], wall["like for like"], cpu["ours"], cpu["like for like"])}
 
         Wall seconds per round (ours / hand-written / like for like):
         {", ".join("/".join(f"{wall[name][i]:.1f}" for name in sides) for i in range(args.runs))}.
         """)
-    out = HERE / "results" / "runtime_vs_pyspark.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(table)
-    print(table)
-    if not args.keep_data:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0 if len(set(rows.values())) == 1 else 1
+
+
+#: the switches of runtime/pyspark_internals.py that --variants turns off one at a time
+PATCH_SWITCHES = ("installed_pyspark", "status_store_counts")
+
+
+def ours_command(conf: Path, run_dir: Path) -> list[str]:
+    return [str(bin_dir() / "seatunnel-airflow"), "run", str(conf), "--master", "local[*]", "--work-dir", str(run_dir)]
+
+
+def variant_sides(work: Path, data: Path, env: dict[str, str]) -> dict[str, tuple[list[str], Path, dict[str, str]]]:
+    """Ours with each PySpark patch off, and with all of them off (``SEATUNNEL_PYSPARK_PATCHES``,
+    read by the pipeline driver; benchmark-only): the same job, each into its own directory."""
+    sides = {}
+    for patch in (*PATCH_SWITCHES, "every patch"):
+        keep = "off" if patch == "every patch" else ",".join(p for p in PATCH_SWITCHES if p != patch)
+        conf, out = work / f"job-{patch.replace(' ', '-')}.conf", work / f"out-{patch.replace(' ', '-')}"
+        conf.write_text(job_text(data, out))
+        sides[f"ours, {patch} off"] = (ours_command(conf, work / f"run-{patch.replace(' ', '-')}"), out,
+                                       {**env, "SEATUNNEL_PYSPARK_PATCHES": keep})
+    return sides
+
+
+def run_rounds(sides: dict[str, tuple[list[str], Path, dict[str, str]]], runs: int,
+               warmup: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each side, ``runs`` rounds after ``warmup`` untimed ones."""
+    wall: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(warmup):  # untimed: the input into the page cache, every side's files read once
+        for command, out, env in sides.values():
+            shutil.rmtree(out, ignore_errors=True)
+            timed(command, env)
+    for i in range(runs):
+        # a round runs each side once; every other round in reverse, so a drift favours no side
+        for name in (list(sides) if i % 2 == 0 else list(sides)[::-1]):
+            command, out, env = sides[name]
+            shutil.rmtree(out, ignore_errors=True)
+            took, used = timed(command, env)
+            wall[name].append(took)
+            cpu[name].append(used)
+            print(f"run {i + 1}/{runs} {name}: {took:.2f} s ({used:.1f} CPU s)", flush=True)
+    return wall, cpu
+
+
+def _gain(off: list[float], on: list[float]) -> str:
+    """What turning a patch off costs: the median of the per-round ratios off / on, the ratio of
+    the medians, and a bootstrap 90 % interval of the latter (as percentages)."""
+    low, high = bootstrap_interval(off, on)
+    pairs = statistics.median(o / t for o, t in zip(off, on, strict=True))
+    return (f"{pairs - 1:+.1%} (medians {statistics.median(off) / statistics.median(on) - 1:+.1%}; "
+            f"{low - 1:+.1%} to {high - 1:+.1%})")
+
+
+def variants_report(args: argparse.Namespace, sides: dict, wall: dict[str, list[float]], cpu: dict[str, list[float]],
+                    rows: dict[str, int], size_mb: float) -> str:
+    """The table of --variants: each side's median against hand-written, and each patch's gain
+    (the side with it off against ours, per round: a patch gains what turning it off costs)."""
+    hand = statistics.median(wall["hand-written"])
+    lines = ["| variant | median wall time (s) | min–max (s) | ratio to hand-written (medians) "
+             "| gain of the patch, wall: off / ours per round (medians; 90 % interval) | median CPU (s) "
+             "| gain of the patch, CPU | the patch (gain ≥ 3 %) | rounds |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for name in sides:
+        med = statistics.median(wall[name])
+        off = name.startswith("ours,")
+        gain = statistics.median(o / t for o, t in zip(wall[name], wall["ours"], strict=True)) - 1 if off else 0
+        verdict = "" if not off or name.endswith("every patch off") else "kept" if gain >= 0.03 else "removed"
+        lines.append(f"| {name} | {med:.2f} | {min(wall[name]):.2f}–{max(wall[name]):.2f} | {med / hand:.3f} "
+                     f"| {_gain(wall[name], wall['ours']) if off else ''} | {statistics.median(cpu[name]):.1f} "
+                     f"| {_gain(cpu[name], cpu['ours']) if off else ''} | {verdict} | {len(wall[name])} |")
+    per_round = ", ".join("/".join(f"{wall[name][i]:.1f}" for name in sides) for i in range(args.runs))
+    cpu_round = ", ".join("/".join(f"{cpu[name][i]:.1f}" for name in sides) for i in range(args.runs))
+    return "\n".join([
+        "# What each PySpark patch gains: `seatunnel-airflow run` with it on and off", "",
+        f"Generated by `python benchmarks/runtime_vs_pyspark.py --variants --runs {args.runs}` on "
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
+        f"`local[*]`, {args.runs} rounds (each side once a round, every other round in reverse order) after "
+        f"{args.warmup} untimed round{'s' if args.warmup != 1 else ''}; the machine was shared with other jobs.", "",
+        f"Input: {args.rows:,} rows of CSV ({size_mb:.0f} MB). Job: CSV → Sql → Parquet, as in runtime_vs_pyspark.md "
+        f"(`parallelism = {os.cpu_count()}`).",
+        f"Rows written: {', '.join(f'{name} {n:,}' for name, n in rows.items())}.", "",
+        "A side `ours, X off` runs with `SEATUNNEL_PYSPARK_PATCHES` naming every patch but X (benchmark-only).",
+        "A patch gains what turning it off costs, per round (the rounds ran each side back to back): the median",
+        "of the per-round ratios `ours, X off` / `ours`. One gaining under 3 % of the run is removed from",
+        "runtime/pyspark_internals.py; the others stay there, each guarded by the PySpark version it was written for.",
+        "",
+        *lines, "", f"Wall seconds per round ({' / '.join(sides)}):", per_round + ".", "",
+        "CPU seconds per round (user + system, whole process trees), same order:", cpu_round + ".", ""])
 
 
 def trust(label: str, ours: list[float], theirs: list[float], ours_cpu: list[float], theirs_cpu: list[float]) -> str:
