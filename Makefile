@@ -15,10 +15,12 @@ check-java:
 	  echo "       Install a JDK or JRE 17 (Debian: apt-get install openjdk-17-jre-headless) and retry." >&2; \
 	  exit 1; }
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/plugin_package/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
+	@# the example third-party connector package (docs/connectors.md) that tests/test_third_party_connector.py runs
+	$(BIN)/python -m pip install -q --no-deps -e tests/plugin_package
 	@touch $@
 
 venv: $(STAMP)
@@ -71,8 +73,12 @@ test-deps:
 	  exit 1; \
 	fi
 
+# ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
+# pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
 test: check-java test-deps $(STAMP) lint
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
