@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -74,9 +75,12 @@ def submit_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def write_plan_file(plan: JobPlan, directory: Path) -> Path:
-    """The plan with its secrets, readable by its owner only (mode 0600, directory 0700)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    os.chmod(directory, stat.S_IRWXU)
+    """The plan with its secrets, readable by its owner only (mode 0600). A directory this call
+    creates is made 0700; the mode of one that exists is left as it is (``--work-dir /tmp`` must not
+    lock others out of /tmp): the file's own mode keeps the secrets private."""
+    if not directory.exists():
+        directory.mkdir(parents=True)
+        os.chmod(directory, stat.S_IRWXU)
     path = directory / "plan.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
@@ -247,7 +251,9 @@ def _exited(process: psutil.Process) -> bool:
 
 
 def default_run_id() -> str:
-    return "manual__" + datetime.now().strftime("%Y%m%dT%H%M%S")
+    """A new run id: readable time plus a random part, so two runs started in the same second never
+    share one (a shared run id would make the second a restore of the first)."""
+    return f"manual__{datetime.now().strftime('%Y%m%dT%H%M%S')}_{uuid.uuid4().hex[:8]}"
 
 
 def _follow(cmd: Sequence[str], env: Mapping[str, str], log_file: Path,

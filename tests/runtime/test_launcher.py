@@ -15,6 +15,7 @@ import pytest
 from airflow_provider_seatunnel.runtime.launcher import (
     APP_FILE,
     Submission,
+    default_run_id,
     pipeline_drivers,
     stop_drivers,
     submit_command,
@@ -140,3 +141,20 @@ def test_drivers_are_found_below_this_process_and_stopped(tmp_path):
     finally:
         submit.kill()
         submit.wait()
+
+
+def test_an_existing_work_dir_keeps_its_mode_and_the_plan_file_stays_private(tmp_path, plan_of):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # like /tmp
+    plan = plan_of(JOB)
+    path = write_plan_file(plan, shared)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    fresh = write_plan_file(plan, tmp_path / "new" / "work")
+    assert stat.S_IMODE(fresh.parent.stat().st_mode) == 0o700
+
+
+def test_default_run_ids_started_in_the_same_second_differ():
+    ids = {default_run_id() for _ in range(50)}
+    assert len(ids) == 50 and all(i.startswith("manual__") for i in ids)
