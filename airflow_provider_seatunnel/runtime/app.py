@@ -24,7 +24,6 @@ import sys
 import threading
 import traceback
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare_driver_python()  # PySpark from the installed, byte-compiled package
     from airflow_provider_seatunnel.plan.model import JobPlan
     from airflow_provider_seatunnel.runtime import faults
+    from airflow_provider_seatunnel.runtime.context import now
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot read the plan %s: %s", args.plan, e)
         return 2
     label = f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}"
-    started = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    started = now()
     try:
         options = faults.from_environment()
         faults.check_plan(options[faults.OPTION].faults if options else (), plan)

@@ -23,7 +23,7 @@ from ..config.options import lookup
 from ..plan.model import JobPlan, PipelinePlan, PlanVertex
 from ..plan.streaming import checkpoint_root, stream_settings
 from ..spi import StreamInfo, get_connector
-from ..spi.errors import PipelineError, is_deterministic_spark_error
+from ..spi.errors import DataError, PipelineError, is_deterministic_spark_error
 from ..spi.hadoop import as_uri
 from . import faults
 
@@ -100,8 +100,6 @@ class RunContext:
     def fail(self, vertex: Any, error: BaseException) -> PipelineError:
         """``error`` as a PipelineError naming this pipeline and ``vertex``; Spark errors a retry would
         repeat become deterministic (an injected fault raised inside a Spark task stays transient)."""
-        from ..spi.errors import DataError
-
         if isinstance(error, PipelineError):
             return error.located(self.label(vertex), self.pipeline_key)
         fault = faults.injected(error)

@@ -16,6 +16,7 @@ from typing import Any
 from ..plan.model import PlanVertex
 from ..spi import TwoPhaseSink
 from ..spi.errors import PipelineError
+from . import faults
 from .context import RunContext, now
 from .counting import count_rows
 from .metrics import finished_metrics
@@ -97,7 +98,7 @@ def _commit(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex
             try:
                 if isinstance(connector, TwoPhaseSink):
                     connector.commit(ctx, v, info)
-                if not _reached(ctx, "sink.commit", v):  # the sink's commit has no fault point of its own
+                if not faults.reached(ctx, "sink.commit", v):  # the sink's commit has no fault point of its own
                     ctx.fault_point("sink.commit", v)
             except Exception as e:
                 raise ctx.fail(v, e) from e
@@ -106,12 +107,6 @@ def _commit(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex
     except BaseException:
         _abort(w, prepared, committed)
         raise
-
-
-def _reached(ctx: RunContext, point: str, vertex: PlanVertex) -> bool:
-    from . import faults
-
-    return faults.reached(ctx, point, vertex)
 
 
 def _abort(w: Walk, prepared: list[tuple[PlanVertex, Any]], committed: set[str]) -> None:

@@ -6,11 +6,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .context import TIME_FORMAT
+
 if TYPE_CHECKING:
     from .metrics import PipelineMetrics
 
 _STARS = "*" * 47
-_TIME = "%Y-%m-%d %H:%M:%S"
 
 
 def format_table(title: str, pairs: Iterable[tuple[str, Any]]) -> str:
@@ -23,7 +24,7 @@ def format_table(title: str, pairs: Iterable[tuple[str, Any]]) -> str:
 
 def _seconds(start: str, end: str) -> int:
     try:
-        return int((datetime.strptime(end, _TIME) - datetime.strptime(start, _TIME)).total_seconds())
+        return int((datetime.strptime(end, TIME_FORMAT) - datetime.strptime(start, TIME_FORMAT)).total_seconds())
     except (TypeError, ValueError):
         return 0
 
