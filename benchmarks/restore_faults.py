@@ -13,6 +13,7 @@ an earlier run:
   and offset (rows of a write task, files of a commit, sinks).
 
 Then the restore: the same command with the same ``--run-id`` and ``--attempt 2``, no faults.
+A third kind, **overlap** (:mod:`overlap`), runs attempts 1 and 2 of one run id at the same time.
 Per trial: where attempt 1 stopped, what a reader saw after it (each sink must show either
 nothing new or everything), the restore's exit code, and the rows lost and duplicated
 (multisets over the full rows, per sink).
@@ -22,11 +23,11 @@ The Jdbc types write tables of a private PostgreSQL server (``tests/pg.py``) rea
 ``primary_keys = ["id"]`` into tables keyed by ``id`` that also hold a stale version of one
 input row (the restore must leave each id once, with the input's values).
 
-    python benchmarks/restore_faults.py [--sink TYPE ...] [--kill-trials 20] [--fault-trials 20] [--seed 7]
-                                        [--rows N]
+    python benchmarks/restore_faults.py [--sink TYPE ...] [--kill-trials 20] [--fault-trials 20]
+                                        [--overlap-trials 20] [--seed 7] [--rows N]
 
 Each run of a type replaces that type's entry in benchmarks/results/restore_faults.json (all
-types by default); benchmarks/results/restore_faults.md is rendered from every type recorded there.
+types by default; the kinds of trial given a count of 0 keep their recorded trials); benchmarks/results/restore_faults.md is rendered from every type recorded there.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import overlap  # noqa: E402
 
 from airflow_provider_seatunnel.connectors import localfile as lf  # noqa: E402
 
@@ -296,8 +300,10 @@ def _drivers_of(run_id: str) -> list[int]:
 
 
 def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | None = None,
-            kill: Callable[[list[tuple[float, str]], float], bool] | None = None) -> Run:
-    """``seatunnel-airflow run``; ``kill(events, elapsed)`` is polled and, when it says so, SIGKILLs spark-submit."""
+            kill: Callable[[list[tuple[float, str]], float], bool] | None = None,
+            watch: Callable[[subprocess.Popen, list[tuple[float, str]]], None] | None = None) -> Run:
+    """``seatunnel-airflow run``; ``kill(events, elapsed)`` is polled and, when it says so, SIGKILLs spark-submit;
+    ``watch(process, events)`` is told the process and its live list of progress events once it started."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -322,6 +328,8 @@ def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | Non
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    if watch is not None:
+        watch(proc, events)
     killed_at = None
     while proc.poll() is None:
         if kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
@@ -356,11 +364,12 @@ class Trial:
     orphans: int = 0
     seconds: float = 0.0
     details: list[str] = field(default_factory=list)  # per sink: the rows lost and duplicated (a few)
+    false_success: int = 0  # overlap: an attempt exited 0 before its targets held every row
 
     @property
     def ok(self) -> bool:
         return (self.restore_code == 0 and self.lost == 0 and self.duplicated == 0 and self.orphans == 0
-                and "PARTIAL" not in self.after_first)
+                and "PARTIAL" not in self.after_first and not self.false_success)
 
 
 def _state(rows: list[Row], sink: Sink, expected: list[Row]) -> str:
@@ -496,6 +505,13 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
             spec = f"{point}={action}" + (f"+{count}" if count else "")
             n = len(trials) + 1
             record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec))
+        harness = {"Trial": Trial, "run_cli": run_cli, "state": _state, "difference": _difference, "sample": _sample,
+                   "sinks": sinks, "expected": expected, "conf": conf, "work": work, "base": base,
+                   "children": _children, "drivers_of": _drivers_of, "sink_type": name, "resources": resources}
+        for i in range(args.overlap_trials):
+            n = len(trials) + 1
+            record(overlap.overlap_trial(n, f"{slug}-overlap{n:03d}", overlap.MODES[i % len(overlap.MODES)], rng,
+                                         harness))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"generated": f"{started:%Y-%m-%d %H:%M}", "seed": args.seed, "rows": rows, "cpus": os.cpu_count(),
@@ -510,6 +526,8 @@ def main() -> int:
                     help="sink type to run (repeatable; default: every type)")
     ap.add_argument("--kill-trials", type=int, default=20)
     ap.add_argument("--fault-trials", type=int, default=20)
+    ap.add_argument("--overlap-trials", type=int, default=20,
+                    help="two attempts of one run id at once (benchmarks/overlap.py)")
     ap.add_argument("--rows", type=int, default=None, help="input rows (default per type: "
                     + ", ".join(f"{k} {v.rows:,}" for k, v in SINK_TYPES.items()) + ")")
     ap.add_argument("--seed", type=int, default=7)
@@ -521,7 +539,12 @@ def main() -> int:
     with Resources() as resources:
         for name in args.sink or list(SINK_TYPES):
             entry = run_type(name, args, resources)
+            ran = {k for k, count in (("kill", args.kill_trials), ("fault", args.fault_trials),
+                                      ("overlap", args.overlap_trials)) if count}
             ok = ok and all(Trial(**{**t, "seconds": 0}).ok for t in entry["trials"])
+            kept = [t for t in recorded.get(name, {}).get("trials", []) if t["kind"] not in ran]
+            if kept:  # the kinds of trial not rerun stay as recorded (renumbered after the new ones)
+                entry["trials"] += [{**t, "n": len(entry["trials"]) + i + 1} for i, t in enumerate(kept)]
             recorded[name] = entry
             data_file.parent.mkdir(parents=True, exist_ok=True)
             data_file.write_text(json.dumps(recorded, indent=1) + "\n")
@@ -550,18 +573,22 @@ def render(recorded: dict[str, Any]) -> str:
         "each trial crashes attempt 1 (SIGKILL of the spark-submit process from outside at a random moment, or a "
         "fault injected with `SEATUNNEL_FAULTS`), then runs `seatunnel-airflow run` again with the same `--run-id` "
         "and `--attempt 2`, and compares the full rows (multisets) of every target with the expected ones. "
+        "Overlap trials (`benchmarks/overlap.py`) run attempts 1 and 2 of one run id at the same time (together, "
+        "staggered, attempt 1 paused with SIGSTOP around its commit, or its target locked from outside) and "
+        "check every row lands exactly once and no attempt reports success before its rows are committed. "
         "`local[2]` on a shared, loaded machine.",
         "",
         "## Summary",
         "",
-        "| sink type | rows | trials | SIGKILLs | injected faults | exactly-once | restores that failed | rows lost "
-        "| rows duplicated | half-committed targets seen | drivers left running |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| sink type | rows | trials | SIGKILLs | injected faults | overlapping attempts | exactly-once "
+        "| restores that failed | rows lost | rows duplicated | half-committed targets seen | drivers left running |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in order:
         ts = by_type[name]
         lines.append(f"| {name} | {recorded[name]['rows']:,} | {len(ts)} | {sum(t.kind == 'kill' for t in ts)} | "
-                     f"{sum(t.kind == 'fault' for t in ts)} | {_exactly_once(ts)} of {len(ts)} | "
+                     f"{sum(t.kind == 'fault' for t in ts)} | {sum(t.kind == 'overlap' for t in ts)} | "
+                     f"{_exactly_once(ts)} of {len(ts)} | "
                      f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
                      f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
                      f"{sum(t.orphans for t in ts)} |")
@@ -593,9 +620,12 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
         "| drivers left running |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for k in ("kill", "fault"):
+    kinds = {"kill": "SIGKILL of spark-submit", "fault": "injected fault", "overlap": "two attempts at once"}
+    for k, label in kinds.items():
         ts = [t for t in trials if t.kind == k]
-        lines.append(f"| {len(ts)} | {'SIGKILL of spark-submit' if k == 'kill' else 'injected fault'} | "
+        if not ts:
+            continue
+        lines.append(f"| {len(ts)} | {label} | "
                      f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
                      f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
                      f"{sum(t.orphans for t in ts)} |")

@@ -91,6 +91,16 @@ class PgServer:
             raise RuntimeError(f"psql failed: {result.stderr.strip()}\n{statement}")
         return [[None if v == "\\N" else v for v in row] for row in csv.reader(io.StringIO(result.stdout))]
 
+    def session(self) -> subprocess.Popen:
+        """An open psql session reading statements from its stdin (write them, then close stdin):
+        what holds a lock while a test runs something else."""
+        args = [str(self.bindir / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
+                "-d", self.database, "-X", "-q", "-v", "ON_ERROR_STOP=1"]
+        env = {**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"}
+        cmd = ["runuser", "-u", self.os_user, "--", *args] if self.os_user else args
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=env)
+
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
             self._run([str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],

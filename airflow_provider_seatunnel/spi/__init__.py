@@ -8,6 +8,7 @@
 * :mod:`.registry`: plugins by case-insensitive name, built-in or from an entry point;
 * :mod:`.schema`: SeaTunnel's row types; :mod:`.rows`: row kinds on Spark;
 * :mod:`.errors`: run-time failures; :mod:`.secrets`: what is masked;
+* :mod:`.fencing`: the rules that keep overlapping attempts of one run from both committing;
 * :mod:`.options`: reading a plugin block (re-exported from the config reader).
 
 Connectors import this package (and PySpark), never the planner, the runtime or the Airflow

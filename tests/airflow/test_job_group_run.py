@@ -35,7 +35,7 @@ def _rows(directory: Path) -> list[dict]:
 def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_dag, tmp_path):
     out = tmp_path / "out"
     (out / "web").mkdir(parents=True)
-    (out / "web" / "old.json").write_text('{"id": -1}\n')  # dropped once by prepare (DROP_DATA)
+    (out / "web" / "old.json").write_text('{"id": -1}\n')  # dropped once, by the first commit (DROP_DATA)
     conf = tmp_path / "isolation.conf"
     conf.write_text(ISOLATION.replace("__OUT__", str(out)))
     result = run_dag(GROUP_DAG.format(dag_id="st_isolation", config=str(conf)), "st_isolation")
@@ -47,11 +47,11 @@ def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_da
     assert tis[store]["state"] == "failed" and tis[store]["try_number"] == 1  # an Assert: never retried
     assert tis["job.summary"]["state"] == "failed"
     assert result["state"] == "failed"
-    # the web pipeline committed all its rows; the old file went once, before the pipelines
+    # the web pipeline committed all its rows; the old file went once, with its commit
     assert len(_rows(out / "web")) == 7 and not (out / "web" / "old.json").exists()
     assert not list((out / "store").glob("*.json"))  # the failed pipeline committed nothing
     markers = list((out / "web" / ".seatunnel-commits").rglob("*.savemode"))
-    assert len(markers) == 1 and json.loads(markers[0].read_text())["actions"] == [f"truncated {out / 'web'}"]
+    assert len(markers) == 1 and json.loads(markers[0].read_text())["actions"] == [f"drop at commit: {out / 'web'}"]
     log = result["log"]
     assert "Job Statistic Information" in log
     assert "1 of 2 pipelines did not finish" in log and store.split(".", 1)[1] in log
@@ -88,7 +88,7 @@ sink {
 def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
     """Both pipelines write one sink (the split clones it); the web pipeline's driver is SIGKILLed
     half-way through its commit (one file moved) on attempt 1; Airflow retries it. The old data is
-    dropped once (by prepare, not by the retry: the store pipeline's rows survive), and every row
+    dropped once (by the first commit, not again by the retry or the other pipeline: their rows survive), and every row
     is in the sink exactly once."""
     from airflow_provider_seatunnel.plan import compile_job
 

@@ -13,6 +13,7 @@ from airflow_provider_seatunnel.connectors.jdbc.connection import DRIVER_PATH_EN
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import handle_save_mode
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
+from airflow_provider_seatunnel.spi.fencing import Superseded
 from tests import pg
 
 
@@ -190,11 +191,12 @@ def test_data_save_modes(run_job, plan_of, spark, db):
     assert table(db, "dm") == [["1", "ann"], ["2", "bob"], ["3", None]]
     run_job(text, run_id="dm-5")  # a new run truncates again
     assert len(table(db, "dm")) == 3
-    assert db.sql("SELECT actions FROM seatunnel_savemodes WHERE run_id = 'dm-5'") == [["truncated dm"]]
-    # the save modes alone, for a once-per-DAG-run prepare task
+    assert sorted(db.sql("SELECT actions FROM seatunnel_savemodes WHERE run_id = 'dm-5'")) == [
+        ["drop at commit: dm"], ["dropped the data of dm at commit"]]
+    # the save modes alone, for a once-per-DAG-run prepare task: the rows go only with a commit
     config = plan_of(text).pipelines[0].sinks[0].config
-    assert handle_save_mode(spark, config, "a", spark.range(1).schema) == ["truncated dm"]
-    assert table(db, "dm") == []
+    assert handle_save_mode(spark, config, "a", spark.range(1).schema) == ["drop at commit: dm"]
+    assert len(table(db, "dm")) == 3
     run_job(text, run_id="dm-5b")
     with pytest.raises(RuntimeConfigError, match="already has data"):  # ERROR_WHEN_DATA_EXISTS on the target's rows
         run_job(job(db, fake(ROWS), 'generate_sink_sql = true, table = "dm", '
@@ -228,7 +230,8 @@ def test_a_staged_but_uncommitted_attempt_is_replaced_by_the_retry(plan_of, spar
     assert len(staging_tables(db)) == 1 and table(db, "eo") == []
     metrics = run_pipeline(ctx(2))  # the retry stages again (replacing the table) and commits once
     assert metrics["write_count"] == 3 and len(table(db, "eo")) == 3 and staging_tables(db) == []
-    JDBC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: its staging is gone, the log says committed
+    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
+        JDBC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: fenced out, it records nothing
     assert len(table(db, "eo")) == 3 and commits(db, "eo-1") == 1
 
 
@@ -297,7 +300,8 @@ def test_the_driver_jar_reaches_spark_submit(write_conf, db, tmp_path, monkeypat
     plan = compile_job(path, use_cache=False)
     assert pipeline_jars(plan) == ["/opt/extra.jar", pg.JDBC_JAR]
     command = submit_command(plan, plan.pipelines[0], tmp_path / "plan.json", "r", "local[1]", tmp_path / "m.json")
-    assert f"spark.jars=/opt/extra.jar,{pg.JDBC_JAR}" in command and db.password not in " ".join(command)
+    properties = (tmp_path / f"pipeline-{plan.pipelines[0].task_id}.properties").read_text().splitlines()
+    assert f"spark.jars /opt/extra.jar,{pg.JDBC_JAR}" in properties and db.password not in " ".join(command)
     monkeypatch.setenv(DRIVER_PATH_ENV, str(tmp_path))  # a directory of jars replaces the system default
     (tmp_path / "driver.jar").write_text("")
     assert required_jars({"url": db.url, "driver": "org.postgresql.Driver"}) == [str(tmp_path / "driver.jar")]
@@ -308,7 +312,7 @@ def test_the_driver_jar_reaches_spark_submit(write_conf, db, tmp_path, monkeypat
     # the real thing: spark-submit with the jar from the env (the /opt/extra.jar entry is dropped first)
     path.write_text(path.read_text().replace('spark.jars = "/opt/extra.jar"', 'spark.jars = ""'))
     assert main(["run", str(path), "--run-id", "cli-1", "--master", "local[1]", "--work-dir",
-                 str(tmp_path / "run")]) == 0
+                 str(tmp_path / "run"), "--keep-work-dir"]) == 0
     assert table(db, "cli_copy") == [[str(i), f"2024-01-{1 + i:02d} 00:00:00"] for i in range(1, 6)]
     logs = [p for p in (tmp_path / "run").iterdir() if p.name != "plan.json"]
     assert logs and not any(db.password in p.read_text(errors="replace") for p in logs)

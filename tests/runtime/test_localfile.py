@@ -354,8 +354,8 @@ def test_schema_save_modes(tmp_path):
     assert lf.handle_save_mode({**config, "schema_save_mode": "ERROR_WHEN_SCHEMA_NOT_EXIST"}, "t") == []
     assert (target / "old.txt").exists()
     done = lf.handle_save_mode({**config, "schema_save_mode": "RECREATE_SCHEMA"}, "t")
-    assert done == [f"dropped {target}", f"created {target}"]
-    assert [p.name for p in target.iterdir()] == [lf.COMMITS_DIR]
+    assert done == [f"drop at commit: {target}"]  # the content goes when the new data is committed
+    assert sorted(p.name for p in target.iterdir()) == [lf.COMMITS_DIR, "old.txt"]
 
 
 def test_data_save_modes(tmp_path):
@@ -371,8 +371,8 @@ def test_data_save_modes(tmp_path):
     assert lf.handle_save_mode({**config, "data_save_mode": "APPEND_DATA"}, "db.t") == []
     assert (target / "b.txt").exists()
     (target / lf.STAGING_DIR).mkdir()
-    assert lf.handle_save_mode({**config, "data_save_mode": "drop_data"}, "db.t") == [f"truncated {target}"]
-    assert [p.name for p in target.iterdir()] == [lf.STAGING_DIR]
+    assert lf.handle_save_mode({**config, "data_save_mode": "drop_data"}, "db.t") == [f"drop at commit: {target}"]
+    assert sorted(p.name for p in target.iterdir()) == [lf.STAGING_DIR, "b.txt", "k=1"]  # nothing dropped yet
     with pytest.raises(RuntimeConfigError, match="CUSTOM_PROCESSING"):
         lf.handle_save_mode({**config, "data_save_mode": "CUSTOM_PROCESSING"}, "db.t")
 

@@ -1,12 +1,24 @@
 """The Jdbc sink's commit: one database transaction per table that moves the staged rows into the
 target and records the commit in the commit log, keyed by run id, pipeline, sink and table.
 
-``seatunnel_commits`` (the commit log) and ``seatunnel_savemodes`` (the save-mode markers) live
-next to the target and are created when missing. The commit: if the log holds the key, nothing;
-else the move statements, then the log row, then COMMIT; then the staging table is dropped. A kill
-anywhere before the database commit rolls everything back; a retry of the same run rewrites the
-staging and commits once; a retry after the commit finds the log row. Two attempts committing at
-once are serialized by the log's primary key: the second rolls back.
+``seatunnel_commits`` (the commit log), ``seatunnel_fences`` (the attempt tokens) and
+``seatunnel_savemodes`` (the save-mode markers) live next to the target and are created when
+missing. Before it stages, an attempt takes its token (:func:`take_token`: the key's row
+incremented in its own transaction); its staging table is named by it. The commit transaction:
+
+1. claims the key's fence row *if it still holds the attempt's token* (an UPDATE that locks the
+   row until COMMIT: a newer attempt taking a token waits for this commit, then finds it);
+   0 rows: a newer attempt exists, so roll back, drop the own staging, raise
+   :class:`~...spi.fencing.Superseded`;
+2. if the log holds the key, nothing more (an earlier attempt committed);
+3. checks the staging table holds the rows the attempt wrote (else
+   :class:`~...spi.fencing.StagingMismatch`);
+4. ``DROP_DATA``: the run's first commit into the target deletes its rows (a marker row in
+   ``seatunnel_savemodes``, inserted under a savepoint, makes it once per run and sink);
+5. the move statements, the log row (with the rows moved), COMMIT; then the staging is dropped.
+
+A kill anywhere before the database commit rolls everything back; a retry after it finds the log
+row.
 """
 
 from __future__ import annotations
@@ -18,9 +30,10 @@ from contextlib import suppress
 from typing import Any
 
 from ...spi import RunContext, Vertex
+from ...spi.fencing import StagingMismatch, Superseded
 from .connection import connect, execute, query, rollback_quietly
 from .errors import reraise, state_of
-from .options import mask
+from .options import data_save_mode, mask
 from .statements import move_statements
 from .target import KIND_COLUMN, Target, table_exists, target_of
 
@@ -28,11 +41,15 @@ log = logging.getLogger("seatunnel.jdbc")
 
 COMMITS_TABLE = "seatunnel_commits"
 SAVEMODES_TABLE = "seatunnel_savemodes"
+FENCES_TABLE = "seatunnel_fences"
 
 _BOOKKEEPING = {
     COMMITS_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, run_id VARCHAR(512) NOT NULL, "
                    "pipeline VARCHAR(512) NOT NULL, sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, "
                    "attempt INTEGER, rows_moved BIGINT, committed_at TIMESTAMP)",
+    FENCES_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, token BIGINT NOT NULL, claims BIGINT NOT NULL, "
+                  "run_id VARCHAR(512) NOT NULL, pipeline VARCHAR(512) NOT NULL, sink VARCHAR(255) NOT NULL, "
+                  "table_name VARCHAR(1024) NOT NULL, attempt INTEGER, taken_at TIMESTAMP)",
     SAVEMODES_TABLE: "(savemode_id VARCHAR(64) NOT NULL PRIMARY KEY, run_id VARCHAR(512) NOT NULL, "
                      "sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, actions VARCHAR(4000), "
                      "done_at TIMESTAMP)",
@@ -90,14 +107,63 @@ def _record_commit(connection: Any, target: Target, ctx: RunContext, vertex: Ver
     return True
 
 
+def take_token(connection: Any, target: Target, ctx: RunContext, vertex: Vertex, key: str) -> int:
+    """Take the next attempt token of ``key`` (its own transaction). Waits while another attempt's
+    commit holds the key's fence row."""
+    from py4j.protocol import Py4JJavaError
+
+    fences = target.qualified(FENCES_TABLE)
+    connection.setAutoCommit(False)
+    try:
+        for _ in range(3):
+            if not execute(connection, f"UPDATE {fences} SET token = token + 1, attempt = ?, "
+                                       "taken_at = CURRENT_TIMESTAMP WHERE commit_id = ?", (int(ctx.attempt), key)):
+                try:
+                    execute(connection, f"INSERT INTO {fences} (commit_id, token, claims, run_id, pipeline, sink, "
+                                        "table_name, attempt, taken_at) VALUES (?, 1, 0, ?, ?, ?, ?, ?, "
+                                        "CURRENT_TIMESTAMP)",
+                            (key, ctx.run_id, ctx.pipeline_key, vertex.ref, target.label, int(ctx.attempt)))
+                except Py4JJavaError as e:
+                    if not state_of(e).startswith("23"):
+                        raise
+                    connection.rollback()  # a concurrent attempt inserted it: increment it instead
+                    continue
+            (token,), = query(connection, f"SELECT token FROM {fences} WHERE commit_id = ?", (key,))
+            connection.commit()
+            return int(token or 0)
+        raise RuntimeError(f"could not take an attempt token for {target.label}")
+    except BaseException:
+        rollback_quietly(connection)
+        raise
+    finally:
+        connection.setAutoCommit(True)
+
+
+def _claim(connection: Any, target: Target, entry: Mapping[str, Any]) -> bool:
+    """Lock the key's fence row for this transaction if it still holds the attempt's token."""
+    return bool(execute(connection, f"UPDATE {target.qualified(FENCES_TABLE)} SET claims = claims + 1 "
+                                    "WHERE commit_id = ? AND token = ?", (entry["commit_id"], int(entry["token"]))))
+
+
+def newest_token(connection: Any, target: Target, key: str) -> int:
+    rows = query(connection, f"SELECT token FROM {target.qualified(FENCES_TABLE)} WHERE commit_id = ?", (key,))
+    return int(rows[0][0] or 0) if rows else 0
+
+
 def commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
-    """One table's transaction: unless the commit log has the row, move the staged rows into
-    the target and record the commit; then drop the staging table."""
+    """One table's transaction: if the attempt's token is still the newest and the commit log has
+    no row, move the staged rows into the target and record the commit; then drop the staging."""
     config, target = target_of(vertex.config, entry["table"], entry["columns"])
     conn = target.conn
     try:
         with connect(ctx.spark, conn, autocommit=False) as connection:
             try:
+                if not _claim(connection, target, entry):
+                    connection.rollback()
+                    newest = newest_token(connection, target, entry["commit_id"])
+                    connection.setAutoCommit(True)
+                    drop_quietly(connection, target.qualified(entry["staging"]))
+                    raise Superseded(target.label, int(entry["token"]), newest, vertex.ref)
                 if is_committed(connection, target, entry["commit_id"]):
                     connection.rollback()
                     log.info("Jdbc %s: %s was already committed by this run", vertex.ref, target.label)
@@ -108,24 +174,65 @@ def commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> N
                 raise
             connection.setAutoCommit(True)
             drop_quietly(connection, target.qualified(entry["staging"]))
+    except Superseded:
+        raise
     except Exception as e:
         raise reraise(e, f"cannot commit into {target.label}", conn) from None
+
+
+def _check_staged(vertex: Vertex, connection: Any, staging: str, entry: Mapping[str, Any]) -> None:
+    """The staging table holds the rows the attempt wrote into it."""
+    expected = entry.get("staged_rows")
+    if expected is None:
+        return
+    (found,), = query(connection, f"SELECT COUNT(*) FROM {staging}")
+    if int(found or 0) != int(expected):
+        raise StagingMismatch(f"the staging table {entry['staging']} holds {found} rows, but this attempt wrote "
+                              f"{expected}: nothing was committed", vertex.ref)
+
+
+def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Target,
+                    config: Mapping[str, Any]) -> int | None:
+    """``DROP_DATA``: delete the target's rows in this transaction if no earlier commit of the run
+    (or stream) did; the rows deleted, or None when it was done before."""
+    from py4j.protocol import Py4JJavaError
+
+    if target.table is None or data_save_mode(config) != "DROP_DATA":
+        return None
+    key = digest(ctx.save_mode_run_id, vertex.ref, target.label, "DROP_DATA")
+    savepoint = connection.setSavepoint()
+    try:
+        execute(connection, f"INSERT INTO {target.qualified(SAVEMODES_TABLE)} (savemode_id, run_id, sink, "
+                            "table_name, actions, done_at) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
+                (key, ctx.run_id, vertex.ref, target.label, f"dropped the data of {target.label} at commit"))
+    except Py4JJavaError as e:
+        if not state_of(e).startswith("23"):
+            raise
+        connection.rollback(savepoint)  # an earlier commit of this run dropped it
+        return None
+    return execute(connection, f"DELETE FROM {target.ident}")
 
 
 def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any],
                      config: Mapping[str, Any]) -> None:
     staging = target.qualified(entry["staging"])
+    _check_staged(vertex, connection, staging, entry)
     if target.query is None and not target.primary_keys:
         (deletes,), = query(connection, f"SELECT COUNT(*) FROM {staging} s WHERE "
                                         f"s.{target.dialect.column(KIND_COLUMN)} IN (1, 3)")
         if int(deletes or 0):
             log.warning("Jdbc %s: %s DELETE/UPDATE_BEFORE rows are written as plain rows (set "
                         "primary_keys to apply them)", vertex.ref, deletes)
+    dropped = _drop_data_once(ctx, vertex, connection, target, config)
     moved = sum(execute(connection, sql) for sql in move_statements(target, entry, config))
     ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
     if _record_commit(connection, target, ctx, vertex, entry, moved):
         connection.commit()
-        log.info("Jdbc %s: committed %d rows into %s", vertex.ref, moved, target.label)
+        if dropped is not None:
+            log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref, dropped,
+                     target.label)
+        log.info("Jdbc %s: committed %d rows into %s (attempt token %s)", vertex.ref, moved, target.label,
+                 entry["token"])
     else:
         connection.rollback()
         log.info("Jdbc %s: a concurrent attempt committed %s first", vertex.ref, target.label)
@@ -145,6 +252,7 @@ def retire_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any], stre
     """Delete the commit-log rows of stream ``stream``'s micro-batches before this one for one table."""
     _, target = target_of(vertex.config, entry["table"], entry["columns"])
     with connect(ctx.spark, target.conn) as connection:
-        execute(connection, f"DELETE FROM {target.qualified(COMMITS_TABLE)} WHERE run_id LIKE ? AND run_id <> ? "
-                            "AND pipeline = ? AND sink = ? AND table_name = ?",
-                (f"{stream}:batch-%", ctx.run_id, ctx.pipeline_key, vertex.ref, target.label))
+        for table in (COMMITS_TABLE, FENCES_TABLE):
+            execute(connection, f"DELETE FROM {target.qualified(table)} WHERE run_id LIKE ? AND run_id <> ? "
+                                "AND pipeline = ? AND sink = ? AND table_name = ?",
+                    (f"{stream}:batch-%", ctx.run_id, ctx.pipeline_key, vertex.ref, target.label))

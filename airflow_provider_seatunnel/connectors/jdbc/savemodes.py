@@ -1,5 +1,10 @@
 """The Jdbc sink's save modes: ``schema_save_mode`` (create, recreate, require the target table)
-then ``data_save_mode`` (truncate, append, require it empty, run ``custom_sql``).
+then ``data_save_mode`` (drop the data, append, require it empty, run ``custom_sql``).
+
+``DROP_DATA`` deletes nothing here: the rows are deleted by the run's first commit into the
+target, in the transaction that inserts the new rows (:mod:`.commit`), so a failed or killed run
+leaves the target as it was. ``RECREATE_SCHEMA`` drops and creates the table here, before the
+data is written (MySQL cannot drop and create a table inside a transaction).
 
 They run once per run, sink and target: a row in ``seatunnel_savemodes``, inserted first in the
 transaction of the actions, keeps retries and the other pipelines of a split (which write the same
@@ -22,6 +27,9 @@ from .options import config_error, data_save_mode, opt_bool, opt_text, schema_sa
 from .target import Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
+
+#: what ``DROP_DATA`` reports: the rows go in the run's first commit into the target
+DROP_AT_COMMIT = "drop at commit:"
 
 
 def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any]) -> str:
@@ -68,10 +76,8 @@ def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any],
     schema_mode, data_mode = schema_save_mode(config), data_save_mode(config)
     done: list[str] = []
     exists = _apply_schema_mode(connection, target, config, schema, schema_mode, done)
-    if data_mode == "DROP_DATA" and exists:
-        statement = "DELETE FROM" if target.dialect.name == "generic" else "TRUNCATE TABLE"
-        execute(connection, f"{statement} {target.ident}")
-        done.append(f"truncated {target.label}")
+    if data_mode == "DROP_DATA" and exists:  # deleted in the commit transaction that adds the new rows
+        done.append(f"{DROP_AT_COMMIT} {target.label}")
     elif data_mode == "ERROR_WHEN_DATA_EXISTS" and exists:
         if query(connection, f"SELECT 1 FROM {target.ident}", limit=1):
             raise config_error(f"The target data source already has data: {target.label} "

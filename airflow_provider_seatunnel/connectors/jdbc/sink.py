@@ -20,7 +20,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
-from .commit import abort_entry, commit_id, digest, drop_quietly, ensure_bookkeeping, is_committed
+from .commit import abort_entry, commit_id, digest, drop_quietly, ensure_bookkeeping, is_committed, take_token
 from .connection import connect, ensure_driver
 from .dialects import Dialect, flat
 from .errors import reraise
@@ -35,12 +35,16 @@ SEQ_COLUMN = "__st_seq"
 RANK_COLUMN = "__st_rank"
 
 
-def staging_name(ctx: RunContext, vertex: Vertex, table_key: str) -> str:
-    """The staging table of (run, pipeline, sink, table): the same for every attempt, so that a
-    retry replaces what a failed attempt left; lower case, at most 51 characters."""
+def staging_name(ctx: RunContext, vertex: Vertex, table_key: str, token: int) -> str:
+    """The staging table of (run, pipeline, sink, table) for the attempt holding ``token``: attempts
+    never write into each other's staging; lower case, at most 62 characters."""
     readable = re.sub(r"[^a-z0-9]+", "_", table_key.split(".")[-1].lower()).strip("_")[:24]
     key = digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table_key)[:16]
-    return f"{STAGING_PREFIX}{readable + '_' if readable else ''}{key}"
+    return f"{STAGING_PREFIX}{readable + '_' if readable else ''}{key}_{int(token)}"
+
+
+#: how many older tokens' staging tables an attempt drops (those of attempts that died)
+_OLDER_STAGING = 16
 
 
 def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | None]:
@@ -95,64 +99,73 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
     return out, casts
 
 
-def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], schema: Any, key: str,
-           staging: str) -> bool:
-    """Bookkeeping tables, the commit-log check (True: already committed; leftover staging
-    dropped) and the once-per-run save modes."""
+def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], schema: Any,
+           key: str, table_key: str) -> int | None:
+    """Bookkeeping tables, the attempt token (None: the commit log has the key, nothing to write),
+    the staging of older tokens dropped, and the once-per-run save modes."""
     with connect(ctx.spark, target.conn) as connection:
         ensure_bookkeeping(connection, target)
+        token = take_token(connection, target, ctx, vertex, key)
+        for older in range(max(1, token - _OLDER_STAGING), token):
+            drop_quietly(connection, target.qualified(staging_name(ctx, vertex, table_key, older)))
         if is_committed(connection, target, key):
-            drop_quietly(connection, target.qualified(staging))
-            return True
+            return None
         if target.table is not None:
             save_mode_once(ctx, vertex, connection, target, config, schema)
-    return False
+    return token
 
 
 def _setup_or_create_database(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any],
-                              schema: Any, key: str, staging: str) -> bool:
+                              schema: Any, key: str, table_key: str) -> int | None:
     """:func:`_setup`; a PostgreSQL target database that does not exist is created first when the
     schema save mode creates tables."""
     try:
-        return _setup(ctx, vertex, target, config, schema, key, staging)
+        return _setup(ctx, vertex, target, config, schema, key, table_key)
     except RuntimeConfigError as e:
         creating = schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST")
         if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or not creating:
             raise
         create_database(ctx.spark, target)
-        return _setup(ctx, vertex, target, config, schema, key, staging)
+        return _setup(ctx, vertex, target, config, schema, key, table_key)
 
 
 def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> dict[str, Any]:
-    """One table: the commit-log check, the save modes (once per run), then one Spark JDBC write
-    into its staging table at ``vertex.parallelism`` (the action that also counts the rows).
-    Returns what the commit needs (``status`` "staged", or "committed" when there is nothing to do)."""
+    """One table: the attempt token and the commit-log check, the save modes (once per run), then
+    one Spark JDBC write into the attempt's staging table at ``vertex.parallelism`` (the action that
+    also counts the rows). Returns what the commit needs (``status`` "staged", or "committed" when
+    there is nothing to do)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
     columns = data_columns(df)
     config, target = target_of(vertex.config, table_key, columns)
     conn = target.conn
     ensure_driver(ctx.spark, conn, ctx.plan.env, config)
-    staging = staging_name(ctx, vertex, table_key)
     key = commit_id(ctx, vertex, table_key)
-    entry: dict[str, Any] = {"table": table_key, "target": target.label, "staging": staging, "commit_id": key,
-                             "columns": columns}
+    entry: dict[str, Any] = {"table": table_key, "target": target.label, "commit_id": key, "columns": columns}
     try:
-        committed = _setup_or_create_database(ctx, vertex, target, config, df.schema, key, staging)
+        token = _setup_or_create_database(ctx, vertex, target, config, df.schema, key, table_key)
     except Exception as e:
         raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
-    if committed:
+    if token is None:
         log.info("Jdbc %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table_key,
                  ctx.run_id, target.label)
         # the executor's row counters count only in an action over this DataFrame
         df.write.format("noop").mode("overwrite").save()
         return {**entry, "status": "committed"}
+    staging = staging_name(ctx, vertex, table_key, token)
+    entry.update(staging=staging, token=token)
     staged, casts = staging_frame(df, target, vertex.parallelism)
     staged = ctx.with_write_faults(vertex, staged)  # restore trials only: ``staged`` itself in production
+    written = Observation(f"staged_{key[:12]}_{token}")
     batch = opt_int(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
     try:
-        (staged.write.format("jdbc").options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
-         .mode("overwrite").save())
+        (staged.observe(written, F.count(F.lit(1)).alias("rows")).write.format("jdbc")
+         .options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch)).mode("overwrite").save())
+        rows = int(written.get["rows"])
     except Exception as e:
         abort_entry(ctx, target, {**entry, "status": "staged"})
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
-    log.info("Jdbc %s: staged table %s for %s", vertex.ref, staging, target.label)
-    return {**entry, "status": "staged", "casts": casts}
+    log.info("Jdbc %s: staged %d rows in %s for %s (attempt token %d)", vertex.ref, rows, staging, target.label,
+             token)
+    return {**entry, "status": "staged", "casts": casts, "staged_rows": rows}

@@ -1,22 +1,27 @@
-"""The LocalFile sink's commit: journal, renames, marker; settling earlier attempts; abort; retiring
-the markers of a stream's earlier micro-batches.
+"""The LocalFile sink's commit: journal, drops, renames, marker; settling earlier attempts; abort;
+retiring the markers of a stream's earlier micro-batches. Everything here that reads or changes
+the commit bookkeeping runs under the target's commit lock (:mod:`.fencing`).
 
-* :func:`commit` is roll-forward: it first writes the commit journal (JSON, atomically)
-  ``<path>/.seatunnel-commits/.pending/<key>.json`` naming every move (staged file → final file),
-  then renames every file into place (creating partition directories; each rename is atomic, so
-  no reader ever sees a partly written file), then records the commit by renaming the journal to
-  the marker ``<path>/.seatunnel-commits/<run>/<pipeline>/<sink>/<table>.committed`` (one atomic
-  step), then deletes the staging. The journal and the marker live with the target, not with the
-  staging: a retry on another machine whose ``tmp_path`` staging is gone still finds them.
-* :func:`settle` runs before an attempt writes anything: a marker means the (run, pipeline, sink,
-  table) already committed; a journal without a marker is a commit that stopped half way (a killed
-  driver): its remaining moves are finished idempotently (a move whose staged file is gone and
-  whose final file exists is done) and the commit is recorded. Should that be impossible (the
-  staged files are lost), the files the journal published are deleted and the data is written
-  afresh. Staging without a journal (a write that never reached its commit) is discarded.
-* :func:`abort` (a failure the driver survived) deletes the attempt's staging; if a commit had
-  started (journal, no marker), the files it moved are moved back first, then the journal is
-  removed. An abort that is itself killed leaves the journal: the retry rolls forward.
+* :func:`commit` is conditional and roll-forward. Under the lock it first settles what dead
+  attempts left (below), then checks the attempt's token is still the newest (else
+  :class:`~...spi.fencing.Superseded`: nothing is published) and that every staged file is there
+  with the size it was staged with (else :class:`~...spi.fencing.StagingMismatch`). It then writes
+  the commit journal (JSON, atomically) ``<path>/.seatunnel-commits/.pending/<key>.json`` naming
+  every step: when ``DROP_DATA`` (or ``RECREATE_SCHEMA``) is due, the target's current entries
+  are first renamed into a hidden trash directory; then every staged file is renamed into place
+  (each rename atomic: no reader ever sees a partly written file); then the drop is recorded
+  (once per run and sink), and the commit is recorded by renaming the journal to the marker
+  ``<path>/.seatunnel-commits/<run>/<pipeline>/<sink>/<table>.committed`` (one atomic step);
+  the trash and the staging are deleted last.
+* :func:`settle` runs before an attempt writes: under the lock every journal without marker
+  belongs to an attempt that is gone (a live one would hold the lock); its remaining steps are
+  finished idempotently and its commit recorded, or, its staged files lost, what it published is
+  taken back (the dropped entries restored). Then a marker means the (run, pipeline, sink, table)
+  already committed; otherwise the attempt takes its token and discards the staging of older
+  tokens (they can never commit).
+* :func:`abort` (a failure the driver survived) deletes the attempt's own staging; if its commit
+  had started (its journal, no marker), what it moved is moved back first. An abort that is itself
+  killed leaves the journal: the next attempt rolls it forward.
 """
 
 from __future__ import annotations
@@ -32,17 +37,9 @@ from datetime import datetime
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from .options import COMMITS_DIR, config_error, log
-
-
-def write_json_atomic(path: str, payload: Mapping[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+from ...spi.fencing import StagingMismatch, Superseded
+from .fencing import allocate, commit_lock, fence_path, newest_token, write_json_atomic
+from .options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log
 
 
 def _move(src: str, dst: str) -> None:
@@ -92,14 +89,21 @@ def _drop_copy_leftovers(moves: list[list[str]]) -> None:
                     os.remove(os.path.join(folder, entry))
 
 
-def _record_commit(journal: str, marker: str, **extra: Any) -> None:
-    """Record a commit: the journal becomes the marker (one atomic rename; rewritten first with ``extra``)."""
+def _record_commit(journal: str, record: Mapping[str, Any], **extra: Any) -> None:
+    """Record a commit: the drop first (when the journal made one), then the journal becomes the
+    marker (one atomic rename; rewritten first with ``extra``)."""
+    if record.get("dropped_record"):
+        write_json_atomic(record["dropped_record"], {"run_id": record.get("run_id"), "sink": record.get("sink"),
+                                                     "entries": len(record.get("drops", ())),
+                                                     "at": datetime.now().isoformat()})
     if extra:
-        with open(journal, encoding="utf-8") as fh:
-            write_json_atomic(journal, {**json.load(fh), **extra})
+        write_json_atomic(journal, {**record, **extra})
+    marker = record["marker"]
     os.makedirs(os.path.dirname(marker), exist_ok=True)
     os.replace(journal, marker)
     drop_empty_dir(os.path.dirname(journal))
+    if record.get("trash"):
+        shutil.rmtree(record["trash"], ignore_errors=True)
 
 
 def drop_empty_dir(path: str) -> None:
@@ -123,105 +127,215 @@ def remove_tree(path: str, stop: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Settling earlier attempts
+# Drops: the target's entries set aside at commit time (DROP_DATA, RECREATE_SCHEMA)
 # ---------------------------------------------------------------------------------------------
 
-def _drop_journal_leftovers(journal: str) -> None:
-    """Delete the temporary files a journal write killed half way left."""
-    folder, name = os.path.split(journal)
+def planned_drops(target: str, trash: str) -> list[list[str]]:
+    """(entry, place in the trash) for every entry of ``target`` but the sink's bookkeeping."""
+    if not os.path.isdir(target):
+        return []
+    return [[os.path.join(target, name), os.path.join(trash, name)]
+            for name in sorted(os.listdir(target)) if name not in BOOKKEEPING]
+
+
+def _apply_drops(drops: list[list[str]]) -> None:
+    for entry, trashed in drops:
+        if os.path.lexists(entry):
+            os.makedirs(os.path.dirname(trashed), exist_ok=True)
+            os.replace(entry, trashed)
+
+
+def _restore_drops(drops: list[list[str]]) -> None:
+    for entry, trashed in drops:
+        if os.path.lexists(trashed) and not os.path.lexists(entry):
+            os.replace(trashed, entry)
+
+
+# ---------------------------------------------------------------------------------------------
+# Settling what earlier attempts left
+# ---------------------------------------------------------------------------------------------
+
+def _drop_journal_leftovers(folder: str) -> None:
+    """Delete the temporary files journal writes killed half way left."""
     if os.path.isdir(folder):
         for entry in os.listdir(folder):
-            if entry.startswith(f".{name}.") and entry.endswith(".tmp"):
+            if entry.startswith(".") and entry.endswith(".tmp"):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, entry))
 
 
-def _finish_interrupted(vertex: Vertex, table: str, journal: str, marker: str) -> str | None:
-    """Roll forward the commit a journal without marker describes: "recovered"; or, its staged files
-    lost, take back what it published: None (the data is written again)."""
+def _finish_interrupted(journal: str) -> str | None:
+    """Roll forward the commit a journal without marker describes (its owner is gone): its marker
+    path; or, its staged files lost, take back what it published and restore what it dropped: None."""
     with open(journal, encoding="utf-8") as fh:
-        recorded = json.load(fh)
-    moves = recorded.get("moves", [])
+        record = json.load(fh)
+    if "marker" not in record:  # written by a version before fencing
+        log.warning("LocalFile: the interrupted commit %s was written by an older version and is left as it is: "
+                    "check the files it names, then delete it", journal)
+        return None
+    moves, drops = record.get("moves", []), record.get("drops", [])
     _drop_copy_leftovers(moves)
+    label = f"{record.get('sink')} table {record.get('table')}"
     if _can_roll_forward(moves):
+        _apply_drops(drops)
         moved = _apply_moves(moves)
-        _record_commit(journal, marker, recovered=True)
-        log.info("LocalFile %s: finished the interrupted commit of table %s (%d of %d files moved now)",
-                 vertex.ref, table, moved, len(moves))
-        return "recovered"
-    # the staging is gone (tmp_path on a lost disk): take back what was published, write again
+        _record_commit(journal, record, recovered=True)
+        if record.get("staging") and record.get("base"):
+            remove_tree(record["staging"], record["base"])
+        log.info("LocalFile %s: finished the interrupted commit of run %s (%d of %d files moved now)", label,
+                 record.get("run_id"), moved, len(moves))
+        return str(record["marker"])
     published = [dst for _, dst in moves if os.path.exists(dst)]
     for dst in published:
         os.remove(dst)
+    _restore_drops(drops)
     os.remove(journal)
-    drop_empty_dir(os.path.dirname(journal))
-    log.warning("LocalFile %s: the staged files of an interrupted commit of table %s are lost; removed the "
-                "%d file(s) it had published, writing the data again", vertex.ref, table, len(published))
+    if record.get("trash"):
+        shutil.rmtree(record["trash"], ignore_errors=True)
+    log.warning("LocalFile %s: the staged files of an interrupted commit of run %s are lost; removed the %d "
+                "file(s) it had published, the data is written again", label, record.get("run_id"), len(published))
     return None
 
 
-def settle(vertex: Vertex, table: str, slot: Mapping[str, str]) -> str | None:
-    """Settle the earlier attempts of this (run, pipeline, sink, table) before writing: "committed"
-    (a marker: nothing to do), "recovered" (a journal without marker: the interrupted commit is
-    finished now), or None (write the data; staging of failed attempts is discarded)."""
-    marker, journal = slot["marker"], slot["journal"]
-    status = None
-    _drop_journal_leftovers(journal)
-    if os.path.exists(marker):
-        status = "committed"
-    elif os.path.isfile(journal):
-        status = _finish_interrupted(vertex, table, journal, marker)
-    if os.path.exists(slot["root"]):  # staging of failed attempts, or of a commit finished above
-        remove_tree(slot["root"], slot["base"])
-    drop_empty_dir(os.path.dirname(journal))
-    return status
+def settle_target(target: str) -> set[str]:
+    """Under the commit lock: finish (or take back) every commit a gone attempt left half way at
+    ``target``; the markers recorded now."""
+    pending = os.path.join(target, COMMITS_DIR, PENDING_DIR)
+    _drop_journal_leftovers(pending)
+    recovered: set[str] = set()
+    if os.path.isdir(pending):
+        for name in sorted(os.listdir(pending)):
+            if name.endswith(".json") and not name.startswith("."):
+                marker = _finish_interrupted(os.path.join(pending, name))
+                if marker:
+                    recovered.add(marker)
+    drop_empty_dir(pending)
+    return recovered
+
+
+def _discard_older_staging(root: str, base: str, token: int) -> None:
+    """Delete the staging of tokens older than ``token`` (fenced out: they can never commit)."""
+    if not os.path.isdir(root):
+        return
+    for name in os.listdir(root):
+        number = name[len("token-"):] if name.startswith("token-") else ""
+        if not number.isdigit() or int(number) < token:  # an older token, or an older layout
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    if not os.listdir(root):
+        remove_tree(root, base)
+
+
+def settle(ctx: RunContext, vertex: Vertex, target: str, slot: Mapping[str, str]) -> tuple[str | None, int]:
+    """Before writing, under the commit lock: settle the target (:func:`settle_target`), then
+    ("committed" or "recovered", 0) when the (run, pipeline, sink, table) has a marker, else
+    (None, the attempt's new token)."""
+    with commit_lock(target, vertex.ref):
+        recovered = settle_target(target)
+        if os.path.exists(slot["marker"]):
+            if os.path.exists(slot["root"]):
+                remove_tree(slot["root"], slot["base"])
+            return ("recovered" if slot["marker"] in recovered else "committed"), 0
+        token = allocate(slot["marker"], int(ctx.attempt))
+        _discard_older_staging(slot["root"], slot["base"], token)
+    return None, token
 
 
 # ---------------------------------------------------------------------------------------------
 # Commit, abort, retire
 # ---------------------------------------------------------------------------------------------
 
-def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Publish the staged files: journal, renames, marker (the journal renamed), then drop the staging.
+def _check_staged(vertex: Vertex, entry: Mapping[str, Any]) -> None:
+    """Every staged file is there with the size it was staged with."""
+    for (src, _), size in zip(entry["moves"], entry.get("sizes", ()), strict=False):
+        actual = os.path.getsize(src) if os.path.exists(src) else None
+        if actual != size:
+            raise StagingMismatch(f"the staged file {src} of table {entry['table']} is "
+                                  + ("gone" if actual is None else f"{actual} bytes, staged as {size}")
+                                  + ": nothing was committed", vertex.ref)
 
-    Fault points (restore trials; nothing happens in production): ``sink.move`` before each rename,
-    ``sink.commit`` between the last rename and the marker."""
-    for entry in info.get("tables", ()):
-        if entry.get("status") != "staged":
-            continue
-        record = {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
-                  "attempt": ctx.attempt, "transaction": entry.get("transaction"),
-                  "files": [dst for _, dst in entry["moves"]], "at": datetime.now().isoformat(),
-                  "moves": entry["moves"]}
+
+def _journal_record(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> dict[str, Any]:
+    drop = entry.get("drop") or {}  # {"record": path, "trash": dir} when this commit drops the target's data
+    due = bool(drop) and not os.path.exists(drop["record"])
+    return {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
+            "attempt": ctx.attempt, "token": entry["token"], "transaction": entry.get("transaction"),
+            "files": [dst for _, dst in entry["moves"]], "bytes": sum(entry.get("sizes", ())),
+            "at": datetime.now().isoformat(), "moves": entry["moves"], "marker": entry["marker"],
+            "staging": entry["staging"], "base": entry["base"],
+            "drops": planned_drops(entry["target"], drop["trash"]) if due else [],
+            "dropped_record": drop["record"] if due else None, "trash": drop["trash"] if due else None}
+
+
+def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
+    with commit_lock(entry["target"], vertex.ref):
+        settle_target(entry["target"])
+        newest = newest_token(entry["marker"])
+        if newest != entry["token"] or os.path.exists(entry["marker"]):
+            remove_tree(entry["staging"], entry["base"])
+            raise Superseded(f"table {entry['table']} at {entry['target']}", entry["token"], newest, vertex.ref)
+        _check_staged(vertex, entry)
+        record = _journal_record(ctx, vertex, entry)
         write_json_atomic(entry["journal"], record)
+        _apply_drops(record["drops"])
         for src, dst in entry["moves"]:
             ctx.fault_point("sink.move", vertex)
             _move(src, dst)
         ctx.fault_point("sink.commit", vertex)
-        _record_commit(entry["journal"], entry["marker"])
-        remove_tree(entry["staging"], entry["base"])
-        log.info("LocalFile %s: committed %d files of table %s to %s", vertex.ref, len(entry["moves"]),
-                 entry["table"], entry["target"])
+        _record_commit(entry["journal"], record)
+    remove_tree(entry["staging"], entry["base"])
+    if record["drops"]:
+        log.info("LocalFile %s: dropped the %d earlier entries of %s (data_save_mode)", vertex.ref,
+                 len(record["drops"]), entry["target"])
+    log.info("LocalFile %s: committed %d files (%d bytes) of table %s to %s", vertex.ref, len(entry["moves"]),
+             record["bytes"], entry["table"], entry["target"])
+
+
+def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
+    """Publish the staged files of each table, if the attempt's token is still the newest.
+
+    Fault points (restore trials; nothing happens in production): ``sink.move`` before each rename,
+    ``sink.commit`` between the last rename and the marker."""
+    for entry in info.get("tables", ()):
+        if entry.get("status") == "staged":
+            _commit_table(ctx, vertex, entry)
+
+
+def _roll_back(entry: Mapping[str, Any]) -> None:
+    """Under the lock: undo this attempt's own unrecorded commit (its journal, no marker)."""
+    journal = entry.get("journal")
+    if not journal or not os.path.isfile(journal) or os.path.exists(entry["marker"]):
+        return
+    with open(journal, encoding="utf-8") as fh:
+        record = json.load(fh)
+    if record.get("token") != entry.get("token"):
+        return  # another attempt's journal: the attempt that settles the target finishes it
+    for src, dst in record.get("moves", ()):
+        if not os.path.exists(src) and os.path.exists(dst):
+            _rename(dst, src)
+    _restore_drops(record.get("drops", []))
+    os.remove(journal)
+    drop_empty_dir(os.path.dirname(journal))
+    if record.get("trash"):
+        shutil.rmtree(record["trash"], ignore_errors=True)
 
 
 def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> None:
-    """Discard the attempt's staging; a commit that had started (journal, no marker) is rolled back first."""
+    """Discard the attempt's staging; its commit, if it had started and is not recorded, is rolled back first."""
     for entry in (info or {}).get("tables", ()):
         if entry.get("status") != "staged":
             continue
         journal = entry.get("journal")
-        if journal and os.path.isfile(journal) and not os.path.exists(entry["marker"]):
-            for src, dst in entry["moves"]:
-                if not os.path.exists(src) and os.path.exists(dst):
-                    _rename(dst, src)
-            os.remove(journal)
-            drop_empty_dir(os.path.dirname(journal))
+        if journal and os.path.isfile(journal):
+            with commit_lock(entry["target"], vertex.ref):
+                _roll_back(entry)
         remove_tree(entry["staging"], entry["base"])
 
 
 def _drop_marker(old: str, commits: str) -> None:
-    """Delete a commit marker and the directories it leaves empty (up to the commit directory)."""
-    os.remove(old)
+    """Delete a commit marker, its token file and the directories they leave empty (up to the commit directory)."""
+    for path in (old, fence_path(old)):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
     parent = os.path.dirname(old)
     while os.path.normpath(parent).startswith(commits + os.sep):
         try:

@@ -64,6 +64,8 @@ COMMITS_DIR = ".seatunnel-commits"
 BOOKKEEPING = (STAGING_DIR, COMMITS_DIR)
 #: under COMMITS_DIR: the journals of commits in progress (a name no run id can take: ``_safe`` never starts with '.')
 PENDING_DIR = ".pending"
+#: under COMMITS_DIR: what a commit's drop set aside until the commit is recorded
+TRASH_DIR = ".trash"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 DEFAULT_DELIMITER = "\u0001"
 DEFAULT_FILE_NAME = "${transactionId}"

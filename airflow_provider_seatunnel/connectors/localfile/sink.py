@@ -20,9 +20,9 @@ path) never collide.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-import shutil
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -31,10 +31,10 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.options import as_list
 from ...spi.rows import data_columns
-from .commits import abort, remove_tree, settle, write_json_atomic
+from .commits import abort, remove_tree, settle
+from .fencing import write_json_atomic
 from .formats import writer
 from .options import (
-    BOOKKEEPING,
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
@@ -45,6 +45,7 @@ from .options import (
     PENDING_DIR,
     SCHEMA_SAVE_MODES,
     STAGING_DIR,
+    TRASH_DIR,
     config_error,
     count,
     flag,
@@ -108,27 +109,21 @@ def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str,
     return value
 
 
-def _clear_dir(path: str) -> None:
-    """Delete everything under ``path`` but this sink's bookkeeping (staging, commit markers)."""
-    for name in os.listdir(path):
-        if name in BOOKKEEPING:
-            continue
-        full = os.path.join(path, name)
-        if os.path.isdir(full) and not os.path.islink(full):
-            shutil.rmtree(full)
-        else:
-            os.remove(full)
+#: the action a save mode reports when the target's current content goes at commit time
+DROP_AT_COMMIT = "drop at commit:"
+
+
+def drops_at_commit(actions: list[str]) -> bool:
+    return any(a.startswith(DROP_AT_COMMIT) for a in actions)
 
 
 def _schema_save_mode(mode: str, path: str) -> list[str]:
     exists = os.path.isdir(path)
     if mode == "RECREATE_SCHEMA":
-        done = []
-        if exists:
-            _clear_dir(path)
-            done.append(f"dropped {path}")
+        if exists:  # its content goes at commit time, with the new data
+            return [f"{DROP_AT_COMMIT} {path}"]
         os.makedirs(path, exist_ok=True)
-        return [*done, f"created {path}"]
+        return [f"created {path}"]
     if mode == "CREATE_SCHEMA_WHEN_NOT_EXIST" and not exists:
         os.makedirs(path, exist_ok=True)
         return [f"created {path}"]
@@ -139,9 +134,8 @@ def _schema_save_mode(mode: str, path: str) -> list[str]:
 
 def _data_save_mode(mode: str, path: str) -> list[str]:
     exists = os.path.isdir(path)
-    if mode == "DROP_DATA" and exists:
-        _clear_dir(path)
-        return [f"truncated {path}"]
+    if mode == "DROP_DATA" and exists:  # at commit time, in the step that publishes the new data
+        return [f"{DROP_AT_COMMIT} {path}"]
     if mode == "ERROR_WHEN_DATA_EXISTS" and exists and any(e.is_file() for e in os.scandir(path)):
         raise config_error(f"The target data source already has data: {path} "
                            "(data_save_mode = ERROR_WHEN_DATA_EXISTS)")
@@ -153,9 +147,11 @@ def _data_save_mode(mode: str, path: str) -> list[str]:
 def handle_save_mode(vertex_config: Mapping[str, Any], table_key: str) -> list[str]:
     """Apply ``schema_save_mode`` then ``data_save_mode`` to the table's target directory.
 
-    The file catalog: the table exists when ``path`` is a directory; create = mkdir; drop
-    and truncate delete its content (keeping the hidden staging and commit bookkeeping);
-    data exists when a file lies directly under ``path``. Returns what was done.
+    The file catalog: the table exists when ``path`` is a directory; create = mkdir; data exists
+    when a file lies directly under ``path``. Dropping the table or its data (``RECREATE_SCHEMA``
+    of an existing directory, ``DROP_DATA``) changes nothing now: it is reported as
+    ``"drop at commit: <path>"`` and the first commit of the run sets the current content aside
+    in the step that publishes the new data (the hidden bookkeeping stays). Returns what was done.
     Raises RuntimeConfigError for ERROR_WHEN_SCHEMA_NOT_EXIST / ERROR_WHEN_DATA_EXISTS.
     """
     config = table_config(vertex_config, table_key)
@@ -165,6 +161,8 @@ def handle_save_mode(vertex_config: Mapping[str, Any], table_key: str) -> list[s
     if os.path.exists(path) and not os.path.isdir(path):
         raise config_error(f"the sink path {path} is a file, not a directory")
     done = _schema_save_mode(schema_mode, path)
+    if drops_at_commit(done) and data_mode != "CUSTOM_PROCESSING":
+        return done  # the content goes at commit: no data check
     return done + _data_save_mode(data_mode, path)
 
 
@@ -181,7 +179,8 @@ def _save_mode_once(ctx: RunContext, vertex: Vertex, config: Mapping[str, Any], 
         return
     done = handle_save_mode(config, table)
     write_json_atomic(slot["savemode"], {"run_id": ctx.run_id, "sink": vertex.ref, "table": table,
-                                         "actions": done, "at": datetime.now().isoformat()})
+                                         "actions": done, "drop": drops_at_commit(done),
+                                         "at": datetime.now().isoformat()})
     for action in done:
         log.info("LocalFile %s: save mode %s", vertex.ref, action)
 
@@ -200,7 +199,7 @@ def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
         return []
     done = handle_save_mode(config, "")
     write_json_atomic(marker, {"run_id": run_id, "sink": vertex.ref, "table": "", "actions": done,
-                               "at": datetime.now().isoformat()})
+                               "drop": drops_at_commit(done), "at": datetime.now().isoformat()})
     return done
 
 
@@ -209,7 +208,8 @@ def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
 # ---------------------------------------------------------------------------------------------
 
 def _slot(ctx: RunContext, vertex: Vertex, table: str, target: str, config: Mapping[str, Any]) -> dict[str, str]:
-    """Where one (run, pipeline, sink, table) keeps its staging and commit marker."""
+    """Where one (run, pipeline, sink, table) keeps its staging (a ``token-<n>`` directory per
+    attempt under ``root``), its commit journal, marker and token file."""
     run, pipeline = safe(str(ctx.run_id)), safe(str(ctx.pipeline_key))
     sink, table_dir = safe(vertex.ref.replace("[", "-").rstrip("]")), safe(table)
     tmp_path = opt(config, "tmp_path")
@@ -219,15 +219,27 @@ def _slot(ctx: RunContext, vertex: Vertex, table: str, target: str, config: Mapp
     else:
         base = os.path.join(target, STAGING_DIR)
         root = os.path.join(base, run, pipeline, sink, table_dir)
+    key = hashlib.sha1(f"{run}/{pipeline}/{sink}/{table_dir}".encode()).hexdigest()[:24]
     return {
-        "base": base, "root": root, "attempt": os.path.join(root, f"attempt-{int(ctx.attempt)}"),
+        "base": base, "root": root, "key": key,
         "marker": os.path.join(target, COMMITS_DIR, run, pipeline, sink, f"{table_dir}.committed"),
-        "journal": os.path.join(target, COMMITS_DIR, PENDING_DIR,
-                                hashlib.sha1(f"{run}/{pipeline}/{sink}/{table_dir}".encode()).hexdigest()[:24]
-                                + ".json"),
+        "journal": os.path.join(target, COMMITS_DIR, PENDING_DIR, key + ".json"),
         # a STREAMING micro-batch applies save modes once per stream, not per batch
         "savemode": _savemode_marker(target, str(ctx.save_mode_run_id), vertex.ref),
     }
+
+
+def _drop_due(slot: Mapping[str, str], target: str, token: int) -> dict[str, str] | None:
+    """Where the commit records and sets aside the drop the save modes left to it (None: no drop)."""
+    try:
+        with open(slot["savemode"], encoding="utf-8") as fh:
+            due = bool(json.load(fh).get("drop"))
+    except FileNotFoundError:
+        return None
+    if not due:
+        return None
+    return {"record": slot["savemode"][: -len(".savemode")] + ".dropped",
+            "trash": os.path.join(target, COMMITS_DIR, TRASH_DIR, f"{slot['key']}-{token}")}
 
 
 def _transaction_id(ctx: RunContext, vertex: Vertex, table: str, several_tables: bool) -> str:
@@ -283,8 +295,10 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
     target = target_path(config)
     slot = _slot(ctx, vertex, table, target, config)
     entry: dict[str, Any] = {"table": table, "target": target, "marker": slot["marker"], "journal": slot["journal"],
-                             "staging": slot["attempt"], "base": slot["base"], "moves": []}
-    status = settle(vertex, table, slot)
+                             "base": slot["base"], "moves": []}
+    if not os.path.exists(slot["marker"]):
+        _save_mode_once(ctx, vertex, config, table, slot)
+    status, token = settle(ctx, vertex, target, slot)
     if status == "committed":
         log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
                  vertex.ref, table, ctx.run_id, target)
@@ -295,18 +309,20 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         return {**entry, "status": status}
     if flag(config, "is_enable_transaction", True) is False:
         log.info("LocalFile %s: is_enable_transaction = false; files are still staged and committed", vertex.ref)
-    _save_mode_once(ctx, vertex, config, table, slot)
+    staging = os.path.join(slot["root"], f"token-{token}")
     out, partitions = writer(ctx, vertex, df, opts)
-    data_dir = os.path.join(slot["attempt"], "data")
+    data_dir = os.path.join(staging, "data")
     try:
         out.save("file://" + data_dir)
         transaction = _transaction_id(ctx, vertex, table, several)
         base_name = file_base_name(opts, transaction, datetime.now(), str(uuid.uuid4()))
         moves = _staged_moves(data_dir, target, opts, partitions, base_name)
+        sizes = [os.path.getsize(src) for src, _ in moves]
     except BaseException:
-        remove_tree(slot["attempt"], slot["base"])
+        remove_tree(staging, slot["base"])
         raise
-    return {**entry, "status": "staged", "moves": moves, "transaction": transaction}
+    return {**entry, "status": "staged", "token": token, "staging": staging, "moves": moves, "sizes": sizes,
+            "transaction": transaction, "drop": _drop_due(slot, target, token)}
 
 
 def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any]) -> dict[str, Any]:
