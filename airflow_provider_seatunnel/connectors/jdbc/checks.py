@@ -3,6 +3,11 @@
 
 What SeaTunnel rejects but existing configs rely on planning (a source without a query or
 table, a sink without a query or ``generate_sink_sql``) plans, with a warning that fails validate.
+
+A ``table_path``, ``table`` or ``database`` that cannot be a name at all (an empty part, a NUL
+character, an unclosed quote, more than three parts: :func:`.dialects.split_name`) is an error;
+a name a database can hold, however hostile it looks, is not: every statement quotes it. Values
+with placeholders (``${table_name}``, ``{{ … }}``) are checked at run time, once expanded.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from ...spi import NOT_RUNNABLE, SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list, lookup
 from ...spi.schema import Schema
+from .dialects import NameProblem, single_name, split_name, unquote
 from .options import DATA_SAVE_MODES, FIELD_IDE, SCHEMA_SAVE_MODES, opt, opt_text, to_decimal
 from .statements import values_clause
 
@@ -55,6 +62,17 @@ class _Checker:
         value = opt(self.options, key)
         if value is not None and as_bool(value) is None:
             self.error(key, f"{key} must be true or false, found {value!r}")
+
+    def name(self, block: Mapping[str, Any], key: str, prefix: str = "", parse: Any = split_name) -> None:
+        """A table (or, with ``single_name``, database) name option that must be able to name one."""
+        text = opt_text(block, key)
+        if text is None or "${" in text or "{{" in text:
+            return
+        try:
+            parse(text)
+        except NameProblem as e:
+            self.error(prefix + key, f"{key} {text!r} is not a name: {e}",
+                       hint='quote a part holding a dot or a quote: table = "schema.\\"my.table\\""')
 
     def enum(self, key: str, allowed: tuple[str, ...]) -> None:
         value = opt(self.options, key)
@@ -125,6 +143,7 @@ def _check_source_table(c: _Checker, prefix: str, block: Mapping[str, Any]) -> N
     """One table of the source (the block, or a ``table_list`` item): what it reads and its splits."""
     if prefix and not (opt_text(block, "table_path") or opt_text(block, "query")):
         c.error(prefix.rstrip("."), "each table_list item needs table_path or query")
+    c.name(block, "table_path", prefix)
     c.integer(block, "partition_num", 1, prefix)
     bounds = []
     for key in ("partition_lower_bound", "partition_upper_bound"):
@@ -145,6 +164,8 @@ def _check_sink(c: _Checker) -> None:
     c.integer(options, "batch_size", 1)
     c.integer(options, "max_retries", 0)
     c.integer(options, "max_commit_attempts", 1)
+    c.name(options, "table")
+    c.name(options, "database", parse=single_name)
     query = opt_text(options, "query")
     if query:
         try:
@@ -204,7 +225,10 @@ def assets(options: Mapping[str, Any]) -> list[str]:
     for path in filter(None, paths):
         if "${" in path or "{{" in path:
             continue
-        parts = path.split(".")
+        try:
+            parts = [quote(unquote(p), safe="") for p in split_name(path)]  # names as URI path segments
+        except NameProblem:
+            continue
         if kind == "postgresql" and len(parts) < 3:
             parts = [database, *(["public"] if len(parts) == 1 else []), *parts]
         elif kind != "postgresql" and len(parts) == 1 and database:

@@ -50,10 +50,11 @@ class Conn:
     password: str | None = field(default=None, repr=False)
     properties: dict[str, str] = field(default_factory=dict)
     timeout: int = DEFAULT_TIMEOUT_SEC
+    dialect_name: str | None = None  # the ``dialect`` option: overrides the URL's
 
     @property
     def dialect(self) -> Dialect:
-        return dialect_of(self.url)
+        return dialect_of(self.url, self.dialect_name)
 
     @property
     def safe_url(self) -> str:
@@ -66,7 +67,7 @@ class Conn:
             props["user"] = self.user
         if self.password is not None:
             props["password"] = self.password
-        if self.dialect.name == "postgresql":
+        if dialect_of(self.url).name == "postgresql":  # the driver's properties: the URL's driver
             props.setdefault("connectTimeout", str(self.timeout))
             props.setdefault("loginTimeout", str(self.timeout))
         return props
@@ -76,7 +77,8 @@ class Conn:
                 **{k: str(v) for k, v in extra.items()}}
 
     def with_url(self, url: str) -> Conn:
-        return Conn(url, self.driver, self.user, self.password, dict(self.properties), self.timeout)
+        return Conn(url, self.driver, self.user, self.password, dict(self.properties), self.timeout,
+                    self.dialect_name)
 
 
 def connection_of(config: Mapping[str, Any]) -> Conn:
@@ -95,7 +97,8 @@ def connection_of(config: Mapping[str, Any]) -> Conn:
     return Conn(url=url, driver=driver, user=None if user is None else str(user),
                 password=None if password is None else str(password),
                 properties={str(k): str(v) for k, v in props.items()},
-                timeout=opt_int(config, "connection_check_timeout_sec", DEFAULT_TIMEOUT_SEC, 1))
+                timeout=opt_int(config, "connection_check_timeout_sec", DEFAULT_TIMEOUT_SEC, 1),
+                dialect_name=opt_text(config, "dialect"))
 
 
 def _family(conn_url: str, driver: str) -> tuple | None:

@@ -12,6 +12,11 @@ Splits:
   between min and max, string keys: hash buckets; null keys go to the first split). No key,
   or a ``query`` without ``partition_column``: one split.
 
+Tables: a ``table_path`` splits into ``database.schema.table`` before quoting
+(:func:`.dialects.split_name`; a quoted part is one name) and every part is quoted by the dialect:
+PostgreSQL reads ``schema.table`` of the URL's database, MySQL ``database.table``, other databases
+every part given. The table id joins the canonical parts, the URL's database filling in.
+
 Readers: the splits are distributed over ``vertex.parallelism`` readers, one Spark partition each
 (more splits than readers: a reader reads several, without a shuffle; fewer: the rows are spread
 over every reader). Columns keep the database's names; types are Spark's JDBC mapping
@@ -32,7 +37,7 @@ from typing import Any
 from ...spi.options import as_int
 from ...spi.rows import quote, with_kind
 from .connection import Conn, columns_of, connect, query
-from .dialects import Dialect, url_database
+from .dialects import Dialect, NameProblem, as_part, split_name, url_database
 from .errors import reraise
 from .options import DEFAULT_PARTITION_NUM, DEFAULT_SPLIT_SIZE, config_error, opt, opt_int, opt_text, to_decimal
 
@@ -103,19 +108,27 @@ def _source_table(item: Mapping[str, Any], index: int, items: int, output: str |
     return SourceTable(table_id, sql, path, opt_text(item, "partition_column"), num_value, *bounds)
 
 
+def path_parts(path: str) -> list[str]:
+    """The canonical parts of a ``table_path``; RuntimeConfigError when it cannot be a table name."""
+    try:
+        return split_name(path)
+    except NameProblem as e:
+        raise config_error(f"table_path {path!r} is not a table name: {e}") from None
+
+
 def _table_id(path: str, conn: Conn) -> str:
     """The table id (``database.schema.table``) of a ``table_path``, the URL's database filling in."""
-    parts = path.split(".")
+    parts = path_parts(path)
     database = url_database(conn.url)
-    if conn.dialect.name == "postgresql" and len(parts) < 3 and database:
-        return ".".join([database, *parts])
-    if conn.dialect.name == "mysql" and len(parts) == 1 and database:
-        return f"{database}.{path}"
-    return path
+    if database and ((conn.dialect.name == "postgresql" and len(parts) < 3)
+                     or (conn.dialect.name == "mysql" and len(parts) == 1)):
+        parts = [as_part(database), *parts]
+    return ".".join(parts)
 
 
 def _table_sql(path: str, dialect: Dialect) -> str:
-    parts = path.split(".")
+    """The table of a ``table_path`` as SQL, every part quoted by the dialect."""
+    parts = path_parts(path)
     if dialect.name == "postgresql" and len(parts) == 3:
         parts = parts[1:]  # a connection reads one database: schema.table
     if dialect.name == "mysql" and len(parts) == 3:
@@ -177,17 +190,24 @@ def _key_kind(type_code: int, scale: int) -> tuple[str | None, bool]:
 
 
 def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
-    """The table's primary key column when it has exactly one."""
-    parts = path.split(".")
+    """The table's primary key column when it has exactly one (a name the generic dialect leaves
+    unquoted is looked up as written, then in upper and lower case)."""
+    parts = path_parts(path)
     table = parts[-1]
     schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
-    catalog = parts[0] if dialect.name == "mysql" and len(parts) >= 2 else None
-    result = connection.getMetaData().getPrimaryKeys(catalog, schema, table)
-    names = []
-    while result.next():
-        names.append(result.getString("COLUMN_NAME"))
-    result.close()
-    return names[0] if len(names) == 1 else None
+    catalog = parts[0] if (dialect.name == "mysql" and len(parts) >= 2) or (
+        dialect.name == "generic" and len(parts) == 3) else None
+    for cat in dialect.lookups(catalog):
+        for sch in dialect.lookups(schema):
+            for name in dialect.lookups(table):
+                result = connection.getMetaData().getPrimaryKeys(cat, sch, name)
+                names = []
+                while result.next():
+                    names.append(result.getString("COLUMN_NAME"))
+                result.close()
+                if names:
+                    return names[0] if len(names) == 1 else None
+    return None
 
 
 def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],

@@ -1,5 +1,12 @@
 """Where a Jdbc sink writes one upstream table: the target table (generated SQL) or the block's
-explicit ``query``, and the schema or database its staging and bookkeeping tables live in."""
+explicit ``query``, and the schema or database its staging and bookkeeping tables live in.
+
+``table`` splits into ``database.schema.table`` before anything is quoted (:func:`.dialects.split_name`:
+a part between quotes is one name, a name that cannot be one is a RuntimeConfigError): PostgreSQL
+reads ``[database.]schema.table`` (another database than the URL's means a connection to it),
+MySQL ``database.table``, other databases ``[catalog.][schema.]table``. The parts are kept in
+canonical text form; every statement quotes them through the dialect (:meth:`Target.qualified`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ from typing import Any
 from ...spi.options import MISSING, as_list, lookup
 from ...spi.rows import ROW_KIND
 from .connection import Conn, connection_of
-from .dialects import Dialect, url_database, url_with_database
+from .dialects import Dialect, NameProblem, single_name, split_name, unquote, url_database, url_with_database
 from .options import FIELD_IDE, config_error, opt, opt_bool, opt_mode, opt_text, table_config
 
 #: the staged rows' row kind keeps the hidden column's name
@@ -23,7 +30,7 @@ class Target:
     """Where a sink writes one table: a table (generated SQL) or an explicit ``query``."""
 
     conn: Conn
-    database: str | None
+    database: str | None  # names in canonical part form (:func:`.dialects.split_name`)
     schema: str | None
     table: str | None  # None: query mode
     query: str | None
@@ -37,10 +44,14 @@ class Target:
 
     @property
     def home(self) -> tuple[str | None, ...]:
-        """Where staging and bookkeeping tables live: the target's schema (MySQL: database)."""
-        return (self.database,) if self.dialect.name == "mysql" else (self.schema,)
+        """Where staging and bookkeeping tables live: the target's schema (MySQL: database; other
+        databases: catalog and schema)."""
+        if self.dialect.name == "mysql":
+            return (self.database,)
+        return (self.schema,) if self.dialect.name == "postgresql" else (self.database, self.schema)
 
     def qualified(self, name: str) -> str:
+        """The table ``name`` (canonical part form) next to the target, every part quoted by the dialect."""
         return self.dialect.table(*self.home, name)
 
     @property
@@ -84,23 +95,32 @@ def sink_target(config: Mapping[str, Any]) -> Target:
     ide = opt_mode(config, "field_ide", "ORIGINAL", FIELD_IDE)
     if query:
         return Target(conn, None, None, None, query, keys, ide)
-    table, database = opt_text(config, "table"), opt_text(config, "database")
+    table = opt_text(config, "table")
     if not table:
         raise config_error("table is required (the upstream table has no name to default to)")
-    parts = table.split(".")
-    schema = None
-    if dialect.name == "mysql":
-        database = parts[0] if len(parts) >= 2 else database
-    elif dialect.name == "postgresql":
-        if len(parts) >= 3:
-            database = parts[0]
-        schema = parts[-2] if len(parts) >= 2 else None
+    parts = _parts(table, "table", split_name)
+    schema = parts[-2] if len(parts) >= 2 else None
+    if len(parts) == 3 or (len(parts) == 2 and dialect.name == "mysql"):
+        database = parts[0]
+    elif dialect.name == "generic":  # ``database`` names the source's database: only the table's catalog counts
+        database = None
     else:
-        schema = ".".join(parts[:-1]) or None
+        given = opt_text(config, "database")
+        database = _parts(given, "database", single_name) if given else None
+    if dialect.name == "mysql":
+        schema = None
     base_conn = None
-    if dialect.name == "postgresql" and database and database != url_database(conn.url):
-        base_conn, conn = conn, conn.with_url(url_with_database(conn.url, database))
+    if dialect.name == "postgresql" and database and unquote(database) != url_database(conn.url):
+        base_conn, conn = conn, conn.with_url(url_with_database(conn.url, unquote(database)))
     return Target(conn, database, schema, parts[-1], None, keys, ide, base_conn)
+
+
+def _parts(text: str, key: str, parse: Any) -> Any:
+    """``parse(text)`` (:func:`.dialects.split_name` or ``single_name``); RuntimeConfigError naming ``key``."""
+    try:
+        return parse(text)
+    except NameProblem as e:
+        raise config_error(f"{key} {text!r} is not a name: {e}") from None
 
 
 def target_of(config: Mapping[str, Any], table_key: str, field_names: list[str] | None) -> tuple[dict, Target]:
@@ -126,20 +146,37 @@ def resolve_keys(keys: list[str], columns: list[str]) -> list[str]:
 
 
 def table_exists(connection: Any, target: Target, name: str) -> bool:
-    """Whether the table ``name`` exists in the target's schema (MySQL: database)."""
+    """Whether the table ``name`` (canonical part form) exists next to the target: in its schema
+    (MySQL: database)."""
     meta = connection.getMetaData()
     if target.dialect.name == "mysql":
-        catalog, schema = target.database or connection.getCatalog(), None
+        catalogs = [unquote(target.database) if target.database else connection.getCatalog()]
+        schemas: list[str | None] = [None]
     else:
-        catalog, schema = None, target.schema or connection.getSchema()
-    candidates = [name] if target.dialect.name != "generic" else list(dict.fromkeys([name, name.upper(), name.lower()]))
-    for candidate in candidates:
-        result = meta.getTables(catalog, schema, candidate, None)
-        try:
-            while result.next():
-                if result.getString("TABLE_NAME") == candidate and (
-                        schema is None or result.getString("TABLE_SCHEM") in (schema, None)):
+        catalogs = target.dialect.lookups(target.database) if target.dialect.name == "generic" else [None]
+        schemas = target.dialect.lookups(target.schema) if target.schema else [connection.getSchema()]
+    escape = meta.getSearchStringEscape() or ""
+
+    def pattern(text: str | None) -> str | None:  # the metadata's LIKE pattern matching exactly ``text``
+        if text is None or not escape:
+            return text
+        return text.replace(escape, escape * 2).replace("_", escape + "_").replace("%", escape + "%")
+
+    for catalog in catalogs:
+        for schema in schemas:
+            for candidate in target.dialect.lookups(name):
+                if _listed(meta.getTables(catalog, pattern(schema), pattern(candidate), None), schema, candidate):
                     return True
-        finally:
-            result.close()
+    return False
+
+
+def _listed(result: Any, schema: str | None, name: str | None) -> bool:
+    """Whether a metadata result set lists the table ``name`` in ``schema`` (closes it)."""
+    try:
+        while result.next():
+            if result.getString("TABLE_NAME") == name and (
+                    schema is None or result.getString("TABLE_SCHEM") in (schema, None)):
+                return True
+    finally:
+        result.close()
     return False
