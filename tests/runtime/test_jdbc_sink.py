@@ -167,6 +167,10 @@ def test_schema_save_modes(run_job, db):
             run_id="sm-4")
     assert db.sql('SELECT "ID", "NAME" FROM "SHOUT"') == [["1", "ann"]]
     assert db.sql("SELECT count(*) FROM pg_indexes WHERE tablename = 'SHOUT'") == [["0"]]
+    # a schema that does not exist yet is created with the table (and holds the commit log)
+    run_job(job(db, fake(ROWS[:1]), 'generate_sink_sql = true, table = "fresh_schema.t"'), run_id="sm-5")
+    assert db.sql("SELECT id, name FROM fresh_schema.t") == [["1", "ann"]]
+    assert db.sql("SELECT count(*) FROM fresh_schema.seatunnel_commits WHERE run_id = 'sm-5'") == [["1"]]
 
 
 def test_data_save_modes(run_job, plan_of, spark, db):

@@ -21,7 +21,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
 from .commit import abort_entry, commit_id, digest, drop_quietly, ensure_bookkeeping, is_committed, take_token
-from .connection import connect, ensure_driver
+from .connection import connect, ensure_driver, execute
 from .dialects import Dialect, flat
 from .errors import reraise
 from .options import DEFAULT_BATCH_SIZE, opt_int, schema_save_mode
@@ -104,6 +104,10 @@ def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str,
     """Bookkeeping tables, the attempt token (None: the commit log has the key, nothing to write),
     the staging of older tokens dropped, and the once-per-run save modes."""
     with connect(ctx.spark, target.conn) as connection:
+        if target.table is not None and target.schema and target.dialect.name == "postgresql" and \
+                schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST"):
+            # the bookkeeping tables live in the target's schema: a schema the save mode creates comes first
+            execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
         ensure_bookkeeping(connection, target)
         token = take_token(connection, target, ctx, vertex, key)
         for older in range(max(1, token - _OLDER_STAGING), token):
