@@ -137,6 +137,11 @@ def overlap_trial(n: int, run_id: str, mode: str, rng: random.Random, ctx: dict[
     second.join(900)
     codes = [results[1].code if 1 in results else -1, results[2].code if 2 in results else -1]
     t.first_code, t.stopped = codes[0], f"exits {codes[0]} / {codes[1]}"
+    for number in (1, 2):  # why an attempt failed: the CLI's error line
+        run = results.get(number)
+        if run is not None and run.code != 0:
+            why = [ln for ln in (run.stderr or "").splitlines() if ln.startswith("error:")]
+            t.why.append(f"attempt {number}: {(why[-1] if why else run.stderr.strip()[-200:])[:300]}")
     t.after_first = [state(s.read(), s, expected) for s in sinks]
     if 0 in codes and any(x != "all" for x in t.after_first):
         t.false_success = 1

@@ -27,7 +27,8 @@ input row (the restore must leave each id once, with the input's values).
                                         [--overlap-trials 20] [--seed 7] [--rows N]
 
 Each run of a type replaces that type's entry in benchmarks/results/restore_faults.json (all
-types by default; the kinds of trial given a count of 0 keep their recorded trials); benchmarks/results/restore_faults.md is rendered from every type recorded there.
+types by default; the kinds of trial given a count of 0 keep their recorded trials);
+benchmarks/results/restore_faults.md is rendered from every type recorded there.
 """
 
 from __future__ import annotations
@@ -365,6 +366,7 @@ class Trial:
     seconds: float = 0.0
     details: list[str] = field(default_factory=list)  # per sink: the rows lost and duplicated (a few)
     false_success: int = 0  # overlap: an attempt exited 0 before its targets held every row
+    why: list[str] = field(default_factory=list)  # overlap: why an attempt failed (its error line)
 
     @property
     def ok(self) -> bool:
@@ -639,6 +641,10 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
         "Where attempt 1 stopped: " + ", ".join(f"{k} ({v})" for k, v in stops.most_common()) + ".",
         "",
     ]
+    reasons = Counter(re.sub(r"attempt \d+: ", "", w)[:160] for t in trials for w in t.why)
+    if reasons:
+        lines += ["Why attempts of overlap trials failed (an overtaken attempt is refused; the other commits): "
+                  + "; ".join(f"`{k}` ({v})" for k, v in reasons.most_common(6)) + ".", ""]
     for t in bad:
         lines.append(f"* Trial {t.n} ({t.what}) is NOT exactly-once: restore exit {t.restore_code}, visible after "
                      f"attempt 1 {' / '.join(t.after_first)}, drivers left {t.orphans}"

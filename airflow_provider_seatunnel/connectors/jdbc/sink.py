@@ -19,8 +19,18 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
+from ...spi.fencing import Superseded
 from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
-from .commit import abort_entry, commit_id, digest, drop_quietly, ensure_bookkeeping, is_committed, take_token
+from .commit import (
+    abort_entry,
+    commit_id,
+    digest,
+    drop_quietly,
+    ensure_bookkeeping,
+    is_committed,
+    newest_token,
+    take_token,
+)
 from .connection import connect, ensure_driver, execute
 from .dialects import Dialect, flat
 from .errors import reraise
@@ -133,6 +143,14 @@ def _setup_or_create_database(ctx: RunContext, vertex: Vertex, target: Target, c
         return _setup(ctx, vertex, target, config, schema, key, table_key)
 
 
+def _newest_or_zero(ctx: RunContext, target: Target, key: str) -> int:
+    try:
+        with connect(ctx.spark, target.conn) as connection:
+            return newest_token(connection, target, key)
+    except Exception:  # the question is only asked to explain a failure
+        return 0
+
+
 def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> dict[str, Any]:
     """One table: the attempt token and the commit-log check, the save modes (once per run), then
     one Spark JDBC write into the attempt's staging table at ``vertex.parallelism`` (the action that
@@ -169,6 +187,9 @@ def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> d
         rows = int(written.get["rows"])
     except Exception as e:
         abort_entry(ctx, target, {**entry, "status": "staged"})
+        newest = _newest_or_zero(ctx, target, key)
+        if newest > token:  # a newer attempt took over and dropped this attempt's staging mid-write
+            raise Superseded(target.label, token, newest, vertex.ref) from None
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
     log.info("Jdbc %s: staged %d rows in %s for %s (attempt token %d)", vertex.ref, rows, staging, target.label,
              token)

@@ -29,10 +29,11 @@ from datetime import datetime
 from typing import Any
 
 from ...spi import RunContext, Vertex
+from ...spi.fencing import Superseded
 from ...spi.options import as_list
 from ...spi.rows import data_columns
 from .commits import abort, remove_tree, settle
-from .fencing import write_json_atomic
+from .fencing import newest_token, write_json_atomic
 from .formats import writer
 from .options import (
     CODECS,
@@ -320,6 +321,9 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         sizes = [os.path.getsize(src) for src, _ in moves]
     except BaseException:
         remove_tree(staging, slot["base"])
+        newest = newest_token(slot["marker"])
+        if newest > token:  # a newer attempt took over and discarded this attempt's staging mid-write
+            raise Superseded(f"table {table} at {target}", token, newest, vertex.ref) from None
         raise
     return {**entry, "status": "staged", "token": token, "staging": staging, "moves": moves, "sizes": sizes,
             "transaction": transaction, "drop": _drop_due(slot, target, token)}
