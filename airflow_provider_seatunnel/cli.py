@@ -1,7 +1,9 @@
 """``seatunnel-airflow``: validate, plan and run SeaTunnel job configs.
 
 Exit codes: 0 success; 1 a pipeline failed (``run``); 2 a bad config (ConfigError) or
-bad arguments. A ConfigError is printed as its message, never as a traceback.
+bad arguments. A ConfigError is printed as its message, never as a traceback. What is printed
+hides secrets by :mod:`.spi.secrets`' rule; ``run`` removes its work directory (the plan with
+its secrets, the properties files, metrics and logs) when it ends, unless ``--keep-work-dir``.
 """
 
 from __future__ import annotations
@@ -51,7 +53,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="retry number of this run (default 1): a restore of a failed run passes 2, 3, ... "
                         "(the pipelines see it as the Airflow try number)")
     r.add_argument("--metrics-file", help="write the job's metrics as JSON here")
-    r.add_argument("--work-dir", help="directory for the plan file and pipeline logs (default: a temp dir)")
+    r.add_argument("--work-dir", help="directory for the plan file, Spark properties files and pipeline logs "
+                   "(default: a new temporary directory). Removed after the run, failed or not; of a directory "
+                   "that existed before, only the files the run wrote are removed")
+    r.add_argument("--keep-work-dir", action="store_true",
+                   help="keep the work directory after the run (it holds the plan with its secrets, readable by "
+                        "its owner only, and the pipelines' logs)")
     r.add_argument("--max-parallel", type=int, help="pipelines running at once (default: all)")
     return ap
 
@@ -97,7 +104,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     variables = split_cli_variables(args.variable)
     plan = compile_job(args.config, variables, format=args.config_format, use_cache=not args.no_cache)
-    print(RENDERERS[args.format](plan))
+    rendered = RENDERERS[args.format](plan)  # JSON: the secrets redacted where they stand
+    if args.format != "json":  # a warning or a note quoting a secret's value: masked in the text too
+        from .spi.secrets import hidden, scrub
+
+        rendered = scrub(rendered, [value for _, value in hidden(plan.to_dict(secrets=True), plan.to_dict())])
+    print(rendered)
     return EXIT_OK
 
 
@@ -106,6 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runtime import faults
     from .runtime.launcher import run_pipelines
     from .runtime.metrics import PipelineMetrics
+    from .runtime.pyspark_install import PySparkMismatch, ensure_consistent
     from .runtime.summary import render_summary
     from .spi import NOT_RUNNABLE
 
@@ -127,9 +140,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     if os.environ.get(faults.ENV, "").strip():
         print(f"warning: fault injection is ON: {faults.ENV}={os.environ[faults.ENV]}", file=sys.stderr)
+    try:
+        ensure_consistent()  # before any spark-submit: a PySpark mixing releases
+    except PySparkMismatch as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
     master = args.master or str(plan.env.get("spark.master") or "local[*]")
     job = run_pipelines(plan, pipelines, master=master, run_id=args.run_id, work_dir=args.work_dir,
-                        max_parallel=args.max_parallel, attempt=args.attempt)
+                        max_parallel=args.max_parallel, attempt=args.attempt, keep_work_dir=args.keep_work_dir)
     print(render_summary(job))
     if args.metrics_file:
         with open(args.metrics_file, "w") as f:
@@ -137,6 +155,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = [m for m in map(PipelineMetrics.from_dict, job["pipelines"]) if not m.ok]
     for m in failed:
         print(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
+    if failed and not args.keep_work_dir:
+        print("note: the work directory with the pipelines' logs was removed; run again with --keep-work-dir "
+              "to keep it", file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK
 
 

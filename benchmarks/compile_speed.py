@@ -17,6 +17,12 @@ a real ``seatunnel-airflow plan`` run or an Airflow DAG parse):
 N chains are N pipelines, more than the default ``plan.max-pipelines`` (256) allows for
 N = 1000, so the generated ``env`` raises that limit to ``max(256, N)``.
 
+``--secrets``: every sink is a Jdbc sink whose ``password`` is ``${DB_PASSWORD}`` and the env
+holds a literal ``spark.hadoop.fs.s3a.secret.key``, so the cache stores references and a hit
+resolves them; the cached child also times ``load_job`` on the same text (the HOCON parse a
+cache that re-read the secrets from the config would pay on every hit). Written to
+``benchmarks/results/compile_speed_secrets.md``.
+
 Every measurement is repeated in several processes and the medians are reported, with
 the time per chain and the growth ratio t(1000)/t(100) (≈10 when growth is linear).
 The Markdown table is printed and written to ``benchmarks/results/compile_speed.md``.
@@ -38,6 +44,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results" / "compile_speed.md"
+SECRETS_OUTPUT = HERE / "results" / "compile_speed_secrets.md"
+SECRET_ENV = {"DB_PASSWORD": "bench-db-password"}
 
 SIZES = (1, 10, 100, 1000)
 QUERY = "select id, upper(name) as name, amount * 2 as amount from {src} where amount > 10"
@@ -57,16 +65,18 @@ CHILD_TIMEOUT_S = 1800
 # --------------------------------------------------------------------------- job configs
 
 
-def job_config(n: int, rows: int = 100) -> str:
-    """A HOCON job with ``n`` independent FakeSource → Sql → LocalFile chains."""
+def job_config(n: int, rows: int = 100, secrets: bool = False) -> str:
+    """A HOCON job with ``n`` independent FakeSource → Sql → LocalFile chains (``secrets``: → Jdbc,
+    with a password from the environment, and a secret Spark setting)."""
     lines = [
-        f"# Benchmark job: {n} independent FakeSource -> Sql -> LocalFile chains.",
+        f"# Benchmark job: {n} independent FakeSource -> Sql -> {'Jdbc' if secrets else 'LocalFile'} chains.",
         "env {",
         f'  job.name = "bench_{n}_chains"',
         '  job.mode = "BATCH"',
         "  parallelism = 1",
         # N disconnected chains make N pipelines; the default limit is 256.
         f"  plan.max-pipelines = {max(256, n)}",
+        *(['  spark.hadoop.fs.s3a.secret.key = "bench-s3-secret"'] if secrets else []),
         "}",
         "",
         "source {",
@@ -91,6 +101,16 @@ def job_config(n: int, rows: int = 100) -> str:
     lines += ["}", "", "sink {"]
     for i in range(n):
         lines += [
+            "  Jdbc {",
+            f'    plugin_input = "out_{i}"',
+            '    url = "jdbc:postgresql://db:5432/bench"',
+            '    driver = "org.postgresql.Driver"',
+            '    user = "etl"',
+            "    password = ${DB_PASSWORD}",
+            "    generate_sink_sql = true",
+            f'    table = "out_{i}"',
+            "  }",
+        ] if secrets else [
             "  LocalFile {",
             f'    plugin_input = "out_{i}"',
             f'    path = "/tmp/bench/out_{i}"',
@@ -104,11 +124,11 @@ def job_config(n: int, rows: int = 100) -> str:
 WARMUP_JOB = job_config(1).replace("src_0", "warmup_in").replace("out_0", "warmup_out")
 
 
-def write_jobs(directory: Path, sizes: tuple[int, ...]) -> dict[int, Path]:
+def write_jobs(directory: Path, sizes: tuple[int, ...], secrets: bool = False) -> dict[int, Path]:
     paths = {}
     for n in sizes:
         path = directory / f"bench_{n}_chains.conf"
-        path.write_text(job_config(n), encoding="utf-8")
+        path.write_text(job_config(n, secrets=secrets), encoding="utf-8")
         paths[n] = path
     return paths
 
@@ -157,6 +177,19 @@ def child(mode: str, path: str, calls: int) -> dict:
             del decoded
         result["entry_bytes"] = len(raw.encode())
         result["json_loads_s"] = statistics.median(loads)
+        # What a cache that re-read the secrets from the config would add to every hit: the parse.
+        from airflow_provider_seatunnel.config.loader import load_job
+
+        text = Path(path).read_text(encoding="utf-8")
+        parses = []
+        for _ in range(max(3, calls // 4)):
+            t0 = time.perf_counter()
+            load_job(path, None, text=text)
+            parses.append(time.perf_counter() - t0)
+        result["parse_first_s"] = parses[0]
+        result["parse_median_s"] = statistics.median(parses)
+        result["entry_has_secret"] = any(s.encode() in raw.encode() for s in (
+            *SECRET_ENV.values(), "bench-s3-secret"))
     else:
         raise SystemExit(f"unknown child mode {mode!r}")
     result["pipelines"] = len(plan.pipelines)
@@ -213,6 +246,9 @@ def measure(n: int, path: Path, repeats: int, cache_root: Path) -> dict:
         "cached_median_s": median_of(cached, "median_s"),
         "entry_bytes": cached[0]["entry_bytes"],
         "json_loads_s": median_of(cached, "json_loads_s"),
+        "parse_first_s": median_of(cached, "parse_first_s"),
+        "parse_median_s": median_of(cached, "parse_median_s"),
+        "entry_has_secret": any(r["entry_has_secret"] for r in cached),
     }
 
 
@@ -268,12 +304,14 @@ def report(rows: dict[int, dict], args: argparse.Namespace, total_s: float) -> t
     out = [
         "# Compile speed",
         "",
-        f"Generated by `python benchmarks/compile_speed.py{' --quick' if args.quick else ''}` "
+        f"Generated by `python benchmarks/compile_speed.py{' --quick' if args.quick else ''}"
+        f"{' --secrets' if args.secrets else ''}` "
         f"on {dt.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} "
         f"(package {package_version()}, run took {total_s:.0f} s).",
         "",
         f"* Machine: {machine()}",
-        "* Jobs: N independent `FakeSource → Sql → LocalFile` chains in one HOCON config "
+        f"* Jobs: N independent `FakeSource → Sql → {'Jdbc' if args.secrets else 'LocalFile'}` chains in one "
+        "HOCON config "
         "(one option per line), N pipelines each; `env.plan.max-pipelines = max(256, N)`, since the "
         "default limit of 256 pipelines rejects the 1000-chain job.",
         "* Every figure is the median over fresh interpreter processes (column *runs*). "
@@ -354,9 +392,36 @@ def report(rows: dict[int, dict], args: argparse.Namespace, total_s: float) -> t
     else:
         out.append(f"(the {TARGET_N}-chain job was not measured)")
 
+    if args.secrets:
+        out += secrets_section(rows)
     if warnings:
         out += ["", "## Warnings", "", *[f"* {w}" for w in warnings]]
     return "\n".join(out) + "\n", warnings
+
+
+def secrets_section(rows: dict[int, dict]) -> list[str]:
+    """The DAG-parse cost of each way to keep secrets out of the cache, per job size."""
+    out = ["", "## Secrets: the cost of a cache hit without secrets on disk", "",
+           "Every sink's `password` is `${DB_PASSWORD}` and the env holds a literal secret Spark setting. "
+           "*references* (what the cache does): the entry holds the plan as shown and, for each hidden "
+           "value, where it came from, resolved on a hit (`cached` columns above). *recompile on secrets*: "
+           "a hit on a plan with secrets compiles again (the cold and warmed compiles above). *re-read from "
+           "the config*: a hit parses the config text again for the values (`load_job`, HOCON parse and "
+           "substitution only: a lower bound) on top of a hit (its columns: the parse plus the references' "
+           "hit, first call and median).",
+           "",
+           f"Load average when the run ended: {', '.join(f'{x:.1f}' for x in os.getloadavg())} (on "
+           f"{os.cpu_count()} CPUs): compare the columns of one run with each other, not across runs.", "",
+           "| N chains | references: 1st call (ms) | references: median (ms) | recompile: cold (ms) "
+           "| recompile: imports warmed (ms) | re-read: 1st call (ms) | re-read: median (ms) "
+           "| secret in the entry |",
+           "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for n, r in sorted(rows.items()):
+        out.append(f"| {n:,} | {ms(r['cached_first_s'])} | {ms(r['cached_median_s'])} | {ms(r['cold_s'])} "
+                   f"| {ms(r['warmed_s'])} | {ms(r['parse_first_s'] + r['cached_first_s'])} "
+                   f"| {ms(r['parse_median_s'] + r['cached_median_s'])} "
+                   f"| {'**yes**' if r['entry_has_secret'] else 'no'} |")
+    return out
 
 
 # --------------------------------------------------------------------------- main
@@ -369,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated chain counts (default: 1,10,100,1000)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the Markdown report to write")
     parser.add_argument("--keep", type=Path, default=None, help="write the generated configs to this directory")
+    parser.add_argument("--secrets", action="store_true",
+                        help="Jdbc sinks with a password from the environment, and a secret Spark setting")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -377,13 +444,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child[0], args.child[1], args.calls)))
         return 0
 
+    if args.secrets:
+        os.environ.update(SECRET_ENV)  # the children inherit it
+        if args.output == DEFAULT_OUTPUT:
+            args.output = SECRETS_OUTPUT
     started = time.perf_counter()
     rows: dict[int, dict] = {}
     with tempfile.TemporaryDirectory(prefix="seatunnel-bench-") as tmp:
         tmp_path = Path(tmp)
         job_dir = args.keep or tmp_path / "jobs"
         job_dir.mkdir(parents=True, exist_ok=True)
-        paths = write_jobs(job_dir, args.sizes)
+        paths = write_jobs(job_dir, args.sizes, args.secrets)
         for n in args.sizes:
             repeats = (1 if n >= 1000 else 2) if args.quick else (3 if n >= 1000 else 5)
             print(f"N={n:>5}: {repeats} runs ...", end=" ", flush=True, file=sys.stderr)

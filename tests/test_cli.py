@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
 
 from airflow_provider_seatunnel.cli import main
 
@@ -123,3 +131,102 @@ def test_console_script_is_installed():
     proc = subprocess.run([str(__import__("pathlib").Path(sys.executable).parent / "seatunnel-airflow"), "--version"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "seatunnel-airflow" in proc.stdout
+
+
+# -- secrets and the work directory of `run` (spark-submit really runs) ---------------------------
+
+CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
+SECRET = "s3cr3t"
+SECRET_JOB = """
+env {{ job.name = "cli_secret", spark.ui.enabled = false, spark.logConf = true,
+      spark.hadoop.fs.s3a.secret.key = "s3cr3t" }}
+source {{ FakeSource {{ plugin_output = "t", row.num = 3, schema = {{ fields {{ id = bigint }} }} }} }}
+sink {{ LocalFile {{ plugin_input = "t", path = "{out}", file_format_type = "json" }} }}
+"""
+FAILING_JOB = """
+source { FakeSource { plugin_output = "t", row.num = 3, schema = { fields { id = bigint } } } }
+sink { Assert { plugin_input = "t", rules { row_rules = [{ rule_type = MIN_ROW, rule_value = 1000 }] } } }
+"""
+
+
+def _cli_env(tmp_path) -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return env
+
+
+def _watch(cmd: list, env: dict, output) -> tuple[int, dict]:
+    """Run ``cmd``; while it runs, read the command line of every process below it (psutil, as ``ps``
+    would): ``(exit code, {pid: command line})``."""
+    proc = subprocess.Popen(cmd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    seen: dict = {}
+    try:
+        while proc.poll() is None:
+            try:
+                below = psutil.Process(proc.pid).children(recursive=True)
+            except psutil.Error:
+                below = []
+            for p in below:
+                with contextlib.suppress(psutil.Error):
+                    seen[p.pid] = p.cmdline()
+            time.sleep(0.02)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.wait(timeout=600), seen
+
+
+def test_run_puts_no_env_spark_secret_on_any_command_line_and_plan_json_redacts_it(tmp_path, write_conf, capsys):
+    conf = write_conf(SECRET_JOB.format(out=tmp_path / "out"))
+    assert main(["plan", str(conf), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert SECRET not in out and json.loads(out)["job"]["env"]["spark.hadoop.fs.s3a.secret.key"] == "******"
+    work = tmp_path / "new" / "work"
+    with open(tmp_path / "cli.out", "w") as output:
+        code, seen = _watch([CLI, "run", str(conf), "--master", "local[1]", "--work-dir", str(work), "--keep-work-dir"],
+                            _cli_env(tmp_path), output)
+    text = (tmp_path / "cli.out").read_text()
+    assert code == 0, text
+    submits = [c for c in seen.values() if "org.apache.spark.deploy.SparkSubmit" in c]
+    assert submits, f"spark-submit's JVM was never seen: {list(seen.values())}"
+    assert not [c for c in seen.values() if any(SECRET in word for word in c)]
+    assert SECRET not in text
+    # kept on request: private files, and Spark got the setting (its own log shows it redacted)
+    assert stat.S_IMODE(work.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(f.stat().st_mode) for f in work.glob("*.properties")} == {0o600}
+    assert stat.S_IMODE((work / "plan.json").stat().st_mode) == 0o600
+    (log,) = work.glob("pipeline-*.log")
+    assert "spark.hadoop.fs.s3a.secret.key" in log.read_text() and SECRET not in log.read_text()
+
+
+def test_run_removes_its_temporary_work_dir(tmp_path, write_conf):
+    conf = write_conf(SECRET_JOB.format(out=tmp_path / "out"))
+    env = _cli_env(tmp_path)
+    proc = subprocess.run([CLI, "run", str(conf), "--master", "local[1]", "--metrics-file", str(tmp_path / "m.json")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not list((tmp_path / "tmp").glob("seatunnel-run-*"))
+    job = json.loads((tmp_path / "m.json").read_text())
+    assert "work_dir" not in job and "log" not in job["pipelines"][0]
+
+
+def test_a_failed_run_removes_only_what_it_wrote_into_an_existing_work_dir(tmp_path, write_conf):
+    conf = write_conf(FAILING_JOB)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "theirs.txt").write_text("stays")
+    proc = subprocess.run([CLI, "run", str(conf), "--master", "local[1]", "--work-dir", str(shared)],
+                          env=_cli_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "MIN_ROW" in proc.stderr and "--keep-work-dir" in proc.stderr
+    assert [p.name for p in shared.iterdir()] == ["theirs.txt"]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+
+
+def test_run_help_documents_keep_work_dir(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "--keep-work-dir" in capsys.readouterr().out

@@ -173,7 +173,7 @@ def test_run_writes_every_row_once_and_a_rerun_with_the_same_run_id_writes_nothi
     assert not list((out / ".staging").iterdir())
 
     work2 = tmp_path / "work-again"
-    again = run_cli("run", str(conf), "--run-id", "r1", "--attempt", "2", "--work-dir", str(work2),
+    again = run_cli("run", str(conf), "--run-id", "r1", "--attempt", "2", "--work-dir", str(work2), "--keep-work-dir",
                     "--metrics-file", str(metrics), cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert published(out) == files  # the same files, byte for byte: nothing written twice

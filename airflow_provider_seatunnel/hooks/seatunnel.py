@@ -1,14 +1,17 @@
 """``SeaTunnelHook``: compile a SeaTunnel job and run its pipelines through the Spark provider's ``SparkSubmitHook``.
 
 The compiled plan (secrets included) is written to a private directory (mode 0700, file 0600);
-spark-submit only ever sees its path, so no secret reaches the command line or the task log.
-What a pipeline's spark-submit gets is its :class:`..runtime.launcher.Submission`, as for the
-command line's ``run``.
+spark-submit only ever sees its path, and the job's Spark settings travel in a 0600 properties
+file, so no secret reaches the command line. What a pipeline's spark-submit gets is its
+:class:`..runtime.launcher.Submission`, as for the command line's ``run``. The values the plan's
+redaction hides (:mod:`..spi.secrets`) are registered with Airflow's log masker and masked in
+the metrics (the XCom value).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -17,14 +20,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from airflow.sdk import BaseHook
-from airflow.sdk.exceptions import AirflowException, AirflowNotFoundException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
+from ..config.errors import ConfigError, Problem
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
 from ..runtime.context import now
-from ..runtime.launcher import APP_FILE, Submission, write_plan_file, write_properties_file
+from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
-from ..spi.errors import PipelineError
+from ..spi.errors import PipelineError, exit_failure
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -43,7 +47,13 @@ _JDBC_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": 
 
 def jdbc_options(conn: Any) -> dict[str, str]:
     """``url``, ``user`` and ``password`` of a Jdbc block from an Airflow connection: a ``jdbc:`` URL
-    in its host or its extra ``url``, else one built from its type, host, port and schema (database)."""
+    in its host or its extra ``url``, else one built from its type, host, port and schema (database);
+    ``driver`` and ``driver_path`` from its extras ``driver_class``/``driver_path`` where Airflow's
+    ``[providers.jdbc]`` switches allow them, else the URL's usual driver class
+    (:func:`..connectors.jdbc.connection.connection_driver_options`)."""
+    from ..connectors.jdbc.connection import connection_driver_options
+    from ..settings import airflow_conf
+
     extra = conn.extra_dejson or {}
     url = extra.get("url") or (conn.host if str(conn.host or "").startswith("jdbc:") else None)
     if not url:
@@ -55,6 +65,13 @@ def jdbc_options(conn: Any) -> dict[str, str]:
         out["user"] = str(conn.login)
     if conn.password:
         out["password"] = str(conn.password)
+    conf = airflow_conf()
+
+    def allowed(key: str) -> bool:
+        return bool(conf is not None and conf.getboolean("providers.jdbc", f"allow_{key}_in_extra", fallback=False))
+
+    out.update(connection_driver_options(out["url"], extra, allow_driver_path=allowed("driver_path"),
+                                         allow_driver_class=allowed("driver_class")))
     return out
 
 
@@ -77,6 +94,24 @@ def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPl
 
     pipelines = tuple(replace(p, vertices=tuple(resolved(v) for v in p.vertices)) for p in plan.pipelines)
     return replace(plan, pipelines=pipelines)
+
+
+def not_runnable(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
+    """What ``validate`` refuses in ``pipeline`` (or in the whole job), as errors: a plugin this
+    package cannot run (a SeaTunnel plugin it only knows by name, an unknown one) or an option a
+    connector cannot honour here (the plan's ``not-runnable`` warnings). A problem located at a
+    block belongs to the pipelines containing that block; one located nowhere, to every pipeline."""
+    from ..spi import NOT_RUNNABLE
+
+    refs = None if pipeline is None else {v.ref for v in pipeline.vertices}
+    found = []
+    for warning in plan.warnings:
+        if warning.get("code") != NOT_RUNNABLE:
+            continue
+        ref = str(warning.get("plugin") or "").split(" ", 1)[0]
+        if refs is None or not ref or ref in refs:
+            found.append(Problem(**{**warning, "severity": "error"}))
+    return found
 
 
 class SparkConnection(NamedTuple):
@@ -124,6 +159,7 @@ class SeaTunnelHook(BaseHook):
         self._work_dir: Path | None = None
         self._plan_file: Path | None = None
         self._spark_hook: Any = None
+        self._properties: tuple[Path, dict[str, str]] | None = None  # the properties file and the job's settings
         self._spark_connection: SparkConnection | None = None
 
     # -- compile ---------------------------------------------------------------------------------
@@ -137,17 +173,14 @@ class SeaTunnelHook(BaseHook):
         return self._plan
 
     def mask_secrets(self) -> None:
-        """Register the job's secret option values (passwords, tokens) with Airflow's log masker."""
+        """Register the values the plan's redaction hides (connector secrets, ``spark.*`` settings
+        by Spark's redaction rule, URL credentials, the Airflow connections' passwords) with
+        Airflow's log masker."""
         from airflow.sdk.log import mask_secret
 
-        from ..spi.registry import secret_options
-
-        for pipeline in self.plan.pipelines:
-            for vertex in pipeline.vertices:
-                secrets = secret_options(vertex.plugin)
-                for key, value in vertex.config.items():
-                    if str(key).lower() in secrets and value not in (None, ""):
-                        mask_secret(str(value), name=str(key))
+        for value in secret_values(self.plan):
+            if value not in (None, ""):
+                mask_secret(value if isinstance(value, (dict, list)) else str(value))
 
     def get_conn(self) -> JobPlan:
         return self.plan
@@ -243,15 +276,27 @@ class SeaTunnelHook(BaseHook):
                           attempt: int = 1) -> Any:
         """The ``SparkSubmitHook`` that runs one pipeline's :class:`..runtime.launcher.Submission`
         (its application is :data:`..runtime.launcher.APP_FILE`); kept as :attr:`spark_hook`.
+        Raises ``ConfigError`` when the pipeline holds what cannot run here (:func:`not_runnable`).
 
         With the driver on this machine, the plan and metrics files are local paths and the
         environment carries our PySpark. With the driver on the cluster, the plan file travels
         with ``--files``, the package with ``--py-files``, and no metrics file comes back.
-        ``spark_submit_kwargs`` go to the hook as they are; their ``conf`` joins the job's.
+        The job's Spark settings go to a 0600 properties file, never to the command line;
+        ``spark_submit_kwargs`` go to the hook as they are: their ``conf`` (on the command line)
+        wins over the job's settings.
         """
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
+        from ..runtime.pyspark_install import PySparkMismatch, ensure_consistent
+
         p = self.pipeline(pipeline)
+        blockers = not_runnable(self.plan, p)
+        if blockers:  # before any JVM starts: retrying cannot fix it
+            raise ConfigError(blockers)
+        try:
+            ensure_consistent()  # a PySpark mixing releases (runtime/pyspark_install.py): no retry fixes it
+        except PySparkMismatch as e:
+            raise AirflowFailException(str(e)) from None
         on_cluster = self.driver_on_cluster()
         metrics_file = None if on_cluster else self.metrics_file(p, attempt)
         if metrics_file is not None:
@@ -261,12 +306,12 @@ class SeaTunnelHook(BaseHook):
         extra = dict(self.spark_submit_kwargs)
         kwargs: dict[str, Any] = dict(
             conn_id=self.spark_conn_id, name=submission.name, application_args=list(submission.application_args),
-            conf={**submission.conf, **dict(extra.pop("conf", None) or {})},  # the job's env, then the caller's
+            conf=dict(extra.pop("conf", None) or {}),  # the caller's: --conf wins over the properties file
             env_vars=dict(submission.env) or None, spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
             py_files=self.py_files or (str(self.package_zip()) if on_cluster else None),
         )
-        properties = write_properties_file(submission.sensitive_conf,
-                                           self.work_dir / f"pipeline-{p.task_id}.properties")
+        self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", dict(submission.conf))
+        properties = write_properties_file(submission.conf, self._properties[0])
         kwargs["properties_file"] = str(properties) if properties else None
         kwargs.update(extra)
         if submission.files:
@@ -274,11 +319,26 @@ class SeaTunnelHook(BaseHook):
         self._spark_hook = SparkSubmitHook(**kwargs)
         return self._spark_hook
 
+    def add_spark_conf(self, conf: Mapping[str, Any]) -> None:
+        """Spark settings for the submission :meth:`spark_submit_hook` built (the operator's ``conf``,
+        with the OpenLineage parent-job and transport settings the Spark provider injects into it):
+        written into the pipeline's 0600 properties file over the job's own, never onto the command line."""
+        if self._spark_hook is None or self._properties is None or not conf:
+            return
+        path, base = self._properties
+        written = write_properties_file({**base, **{str(k): str(v) for k, v in conf.items()}}, path)
+        self._spark_hook._properties_file = str(written) if written else None
+
     def pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,
                          failure: BaseException | None = None) -> PipelineMetrics:
         """The metrics the pipeline's application wrote, as a failure when spark-submit failed
         (``failure``). Without a metrics file: a failure, or, with the driver on the cluster and no
-        ``failure``, a finished pipeline whose counts are in the driver's log."""
+        ``failure``, a finished pipeline whose counts are in the driver's log. The plan's secrets
+        are masked in them (:meth:`..runtime.metrics.PipelineMetrics.redacted`)."""
+        return self._pipeline_metrics(pipeline, run_id, attempt, started, failure).redacted(secret_values(self.plan))
+
+    def _pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,
+                          failure: BaseException | None) -> PipelineMetrics:
         p = self.pipeline(pipeline)
         metrics = PipelineMetrics.read(self.metrics_file(p, attempt))
         if metrics is None and failure is None and self.driver_on_cluster():
@@ -287,7 +347,10 @@ class SeaTunnelHook(BaseHook):
                                    extra={"counts_in_driver_log": True})
         if metrics is None:
             reason = str(failure).splitlines()[0] if failure else "no metrics file was written"
-            return PipelineMetrics.failed(p, run_id, attempt, started, PipelineError(
+            code = re.search(r"Error code is: (\d+)", reason)  # SparkSubmitHook's words; exit 52: out of memory
+            return PipelineMetrics.failed(p, run_id, attempt, started, exit_failure(
+                int(code[1]), settings={**self.plan.env, **(self.spark_submit_kwargs.get("conf") or {})},
+                pipeline=p.task_id, where=f" ({reason})") if code else PipelineError(
                 f"spark-submit failed before the pipeline reported: {reason}", pipeline=p.task_id))
         if failure is not None:
             return metrics.failing(PipelineError(str(failure).splitlines()[0], pipeline=p.task_id))

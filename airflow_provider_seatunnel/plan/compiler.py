@@ -35,23 +35,24 @@ def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None =
     """Compile a job config (a file path or inline text) into a :class:`JobPlan`.
 
     Raises :class:`ConfigError` naming file, line, plugin and key. Plans are cached on
-    disk by content (see :mod:`.cache`): compiling an unchanged config again is a read.
+    disk by content (see :mod:`.cache`): compiling an unchanged config again is a read, its
+    secrets (never written to the cache) read back from the environment, the variables or the
+    config text they came from.
     """
     env = os.environ if environ is None else environ
     path, text = read_config_text(config)
     directory = cache.cache_dir() if use_cache else None
+    if directory is not None:
+        directory = cache.usable_dir(directory)
     key = None
     if directory is not None:
         key = cache.cache_key(path, format or detect_format(path, text), text, variables, env)
-        hit = cache.read(directory, key)
+        hit = cache.cached_plan(directory, key, text, variables, env)
         if hit is not None:
-            try:
-                return cache.without_gc(JobPlan.from_dict, hit)
-            except (KeyError, TypeError, ValueError):
-                pass  # an entry from another layout: recompile and overwrite
+            return hit
     plan = cache.without_gc(compile_text, path, text, variables, format, env)
     if directory is not None and key is not None:
-        cache.write(directory, key, plan.to_dict(secrets=True))
+        cache.write(directory, key, cache.entry_of(plan, text, variables, env))
     return plan
 
 

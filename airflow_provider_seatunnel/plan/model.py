@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..spi.registry import secret_options
-from ..spi.secrets import redact
+from ..spi.secrets import SPARK_RULE, Redaction, redact, redact_env, redaction
 
 PLAN_FORMAT_VERSION = 1
 
@@ -35,12 +35,12 @@ class PlanVertex:
     notes: tuple[str, ...] = ()
     schema: Mapping[str, Any] | None = None  # output fields -> SeaTunnel type strings, where known
 
-    def to_dict(self, secrets: bool = False) -> dict[str, Any]:
+    def to_dict(self, secrets: bool = False, rule: Redaction = SPARK_RULE) -> dict[str, Any]:
         return {
             "id": self.id, "ref": self.ref, "kind": self.kind, "plugin": self.plugin,
             "parallelism": self.parallelism, "chain": self.chain, "task_group": self.task_group,
             "output": self.output, "inputs": list(self.inputs), "line": self.line,
-            "config": dict(self.config) if secrets else redact(self.config, secret_options(self.plugin)),
+            "config": dict(self.config) if secrets else redact(self.config, secret_options(self.plugin), rule),
             "notes": list(self.notes),
             "schema": self.schema,
         }
@@ -99,10 +99,10 @@ class PipelinePlan:
         return [{"task_group": g.id, "subtask": i, "of": g.parallelism}
                 for g in self.task_groups for i in range(g.parallelism)]
 
-    def to_dict(self, secrets: bool = False) -> dict[str, Any]:
+    def to_dict(self, secrets: bool = False, rule: Redaction = SPARK_RULE) -> dict[str, Any]:
         return {
             "id": self.id, "task_id": self.task_id, "name": self.name,
-            "vertices": [v.to_dict(secrets) for v in self.vertices],
+            "vertices": [v.to_dict(secrets, rule) for v in self.vertices],
             "edges": [list(e) for e in self.edges],
             "chains": [dict(c) for c in self.chains],
             "task_groups": [g.to_dict() for g in self.task_groups],
@@ -151,13 +151,16 @@ class JobPlan:
         raise KeyError(f"no pipeline {ref!r} in job {self.name!r}; pipelines: {known}")
 
     def to_dict(self, secrets: bool = False) -> dict[str, Any]:
+        """The JSON plan; without ``secrets``, secret values redacted by the job's rule
+        (:func:`..spi.secrets.redaction`: Spark's ``spark.redaction.regex`` and the declared names)."""
+        rule = redaction(self.env)
         return {
             "version": PLAN_FORMAT_VERSION,
             "job": {"name": self.name, "mode": self.mode, "file": self.file,
                     "pipeline_count": len(self.pipelines),
-                    "env": dict(self.env) if secrets else redact(self.env),
+                    "env": dict(self.env) if secrets else redact_env(self.env, rule),
                     "warnings": [dict(w) for w in self.warnings], "compiler": self.compiler},
-            "pipelines": [p.to_dict(secrets) for p in self.pipelines],
+            "pipelines": [p.to_dict(secrets, rule) for p in self.pipelines],
         }
 
     @classmethod

@@ -19,6 +19,7 @@ from .. import __version__
 from ..config.errors import ConfigError, Problem
 from ..spi import SINK, SOURCE, TRANSFORM, get_connector
 from ..spi.registry import secret_options
+from ..spi.secrets import is_secret
 from . import graph
 from .logical import LogicalDag
 from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
@@ -37,7 +38,7 @@ def _identity(dag: LogicalDag, vid: str, full: bool) -> dict:
     connector = get_connector(v.plugin)
     if full or connector is None or not connector.identity:
         secrets = secret_options(v.plugin)
-        options = {k: val for k, val in v.options.items() if k.lower() not in secrets and k not in ("parallelism",)}
+        options = {k: val for k, val in v.options.items() if not is_secret(k, secrets) and k not in ("parallelism",)}
     else:
         options = {k: v.options.get(k) for k in connector.identity if k in v.options}
     return {"kind": v.kind, "plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),

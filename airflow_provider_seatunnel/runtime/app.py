@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
     from airflow_provider_seatunnel.runtime.session import get_session
-    from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError, error_from
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -140,9 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                  finished.write_count)
         return 0
     except BaseException as e:  # every failure ends in the metrics file
-        error = e if isinstance(e, PipelineError) else PipelineError(
-            f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}",
-            pipeline=pipeline.task_id)
+        error = error_from(e, pipeline=pipeline.task_id, settings=plan.env)  # what happened, and if a retry helps
         log.error("Job %s, %s: FAILED: %s\n%s", plan.name, label, error, traceback.format_exc())
         if args.metrics_file:
             PipelineMetrics.failed(pipeline, args.run_id, args.attempt, started, error, application_id=(

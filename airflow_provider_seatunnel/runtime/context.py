@@ -23,17 +23,17 @@ from ..config.options import lookup
 from ..plan.model import JobPlan, PipelinePlan, PlanVertex
 from ..plan.streaming import checkpoint_root, stream_settings
 from ..spi import StreamInfo, get_connector
-from ..spi.errors import DataError, PipelineError, is_deterministic_spark_error
+from ..spi.errors import PipelineError, error_from
 from ..spi.hadoop import as_uri
 from . import faults
 
-#: how the runtime's progress lines and metrics write times
+#: how the job summary shows a time (local, as SeaTunnel's summary prints it)
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 def now() -> str:
-    """The local time, as SeaTunnel's job summary prints it."""
-    return datetime.now(timezone.utc).astimezone().strftime(TIME_FORMAT)
+    """The time as the metrics hold it: UTC, ISO 8601 with its offset (``2024-05-06T10:11:12+00:00``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -98,17 +98,27 @@ class RunContext:
         return f"{self.stream_info().checkpoint}/sources/{vertex_key(self.pipeline, vertex)}"
 
     def fail(self, vertex: Any, error: BaseException) -> PipelineError:
-        """``error`` as a PipelineError naming this pipeline and ``vertex``; Spark errors a retry would
-        repeat become deterministic (an injected fault raised inside a Spark task stays transient)."""
-        if isinstance(error, PipelineError):
-            return error.located(self.label(vertex), self.pipeline_key)
-        fault = faults.injected(error)
-        if fault is not None:
-            return fault.located(self.label(vertex), self.pipeline_key)
-        text = str(error).strip()
-        message = text.splitlines()[0] if text else type(error).__name__
-        cls = DataError if is_deterministic_spark_error(error) else PipelineError
-        return cls(f"{type(error).__name__}: {message}", self.label(vertex), self.pipeline_key)
+        """``error`` as a PipelineError naming this pipeline and ``vertex`` (``None``: the pipeline
+        only) that says what happened and whether a retry can help (:func:`..spi.errors.error_from`:
+        the root cause down the Java cause chain; bad data, refused access and exhausted memory are
+        deterministic, with the fix); an injected fault raised inside a Spark task stays transient."""
+        plugin = self.label(vertex) if vertex is not None else None
+        if not isinstance(error, PipelineError):
+            fault = faults.injected(error)
+            if fault is not None:
+                return fault.located(plugin, self.pipeline_key)
+        return error_from(error, plugin, self.pipeline_key, self.spark_settings())
+
+    def spark_settings(self) -> dict[str, str]:
+        """The Spark settings a failure's fix names (memory, master): the session's, else the plan's ``env``."""
+        keys = ("spark.master", "spark.driver.memory", "spark.executor.memory")
+        settings = {k: str(v) for k, v in self.plan.env.items() if k in keys}
+        try:
+            conf = self.spark.sparkContext.getConf()
+            settings.update({k: str(conf.get(k)) for k in keys if conf.contains(k)})
+        except Exception:  # the JVM is gone (it may be what failed): the plan's figures
+            pass
+        return settings
 
 
 def stream_of(plan: JobPlan, pipeline: PipelinePlan) -> StreamInfo:

@@ -2,21 +2,24 @@
 
 A :class:`Submission` says how one pipeline is submitted: the application (``runtime/app.py``),
 its arguments (plan file, pipeline, run id, attempt, metrics file), the Spark settings (the
-job's ``env`` and the jars its connectors need) split into public and sensitive ones, the files
-it ships and the environment spark-submit needs. The command line turns it into a spark-submit
-command (:meth:`Submission.command`), the Airflow hook into a ``SparkSubmitHook``. Sensitive
-settings never reach a command line: they go to a 0600 properties file
-(:func:`write_properties_file`), as the plan's secrets stay in the 0600 plan file.
+job's ``env`` and the jars its connectors need), the files it ships and the environment
+spark-submit needs. The command line turns it into a spark-submit command
+(:meth:`Submission.command`), the Airflow hook into a ``SparkSubmitHook``. No Spark setting of
+the job reaches a command line (where ``ps`` shows it to every user): they all go to a 0600
+properties file (:func:`write_properties_file`), as the plan's secrets stay in the 0600 plan file.
 
 Under ``run`` each pipeline is its own Spark application; its full log (Spark's stack traces
-included) goes to a file, and only progress lines and the outcome reach the screen.
+included) goes to a file, and only progress lines and the outcome reach the screen. The work
+directory (plan, properties, metrics and logs) is removed after the run unless it is to be kept;
+of a directory that existed before, only the files the run wrote go.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -33,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..plan.model import JobPlan, PipelinePlan
-from ..spi.errors import PipelineError
+from ..spi.errors import exit_failure
+from ..spi.secrets import embedded, hidden, redaction, scrub
 from .context import now
 from .jars import pipeline_jars
 from .metrics import PipelineMetrics
@@ -44,12 +48,10 @@ if TYPE_CHECKING:
 
 APP_FILE = Path(__file__).with_name("app.py")
 PROGRESS_MARK = "seatunnel.runtime:"
-#: Spark settings whose values must not appear on a command line: they go to a 0600 properties file.
-SENSITIVE = re.compile(r"secret|password|token|credential|(^|[._-])key($|[._-])", re.IGNORECASE)
 #: What spark-submit needs from our environment to find PySpark, this Python and this package
-#: (plus the test-only fault injection switch, off unless set, and the checkpoint root).
+#: (plus the test-only fault injection switch, off unless set, and the settings the driver reads).
 ENV_KEYS = ("SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "PYTHONPATH", "SEATUNNEL_FAULTS",
-            "SEATUNNEL_CHECKPOINT_ROOT")
+            "SEATUNNEL_CHECKPOINT_ROOT", "SEATUNNEL_JDBC_DRIVER_PATH")
 
 
 def pyspark_home() -> Path:
@@ -63,8 +65,12 @@ def pyspark_home() -> Path:
 
 
 def submit_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment spark-submit needs: SPARK_HOME, our Python, our venv first on PATH."""
+    """The environment spark-submit needs: SPARK_HOME, our Python, our venv first on PATH, and the
+    provider's settings as this process reads them (Airflow's ``[seatunnel]`` section included)."""
+    from ..settings import environment
+
     env = dict(os.environ if base is None else base)
+    env.update(environment(env))
     home = pyspark_home()
     env.setdefault("SPARK_HOME", str(home))
     env["PYSPARK_PYTHON"] = env.get("PYSPARK_PYTHON") or sys.executable
@@ -81,31 +87,58 @@ def write_plan_file(plan: JobPlan, directory: Path) -> Path:
     if not directory.exists():
         directory.mkdir(parents=True)
         os.chmod(directory, stat.S_IRWXU)
-    path = directory / "plan.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(plan.to_dict(secrets=True), f)
+    return _write_private(directory / "plan.json", json.dumps(plan.to_dict(secrets=True)))
+
+
+def _write_private(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` as a new file only its owner can read (0600): written under a
+    fresh name, then renamed over ``path``, so neither a file nor a symbolic link that someone else
+    left at ``path`` (in a shared directory) ever receives it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
-def write_properties_file(sensitive: Mapping[str, str], path: Path,
+def secret_values(plan: JobPlan) -> list[Any]:
+    """The values the plan's redaction hides (:mod:`..spi.secrets`), and the secret ``name=value``
+    parts of those that are strings: what no log or metric may show."""
+    values = [value for _, value in hidden(plan.to_dict(secrets=True), plan.to_dict())]
+    rule = redaction(plan.env)
+    return [*values, *(part for value in values for part in embedded(value, rule))]
+
+
+_PROPERTIES_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f"}
+
+
+def _properties_text(text: str, key: bool) -> str:
+    """``text`` escaped for a Java properties file (as ``java.util.Properties.load`` reads it back):
+    backslashes and line breaks always; in a key also the separators, comment marks and spaces; in a
+    value a leading space."""
+    out = "".join(_PROPERTIES_ESCAPES.get(c, "\\" + c if key and c in " =:#!" else c) for c in text)
+    return "\\" + out if not key and out.startswith(" ") else out
+
+
+def write_properties_file(conf: Mapping[str, str], path: Path,
                           environ: Mapping[str, str] | None = None) -> Path | None:
-    """The ``sensitive`` Spark settings as a properties file readable by its owner only (0600), or
-    None when there are none. spark-submit reads ``spark-defaults.conf`` only without
+    """The Spark settings ``conf`` as a properties file readable by its owner only (0600), or None
+    when there are none. spark-submit reads ``spark-defaults.conf`` only without
     ``--properties-file``: that file's settings (of ``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``
-    in ``environ``, default ``os.environ``) are carried over first."""
-    if not sensitive:
+    in ``environ``, default ``os.environ``) are carried over first, so ``conf`` wins over them.
+    (Spark trims the values it reads from such a file.)"""
+    if not conf:
         return None
     env = os.environ if environ is None else environ
     conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None)
     defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        if defaults is not None and defaults.is_file():
-            f.write(defaults.read_text(encoding="utf-8").rstrip("\n") + "\n")
-        for key, value in sorted(sensitive.items()):
-            f.write(f"{key} {value}\n")
-    return path
+    lines = [defaults.read_text(encoding="utf-8").rstrip("\n")] if defaults is not None and defaults.is_file() else []
+    lines += [f"{_properties_text(key, True)} {_properties_text(value, False)}" for key, value in sorted(conf.items())]
+    return _write_private(path, "\n".join(lines) + "\n")
 
 
 def app_arguments(plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt: int,
@@ -120,16 +153,16 @@ def app_arguments(plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt:
 class Submission:
     """How one pipeline is submitted (see the module docstring); build it with :meth:`of`.
 
-    ``conf`` may be shown (it holds ``spark.jars``: ``jars`` are the ones it lists);
-    ``sensitive_conf`` only ever goes to a properties file; ``env`` is what spark-submit's
-    environment must hold on top of the caller's (empty for a driver on the cluster, whose
-    paths mean nothing here); ``files`` are shipped with ``--files``."""
+    ``conf`` are its Spark settings (the job's ``env`` ``spark.*`` keys, the base settings and
+    ``spark.jars`` with the ``jars`` its connectors need): they only ever go to a 0600 properties
+    file, never to a command line. ``env`` is what spark-submit's environment must hold on top of
+    the caller's (empty for a driver on the cluster, whose paths mean nothing here); ``files`` are
+    shipped with ``--files``."""
 
     name: str
     application: str
     application_args: tuple[str, ...]
     conf: Mapping[str, str]
-    sensitive_conf: Mapping[str, str]
     jars: tuple[str, ...]
     env: Mapping[str, str]
     files: tuple[str, ...] = ()
@@ -139,10 +172,11 @@ class Submission:
            metrics_file: Path | None = None, *, on_cluster: bool = False) -> Submission:
         """The submission of ``pipeline``. With the driver on the cluster (``on_cluster``) the plan
         file travels with ``--files`` and is read from the driver's working directory, and no
-        metrics file comes back."""
+        metrics file comes back. Refuses a PySpark that mixes releases (:mod:`.pyspark_install`)."""
+        from .pyspark_install import ensure_consistent
+
+        ensure_consistent()
         jars = pipeline_jars(plan, pipeline)
-        conf = spark_conf(plan.env, jars)
-        sensitive = {k: v for k, v in conf.items() if SENSITIVE.search(k)}
         env: dict[str, str] = {}
         files: tuple[str, ...] = ()
         if on_cluster:
@@ -152,15 +186,12 @@ class Submission:
             environ = submit_environment()
             env = {k: environ[k] for k in ENV_KEYS if k in environ}
         return cls(name=f"{plan.name}:{pipeline.task_id}", application=str(APP_FILE), application_args=tuple(args),
-                   conf={k: v for k, v in sorted(conf.items()) if k not in sensitive}, sensitive_conf=sensitive,
-                   jars=tuple(jars), env=env, files=files)
+                   conf=dict(sorted(spark_conf(plan.env, jars).items())), jars=tuple(jars), env=env, files=files)
 
     def command(self, master: str, properties_file: Path | None = None) -> list[str]:
         """The spark-submit command line (PySpark's own ``spark-submit``); ``properties_file``
-        holds :attr:`sensitive_conf` (:func:`write_properties_file`)."""
+        holds :attr:`conf` (:func:`write_properties_file`): no setting is on the line itself."""
         cmd = [str(pyspark_home() / "bin" / "spark-submit"), "--master", master, "--name", self.name]
-        for key, value in self.conf.items():
-            cmd += ["--conf", f"{key}={value}"]
         if properties_file is not None:
             cmd += ["--properties-file", str(properties_file)]
         if self.files:
@@ -170,15 +201,15 @@ class Submission:
 
 def local_launch(submission: Submission, master: str, properties_file: Path) -> tuple[list[str], dict[str, str]]:
     """The command and the environment that run ``submission`` with PySpark's spark-submit on this
-    machine; its sensitive settings (if any) are written to ``properties_file`` first."""
+    machine; its Spark settings are written to ``properties_file`` first."""
     env = {**os.environ, **submission.env}
-    return submission.command(master, write_properties_file(submission.sensitive_conf, properties_file, env)), env
+    return submission.command(master, write_properties_file(submission.conf, properties_file, env)), env
 
 
 def submit_command(plan: JobPlan, pipeline: PipelinePlan, plan_file: Path, run_id: str, master: str,
                    metrics_file: Path, attempt: int = 1) -> list[str]:
     """The spark-submit command line for one pipeline run here. No secret is on it: the plan's stay
-    in the plan file, sensitive Spark settings go to ``pipeline-<task id>.properties`` beside it."""
+    in the plan file, the Spark settings go to ``pipeline-<task id>.properties`` beside it."""
     submission = Submission.of(plan, pipeline, plan_file, run_id, attempt, metrics_file)
     return local_launch(submission, master, plan_file.parent / f"pipeline-{pipeline.task_id}.properties")[0]
 
@@ -273,6 +304,16 @@ def _follow(cmd: Sequence[str], env: Mapping[str, str], log_file: Path,
         return proc.wait(), last
 
 
+def log_tail(path: Path, size: int = 64 * 1024) -> str:
+    """The last ``size`` bytes of a pipeline's log (where its root cause is), or "" without one."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - size))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 @dataclass
 class _Run:
     """One ``run`` of the command line: what its pipelines share."""
@@ -302,13 +343,12 @@ class _Run:
         t0 = time.monotonic()
         code, last = _follow(cmd, env, log_file, lambda line: self.tell(f"pipeline {p.id}: {line}"))
         metrics = PipelineMetrics.read(metrics_file)
-        if metrics is None:
-            metrics = PipelineMetrics.failed(p, self.run_id, self.attempt, self.started, PipelineError(
-                f"spark-submit exited with {code} before the pipeline reported"
-                + (f" (last: {last})" if last else "") + f"; see {log_file}", pipeline=p.task_id))
-        elif code != 0:
-            metrics = metrics.failing(PipelineError(f"spark-submit exited with {code}; see {log_file}",
-                                                    pipeline=p.task_id))
+        if metrics is None or code != 0:  # the root cause from the log's end; exit 52 / OOM: not retried
+            error = exit_failure(code, log_tail(log_file), {**spark_conf(self.plan.env), "spark.master": self.master},
+                                 reported=metrics is not None, pipeline=p.task_id,
+                                 where=(f" (last: {last})" if last and metrics is None else "") + f"; see {log_file}")
+            metrics = (PipelineMetrics.failed(p, self.run_id, self.attempt, self.started, error) if metrics is None
+                       else metrics.failing(error))
         if metrics.seconds is None:
             metrics = replace(metrics, seconds=round(time.monotonic() - t0, 3))
         metrics = metrics.with_extra(log=str(log_file))
@@ -320,22 +360,79 @@ class _Run:
         return metrics
 
 
+@dataclass(frozen=True)
+class WorkDir:
+    """The command line's work directory: ``path``, and the directories this run created to get it
+    (``created``, outermost first; empty when ``path`` existed before)."""
+
+    path: Path
+    created: tuple[Path, ...]
+
+    @classmethod
+    def open(cls, given: str | os.PathLike[str] | None) -> WorkDir:
+        """A new private temporary directory, or ``given`` (made by :func:`write_plan_file` if missing)."""
+        if not given:
+            path = Path(tempfile.mkdtemp(prefix="seatunnel-run-"))
+            return cls(path, (path,))
+        path, missing = Path(given), []
+        probe = path.absolute()
+        while not probe.exists() and probe != probe.parent:
+            missing.append(probe)
+            probe = probe.parent
+        return cls(path, tuple(reversed(missing)))
+
+    def run_files(self, pipelines: Iterable[PipelinePlan]) -> list[Path]:
+        """The files a run writes here: the plan, and each pipeline's properties, metrics and log."""
+        names = ["plan.json"]
+        for p in pipelines:
+            names += [f"pipeline-{p.task_id}.{suffix}" for suffix in ("properties", "metrics.json",
+                                                                     "metrics.json.tmp", "log")]
+        return [self.path / name for name in names]
+
+    def remove(self, pipelines: Iterable[PipelinePlan]) -> None:
+        """Remove what the run created: the directories it made (the parents only while empty), else
+        only its own files (:meth:`run_files`), never a directory that existed before."""
+        if not self.created:
+            for path in self.run_files(pipelines):
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    path.unlink()
+            return
+        shutil.rmtree(self.created[-1], ignore_errors=True)
+        for parent in reversed(self.created[:-1]):
+            try:
+                parent.rmdir()
+            except OSError:
+                break  # something else lives there now
+
+
 def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: str = "local[*]",
                   run_id: str | None = None, work_dir: Path | None = None, max_parallel: int | None = None,
-                  say: Callable[[str], None] = print, attempt: int = 1) -> dict[str, Any]:
+                  say: Callable[[str], None] = print, attempt: int = 1, keep_work_dir: bool = False) -> dict[str, Any]:
     """Run ``pipelines`` concurrently through spark-submit; return the job's metrics.
 
     ``run_id`` of an earlier run makes this a restore; ``attempt`` (1, 2, ...) is the retry number
-    the pipelines see (an Airflow task's try number)."""
+    the pipelines see (an Airflow task's try number). The work directory (``work_dir``, default a
+    new temporary one) is removed afterwards, failed or not (see :meth:`WorkDir.remove`), unless
+    ``keep_work_dir``: then the job's metrics name it (``work_dir``) and each pipeline's log
+    (``log``). The plan's secrets are masked in what is said and in the metrics."""
     from .summary import job_metrics
 
-    work_dir = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="seatunnel-run-"))
-    run = _Run(plan, write_plan_file(plan, work_dir), run_id or default_run_id(), int(attempt), master, say)
-    workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(run.pipeline, pipelines))
+    secrets = secret_values(plan)
+    workspace = WorkDir.open(work_dir)
+    try:
+        run = _Run(plan, write_plan_file(plan, workspace.path), run_id or default_run_id(), int(attempt), master,
+                   lambda text: say(scrub(text, secrets)))
+        workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = [m.redacted(secrets) for m in pool.map(run.pipeline, pipelines)]
+    finally:
+        if not keep_work_dir:
+            workspace.remove(pipelines)
+    if not keep_work_dir:
+        results = [replace(m, extra={k: v for k, v in m.extra.items() if k != "log"}) for m in results]
     job = job_metrics(plan.name, results, run.started, now())
     job["run_id"] = run.run_id
     job["attempt"] = run.attempt
-    job["work_dir"] = str(work_dir)
+    if keep_work_dir:
+        job["work_dir"] = str(workspace.path)
     return job

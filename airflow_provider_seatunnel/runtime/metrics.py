@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..spi.contract import PipelineInfo
 from ..spi.errors import PipelineError
+from ..spi.secrets import scrub
 from .context import now
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ _KEYS = ("pipeline", "task_id", "name", "status", "attempt", "run_id", "start", 
 @dataclass(frozen=True)
 class PipelineMetrics:
     """How one pipeline ended (``status``: FINISHED, FAILED, or NOT_RUN for a task that reported
-    nothing), its counts and where it ran.
+    nothing), its counts and where it ran. ``start`` and ``end`` are UTC times in ISO 8601 with
+    their offset (``2024-05-06T10:11:12+00:00``); counts are never negative.
 
     :meth:`to_dict` writes a key when it holds a value. Two rules keep a null on purpose: a failed
     pipeline always has ``error`` and ``application_id`` (null: no Spark application started), and
@@ -72,13 +74,20 @@ class PipelineMetrics:
                  **extra: Any) -> PipelineMetrics:
         """A pipeline that committed: rows read per source (``{label: rows}``) and written per sink
         and table (``{label: {table: rows}}``), their totals, and its times (``t0``: its
-        ``time.monotonic()`` start). ``filtered_count`` is what one sink did not get of what was read."""
+        ``time.monotonic()`` start).
+
+        ``failed_count`` is the most rows any one sink did not get of what was read (read minus
+        that sink's writes), never below zero: ``write_count`` sums every sink, so a pipeline
+        branching to two sinks writes each row twice and read minus the sum would be negative; a
+        transform that makes rows (a join, an explode) can write more than it read. With one sink,
+        ``filtered_count`` is the same figure."""
         per_sink = {label: sum(tables.values()) for label, tables in per_table.items()}
         read, written = sum(per_source.values()), sum(per_sink.values())
+        missed = max((read - n for n in per_sink.values()), default=0)
         return cls(pipeline=pipeline.id, task_id=pipeline.task_id, name=pipeline.name, status=FINISHED,
                    attempt=attempt, run_id=run_id, start=started, end=now(), seconds=round(time.monotonic() - t0, 3),
-                   read_count=read, write_count=written, failed_count=read - written,
-                   filtered_count=(read - written) if len(per_sink) == 1 else None, per_source=dict(per_source),
+                   read_count=read, write_count=written, failed_count=max(0, missed),
+                   filtered_count=max(0, missed) if len(per_sink) == 1 else None, per_source=dict(per_source),
                    per_sink=per_sink, per_table={k: dict(v) for k, v in per_table.items()}, committed=True,
                    extra=extra)
 
@@ -142,6 +151,13 @@ class PipelineMetrics:
         """These metrics with further ``extra`` keys (replacing ones of the same name)."""
         return replace(self, extra={**self.extra, **extra})
 
+    def redacted(self, secrets: Iterable[Any]) -> PipelineMetrics:
+        """These metrics with the ``secrets`` (values) and the credentials of URLs masked in the
+        texts they carry: the error's and the ``extra`` strings (:func:`..spi.secrets.scrub`)."""
+        values = list(secrets)
+        error = {k: _scrubbed(v, values) for k, v in self.error.items()} if self.error else self.error
+        return replace(self, error=error, extra={k: _scrubbed(v, values) for k, v in self.extra.items()})
+
     def failing(self, error: PipelineError | Mapping[str, Any]) -> PipelineMetrics:
         """These metrics as a failure (the application failed after the pipeline reported): the
         status becomes FAILED; an error the pipeline reported itself stays, else ``error`` is it."""
@@ -170,6 +186,16 @@ class PipelineMetrics:
         """`` in <plugin>`` when the failure names its plugin, else empty."""
         plugin = (self.error or {}).get("plugin")
         return f" in {plugin}" if plugin else ""
+
+
+def _scrubbed(value: Any, secrets: list[Any]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    return value
 
 
 def finished_metrics(ctx: RunContext, started: str, t0: float, per_source: Mapping[str, int],

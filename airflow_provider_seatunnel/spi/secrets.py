@@ -1,18 +1,75 @@
-"""Which option values are secrets, and how they are masked in plans, identities and logs."""
+"""Which values are secrets, and how they are masked in plans, identities, logs and metrics.
+
+A value is a secret when its key is one of these, compared case-insensitively:
+
+* a name in :data:`SECRET_OPTIONS`, or one the block's connector declares
+  (:attr:`.connector.Connector.secrets`), exactly;
+* a key Spark's redaction rule matches (a regex search, as Spark applies it): the default of
+  ``spark.redaction.regex`` (:data:`SPARK_REDACTION_REGEX`), and the job's own
+  ``spark.redaction.regex`` when its ``env`` sets one. The job's pattern adds to the default,
+  never replaces it: a job can hide more, never show what the default hides.
+
+For the job's ``spark.*`` settings, as Spark does for its configuration, a *value* the rule
+matches hides that setting too. A hidden value shows as :data:`REDACTED`; the credentials a
+connection URL embeds are masked wherever a string is shown (:func:`mask_credentials`).
+"""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 #: Option names whose values are secrets: kept out of identities, plans and logs.
 SECRET_OPTIONS = frozenset({"password", "username", "user", "auth", "token", "secret", "access_key",
                             "secret_key", "passwd", "credential", "credentials"})
 REDACTED = "******"
+#: Spark's default ``spark.redaction.regex`` (Spark 4).
+SPARK_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
+#: The ``env`` key a job sets its own redaction regex with.
+REDACTION_REGEX_KEY = "spark.redaction.regex"
+#: Secret values shorter than this are hidden where their key is known, never searched for in free
+#: text (a one-letter password would mask every such letter of a message).
+MIN_SCRUBBED_LENGTH = 5
 
 _URL_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|user|username)=([^&;\s]*)")
 _URL_USERINFO = re.compile(r"(//[^/:@\s]*):([^@/\s]*)@")
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """Spark's redaction rule: a key (or a ``spark.*`` value) any of ``patterns`` finds is secret."""
+
+    patterns: tuple[re.Pattern[str], ...]
+
+    def matches(self, text: Any) -> bool:
+        return any(p.search(str(text)) for p in self.patterns)
+
+
+SPARK_RULE = Redaction((re.compile(SPARK_REDACTION_REGEX),))
+
+
+@functools.lru_cache(maxsize=64)
+def _with_job_pattern(pattern: str) -> Redaction:
+    try:
+        return Redaction((*SPARK_RULE.patterns, re.compile(pattern)))
+    except re.error:
+        return SPARK_RULE  # Spark itself refuses such a job at start-up; the default still hides
+
+
+def redaction(env: Mapping[str, Any] | None = None) -> Redaction:
+    """The redaction rule of a job whose ``env`` is ``env``: Spark's default, plus the job's own
+    ``spark.redaction.regex`` when set."""
+    own = (env or {}).get(REDACTION_REGEX_KEY)
+    return _with_job_pattern(str(own)) if own not in (None, "") else SPARK_RULE
+
+
+def is_secret(key: Any, secrets: frozenset[str] = SECRET_OPTIONS, rule: Redaction = SPARK_RULE) -> bool:
+    """Whether the value of option ``key`` is a secret: its name is one of ``secrets`` (lower-case)
+    or ``rule`` matches it."""
+    return str(key).lower() in secrets or rule.matches(key)
 
 
 def mask_credentials(text: str) -> str:
@@ -22,14 +79,68 @@ def mask_credentials(text: str) -> str:
     return _URL_USERINFO.sub(rf"\1:{REDACTED}@", text)
 
 
-def redact(value: Any, secrets: frozenset[str] = SECRET_OPTIONS) -> Any:
-    """A copy of an options tree with the values of the ``secrets`` options (lower-case names)
-    replaced by ``******``, and the credentials embedded in URLs masked."""
+def redact(value: Any, secrets: frozenset[str] = SECRET_OPTIONS, rule: Redaction = SPARK_RULE) -> Any:
+    """A copy of an options tree with the values of secret keys (:func:`is_secret`) replaced by
+    ``******``, and the credentials embedded in URLs masked."""
     if isinstance(value, Mapping):
-        return {k: (REDACTED if str(k).lower() in secrets and v is not None else redact(v, secrets))
+        return {k: (REDACTED if v is not None and is_secret(k, secrets, rule) else redact(v, secrets, rule))
                 for k, v in value.items()}
     if isinstance(value, list):
-        return [redact(v, secrets) for v in value]
+        return [redact(v, secrets, rule) for v in value]
     if isinstance(value, str) and ("=" in value or "@" in value):
         return mask_credentials(value)  # a URL's embedded credentials
     return value
+
+
+def redact_env(env: Mapping[str, Any], rule: Redaction | None = None) -> dict[str, Any]:
+    """A job's ``env`` as it may be shown: :func:`redact` by the job's rule (:func:`redaction`), and
+    each ``spark.*`` setting whose value the rule matches hidden whole."""
+    rule = rule or redaction(env)
+    shown = redact(env, SECRET_OPTIONS, rule)
+    for key, value in env.items():
+        if str(key).startswith("spark.") and isinstance(value, str) and rule.matches(value):
+            shown[key] = REDACTED
+    return shown
+
+
+def hidden(full: Any, shown: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """``(path, value)`` of each value of the tree ``full`` that its redacted copy ``shown`` hides or
+    masks: what redaction keeps out of sight, where it is (keys and list indexes from the root)."""
+    if isinstance(full, Mapping) and isinstance(shown, Mapping):
+        for k, v in full.items():
+            yield from hidden(v, shown.get(k), (*path, k))
+    elif isinstance(full, list) and isinstance(shown, list) and len(full) == len(shown):
+        for i, (a, b) in enumerate(zip(full, shown, strict=True)):
+            yield from hidden(a, b, (*path, i))
+    elif full != shown or type(full) is not type(shown):
+        yield path, full
+
+
+def embedded(value: Any, rule: Redaction = SPARK_RULE) -> list[str]:
+    """The values of the ``name=value`` words in ``value`` (a string) whose name ``rule`` matches,
+    such as the password in ``-Djavax.net.ssl.trustStorePassword=...``: a hidden setting's parts
+    that a log may show alone."""
+    if not isinstance(value, str):
+        return []
+    pairs = (word.split("=", 1) for word in value.split() if "=" in word)
+    return [v.strip("\"'") for k, v in pairs if rule.matches(k) and v.strip("\"'")]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None:
+        yield str(value)
+
+
+def scrub(text: str, values: Iterable[Any]) -> str:
+    """``text`` with each secret of ``values`` (the strings in them, at least
+    :data:`MIN_SCRUBBED_LENGTH` characters) replaced by ``******``, longest first, and URL
+    credentials masked."""
+    for value in sorted({s for v in values for s in _strings(v)}, key=len, reverse=True):
+        if len(value) >= MIN_SCRUBBED_LENGTH:
+            text = text.replace(value, REDACTED)
+    return mask_credentials(text)

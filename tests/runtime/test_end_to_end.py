@@ -79,7 +79,8 @@ def test_run_all_pipelines_concurrently(tmp_path):
 def test_failed_assert_exits_1_naming_pipeline_and_rule(tmp_path):
     conf = tmp_path / "job.conf"
     conf.write_text(JOB.format(out=tmp_path / "out", min_rows=1000))
-    proc = run_cli("run", str(conf), "--pipeline", "2", "--work-dir", str(tmp_path / "work"), cwd=tmp_path)
+    proc = run_cli("run", str(conf), "--pipeline", "2", "--work-dir", str(tmp_path / "work"), "--keep-work-dir",
+                   cwd=tmp_path)
     assert proc.returncode == 1
     assert "pipeline 2" in proc.stderr and "sink[1] Assert" in proc.stderr and "MIN_ROW" in proc.stderr
     assert "Traceback" not in proc.stderr

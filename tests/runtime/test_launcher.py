@@ -99,15 +99,14 @@ def test_one_submission_no_secret_on_the_command_line(tmp_path, plan_of):
     assert sub.name == f"contract:{p.task_id}" and sub.application == str(APP_FILE)
     assert sub.application_args == ("--plan", str(plan_file), "--pipeline", "1", "--run-id", "run-1",
                                     "--attempt", "2", "--metrics-file", str(tmp_path / "m.json"))
-    assert sub.sensitive_conf == {"spark.hadoop.fs.s3a.secret.key": "s3cr3t-value"}
-    assert "spark.hadoop.fs.s3a.secret.key" not in sub.conf and sub.conf["spark.ui.enabled"] == "false"
+    assert sub.conf["spark.hadoop.fs.s3a.secret.key"] == "s3cr3t-value" and sub.conf["spark.ui.enabled"] == "false"
     assert {"SPARK_HOME", "PYSPARK_PYTHON", "PATH"} <= set(sub.env)
     cmd = submit_command(plan, p, plan_file, "run-1", "local[1]", tmp_path / "m.json", 2)
-    assert "s3cr3t-value" not in " ".join(cmd)
+    assert "s3cr3t-value" not in " ".join(cmd) and "--conf" not in cmd  # every env setting: the properties file
     props = plan_file.parent / f"pipeline-{p.task_id}.properties"
     assert cmd[cmd.index("--properties-file") + 1] == str(props)
     assert stat.S_IMODE(props.stat().st_mode) == 0o600
-    assert "spark.hadoop.fs.s3a.secret.key s3cr3t-value" in props.read_text().splitlines()
+    assert {"spark.hadoop.fs.s3a.secret.key s3cr3t-value", "spark.ui.enabled false"} <= set(props.read_text().splitlines())
     assert cmd[cmd.index(str(APP_FILE)) + 1:] == list(sub.application_args)
     # the driver on the cluster: the plan travels with --files, read from the working directory
     remote = Submission.of(plan, p, plan_file, "run-1", 2, tmp_path / "m.json", on_cluster=True)

@@ -314,7 +314,7 @@ sink {{ LocalFile {{ plugin_input = fake, path = "{tmp_path}/out", file_format_t
     assert "exited with 137" in first.stderr and "batch.committed" in first.stderr
     rows = sink_rows(tmp_path / "out")
     assert len(rows) == 8 and len({r["id"] for r in rows}) == 8  # two micro-batches committed, the 2nd unrecorded
-    second = subprocess.run([*args, "--attempt", "2", "--work-dir", str(tmp_path / "w2"), "--metrics-file",
+    second = subprocess.run([*args, "--attempt", "2", "--work-dir", str(tmp_path / "w2"), "--keep-work-dir", "--metrics-file",
                              str(tmp_path / "m2.json")], env=_cli_env(), capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
     ids = [r["id"] for r in sink_rows(tmp_path / "out")]
@@ -343,7 +343,7 @@ def test_cli_sigterm_stops_a_long_running_stream_cleanly(write_conf, tmp_path):
     expected = add_csv(tmp_path / "in", "a.csv", range(0, 4))
     conf = write_conf(csv_job(tmp_path, extra_env='streaming.trigger = "processing_time"\ncheckpoint.interval = 500'))
     work = tmp_path / "w"
-    proc = subprocess.Popen([CLI, "run", str(conf), "--master", "local[2]", "--work-dir", str(work),
+    proc = subprocess.Popen([CLI, "run", str(conf), "--master", "local[2]", "--work-dir", str(work), "--keep-work-dir",
                              "--metrics-file", str(tmp_path / "m.json")], env=_cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
