@@ -1,8 +1,17 @@
-"""Provider metadata for Airflow's ``apache_airflow_provider`` entry point."""
+"""Provider metadata for Airflow's ``apache_airflow_provider`` entry point.
+
+Airflow loads it in every process that discovers providers, so it imports nothing heavy: the
+``[seatunnel]`` configuration section comes from :mod:`.settings` (standard library only).
+"""
 
 from __future__ import annotations
 
 from . import __version__
+from .settings import provider_config
+
+#: Where the provider is documented. Airflow's providers list shows the distribution's
+#: ``Project-URL: Documentation`` (pyproject.toml's [project.urls]), which must be the same URL.
+DOCUMENTATION_URL = "https://pypi.org/project/airflow-provider-seatunnel/"
 
 
 def get_provider_info() -> dict:
@@ -11,6 +20,7 @@ def get_provider_info() -> dict:
         "name": "Apache SeaTunnel",
         "description": "Compile Apache SeaTunnel job configs and run their pipelines on Apache Spark.",
         "versions": [__version__],
+        "documentation-url": DOCUMENTATION_URL,
         "integrations": [
             {
                 "integration-name": "Apache SeaTunnel",
@@ -35,4 +45,6 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
+        # the [seatunnel] section of Airflow's configuration (airflow config list shows it)
+        "config": provider_config(),
     }

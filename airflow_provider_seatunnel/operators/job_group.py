@@ -6,27 +6,42 @@
 ``prepare`` applies the sinks' save modes once per DAG run; the pipelines run and restore
 independently (a failed pipeline does not stop the others); ``summary`` (trigger rule
 ``all_done``) logs the job summary, returns the job's metrics and fails if any pipeline failed.
+Which pipelines are rendered and with which task arguments: :mod:`.authoring`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator, TaskGroup, get_parsing_context
 from airflow.sdk.exceptions import AirflowFailException
 
 from ..config.errors import ConfigError
+from ..hooks.seatunnel import not_runnable, with_connections
 from ..plan.compiler import compile_job
+from ..plan.model import JobPlan
 from ..runtime.context import now
+from .authoring import (
+    WARNING_MARK,
+    PipelineKwargs,
+    blocked_doc,
+    checked_kwargs,
+    display_names,
+    pipeline_slots,
+    pipeline_task_kwargs,
+    report_not_runnable,
+    resolve_config,
+    select_pipelines,
+    strict_default,
+)
 from .seatunnel import (
     METRICS_XCOM_KEY,
     ConfigTemplateMixin,
     SeaTunnelOperator,
     format_of,
     pipeline_assets,
-    retry_policy,
 )
 
 PREPARE_TASK_ID = "prepare"
@@ -39,6 +54,8 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
     Each sink leaves a marker under the run id, so neither a retry of this task nor the pipelines
     (nor their retries) apply them again. Sinks whose targets depend on the data (a
     ``${table_name}`` in the path) are left to their pipelines, which apply them once per table.
+    ``pipelines`` (task ids) limits it to the sinks of those pipelines (a group's selection);
+    ``jdbc_conn_id`` gives Jdbc blocks their connection, as for the pipelines.
     """
 
     template_fields: Sequence[str] = ("config", "variables")
@@ -46,21 +63,27 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
     ui_color = "#e6f4ff"
 
     def __init__(self, *, config: str | os.PathLike, variables: Mapping[str, Any] | None = None,
-                 format: str | None = None, run_key: str, **kwargs: Any) -> None:
+                 format: str | None = None, run_key: str, pipelines: Sequence[str] | None = None,
+                 jdbc_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.format = format or format_of(config)
         self.config = os.fspath(config)
         self.variables = dict(variables or {})
         self.run_key = run_key
+        self.pipelines = list(pipelines) if pipelines is not None else None
+        self.jdbc_conn_id = jdbc_conn_id
 
     def execute(self, context: Any) -> list[str]:
         from ..spi import SaveModes, get_connector
         from ..spi.errors import PipelineError
 
         try:
-            plan = compile_job(self.config, self.variables, format=self.format)
+            plan = with_connections(compile_job(self.config, self.variables, format=self.format), self.jdbc_conn_id)
+            chosen = plan.pipelines if self.pipelines is None else [plan.pipeline(t) for t in self.pipelines]
         except ConfigError as e:
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
+        except KeyError as e:
+            raise AirflowFailException(str(e.args[0] if e.args else e)) from None
         if plan.mode.upper() == "STREAMING":
             # a stream applies them once, at its start (its checkpoint remembers), never per DAG run
             self.log.info("STREAMING job %s: save modes run once per stream, by its first micro-batch", plan.name)
@@ -68,7 +91,10 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
         run_id = f"{context['run_id']}:{self.run_key}"
         done: list[str] = []
         seen: set[str] = set()
-        for pipeline in plan.pipelines:
+        for pipeline in chosen:
+            if not_runnable(plan, pipeline):
+                self.log.info("pipeline %s cannot run here: its sinks' save modes are left alone", pipeline.task_id)
+                continue
             for sink in pipeline.sinks:
                 connector = get_connector(sink.plugin)
                 if not isinstance(connector, SaveModes) or sink.ref in seen:
@@ -130,60 +156,102 @@ class SeaTunnelJobGroup(TaskGroup):
     ``prepare``, one :class:`SeaTunnelOperator` per pipeline (the plan's stable task ids, no edges
     between them: pipelines run in parallel and fail alone), and ``summary``.
 
-    ``config`` must be a readable file path or inline text here (it is compiled at parse time); a
-    ``ConfigError`` becomes the DAG's import error, with its file, line, plugin and key. ``variables``
-    may hold Jinja templates: they are rendered per task at run time (the parse-time compile sees
-    them verbatim). ``operator_kwargs`` (``spark_conn_id``, ``spark_submit_kwargs``, ``pool``...) go
-    to every pipeline task; further keyword arguments go to the TaskGroup.
+    :param config: a config file or config text, compiled at parse time. A relative path is looked
+        for in the DAG file's folder, then in the DAG's ``template_searchpath``; a ``ConfigError``
+        (with its file, line, plugin and key, or every place a missing file was looked for) is the
+        DAG's import error.
+    :param variables: may hold Jinja templates, rendered per task at run time (the parse-time
+        compile sees them verbatim).
+    :param spark_conn_id: the Spark connection of every pipeline task.
+    :param jdbc_conn_id: the Airflow connection of the Jdbc blocks that name none (``prepare``'s too).
+    :param operator_kwargs: arguments for every pipeline task (``spark_submit_kwargs``, ``pool``...).
+    :param pipeline_kwargs: arguments per pipeline task, after ``operator_kwargs``: a mapping, or a
+        callable given the pipeline's plan (:class:`..plan.model.PipelinePlan`) returning one
+        (``pool``, ``pool_slots``, ``queue``, ``priority_weight``, ``executor``...). ``pool_slots``
+        defaults to the pipeline's slots (one per parallel instance of each fused task group).
+    :param select: selectors of the pipelines to render (default: all); ``exclude``: of those not
+        to. ``task:``, ``plugin:`` or ``dataset:`` patterns (:mod:`.authoring`).
+    :param strict: a pipeline holding what cannot run here (what ``validate`` refuses) makes the
+        DAG's import error instead of a warning; default: the ``[seatunnel] strict`` setting.
+
+    Pipeline tasks show as ``web_orders → LocalFile`` (their ``task_display_name``) over their
+    stable task ids. Retries: the config's ``job.retry.*`` where it sets them, else Airflow's order
+    (``operator_kwargs``/``pipeline_kwargs``, the group's ``default_args``, the DAG's, Airflow's
+    defaults). Further keyword arguments go to the TaskGroup.
 
     On a worker running one task, Airflow's parsing context lets the group skip what that task
     does not need: nothing is compiled for a task outside the group, and only that task is built.
     """
 
     def __init__(self, group_id: str, config: str | os.PathLike, variables: Mapping[str, Any] | None = None, *,
-                 format: str | None = None, tooltip: str = "", operator_kwargs: Mapping[str, Any] | None = None,
+                 format: str | None = None, tooltip: str = "", spark_conn_id: str | None = None,
+                 jdbc_conn_id: str | None = None, operator_kwargs: Mapping[str, Any] | None = None,
+                 pipeline_kwargs: PipelineKwargs = None, select: str | Iterable[str] | None = None,
+                 exclude: str | Iterable[str] | None = None, strict: bool | None = None,
                  **group_kwargs: Any) -> None:
         super().__init__(group_id=group_id, tooltip=tooltip, **group_kwargs)
-        self.plan = None
+        self.plan: JobPlan | None = None
+        self._compiled_with: tuple[str, dict[str, Any], str | None] | None = None
         wanted = self._wanted_task_id()
         if wanted == "":
             return  # a worker running another task of this DAG: nothing here is needed
         try:
-            self.plan = plan = compile_job(config, variables, format=format)
+            config_arg = resolve_config(config, getattr(self, "dag", None))
+            self.plan = plan = compile_job(config_arg, variables, format=format)
         except ConfigError as e:
             raise e.with_traceback(None) from None  # the import error is the message, not our stack
-        self.tooltip = tooltip or f"SeaTunnel job {plan.name}: {len(plan.pipelines)} pipelines"
-        config_arg = os.fspath(config)
         fmt = format or format_of(config_arg)
         variables = dict(variables or {})
+        self._compiled_with = (config_arg, variables, fmt)
+        selected = select_pipelines(plan, select, exclude)
+        shared = _shared_kwargs(spark_conn_id=spark_conn_id, jdbc_conn_id=jdbc_conn_id,
+                                operator_kwargs=operator_kwargs)
+        blocked = {p.task_id: found for p in selected if (found := not_runnable(plan, p))}
+        try:
+            report_not_runnable(plan.name, blocked, strict=strict_default() if strict is None else strict)
+        except ConfigError as e:
+            raise e.with_traceback(None) from None
+        self.tooltip = tooltip or _tooltip(plan, selected, blocked)
         common = dict(config=config_arg, variables=variables, format=fmt)
+        names = display_names(selected)
 
         def build(local_id: str) -> bool:
             return wanted is None or wanted == self.child_id(local_id)
 
         with self:
-            prepare = (SeaTunnelPrepareOperator(task_id=PREPARE_TASK_ID, run_key=group_id, **common)
-                       if build(PREPARE_TASK_ID) else None)
+            prepare = (SeaTunnelPrepareOperator(
+                task_id=PREPARE_TASK_ID, run_key=group_id, jdbc_conn_id=shared.get("jdbc_conn_id"),
+                pipelines=None if len(selected) == len(plan.pipelines) else [p.task_id for p in selected], **common)
+                if build(PREPARE_TASK_ID) else None)
             pipelines = []
-            for p in sorted(plan.pipelines, key=lambda p: p.task_id):
+            for p in selected:
                 if not build(p.task_id):
                     continue
-                retries, retry_delay = retry_policy(p)
                 inlets, outlets = pipeline_assets(p)
-                kwargs: dict[str, Any] = dict(retries=retries, retry_delay=retry_delay, inlets=inlets,
-                                              outlets=outlets)
-                kwargs.update(operator_kwargs or {})
+                defaults: dict[str, Any] = dict(inlets=inlets, outlets=outlets, pool_slots=pipeline_slots(p),
+                                                task_display_name=names[p.task_id])
+                if p.task_id in blocked:
+                    defaults.update(task_display_name=WARNING_MARK + names[p.task_id],
+                                    doc_md=blocked_doc(blocked[p.task_id]))
+                kwargs = pipeline_task_kwargs(p, defaults, shared, pipeline_kwargs)
                 pipelines.append(SeaTunnelOperator(task_id=p.task_id, pipeline=p.task_id, run_key=group_id,
                                                    **common, **kwargs))
             summary = None
             if build(SUMMARY_TASK_ID):
                 summary = SeaTunnelSummaryOperator(
                     task_id=SUMMARY_TASK_ID, job_name=plan.name,
-                    pipeline_task_ids=[self.child_id(p.task_id) for p in plan.pipelines])
+                    pipeline_task_ids=[self.child_id(p.task_id) for p in selected])
             if prepare is not None and pipelines:
                 prepare >> pipelines
             if summary is not None and pipelines:
                 pipelines >> summary
+
+    def compiled_plan(self, config: str, variables: Mapping[str, Any], format: str | None) -> JobPlan | None:
+        """The plan this group compiled, when ``config``, ``variables`` and ``format`` are the ones
+        it compiled (its pipeline tasks ask, instead of compiling the job again), else None."""
+        if self.plan is None or self._compiled_with != (config, dict(variables), format):
+            return None
+        return self.plan
 
     def _wanted_task_id(self) -> str | None:
         """None: build everything; "": build nothing; else the one task id a worker is running."""
@@ -196,3 +264,24 @@ class SeaTunnelJobGroup(TaskGroup):
         if context.task_id.startswith(self.child_id("")):
             return context.task_id
         return ""
+
+
+def _shared_kwargs(*, spark_conn_id: str | None, jdbc_conn_id: str | None,
+                   operator_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments every pipeline task gets: the group's connection ids and ``operator_kwargs``
+    (naming a connection in both is an error)."""
+    shared = checked_kwargs("operator_kwargs", operator_kwargs)
+    for name, value in (("spark_conn_id", spark_conn_id), ("jdbc_conn_id", jdbc_conn_id)):
+        if value is None:
+            continue
+        if name in shared and shared[name] != value:
+            raise ValueError(f"{name} is given twice: {value!r} and operator_kwargs[{name!r}] = {shared[name]!r}")
+        shared[name] = value
+    return shared
+
+
+def _tooltip(plan: JobPlan, selected: Sequence[Any], blocked: Mapping[str, Any]) -> str:
+    count = (f"{len(selected)} pipelines" if len(selected) == len(plan.pipelines)
+             else f"{len(selected)} of {len(plan.pipelines)} pipelines")
+    warning = f"; {WARNING_MARK}{len(blocked)} cannot run here" if blocked else ""
+    return f"SeaTunnel job {plan.name}: {count}{warning}"

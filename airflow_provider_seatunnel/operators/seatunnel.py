@@ -18,14 +18,26 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, BaseOperatorLink
+from airflow.sdk import BaseOperatorLink
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
+from jinja2 import TemplateNotFound
 
 from ..config.errors import ConfigError
-from ..hooks.seatunnel import SeaTunnelHook
+from ..hooks.seatunnel import SeaTunnelHook, not_runnable
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, pipeline_drivers, stop_drivers
 from ..runtime.metrics import PipelineMetrics
+from ..spi.errors import RuntimeConfigError
+from .authoring import (
+    WARNING_MARK,
+    blocked_doc,
+    find_config,
+    is_config_path,
+    not_found_error,
+    report_not_runnable,
+    strict_default,
+)
+from .lineage import operator_lineage, pipeline_assets, publish_assets
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -46,26 +58,18 @@ def format_of(config: Any) -> str | None:
     return None
 
 
-def pipeline_assets(pipeline: PipelinePlan) -> tuple[list[Asset], list[Asset]]:
-    """Airflow lineage of one pipeline: its sources' data as inlets, its sinks' targets as outlets."""
-    from ..spi import Lineage, get_connector
+def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, timedelta | None]:
+    """The restore policy the config sets, as Airflow's ``retries`` and ``retry_delay``: the
+    pipeline's ``job.retry.times`` and ``job.retry.interval.seconds`` where the job's ``env`` sets
+    them, None where it does not (Airflow's own order decides those: the task's argument, the task
+    group's ``default_args``, the DAG's, then Airflow's defaults). SeaTunnel's defaults for unset
+    keys (3 retries, 3 s apart) are not applied to Airflow tasks."""
+    from ..config.hocon import MISSING
+    from ..config.options import lookup
 
-    def uris(vertices: Sequence[Any]) -> list[str]:
-        out: list[str] = []
-        for v in vertices:
-            connector = get_connector(v.plugin)
-            if isinstance(connector, Lineage):
-                out += [u for u in connector.assets(v.config) if u not in out]
-        return sorted(out)
-
-    return ([Asset(uri) for uri in uris(pipeline.sources)], [Asset(uri) for uri in uris(pipeline.sinks)])
-
-
-def retry_policy(pipeline: PipelinePlan) -> tuple[int | None, timedelta | None]:
-    """The pipeline's restore policy as Airflow's ``retries`` and ``retry_delay``."""
     retry = pipeline.retry or {}
-    times = retry.get("times")
-    interval = retry.get("interval_seconds")
+    times = retry.get("times") if lookup(plan.env, "job.retry.times") is not MISSING else None
+    interval = retry.get("interval_seconds") if lookup(plan.env, "job.retry.interval.seconds") is not MISSING else None
     return (int(times) if times is not None else None,
             timedelta(seconds=float(interval)) if interval is not None else None)
 
@@ -94,7 +98,8 @@ def spark_ui_url(metrics: Mapping[str, Any], master: str, connection_extra: Mapp
 
 
 class ConfigTemplateMixin:
-    """Render a config given as an absolute file path too (Jinja's loader only searches the DAG's folders)."""
+    """Render a config given as an absolute file path too (Jinja's loader only searches the DAG's
+    folders); a relative config path found nowhere fails, naming every place looked at."""
 
     template_ext: Sequence[str]
     template_fields: Sequence[str]
@@ -118,7 +123,14 @@ class ConfigTemplateMixin:
                 jinja_env = self.get_template_env()  # type: ignore[attr-defined]
             return self._render(  # type: ignore[attr-defined]
                 jinja_env.from_string(Path(content).read_text(encoding="utf-8")), context)
-        return super().render_template(content, context, jinja_env, seen_oids)  # type: ignore[misc]
+        try:
+            return super().render_template(content, context, jinja_env, seen_oids)  # type: ignore[misc]
+        except TemplateNotFound:
+            path = isinstance(content, str) and is_config_path(content) and content.endswith(tuple(self.template_ext))
+            if not path:
+                raise
+            _, looked_in = find_config(content, getattr(self, "dag", None))
+            raise AirflowFailException(f"SeaTunnel config error:\n{not_found_error(content, looked_in)}") from None
 
 
 class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
@@ -131,16 +143,29 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     :param spark_conn_id: the Spark connection (master, deploy mode).
     :param run_key: what, with the DAG run id, names the job's run (its commits, save modes, staging);
         default: the enclosing task group's id, else this task's id. Pipelines of one job share it.
-    :param retries: default: the config's ``job.retry.times`` (an Airflow retry is the pipeline restore).
-    :param retry_delay: default: the config's ``job.retry.interval.seconds``.
+    :param retries: the config's ``job.retry.times`` when it sets it (an Airflow retry is the pipeline
+        restore); otherwise this argument, else ``default_args`` (the task group's, then the DAG's),
+        else Airflow's default.
+    :param retry_delay: likewise, the config's ``job.retry.interval.seconds`` first.
     :param durable: where the driver runs on the cluster, a retry reconnects to an application still
         running instead of submitting another (the Spark provider's tracking; Airflow 3.3+).
     :param py_files: ``--py-files``; with the driver on the cluster it defaults to a zip of this package.
     :param spark_submit_kwargs: further ``SparkSubmitHook`` arguments (``executor_memory``, ``jars``...).
     :param jdbc_conn_id: an Airflow connection for the Jdbc blocks that name none (their option
         ``jdbc_conn_id``) and set no credentials: its URL, login and password, resolved at run time.
+    :param strict: at parse time, a pipeline holding what cannot run here (what ``validate`` refuses)
+        is the DAG's import error instead of a warning; default: the ``[seatunnel] strict`` setting.
+        At run time such a pipeline always fails with ``AirflowFailException`` before Spark starts.
 
-    ``inlets``/``outlets`` default to the job's sources and sinks as Airflow assets. A ``ConfigError``
+    A relative ``config`` path is looked for in the DAG file's folder, then in the DAG's
+    ``template_searchpath`` (never the working directory); found at parse time, the task holds its
+    absolute path.
+
+    ``inlets``/``outlets`` default to the job's sources and sinks as Airflow assets (a sink's target known
+    only at run time as an asset alias, resolved when the pipeline committed); with the OpenLineage provider,
+    the task reports its datasets, schemas, row counts and column lineage (:mod:`.lineage`). ``conf`` (and
+    the OpenLineage keys ``openlineage_inject_parent_job_info``/``..._transport_info`` add to it) joins the
+    job's Spark settings in the properties file. A ``ConfigError``
     or a deterministic failure (a broken Assert rule, bad data, an option only checkable at run time)
     raises ``AirflowFailException``: retrying cannot fix it. Anything else raises a retryable
     ``AirflowException``.
@@ -158,20 +183,29 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                  spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
                  spark_submit_kwargs: Mapping[str, Any] | None = None, run_key: str | None = None,
                  retries: int | None = None, retry_delay: timedelta | float | None = None,
-                 durable: bool | None = None, jdbc_conn_id: str | None = None, **kwargs: Any) -> None:
+                 durable: bool | None = None, jdbc_conn_id: str | None = None, strict: bool | None = None,
+                 **kwargs: Any) -> None:
+        from airflow.sdk.definitions._internal.contextmanager import DagContext
+
         fmt = format or format_of(config)
-        config = os.fspath(config)
         variables = dict(variables or {})
-        if retries is None or retry_delay is None or "inlets" not in kwargs or "outlets" not in kwargs:
-            plan = self._parse_time_plan(config, variables, fmt, kwargs.get("dag"))
-            chosen = _choose(plan, pipeline)
-            if chosen is not None:
-                default_retries, default_delay = retry_policy(chosen)
-                retries = default_retries if retries is None else retries
-                retry_delay = default_delay if retry_delay is None else retry_delay
+        plan = _group_plan(kwargs.get("task_group"), os.fspath(config), variables, fmt)
+        in_group = plan is not None  # built by a SeaTunnelJobGroup, which compiled and checked the job
+        if not in_group:
+            config, _ = find_config(config, kwargs.get("dag") or DagContext.get_current())
+            plan = self._parse_time_plan(os.fspath(config), variables, fmt)
+        config = os.fspath(config)
+        chosen = _choose(plan, pipeline)
+        if plan is not None and chosen is not None:
+            times, delay = retry_policy(plan, chosen)  # what the config sets wins over every argument
+            retries = times if times is not None else retries
+            retry_delay = delay if delay is not None else retry_delay
+            if "inlets" not in kwargs or "outlets" not in kwargs:
                 inlets, outlets = pipeline_assets(chosen)
                 kwargs.setdefault("inlets", inlets)
                 kwargs.setdefault("outlets", outlets)
+            if not in_group:
+                _check_runnable(plan, chosen, strict, kwargs)
         if retries is not None:
             kwargs["retries"] = retries
         if retry_delay is not None:
@@ -193,28 +227,17 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     # -- parse time ------------------------------------------------------------------------------
 
     @staticmethod
-    def _parse_time_plan(config: str, variables: Mapping[str, Any], fmt: str | None, dag: Any) -> JobPlan | None:
-        """The job as it compiles at parse time (through the plan cache, no Spark), or None
-        (a templated config, a file only found on the template search path at run time...)."""
-        from airflow.sdk.definitions._internal.contextmanager import DagContext
-
+    def _parse_time_plan(config: str, variables: Mapping[str, Any], fmt: str | None) -> JobPlan | None:
+        """The job as it compiles at parse time (through the plan cache, no Spark), or None (a
+        templated config, a file not found...: :meth:`execute` reports what is wrong then)."""
         from ..plan.compiler import compile_job
 
-        dag = dag or DagContext.get_current()
-        candidates: list[str] = [config]
-        if dag is not None and format_of(config) and not os.path.isabs(config):
-            searchpath = getattr(dag, "template_searchpath", None)
-            dirs = [searchpath] if isinstance(searchpath, str) else list(searchpath or [])
-            dirs.append(getattr(dag, "folder", None))
-            candidates += [str(Path(d) / config) for d in dirs if d]
-        for candidate in candidates:
-            if "{{" in candidate:
-                continue
-            try:
-                return compile_job(candidate, variables, format=fmt)
-            except (ConfigError, OSError, ValueError):
-                continue  # not found here, or templated: execute() reports real errors
-        return None
+        if "{{" in config:
+            return None
+        try:
+            return compile_job(config, variables, format=fmt)
+        except (ConfigError, OSError, ValueError):
+            return None
 
     # -- run time --------------------------------------------------------------------------------
 
@@ -241,6 +264,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         if spark_hook is None:
             raise AirflowException("no pipeline was submitted: the SeaTunnel hook builds the SparkSubmitHook "
                                    "in execute()")
+        if self.conf:  # the operator's conf, with what the Spark provider's execute() injected (OpenLineage)
+            self.hook.add_spark_conf(self.conf)
         return spark_hook
 
     def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
@@ -261,6 +286,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         run_id = self.job_run_id(context)
         ti = context.get("ti")
         attempt = int(getattr(ti, "try_number", None) or 1)
+        blockers = not_runnable(plan, pipeline)
+        if blockers:
+            self._refuse(context, plan, pipeline, blockers, run_id, attempt)
         hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)  # what _get_hook() hands the provider
         started = now()
         failure: Exception | None = None
@@ -283,6 +311,21 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             raise AirflowFailException(f"{message} (not retried: the same input fails the same way)")
         raise AirflowException(message)
 
+    def _refuse(self, context: Any, plan: JobPlan, pipeline: PipelinePlan, blockers: Sequence[Any], run_id: str,
+                attempt: int) -> None:
+        """Fail, before any Spark application starts and without a retry, a pipeline holding what
+        cannot run here (what ``validate`` refuses); its metrics say why."""
+        cause = "; ".join(p.format() for p in blockers)
+        plugin = next((p.plugin for p in blockers if p.plugin), None)
+        error = RuntimeConfigError(f"cannot run here (seatunnel-airflow validate refuses it): {cause}", plugin=plugin,
+                                   pipeline=pipeline.task_id)
+        self._publish(context, self._for_task(PipelineMetrics.failed(pipeline, run_id, attempt, now(), error)))
+        self.hook.cleanup()
+        lines = "\n".join(p.format() for p in blockers)
+        raise AirflowFailException(f"pipeline {pipeline.id} ({pipeline.task_id}) of job {plan.name!r} cannot run "
+                                   f"here; nothing was submitted (not retried: the same job fails the same way):\n"
+                                   f"{lines}")
+
     def _for_task(self, metrics: PipelineMetrics) -> PipelineMetrics:
         """The metrics under this task's names: its own task id (``airflow_task_id``), and the
         ``pipeline`` it was given as ``task_id`` where the compiled one differs (only in its hash,
@@ -293,15 +336,33 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         return metrics
 
     def _publish(self, context: Any, metrics: PipelineMetrics) -> None:
-        """Push the metrics (for the group's summary) and the Spark UI link, where known."""
+        """Push the metrics (for the group's summary), the assets of the task's aliases and the Spark UI link."""
         ti = context.get("ti")
         if ti is None:
             return
         ti.xcom_push(key=METRICS_XCOM_KEY, value=metrics.to_dict())
+        self.lineage_metrics = metrics.to_dict()
+        if metrics.ok:
+            publish_assets(self.outlets, context, self.hook.pipeline(self.pipeline), self.lineage_metrics)
         connection = self.hook.spark_connection()
         url = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
         if url:
             ti.xcom_push(key=SparkApplicationLink().xcom_key, value=url)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage's view of the task: the pipeline's datasets with schemas, rows and column lineage."""
+        from airflow.providers.openlineage.extractors import OperatorLineage
+
+        hook = self.__dict__.get("hook")
+        try:
+            pipeline = hook.pipeline(self.pipeline) if hook is not None else None
+        except (ConfigError, KeyError, ValueError):
+            pipeline = None
+        if pipeline is None:
+            return OperatorLineage()
+        metrics = getattr(self, "lineage_metrics", None) or task_instance.xcom_pull(
+            task_ids=self.task_id, key=METRICS_XCOM_KEY)
+        return operator_lineage(pipeline, metrics)
 
     #: How long a STREAMING pipeline may take to commit its running micro-batch when the task is killed.
     stream_stop_timeout: float = 60.0
@@ -319,6 +380,24 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                 if stop_drivers(drivers, self.stream_stop_timeout):
                     return
         super().on_kill()
+
+
+def _group_plan(group: Any, config: str, variables: Mapping[str, Any], fmt: str | None) -> JobPlan | None:
+    """The plan the enclosing :class:`.job_group.SeaTunnelJobGroup` compiled for this very config,
+    variables and format (so that its tasks do not compile the job again), else None."""
+    compiled = getattr(group, "compiled_plan", None)
+    return compiled(config, variables, fmt) if callable(compiled) else None
+
+
+def _check_runnable(plan: JobPlan, pipeline: PipelinePlan, strict: bool | None, kwargs: dict[str, Any]) -> None:
+    """At parse time, what in the pipeline cannot run here: strictly the DAG's import error, else a
+    warning, and the task marked (display name, documentation) unless the caller set those."""
+    blockers = not_runnable(plan, pipeline)
+    if not blockers:
+        return
+    report_not_runnable(plan.name, {pipeline.task_id: blockers}, strict=strict_default() if strict is None else strict)
+    kwargs.setdefault("task_display_name", WARNING_MARK + str(kwargs.get("task_id", pipeline.task_id)))
+    kwargs.setdefault("doc_md", blocked_doc(blockers))
 
 
 def _choose(plan: JobPlan | None, pipeline: int | str | None) -> PipelinePlan | None:

@@ -16,8 +16,9 @@ describes them.
 ``checkpoint.timeout``
     ms a micro-batch may take, planning and commit included; unset: unbounded.
 ``checkpoint.root``
-    where the pipelines keep their checkpoints: this option, else the environment variable
-    ``SEATUNNEL_CHECKPOINT_ROOT``, else ``<user data dir>/airflow-provider-seatunnel/checkpoints``.
+    where the pipelines keep their checkpoints: this option, else Airflow's ``[seatunnel]
+    checkpoint_root``, else the environment variable ``SEATUNNEL_CHECKPOINT_ROOT``, else
+    ``<user data dir>/airflow-provider-seatunnel/checkpoints``.
 """
 
 from __future__ import annotations
@@ -78,11 +79,13 @@ def stream_settings(env: Mapping[str, Any]) -> StreamSettings:
 
 
 def checkpoint_root(settings: StreamSettings, environ: Mapping[str, str] | None = None) -> str:
-    """The checkpoint root: ``checkpoint.root``, else ``$SEATUNNEL_CHECKPOINT_ROOT``, else the user data dir.
+    """The checkpoint root: ``checkpoint.root``, else Airflow's ``[seatunnel] checkpoint_root``, else
+    ``$SEATUNNEL_CHECKPOINT_ROOT`` (:mod:`..settings`), else the user data dir.
 
     A plain path is made absolute; a URI (``hdfs://…``, ``s3a://…``, ``file:/…``) is kept."""
-    env = os.environ if environ is None else environ
-    root = settings.root or env.get(ROOT_ENV, "").strip()
+    from ..settings import CHECKPOINT_ROOT, value
+
+    root = settings.root or value(CHECKPOINT_ROOT, environ) or ""
     if not root:
         from platformdirs import user_data_dir
 

@@ -22,17 +22,30 @@ def format_table(title: str, pairs: Iterable[tuple[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _seconds(start: str, end: str) -> int:
+def _parse(stamp: Any) -> datetime | None:
+    """A metrics time: ISO 8601 with an offset, or the naive local form older metrics hold."""
     try:
-        return int((datetime.strptime(end, TIME_FORMAT) - datetime.strptime(start, TIME_FORMAT)).total_seconds())
-    except (TypeError, ValueError):
-        return 0
+        parsed = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.astimezone()  # naive: local time
+
+
+def _seconds(start: Any, end: Any) -> int:
+    began, ended = _parse(start), _parse(end)
+    return int((ended - began).total_seconds()) if began is not None and ended is not None else 0
+
+
+def _shown(stamp: Any) -> str:
+    """A metrics time as SeaTunnel's summary prints it: local, ``yyyy-MM-dd HH:mm:ss``."""
+    parsed = _parse(stamp)
+    return parsed.astimezone().strftime(TIME_FORMAT) if parsed is not None else str(stamp or "")
 
 
 def statistic_pairs(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [
-        ("Start Time", m.get("start", "")),
-        ("End Time", m.get("end", "")),
+        ("Start Time", _shown(m.get("start"))),
+        ("End Time", _shown(m.get("end"))),
         ("Total Time(s)", _seconds(m.get("start", ""), m.get("end", ""))),
         ("Total Read Count", m.get("read_count", 0)),
         ("Total Write Count", m.get("write_count", 0)),
@@ -43,14 +56,17 @@ def statistic_pairs(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
 def job_metrics(job_name: str, pipelines: Iterable[PipelineMetrics | Mapping[str, Any]], start: str,
                 end: str) -> dict[str, Any]:
     """The job's totals over its pipelines (every pipeline counted, failed ones included); its
-    ``pipelines`` are their metrics as dicts."""
+    ``pipelines`` are their metrics as dicts. The job's ``failed_count`` is the sum of its
+    pipelines' (each never negative: :attr:`..runtime.metrics.PipelineMetrics.failed_count`), not
+    its reads minus its writes, which a pipeline writing to several sinks makes negative."""
     rows = [dict(p) if isinstance(p, Mapping) else p.to_dict() for p in pipelines]
     read = sum(p.get("read_count", 0) or 0 for p in rows)
     written = sum(p.get("write_count", 0) or 0 for p in rows)
+    failed_rows = sum(max(0, p.get("failed_count", 0) or 0) for p in rows)
     failed = [p for p in rows if p.get("status") != "FINISHED"]
     return {
         "job": job_name, "status": "FAILED" if failed else "FINISHED", "start": start, "end": end,
-        "read_count": read, "write_count": written, "failed_count": read - written,
+        "read_count": read, "write_count": written, "failed_count": failed_rows,
         "pipelines": rows,
     }
 

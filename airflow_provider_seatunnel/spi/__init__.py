@@ -22,6 +22,9 @@ from .contract import (
     TRANSFORM,
     BatchSource,
     ChangeEmitter,
+    ColumnFlow,
+    ColumnLineage,
+    ColumnOrigin,
     Dataset,
     Lineage,
     NeedsJars,
@@ -36,16 +39,18 @@ from .contract import (
     StreamFinish,
     StreamInfo,
     StreamingSource,
+    TableLineage,
     Transform,
     TwoPhaseSink,
+    Unnamed,
     Vertex,
 )
 from .registry import ENTRY_POINT_GROUP, available, get_connector
 
 __all__ = [
     "ENTRY_POINT_GROUP", "NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "BatchSource", "ChangeEmitter",
-    "Connector", "Dataset", "InsertOnly", "KnownPlugin", "Lineage", "NeedsJars", "PerInput", "PerInputSplit",
-    "ReadsTablesByName", "RetiresCommits", "RunContext", "SaveModes", "SchemaInference", "Sink",
-    "StreamFinish", "StreamInfo", "StreamingSource", "Transform", "TwoPhaseSink", "Vertex", "available",
-    "exactly_one_of", "get_connector",
+    "ColumnFlow", "ColumnLineage", "ColumnOrigin", "Connector", "Dataset", "InsertOnly", "KnownPlugin", "Lineage",
+    "NeedsJars", "PerInput", "PerInputSplit", "ReadsTablesByName", "RetiresCommits", "RunContext", "SaveModes",
+    "SchemaInference", "Sink", "StreamFinish", "StreamInfo", "StreamingSource", "TableLineage", "Transform",
+    "TwoPhaseSink", "Unnamed", "Vertex", "available", "exactly_one_of", "get_connector",
 ]

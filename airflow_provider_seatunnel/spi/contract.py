@@ -16,7 +16,8 @@ Data between the engine and a connector:
   that names this run's commits, and the engine's services (caching, fault points, stream state).
 
 Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
-:class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`NeedsJars`.
+:class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`TableLineage`,
+:class:`ColumnLineage`, :class:`NeedsJars`.
 Run time: the rest.
 """
 
@@ -225,10 +226,78 @@ class SchemaInference(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Unnamed:
+    """External data a plugin reads or writes that its options do not name (yet).
+
+    ``target`` says how the options give it (``path '/out/{{ ds }}'``, ``the URL of connection
+    'pg'``), for messages; ``at_run_time`` is whether the options of the running task (templates
+    rendered, variables and connections resolved) or the data's tables (``${table_name}``, see
+    :class:`TableLineage`) name it. False: nothing will (a relative path, a query whose tables
+    cannot be read).
+    """
+
+    target: str
+    at_run_time: bool = True
+
+
 @runtime_checkable
 class Lineage(Protocol):
-    def assets(self, options: Mapping[str, Any]) -> list[str]:
-        """URIs of the external data it reads or writes (Airflow assets)."""
+    def assets(self, options: Mapping[str, Any]) -> Sequence[str | Unnamed]:
+        """The external datasets it reads (a source) or writes (a sink), one URI each, named as
+        OpenLineage names datasets and Airflow names assets: ``file:///abs/path``,
+        ``s3://bucket/key``, ``postgres://host:port/database/schema/table``,
+        ``mysql://host:port/database/table`` (a database's parts as path segments, percent-encoded,
+        always with the port). An :class:`Unnamed` stands for a dataset the options do not name: a
+        URI is never cut short (a path up to its first placeholder names other data)."""
+        ...
+
+
+@runtime_checkable
+class TableLineage(Protocol):
+    def table_assets(self, options: Mapping[str, Any], table: str) -> Sequence[str | Unnamed]:
+        """What a sink writes for the upstream table ``table`` (its table id: ``t``, ``db.t``,
+        ``db.schema.t``) where the data's tables name its targets (``${table_name}``): the
+        :meth:`Lineage.assets` of its options for that table."""
+        ...
+
+
+#: OpenLineage's transformation subtypes: a column's value comes from its input columns unchanged
+#: (IDENTITY), computed (TRANSFORMATION) or aggregated over rows (AGGREGATION), in that order of
+#: strength (a chain of steps has its strongest step's subtype); an input column
+#: decides which rows come out or how they are combined (FILTER, JOIN, GROUP_BY, SORT, WINDOW).
+DIRECT_SUBTYPES = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
+INDIRECT_SUBTYPES = ("FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL")
+
+
+@dataclass(frozen=True)
+class ColumnOrigin:
+    """An input column a transform's output depends on: ``input`` is the dataset name (one of the
+    vertex's inputs), ``subtype`` one of :data:`DIRECT_SUBTYPES` (for an output field's value) or
+    :data:`INDIRECT_SUBTYPES` (for the rows as a whole); ``masking``: the value is hidden (a hash)."""
+
+    input: str
+    field: str
+    subtype: str = "IDENTITY"
+    masking: bool = False
+
+
+@dataclass(frozen=True)
+class ColumnFlow:
+    """Column lineage of a transform: per output field, the input columns its value is computed
+    from (``fields``), and the input columns that decide which rows come out (``rows``)."""
+
+    fields: Mapping[str, tuple[ColumnOrigin, ...]]
+    rows: tuple[ColumnOrigin, ...] = ()
+
+
+@runtime_checkable
+class ColumnLineage(Protocol):
+    def column_lineage(self, options: Mapping[str, Any],
+                       inputs: Mapping[str, Sequence[str] | None]) -> ColumnFlow | None:
+        """Which input columns each output field comes from. ``inputs`` maps each input dataset
+        name to its field names (None where unknown). None: the options do not tell (the lineage of
+        the columns through this transform is then unknown)."""
         ...
 
 

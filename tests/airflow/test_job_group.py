@@ -38,7 +38,7 @@ def _group(conf: Path, **kwargs):
 
 
 def test_group_renders_prepare_pipelines_summary(tmp_path):
-    from airflow.sdk import Asset
+    from airflow.sdk import Asset, AssetAlias
 
     conf = tmp_path / "two.conf"
     conf.write_text(TWO_PIPELINES)
@@ -60,8 +60,9 @@ def test_group_renders_prepare_pipelines_summary(tmp_path):
         assert task.spark_conn_id == "spark_cluster" and task.run_key == "orders"
     web = dag.get_task(next(t for t in pipelines if "web" in t))
     store = dag.get_task(next(t for t in pipelines if "store" in t))
-    # lineage: sinks are outlets (a templated path is the asset of its static part); FakeSource has none
-    assert web.outlets == [Asset("file:///data/web")] and web.inlets == []
+    # lineage: sinks are outlets (a templated path is an alias, resolved at run time); FakeSource has none
+    web_id = web.task_id.split(".", 1)[1]
+    assert web.outlets == [AssetAlias(f"seatunnel/{web_id}/sink[0]")] and web.inlets == []
     assert store.outlets == [Asset("file:///data/store")]
 
 
@@ -80,7 +81,8 @@ def test_standalone_operator_defaults_from_the_config(tmp_path):
         op = SeaTunnelOperator(task_id="sync", config=str(conf))
         explicit = SeaTunnelOperator(task_id="sync2", config=str(conf), retries=0, outlets=[])
     assert op.retries == 5 and op.inlets == [Asset("file:///in/orders")] and op.outlets == [Asset("file:///out/orders")]
-    assert explicit.retries == 0 and explicit.outlets == [] and explicit.inlets == [Asset("file:///in/orders")]
+    # the config sets job.retry.times: it wins over the argument (docs/airflow.md, "Retries")
+    assert explicit.retries == 5 and explicit.outlets == [] and explicit.inlets == [Asset("file:///in/orders")]
 
 
 DAG_FILE = """

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 JOB = """
-env { job.name = "airflow_job", job.retry.interval.seconds = 1 }
+env { job.name = "airflow_job", job.retry.times = 2, job.retry.interval.seconds = 1 }
 source {
   FakeSource {
     plugin_output = "gen"
@@ -53,8 +53,8 @@ def test_templated_file_config_runs_and_returns_metrics(run_dag, tmp_path):
     result = run_dag(_dag(tmp_path, "job.conf", "st_op_ok"), "st_op_ok")
     assert result["tis"]["job"]["state"] == "success", result["log"][-6000:]
     assert result["tis"]["record"]["state"] == "success", result["log"][-6000:]
-    # retries / retry_delay default to the config's restore policy (job.retry.times defaults to 3)
-    assert result["ops"]["job"] == {"retries": 3, "retry_delay": 1.0}
+    # retries / retry_delay: the config's restore policy, where it sets one
+    assert result["ops"]["job"] == {"retries": 2, "retry_delay": 1.0}
     metrics = json.loads((tmp_path / "xcom.json").read_text())
     assert metrics["status"] == "FINISHED"
     assert metrics["read_count"] == 12 and metrics["write_count"] == 24  # LocalFile + Assert
@@ -70,7 +70,7 @@ def test_failed_assert_fails_without_retry(run_dag, tmp_path):
     job = JOB.replace("__MIN__", "1000")
     result = run_dag(_dag(tmp_path, job, "st_op_assert"), "st_op_assert")  # inline text config
     ti = result["tis"]["job"]
-    assert result["ops"]["job"]["retries"] == 3  # retryable in general...
+    assert result["ops"]["job"]["retries"] == 2  # retryable in general...
     assert ti["state"] == "failed" and ti["try_number"] == 1, result["log"][-6000:]  # ...but not an Assert
     assert "AirflowFailException" in result["log"]
     assert "MIN_ROW" in result["log"] or "1000" in result["log"]

@@ -20,8 +20,8 @@ Both read and write at the parallelism the plan gives the vertex, never at a fig
   micro-batches Spark will never replay.
 
 Errors are classified by SQLSTATE (:mod:`.errors`); passwords never appear in messages. The
-compile-time checks are in :mod:`.checks`; the deviations from SeaTunnel are listed in
-:data:`.options.DEVIATIONS`.
+compile-time checks are in :mod:`.checks`, the tables it reads and writes as datasets in
+:mod:`.lineage`; the deviations from SeaTunnel are listed in :data:`.options.DEVIATIONS`.
 """
 
 from __future__ import annotations
@@ -42,14 +42,17 @@ from ...spi import (
     RetiresCommits,
     RunContext,
     SchemaInference,
+    TableLineage,
     TwoPhaseSink,
+    Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from .checks import assets, check, key_problems
+from .checks import check, key_problems
 from .commit import abort_entry, commit_table, retire_table
 from .connection import connection_of, ensure_driver, required_jars
+from .lineage import assets, table_assets
 from .options import DEVIATIONS
 from .sink import prepare_table
 from .source import over_readers, read_table, source_tables
@@ -60,10 +63,11 @@ __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 log = logging.getLogger("seatunnel.jdbc")
 
 
-class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, BatchSource, InsertOnly, TwoPhaseSink, RetiresCommits):
+class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, TwoPhaseSink,
+           RetiresCommits):
     name = "Jdbc"
     kinds = frozenset({SOURCE, SINK})
-    required = ("driver",)
+    required = ()  # url and driver: required unless the block's jdbc_conn_id gives them (checks.py)
     identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
     committer = True
     stores_deletes = True
@@ -82,8 +86,11 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, BatchSource, InsertOn
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return required_jars(options, env)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str]:
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         return assets(options)
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        return table_assets(options, table)
 
     # source ------------------------------------------------------------------------------------
 

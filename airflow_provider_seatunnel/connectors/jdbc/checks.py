@@ -1,5 +1,5 @@
 """The Jdbc block at compile time (no database, no Spark): option checks, the sink's
-``primary_keys`` against its input's fields, and the tables it reads or writes as Airflow assets.
+``primary_keys`` against its input's fields (the tables it reads or writes: :mod:`.lineage`).
 
 What SeaTunnel rejects but existing configs rely on planning (a source without a query or
 table, a sink without a query or ``generate_sink_sql``) plans, with a warning that fails validate.
@@ -13,23 +13,20 @@ with placeholders (``${table_name}``, ``{{ … }}``) are checked at run time, on
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from ...spi import NOT_RUNNABLE, SINK, SOURCE
-from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list, lookup
+from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
 from ...spi.schema import Schema
-from .dialects import NameProblem, single_name, split_name, unquote
+from .dialects import NameProblem, single_name, split_name
 from .options import DATA_SAVE_MODES, FIELD_IDE, SCHEMA_SAVE_MODES, opt, opt_text, to_decimal
 from .statements import values_clause
 
 _SINK_FLAGS = ("generate_sink_sql", "is_exactly_once", "enable_upsert", "support_upsert_by_insert_only",
                "is_primary_key_updated", "support_upsert_by_query_primary_key_exist", "create_index", "auto_commit",
                "use_copy_statement")
-_ASSET_SCHEMES = {"postgresql": "postgres", "mysql": "mysql", "sqlserver": "mssql", "oracle": "oracle"}
 
 
 @dataclass
@@ -103,6 +100,10 @@ def _check_connection(c: _Checker) -> None:
     if not c.plugin.has("url") and not c.plugin.has("jdbc_conn_id"):
         c.error(None, "the option 'url' is required",
                 hint='set url = "jdbc:postgresql://host:5432/db", or jdbc_conn_id = "<an Airflow connection>"')
+    if not c.plugin.has("driver") and not c.plugin.has("jdbc_conn_id"):
+        c.error(None, "the option 'driver' is required",
+                hint='set driver = "org.postgresql.Driver" (the JDBC driver class), or jdbc_conn_id = "<an Airflow '
+                     'connection>": its driver_class extra, else the usual class of its database')
     c.integer(c.options, "connection_check_timeout_sec", 1)
     c.boolean("use_kerberos")
     if as_bool(opt(c.options, "use_kerberos")) is True:
@@ -202,36 +203,3 @@ def key_problems(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | Non
                                     key="primary_keys", hint=f"did you mean '{names[close[0]]}'?" if close
                                     else "fields: " + ", ".join(known.names)))
     return problems
-
-
-def assets(options: Mapping[str, Any]) -> list[str]:
-    """Airflow asset URIs of the tables read or written, ``<scheme>://host:port/database/schema/table``
-    (the scheme as Airflow's providers name it: ``postgres``, ``mysql``...). A query without a
-    table, or a table named by placeholders, has none."""
-    url = opt_text(options, "url") or ""
-    found = re.match(r"jdbc:([a-z0-9]+):(?://)?([^/;?]*)/?([^;?]*)", url)
-    if not found:
-        return []
-    kind, authority, database = found.groups()
-    authority = authority.rsplit("@", 1)[-1]  # never credentials
-    scheme = _ASSET_SCHEMES.get(kind, kind)
-    items = lookup(options, "table_list")
-    paths = [opt_text(i, "table_path") for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
-    paths.append(opt_text(options, "table_path"))
-    table, db = opt_text(options, "table"), opt_text(options, "database")
-    if table:
-        paths.append(f"{db}.{table}" if db and "." not in table else table)
-    out = []
-    for path in filter(None, paths):
-        if "${" in path or "{{" in path:
-            continue
-        try:
-            parts = [quote(unquote(p), safe="") for p in split_name(path)]  # names as URI path segments
-        except NameProblem:
-            continue
-        if kind == "postgresql" and len(parts) < 3:
-            parts = [database, *(["public"] if len(parts) == 1 else []), *parts]
-        elif kind != "postgresql" and len(parts) == 1 and database:
-            parts = [database, *parts]
-        out.append(f"{scheme}://{authority}/{'/'.join(p for p in parts if p)}")
-    return sorted(dict.fromkeys(out))

@@ -4,6 +4,8 @@ run on the driver (split bounds, save modes, the commit). No Python database dri
 
 The driver (a Java class in a jar) is found by :func:`required_jars`; it reaches Spark through
 ``spark.jars``, or at run time through :func:`ensure_driver` when a session started without it.
+A block whose Airflow connection (``jdbc_conn_id``) gives its URL gets its driver class and jar
+from that connection's extras too (:func:`connection_driver_options`).
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...settings import JDBC_DRIVER_PATH, value
 from .dialects import Dialect, dialect_of
 from .errors import db_error
 from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
 
 log = logging.getLogger("seatunnel.jdbc")
 
-DRIVER_PATH_ENV = "SEATUNNEL_JDBC_DRIVER_PATH"
+DRIVER_PATH_ENV = JDBC_DRIVER_PATH.env
+#: The option an Airflow connection's ``driver_path`` extra becomes (run time only, never in a config)
+DRIVER_PATH_OPTION = "driver_path"
 
 #: (family, URL prefixes, driver class prefixes, well-known jar locations) for :func:`required_jars`
 KNOWN_DRIVERS = (
@@ -109,24 +114,71 @@ def _family(conn_url: str, driver: str) -> tuple | None:
     return None
 
 
+#: The driver class of each family in :data:`KNOWN_DRIVERS` and of the URL schemes Airflow's
+#: connection types give (``mssql``, ``oracle``): what a block whose connection names none loads
+DEFAULT_DRIVER_CLASSES = {"postgresql": "org.postgresql.Driver", "mysql": "com.mysql.cj.jdbc.Driver",
+                          "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC", "h2": "org.h2.Driver",
+                          "hsqldb": "org.hsqldb.jdbc.JDBCDriver",
+                          "sqlserver": "com.microsoft.sqlserver.jdbc.SQLServerDriver",
+                          "oracle": "oracle.jdbc.OracleDriver"}
+
+
+def default_driver_class(url: str) -> str | None:
+    """The usual driver class for a ``jdbc:<scheme>:`` URL, None for a scheme not in
+    :data:`DEFAULT_DRIVER_CLASSES`."""
+    found = re.match(r"jdbc:([a-z0-9]+):", url.strip().lower())
+    return DEFAULT_DRIVER_CLASSES.get(found.group(1)) if found else None
+
+
+def connection_driver_options(url: str, extra: Mapping[str, Any], *, allow_driver_path: bool,
+                              allow_driver_class: bool) -> dict[str, str]:
+    """``driver`` (and ``driver_path``) for a Jdbc block from its Airflow connection: the extras
+    ``driver_class`` and ``driver_path`` as the Jdbc provider reads them (case-insensitive keys),
+    each only where its switch allows it (the Jdbc provider's ``[providers.jdbc]
+    allow_driver_class_in_extra`` and ``allow_driver_path_in_extra``: whoever edits connections
+    would otherwise choose the code the Spark JVM loads; a refused one is logged); without a
+    ``driver_class``, the usual class of the URL's database (:func:`default_driver_class`). Options
+    the block sets itself win over these (the caller merges them underneath)."""
+    lower = {str(k).lower(): v for k, v in extra.items()}
+    out: dict[str, str] = {}
+    for key, allowed, option in (("driver_class", allow_driver_class, "driver"),
+                                 ("driver_path", allow_driver_path, DRIVER_PATH_OPTION)):
+        given = str(lower.get(key) or "").strip()
+        if given and allowed:
+            out[option] = given
+        elif given:
+            log.warning("Jdbc: the connection's extra %s is ignored: set allow_%s_in_extra = True in the "
+                        "[providers.jdbc] section of Airflow's configuration to use it", key, key)
+    if "driver" not in out and (default := default_driver_class(url)):
+        out["driver"] = default
+    return out
+
+
+def _jar_list(paths: str) -> list[str]:
+    """Jar files, and the jars of directories, of a ``:``- or ``,``-separated list (made absolute)."""
+    found: list[str] = []
+    for item in re.split(r"[,:]", paths):
+        item = os.path.abspath(os.path.expanduser(item.strip())) if item.strip() else ""
+        if os.path.isdir(item):
+            found.extend(sorted(glob.glob(os.path.join(item, "*.jar"))))
+        elif item:
+            found.append(item)
+    return found
+
+
 def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> list[str]:
     """The jars holding the JDBC driver of a Jdbc block, to put on Spark's classpath.
 
-    In order: ``$SEATUNNEL_JDBC_DRIVER_PATH`` (jar files or directories of jars, separated by
-    ``:`` or ``,``) when set; else nothing when the job's ``env.spark.jars`` already names a jar
+    The explicit ones, when there are any: the block's connection's ``driver_path`` (see
+    :func:`connection_driver_options`), then Airflow's ``[seatunnel] jdbc_driver_path``, else
+    ``$SEATUNNEL_JDBC_DRIVER_PATH`` (:mod:`...settings`) (jar files or directories of jars,
+    separated by ``:`` or ``,``). Else nothing when the job's ``env.spark.jars`` already names a jar
     of the driver's family (``postgresql``, ``mysql``...); else the first existing well-known
     system location for the driver class or URL scheme (Debian's ``/usr/share/java/postgresql.jar``...).
     """
-    explicit = os.environ.get(DRIVER_PATH_ENV, "").strip()
+    explicit = _jar_list(str(opt(config, DRIVER_PATH_OPTION, "") or "")) + _jar_list(value(JDBC_DRIVER_PATH) or "")
     if explicit:
-        found: list[str] = []
-        for item in re.split(r"[,:]", explicit):
-            item = os.path.abspath(os.path.expanduser(item.strip())) if item.strip() else ""
-            if os.path.isdir(item):
-                found.extend(sorted(glob.glob(os.path.join(item, "*.jar"))))
-            elif item:
-                found.append(item)
-        return found
+        return list(dict.fromkeys(explicit))
     url, driver = str(opt(config, "url", "")), str(opt(config, "driver", ""))
     family = _family(url, driver)
     if family is None:
@@ -156,7 +208,8 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
         family = _family(conn.url, conn.driver)
         where = f" (looked in {', '.join(family[3])})" if family else ""
         raise config_error(f"the JDBC driver class {conn.driver} is not on Spark's classpath and no jar was "
-                           f"found{where}: add its jar to env spark.jars or set {DRIVER_PATH_ENV}")
+                           f"found{where}: add its jar to env spark.jars, set [seatunnel] {JDBC_DRIVER_PATH.option} "
+                           f"in Airflow's configuration or {DRIVER_PATH_ENV}")
     for jar in jars:
         if not os.path.isfile(jar):
             raise config_error(f"the JDBC driver jar {jar} does not exist")
@@ -170,7 +223,8 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
         jvm.java.lang.Class.forName(conn.driver, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
     except Py4JError:
         raise config_error(f"the JDBC driver class {conn.driver} is not in {', '.join(jars)}: add the jar that "
-                           f"holds it to env spark.jars or set {DRIVER_PATH_ENV}") from None
+                           f"holds it to env spark.jars, set [seatunnel] "
+                           f"{JDBC_DRIVER_PATH.option} in Airflow's configuration or {DRIVER_PATH_ENV}") from None
 
 
 @contextmanager

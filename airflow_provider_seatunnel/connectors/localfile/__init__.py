@@ -49,7 +49,9 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     StreamingSource,
+    TableLineage,
     TwoPhaseSink,
+    Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
@@ -66,7 +68,14 @@ from .options import (
     PENDING_DIR,
     STAGING_DIR,
 )
-from .placeholders import assets, expand_table_placeholders, format_java_datetime, java_pattern_problem, table_parts
+from .placeholders import (
+    assets,
+    expand_table_placeholders,
+    format_java_datetime,
+    java_pattern_problem,
+    table_assets,
+    table_parts,
+)
 from .sink import handle_save_mode, prepare, save_mode
 from .source import list_input_files, partition_keys, read, read_stream
 
@@ -74,12 +83,12 @@ __all__ = [
     "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "HIVE_NULL", "PENDING_DIR",
     "STAGING_DIR", "LocalFile", "abort", "assets", "checks", "commit", "commits", "expand_table_placeholders",
     "format_java_datetime", "handle_save_mode", "java_pattern_problem", "list_input_files", "partition_keys",
-    "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source", "table_parts",
+    "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source", "table_assets", "table_parts",
 ]
 
 
-class LocalFile(Connector, SchemaInference, Lineage, SaveModes, BatchSource, InsertOnly, TwoPhaseSink,
-                StreamingSource, RetiresCommits):
+class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+                TwoPhaseSink, StreamingSource, RetiresCommits):
     name = "LocalFile"
     kinds = frozenset({SOURCE, SINK})
     identity = ("path",)
@@ -94,8 +103,11 @@ class LocalFile(Connector, SchemaInference, Lineage, SaveModes, BatchSource, Ins
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         return checks.schema(plugin, job, inputs)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str]:
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         return assets(options)
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        return table_assets(options, table)
 
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
         return save_mode(run_id, vertex)

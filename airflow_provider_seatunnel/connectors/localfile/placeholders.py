@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ...spi import Unnamed
+from ...spi.options import lookup
 from .options import HIVE_NULL, opt
 
 TABLE_PLACEHOLDER = re.compile(r"\$\{(database_name|schema_name|table_name|schema_full_name|table_full_name|"
@@ -55,18 +57,49 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
             for k, v in config.items()}
 
 
-def assets(options: Mapping[str, Any]) -> list[str]:
-    """The file URI of the data read or written: ``path`` up to its first placeholder
-    (``{{ ds }}``, ``${table_name}``), so that every run's data is one Airflow asset."""
-    path = opt(options, "path")
-    if path is None or not str(path).strip():
-        return []
-    text = str(path)
-    text = text[len("file://"):] if text.startswith("file://") else text
-    static = re.split(r"\$\{|\{\{|\{%", text, maxsplit=1)[0]
-    if static != text:
-        static = static.rsplit("/", 1)[0] or "/"
-    return [f"file://{os.path.abspath(os.path.expanduser(static))}"]
+#: what is left of a template or a placeholder in a path: Jinja's ``{{ }}``/``{% %}``, ``${...}``
+_UNRENDERED = re.compile(r"\{\{|\{%|\$\{")
+#: what a path cannot hold as it is in its file URI (the rest stays as written, as Airflow's file assets do)
+_URI_ESCAPES = {"%": "%25", "#": "%23", "?": "%3F"}
+
+
+def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
+    """The file URI of the data ``path`` (or each ``tables_configs`` item's) names:
+    ``file:///abs/path``, normalized (``%``, ``#`` and ``?`` percent-encoded). A path that still holds
+    a template or placeholder (``{{ ds }}``, ``${table_name}``) is named once the task renders it
+    (or per table, :func:`table_assets`): an :class:`Unnamed`, never the path cut before it. A
+    relative path names nothing (the directory Spark's driver runs in decides)."""
+    items = lookup(options, "tables_configs")
+    blocks = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) and items else [options]
+    out: list[str | Unnamed] = []
+    for block in blocks:
+        path = opt(block, "path")
+        if path is None or not str(path).strip():
+            continue
+        found = _file_uri(str(path).strip())
+        if found not in out:
+            out.append(found)
+    return out
+
+
+def table_assets(options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+    """What the sink writes for the upstream table ``table``: its options with the table's
+    placeholders expanded."""
+    return assets(table_config(options, table))
+
+
+def _file_uri(text: str) -> str | Unnamed:
+    if text.startswith("file://"):
+        text = text[len("file://"):]
+    elif text.startswith("file:"):
+        text = "/" + text[len("file:"):].lstrip("/")
+    if _UNRENDERED.search(text):
+        return Unnamed(f"path {text!r}", at_run_time=True)
+    text = os.path.expanduser(text)
+    if not os.path.isabs(text):
+        return Unnamed(f"relative path {text!r} (give an absolute path)", at_run_time=False)
+    path = os.path.normpath(text).replace("//", "/")
+    return "file://" + "".join(_URI_ESCAPES.get(c, c) for c in path)
 
 
 # ---------------------------------------------------------------------------------------------

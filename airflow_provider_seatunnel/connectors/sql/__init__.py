@@ -5,7 +5,8 @@ syntax errors, to list the tables it reads, and to decide whether a multi-input 
 per input (:mod:`.analysis`); when every input schema is known, the columns the query references
 are checked and the output schema is inferred where its types are certain (:mod:`.schema`); in a
 STREAMING job, what a stream cannot run and a stateful query without a watermark are errors
-(:mod:`.streaming`).
+(:mod:`.streaming`); the columns each output field comes from are read from the query
+(:mod:`.lineage`, for OpenLineage's column lineage).
 
 Run time: the inputs become temporary views and ``spark.sql`` runs the query rewritten to read
 them, carrying row kinds where rows pass one by one (:mod:`.apply`), with SeaTunnel's functions
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...spi import (
     TRANSFORM,
+    ColumnFlow,
+    ColumnLineage,
     Connector,
     Dataset,
     PerInput,
@@ -57,7 +60,7 @@ __all__ = [
 NAME = "Sql"
 
 
-class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit):
+class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     kinds = frozenset({TRANSFORM})
     required = ("query",)
@@ -89,6 +92,14 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         from .apply import apply  # sqlglot and PySpark: run time only
 
         return apply(ctx, vertex, inputs)
+
+    def column_lineage(self, options: Mapping[str, Any],
+                       inputs: Mapping[str, Sequence[str] | None]) -> ColumnFlow | None:
+        """The input columns of each output field, and those that decide the rows (:mod:`.lineage`)."""
+        from .lineage import column_lineage
+
+        query = options.get("query")
+        return column_lineage(query, inputs) if isinstance(query, str) else None
 
     def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
         query = plugin.get("query")

@@ -1,0 +1,142 @@
+"""The provider's settings: Airflow's ``[seatunnel]`` configuration section, environment variables as fallbacks.
+
+A setting is read at call time (never frozen at import), from the first of:
+
+1. Airflow's configuration: ``airflow.cfg``'s ``[seatunnel]`` section, ``AIRFLOW__SEATUNNEL__<OPTION>``,
+   a secrets backend, as Airflow's ``conf.get`` resolves them. Only in a process that has loaded
+   Airflow (the scheduler, the DAG processor, a task): this module never imports Airflow, so
+   compiling a job imports no Airflow, and the command line and the Spark application, which do
+   not load it, go on to
+2. ``AIRFLOW__SEATUNNEL__<OPTION>`` in the environment (Airflow's spelling, read directly);
+3. the setting's own environment variable (``SEATUNNEL_PLAN_CACHE``...), the spelling of earlier releases;
+4. nothing (None): the reader applies its default.
+
+A blank value counts as unset. :func:`environment` hands the values to a child process (spark-submit)
+under the environment variables' names, so that a Spark application sees what the Airflow task saw.
+The same definitions are the provider's ``config`` metadata (:func:`provider_config`), which Airflow
+shows in ``airflow config list`` and its UI.
+
+Standard library only, and nothing from this package: every layer may read it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SECTION = "seatunnel"
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option of the ``[seatunnel]`` section and the environment variable it falls back to."""
+
+    option: str
+    env: str
+    type: str  # "string" or "boolean", as Airflow's provider config metadata names types
+    description: str
+    example: str | None
+    version_added: str = "0.1.0"
+
+    @property
+    def airflow_env(self) -> str:
+        """The variable Airflow reads for this option: ``AIRFLOW__SEATUNNEL__<OPTION>``."""
+        return f"AIRFLOW__{SECTION.upper()}__{self.option.upper()}"
+
+
+PLAN_CACHE_DIR = Setting(
+    "plan_cache_dir", "SEATUNNEL_PLAN_CACHE", "string",
+    "Where compiled plans are cached, so that parsing a DAG file does not compile its jobs again: a "
+    "directory this user owns and others cannot write to (created 0700). ``off`` disables the cache. "
+    "Unset: the environment variable SEATUNNEL_PLAN_CACHE, else the user cache directory.",
+    "/var/cache/airflow/seatunnel-plans")
+CHECKPOINT_ROOT = Setting(
+    "checkpoint_root", "SEATUNNEL_CHECKPOINT_ROOT", "string",
+    "Where STREAMING pipelines keep their checkpoints when the job sets no env option checkpoint.root: a "
+    "directory, or a URI Spark can write to (hdfs://, s3a://). Unset: the environment variable "
+    "SEATUNNEL_CHECKPOINT_ROOT, else the user data directory.",
+    "s3a://bucket/seatunnel/checkpoints")
+JDBC_DRIVER_PATH = Setting(
+    "jdbc_driver_path", "SEATUNNEL_JDBC_DRIVER_PATH", "string",
+    "JDBC driver jars for Jdbc blocks: jar files or directories of jars, separated by ':' or ','. Unset: the "
+    "environment variable SEATUNNEL_JDBC_DRIVER_PATH, else a driver_path in the block's Airflow connection, "
+    "else env spark.jars or the system's well-known location for the driver (/usr/share/java/...).",
+    "/opt/jdbc/postgresql-42.7.4.jar")
+STRICT = Setting(
+    "strict", "SEATUNNEL_STRICT", "boolean",
+    "What a DAG file does when a job could not run here (a plugin this package cannot run, an option a "
+    "connector cannot honour): False shows a DAG warning and the task fails before Spark starts; True makes it "
+    "the DAG's import error. An operator's or task group's own strict argument wins. Unset: the environment "
+    "variable SEATUNNEL_STRICT, else False.",
+    "True")
+SETTINGS = (PLAN_CACHE_DIR, CHECKPOINT_ROOT, JDBC_DRIVER_PATH, STRICT)
+
+
+def airflow_conf() -> Any | None:
+    """Airflow's configuration object when this process has loaded Airflow, else None (nothing is imported)."""
+    module = sys.modules.get("airflow.configuration")
+    return getattr(module, "conf", None)
+
+
+def value(setting: Setting, environ: Mapping[str, str] | None = None) -> str | None:
+    """The setting's value (stripped), in the order the module docstring gives; None when unset.
+
+    ``environ`` (default ``os.environ``) is where steps 2 and 3 look."""
+    conf = airflow_conf()
+    if conf is not None:
+        found = conf.get(SECTION, setting.option, fallback=None)
+        if found is not None and str(found).strip():
+            return str(found).strip()
+    env = os.environ if environ is None else environ
+    for name in (setting.airflow_env, setting.env):
+        found = env.get(name)
+        if found is not None and found.strip():
+            return found.strip()
+    return None
+
+
+def flag(setting: Setting, environ: Mapping[str, str] | None = None, default: bool = False) -> bool:
+    """A boolean setting (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``); ``default`` when unset.
+
+    Raises ValueError naming the option and its environment variable for any other value."""
+    raw = value(setting, environ)
+    if raw is None:
+        return default
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ValueError(f"[{SECTION}] {setting.option} (or ${setting.env}) must be true or false, found {raw!r}")
+
+
+def strict(environ: Mapping[str, str] | None = None) -> bool:
+    """``[seatunnel] strict``: whether a job that cannot run here is a DAG import error (default False)."""
+    return flag(STRICT, environ)
+
+
+def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings that have a value, under their environment variables' names (``SEATUNNEL_...``):
+    what a child process (spark-submit and the Spark application) needs to see what this one sees."""
+    out: dict[str, str] = {}
+    for setting in SETTINGS:
+        found = value(setting, environ)
+        if found is not None:
+            out[setting.env] = found
+    return out
+
+
+def provider_config() -> dict[str, Any]:
+    """The ``config`` entry of the provider's metadata (Airflow's provider info schema): the
+    ``[seatunnel]`` section. No option has a default there: unset, the environment variable decides."""
+    return {SECTION: {
+        "description": "Apache SeaTunnel provider: where plans, checkpoints and JDBC drivers live, and how a "
+                       "job that cannot run here is reported. Every option falls back to an environment "
+                       "variable of the same meaning (SEATUNNEL_...).",
+        "options": {s.option: {"description": s.description, "version_added": s.version_added, "type": s.type,
+                               "example": s.example, "default": None} for s in SETTINGS},
+    }}
