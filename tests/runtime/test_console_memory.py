@@ -18,6 +18,8 @@ from airflow_provider_seatunnel.connectors import console
 from airflow_provider_seatunnel.plan.compiler import compile_job
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 
+from ..conftest import SHORT_LIVED_JVM
+
 LINE = re.compile(r"subtaskIndex=(\d+)  rowIndex=(\d+):  SeaTunnelRow#tableId=(\S+) SeaTunnelRow#kind=(\S+) : (.*)$")
 
 #: every type Spark renders itself, nulls and extremes included; each of the three readers (Console's
@@ -117,6 +119,9 @@ def test_five_million_rows_print_with_the_driver_capped_at_512m(tmp_path):
     metrics = tmp_path / "metrics.json"
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    # the JVM as deployed (its default collector), not the tests' short-lived one: the serial collector
+    # packs the large buffers of a whole partition where the default one runs out of memory
+    env["JAVA_TOOL_OPTIONS"] = env.get("JAVA_TOOL_OPTIONS", "").replace(SHORT_LIVED_JVM, "").strip()
     cli = str(Path(sys.executable).parent / "seatunnel-airflow")
     try:
         with open(out, "w") as stdout:  # the rows go to the pipeline's log; the screen to a file
