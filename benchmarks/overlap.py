@@ -83,8 +83,7 @@ def outside_lock(sink_type: str, work: Path, resources: Any) -> Iterator[Callabl
 
 def overlap_trial(n: int, run_id: str, mode: str, rng: random.Random, ctx: dict[str, Any]) -> Any:
     """One overlap trial (``ctx``: the harness's conf, work, sinks, expected, base run, helpers)."""
-    Trial, run_cli, state, difference, sample = (ctx["Trial"], ctx["run_cli"], ctx["state"], ctx["difference"],
-                                                 ctx["sample"])
+    Trial, run_cli, state = ctx["Trial"], ctx["run_cli"], ctx["state"]
     sinks, expected, conf, work = ctx["sinks"], ctx["expected"], ctx["conf"], ctx["work"]
     t = Trial(n, "overlap", mode)
     for s in sinks:
@@ -150,13 +149,7 @@ def overlap_trial(n: int, run_id: str, mode: str, rng: random.Random, ctx: dict[
     if 0 not in codes:  # both refused or failed: the next retry restores
         t.restore_code = run_cli(conf, work, run_id, 3).code
         t.stopped += f", restore {t.restore_code}"
-    for s in sinks:
-        lost, extra = difference(s.read(), s.final(expected))
-        t.lost += sum(lost.values())
-        t.duplicated += sum(extra.values())
-        if lost or extra:
-            t.details.append(f"{s.name}: lost {sum(lost.values())} [{sample(lost)}], extra {sum(extra.values())} "
-                             f"[{sample(extra)}]")
+    ctx["score"](t, sinks, expected)
     t.raw_after_restore = [s.raw() for s in sinks if s.raw]
     t.orphans = len(ctx["drivers_of"](run_id))
     t.seconds = time.monotonic() - t0

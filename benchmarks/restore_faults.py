@@ -406,6 +406,17 @@ def _stopped(run: Run) -> str:
     return "after: " + re.sub(r" \(attempt .*", "", last)[:50]
 
 
+def score(t: Trial, sinks: list[Sink], expected: list[Row]) -> None:
+    """Count into ``t`` the rows each sink lost and duplicated against what it must hold now."""
+    for s in sinks:
+        lost, extra = _difference(s.read(), s.final(expected))
+        t.lost += sum(lost.values())
+        t.duplicated += sum(extra.values())
+        if lost or extra:
+            t.details.append(f"{s.name}: lost {sum(lost.values())} [{_sample(lost)}], "
+                             f"extra {sum(extra.values())} [{_sample(extra)}]")
+
+
 def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink],
           expected: list[Row], faults: str | None = None, kill: Callable | None = None) -> Trial:
     t = Trial(n, kind, what)
@@ -425,13 +436,7 @@ def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sin
     t.raw_after_first = [s.raw() for s in sinks if s.raw]
     restore = run_cli(conf, work, run_id, 2)
     t.restore_code = restore.code
-    for s in sinks:
-        lost, extra = _difference(s.read(), s.final(expected))
-        t.lost += sum(lost.values())
-        t.duplicated += sum(extra.values())
-        if lost or extra:
-            t.details.append(f"{s.name}: lost {sum(lost.values())} [{_sample(lost)}], "
-                             f"extra {sum(extra.values())} [{_sample(extra)}]")
+    score(t, sinks, expected)
     t.raw_after_restore = [s.raw() for s in sinks if s.raw]
     t.seconds = time.monotonic() - t0
     if restore.code != 0:
@@ -507,7 +512,7 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
             spec = f"{point}={action}" + (f"+{count}" if count else "")
             n = len(trials) + 1
             record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec))
-        harness = {"Trial": Trial, "run_cli": run_cli, "state": _state, "difference": _difference, "sample": _sample,
+        harness = {"Trial": Trial, "run_cli": run_cli, "state": _state, "score": score,
                    "sinks": sinks, "expected": expected, "conf": conf, "work": work, "base": base,
                    "children": _children, "drivers_of": _drivers_of, "sink_type": name, "resources": resources}
         for i in range(args.overlap_trials):

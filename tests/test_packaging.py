@@ -341,16 +341,9 @@ sink { LocalFile { plugin_input = "people", path = "__OUT__", file_format_type =
 def db():
     from tests import pg
 
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        server.sql("create table people (id bigint primary key, name text)")
-        server.sql("insert into people values (1, 'ada'), (2, 'grace'), (3, 'edsger')")
+    with pg.running("create table people (id bigint primary key, name text)",
+                    "insert into people values (1, 'ada'), (2, 'grace'), (3, 'edsger')") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _connection(monkeypatch, db, extra: dict, allow: bool) -> None:

@@ -26,17 +26,10 @@ ORDERS = [  # id, customer, amount, updated_at
 def db():
     from tests import pg
 
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        server.sql("create table public.orders (id bigint primary key, customer text, amount numeric(10, 2), "
-                   "updated_at timestamptz not null)")
-        server.sql("insert into public.orders values " + ", ".join(f"({i}, '{c}', {a}, '{t}')" for i, c, a, t in ORDERS))
+    rows = ", ".join(f"({i}, '{c}', {a}, '{t}')" for i, c, a, t in ORDERS)
+    with pg.running("create table public.orders (id bigint primary key, customer text, amount numeric(10, 2), "
+                    "updated_at timestamptz not null)", "insert into public.orders values " + rows) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _sync(run_dag, airflow_env, db, trigger: datetime) -> dict:

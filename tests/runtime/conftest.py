@@ -37,11 +37,5 @@ def db():
     """A private PostgreSQL server for the module (Debian's binaries; fails, never skips, without them)."""
     from tests import pg
 
-    try:
-        server = pg.start()
-    except pg.PgUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
+    with pg.running() as server:
         yield server
-    finally:
-        server.stop()

@@ -140,20 +140,21 @@ def test_localfile_drop_data_takes_effect_in_the_commit(spark, plan_of, tmp_path
     assert (out / "old.json").exists() and (out / "k=1" / "older.json").exists()
     lf.abort(ctx, sink, info)
     assert sorted(p.name for p in data_files(out)) == ["old.json", "older.json"]
+
+    def commit_stopped_between_renames():
+        dying = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=2,
+                           options=faults.from_environment({faults.ENV: "sink.move@2+1"}))
+        info = lf.prepare(dying, sink, _frame(spark, 10))
+        with pytest.raises(faults.InjectedFault):
+            lf.commit(dying, sink, info)
+        return dying, info
+
     # 2. a raise between the renames, then abort: the dropped entries come back
-    dying = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=2,
-                       options=faults.from_environment({faults.ENV: "sink.move@2+1"}))
-    info = lf.prepare(dying, sink, _frame(spark, 10))
-    with pytest.raises(faults.InjectedFault):
-        lf.commit(dying, sink, info)
+    dying, info = commit_stopped_between_renames()
     lf.abort(dying, sink, info)
     assert sorted(p.name for p in data_files(out)) == ["old.json", "older.json"]
     # 3. the same, but the driver dies (no abort): the next attempt finishes drop and moves
-    dying = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=2,
-                       options=faults.from_environment({faults.ENV: "sink.move@2+1"}))
-    info = lf.prepare(dying, sink, _frame(spark, 10))
-    with pytest.raises(faults.InjectedFault):
-        lf.commit(dying, sink, info)
+    commit_stopped_between_renames()
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=3)
     again = lf.prepare(retry, sink, _frame(spark, 10))
     assert [e["status"] for e in again["tables"]] == ["recovered"]
