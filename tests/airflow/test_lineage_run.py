@@ -151,7 +151,9 @@ def test_targets_named_at_run_time_get_real_asset_events(lineage_run):
     path = f"file://{work}/out/{DEFAULT_LOGICAL_DATE:%Y-%m-%d}/orders"
     table = f"postgres://127.0.0.1:{db.port}/{db.database}/public/orders_out"
     assert sorted(e["uri"] for e in lineage_run["assets"]["events"]) == sorted([path, table])
-    aliases = {name: uris for name, uris in lineage_run["assets"]["aliases"].items() if name.startswith("seatunnel/")}
+    # the session's Airflow database also holds the aliases of other tests' DAGs: keep this run's
+    aliases = {name: uris for name, uris in lineage_run["assets"]["aliases"].items()
+               if name.startswith("seatunnel/") and any(u in (path, table) for u in uris)}
     assert sorted(aliases.values()) == [[path], [table]], aliases
     assert db.sql("select count(*) from orders_out") == [["2"]]  # the table the event names is the one written
 
