@@ -133,7 +133,9 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
     shots = ARTIFACTS / "airflow-ui"
     shots.mkdir(parents=True, exist_ok=True)
     assert len(example_run.pipelines) == 4, example_run.tasks
-    local_ids = [t.split(".", 1)[1] for t in example_run.pipelines] + ["prepare", "summary"]
+    # the UI labels a pipeline task with its display name (``orders → LocalFile``), the others by their id
+    local_ids = [example_run.tasks[t].get("task_display_name") or t.split(".", 1)[1]
+                 for t in example_run.pipelines] + ["prepare", "summary"]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
