@@ -13,7 +13,7 @@ import stat
 import pytest
 
 from airflow_provider_seatunnel.plan import cache, compile_job
-from airflow_provider_seatunnel.plan import compiler as compiler_module
+from tests.plan.test_cache import counting
 
 JOB = """
 env { job.name = "cached", spark.hadoop.fs.s3a.secret.key = "lit-s3-secret-1", spark.hadoop.fs.s3a.access.key = ${S3_KEY} }
@@ -24,18 +24,6 @@ sink { Jdbc { plugin_input = "t", url = "jdbc:postgresql://db:5432/app?password=
 """
 ENV = {"DB_PASSWORD": "env-db-pw-3", "S3_KEY": "AKIA-env-key-4", "SINK_PW": "url-pw-5"}
 SECRETS = ("lit-s3-secret-1", "env-db-pw-3", "AKIA-env-key-4", "url-pw-5", "literal-sink-pw-2", "var-user-6")
-
-
-def counting(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    real = compiler_module.compile_text
-
-    def spy(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(compiler_module, "compile_text", spy)
-    return calls
 
 
 @pytest.fixture

@@ -128,9 +128,9 @@ def take_token(connection: Any, target: Target, ctx: RunContext, vertex: Vertex,
                         raise
                     connection.rollback()  # a concurrent attempt inserted it: increment it instead
                     continue
-            (token,), = query(connection, f"SELECT token FROM {fences} WHERE commit_id = ?", (key,))
+            token = newest_token(connection, target, key)
             connection.commit()
-            return int(token or 0)
+            return token
         raise RuntimeError(f"could not take an attempt token for {target.label}")
     except BaseException:
         rollback_quietly(connection)
