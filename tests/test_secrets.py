@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -214,3 +215,33 @@ def test_work_dir_removal_takes_only_what_the_run_created(tmp_path, plan_of, exi
         assert stat.S_IMODE(given.stat().st_mode) == 0o1777
     else:
         assert not (tmp_path / "new").exists() and tmp_path.exists()
+
+
+def test_openlineage_transport_credentials_are_masked_and_hidden_from_spark(tmp_path, monkeypatch):
+    from airflow.sdk.log import redact
+
+    from airflow_provider_seatunnel.hooks.seatunnel import SeaTunnelHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_T", json.dumps({"conn_type": "spark", "host": "local[1]"}))
+    hook = SeaTunnelHook(JOB, format="hocon", spark_conn_id="spark_t")
+    try:
+        hook.spark_submit_hook(run_id="r", attempt=1)
+        hook.add_spark_conf({"spark.openlineage.transport.type": "http",
+                             "spark.openlineage.transport.auth.type": "api_key",
+                             "spark.openlineage.transport.auth.apiKey": "ol-key-31337",
+                             "spark.openlineage.transport.transports.r.headers.X-Token": "hdr-secret-4242"})
+        for secret in ("ol-key-31337", "hdr-secret-4242"):
+            assert secret not in redact(f"the value is {secret}"), secret
+        assert "api_key" in redact("auth type api_key")  # the auth type is not a secret
+        cmd = hook.spark_hook._build_spark_submit_command(str(tmp_path / "app.py"))
+        assert "ol-key-31337" not in " ".join(cmd)
+        props = Path(cmd[cmd.index("--properties-file") + 1]).read_text().splitlines()
+        assert "spark.openlineage.transport.auth.apiKey ol-key-31337" in props
+        regex = next(line.split(" ", 1)[1] for line in props if line.startswith("spark.redaction.regex "))
+        pattern = re.compile(regex)
+        assert pattern.search("spark.openlineage.transport.auth.apiKey")
+        assert pattern.search("spark.openlineage.transport.transports.r.headers.X-Token")
+        assert pattern.search("spark.hadoop.fs.s3a.secret.key")  # Spark's own rule is kept
+        assert not pattern.search("spark.openlineage.transport.auth.type")
+    finally:
+        hook.cleanup()

@@ -29,6 +29,13 @@ from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
 from ..spi.errors import PipelineError, exit_failure
+from ..spi.secrets import (
+    OPENLINEAGE_SECRET,
+    OPENLINEAGE_SECRET_REGEX,
+    REDACTION_REGEX_KEY,
+    SPARK_REDACTION_REGEX,
+    redaction,
+)
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -322,11 +329,26 @@ class SeaTunnelHook(BaseHook):
     def add_spark_conf(self, conf: Mapping[str, Any]) -> None:
         """Spark settings for the submission :meth:`spark_submit_hook` built (the operator's ``conf``,
         with the OpenLineage parent-job and transport settings the Spark provider injects into it):
-        written into the pipeline's 0600 properties file over the job's own, never onto the command line."""
+        written into the pipeline's 0600 properties file over the job's own, never onto the command line.
+        Secret values among them (Spark's redaction rule, and the OpenLineage transport's ``auth``
+        and ``headers`` settings, e.g. an HTTP ``apiKey``) are registered with Airflow's log masker,
+        and the Spark redaction regex of the submission is widened to hide the OpenLineage ones."""
         if self._spark_hook is None or self._properties is None or not conf:
             return
+        from airflow.sdk.log import mask_secret
+
         path, base = self._properties
-        written = write_properties_file({**base, **{str(k): str(v) for k, v in conf.items()}}, path)
+        added = {str(k): str(v) for k, v in conf.items()}
+        rule = redaction(self.plan.env)
+        hidden_keys = [k for k in added if rule.matches(k) or OPENLINEAGE_SECRET.search(k)]
+        for key in hidden_keys:
+            if added[key]:
+                mask_secret(added[key])
+        merged = {**base, **added}
+        if any(OPENLINEAGE_SECRET.search(k) for k in hidden_keys):  # Spark's own rule misses "apiKey"
+            own = merged.get(REDACTION_REGEX_KEY) or SPARK_REDACTION_REGEX
+            merged[REDACTION_REGEX_KEY] = f"{own}|{OPENLINEAGE_SECRET_REGEX}"
+        written = write_properties_file(merged, path)
         self._spark_hook._properties_file = str(written) if written else None
 
     def pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,

@@ -9,6 +9,7 @@ after a worker crash reconnect to the running application instead of submitting 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -56,6 +57,24 @@ def format_of(config: Any) -> str | None:
         if "\n" not in s and "{" not in s:
             return _FORMATS.get(Path(s).suffix.lower())
     return None
+
+
+def _config_retries(plan: JobPlan, pipeline: PipelinePlan, retries: int | None,
+                    retry_delay: timedelta | float | None) -> tuple[int | None, timedelta | float | None]:
+    """What the config sets wins over every argument (and ``default_args``); a differing argument
+    is named in a warning, so the DAG author sees why it has no effect."""
+    times, delay = retry_policy(plan, pipeline)
+    overridden = []
+    if times is not None and retries is not None and retries != times:
+        overridden.append(f"retries={retries} (job.retry.times = {times})")
+    given = retry_delay.total_seconds() if isinstance(retry_delay, timedelta) else retry_delay
+    if delay is not None and given is not None and given != delay.total_seconds():
+        overridden.append(f"retry_delay={given:g}s (job.retry.interval.seconds = {delay.total_seconds():g})")
+    if overridden:
+        warnings.warn(f"pipeline {pipeline.task_id}: the config's restore settings win over "
+                      f"{', '.join(overridden)}; remove them from the config's env to use the argument",
+                      UserWarning, stacklevel=4)
+    return (times if times is not None else retries), (delay if delay is not None else retry_delay)
 
 
 def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, timedelta | None]:
@@ -197,9 +216,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         config = os.fspath(config)
         chosen = _choose(plan, pipeline)
         if plan is not None and chosen is not None:
-            times, delay = retry_policy(plan, chosen)  # what the config sets wins over every argument
-            retries = times if times is not None else retries
-            retry_delay = delay if delay is not None else retry_delay
+            retries, retry_delay = _config_retries(plan, chosen, retries, retry_delay)
             if "inlets" not in kwargs or "outlets" not in kwargs:
                 inlets, outlets = pipeline_assets(chosen)
                 kwargs.setdefault("inlets", inlets)

@@ -30,6 +30,10 @@ REDACTED = "******"
 SPARK_REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key"
 #: The ``env`` key a job sets its own redaction regex with.
 REDACTION_REGEX_KEY = "spark.redaction.regex"
+#: OpenLineage transport settings that carry credentials (``...auth.apiKey``, ``...headers.*``),
+#: which Spark's default rule does not hide; ``auth.type`` is not a secret.
+OPENLINEAGE_SECRET_REGEX = r"(?i:openlineage[.]transport[.].*([.]auth[.](?!type$)|apikey|[.]headers[.]))"
+OPENLINEAGE_SECRET = re.compile(OPENLINEAGE_SECRET_REGEX)
 #: Secret values shorter than this are hidden where their key is known, never searched for in free
 #: text (a one-letter password would mask every such letter of a message).
 MIN_SCRUBBED_LENGTH = 5

@@ -106,8 +106,12 @@ def test_standalone_operator_retry_precedence(tmp_path):
     with DAG("st_standalone", schedule=None, start_date=datetime(2024, 1, 1), default_args={"retries": 1}):
         from_dag = SeaTunnelOperator(task_id="from_dag", config=str(plain), pipeline=1)
         own = SeaTunnelOperator(task_id="own", config=str(plain), pipeline=1, retries=0)
-        config_wins = SeaTunnelOperator(task_id="config_wins", config=str(five), pipeline=1, retries=0)
-    assert (from_dag.retries, own.retries, config_wins.retries) == (1, 0, 5)
+        with pytest.warns(UserWarning, match=r"retries=0 \(job.retry.times = 5\)"):
+            config_wins = SeaTunnelOperator(task_id="config_wins", config=str(five), pipeline=1, retries=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an argument the config agrees with is not worth a warning
+            same = SeaTunnelOperator(task_id="same", config=str(five), pipeline=1, retries=5)
+    assert (from_dag.retries, own.retries, config_wins.retries, same.retries) == (1, 0, 5, 5)
 
 
 # -- what cannot run here (problem 4), at parse time -----------------------------------------------
