@@ -169,8 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except ConfigError as e:
+        _print_problems(e.warnings)
         _print_problems(e.problems)
         return EXIT_CONFIG
+    except BrokenPipeError:  # the reader went away (`plan ... | head`): nothing left to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit would fail again
+        return EXIT_OK
 
 
 if __name__ == "__main__":

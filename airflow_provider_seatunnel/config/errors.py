@@ -5,6 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+#: The code of a warning that makes ``validate`` (and ``run``) fail: the job names a plugin, or asks a
+#: plugin for something (a file format, a codec, a dialect), that plans but that this package cannot
+#: run. A feature gap, not a mistake in the config.
+NOT_RUNNABLE = "not-runnable"
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -55,11 +60,19 @@ class ConfigError(ValueError):
     and says what to do. Retrying cannot fix it.
     """
 
-    def __init__(self, problems: Problem | Iterable[Problem]):
+    def __init__(self, problems: Problem | Iterable[Problem], warnings: Iterable[Problem] = ()):
         if isinstance(problems, Problem):
             problems = [problems]
         self.problems: list[Problem] = list(problems)
+        #: what was doubtful before the error stopped the compiler (shown with the errors)
+        self.warnings: list[Problem] = list(warnings)
         super().__init__("\n".join(p.format() for p in self.problems))
+
+    def with_warnings(self, warnings: Iterable[Problem]) -> ConfigError:
+        """This error, with ``warnings`` (found before it) ahead of its own."""
+        seen = set(self.warnings)
+        self.warnings = [*(w for w in warnings if w not in seen), *self.warnings]
+        return self
 
     @classmethod
     def at(cls, message: str, **where) -> ConfigError:

@@ -17,75 +17,52 @@ substitutions (``${name}``, ``${?name}``) are kept as :class:`Subst` nodes by
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, Problem
 from .hocon_lexer import Pos, Token, tokenize
+from .hocon_nodes import (
+    MISSING,
+    Concat,
+    ConfigList,
+    ConfigObject,
+    Layered,
+    Subst,
+    assign,
+    copy_value,
+    merge_into,
+)
+from .hocon_resolve import Lookup, resolve
+
+__all__ = ["MISSING", "PLUGIN_SECTIONS", "Concat", "ConfigList", "ConfigObject", "Layered", "Lookup", "Pos",
+           "Subst", "parse", "parse_value_text", "resolve", "to_plain"]
 
 PLUGIN_SECTIONS = ("source", "transform", "sink")
 
-_MISSING = object()
-
-
-class ConfigObject(dict):
-    """An ordered object that remembers where it and each of its keys stand."""
-
-    __slots__ = ("key_pos", "pos")
-
-    def __init__(self, *args: Any, pos: Pos | None = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.pos = pos
-        self.key_pos: dict[str, Pos] = {}
-
-    def line_of(self, key: str) -> int | None:
-        p = self.key_pos.get(key)
-        return p.line if p else (self.pos.line if self.pos else None)
-
-
-class ConfigList(list):
-    """A list that remembers where it and each of its elements stand."""
-
-    __slots__ = ("item_pos", "pos")
-
-    def __init__(self, *args: Any, pos: Pos | None = None):
-        super().__init__(*args)
-        self.pos = pos
-        self.item_pos: list[Pos | None] = []
-
-
-@dataclass(frozen=True)
-class Subst:
-    """An unquoted ``${path}`` (or ``${?path}``) awaiting resolution."""
-
-    path: str
-    optional: bool
-    pos: Pos
-
-
-@dataclass(frozen=True)
-class Concat:
-    """Adjacent value pieces on one line (``"a "${x}" b"``), joined at resolution."""
-
-    parts: tuple
-    pos: Pos
-
-
+_MISSING = MISSING
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+_INCLUDE = re.compile(r'(?:(required)\()?(?:(file|classpath|url)\()?"((?:[^"\\]|\\.)*)"(\)*)\Z')
+_MAX_INCLUDE_DEPTH = 50
 
 
 # ---------------------------------------------------------------------------
 # Parser
 
+_VALUE_END = ("NEWLINE", "COMMA", "RBRACE", "RBRACK", "EOF")
+
 
 class _Parser:
-    def __init__(self, text: str, file: str | None, json_syntax: bool):
+    def __init__(self, text: str, file: str | None, json_syntax: bool,
+                 warnings: list[Problem] | None = None, including: tuple[str, ...] = ()):
         self.file = file
         self.json = json_syntax
         self.toks = tokenize(text, file)
         self.i = 0
+        self.warnings = warnings if warnings is not None else []
+        self.including = including  # the files whose includes led here (cycle check)
 
     # -- helpers
     def peek(self, skip_newlines: bool = False) -> Token:
@@ -98,6 +75,16 @@ class _Parser:
         t = self.toks[self.i]
         self.i += 1
         return t
+
+    def skip_newlines_before(self, kinds: tuple[str, ...]) -> Token:
+        """The next token, past newlines when what follows them is one of ``kinds`` (a key
+        and its ``=`` or ``{`` may stand on separate lines)."""
+        j = self.i
+        while self.toks[j].kind == "NEWLINE":
+            j += 1
+        if self.toks[j].kind in kinds:
+            self.i = j
+        return self.toks[self.i]
 
     def error(self, message: str, pos: Pos, hint: str | None = None) -> ConfigError:
         return ConfigError.at(message, file=self.file, line=pos.line, col=pos.col, hint=hint)
@@ -124,12 +111,18 @@ class _Parser:
             raise self.error("a job config must be an object, not a list", t.pos,
                              "write env { }, source { }, transform { } and sink { } blocks")
         else:
-            obj = self.parse_fields(Pos(1, 1), closing="EOF", root=True)
+            obj = self.parse_fields(Pos(1, 1, self.file), closing="EOF", root=True)
         t = self.peek(skip_newlines=True)
         if t.kind != "EOF":
             raise self.error(f"unexpected {self.describe(t)} after the end of the config", t.pos,
                              "check for an extra closing brace")
         return obj
+
+    def at_include(self) -> bool:
+        t, nxt = self.toks[self.i], self.toks[self.i + 1]
+        return (not self.json and t.kind == "UNQUOTED" and t.value == "include" and bool(nxt.space_before)
+                and (nxt.kind == "STRING" or (nxt.kind == "UNQUOTED"
+                                              and re.match(r"(required|file|classpath|url)\(", nxt.value))))
 
     def parse_key(self) -> tuple[str, Pos]:
         t = self.peek()
@@ -143,12 +136,12 @@ class _Parser:
             t = self.next()
             parts.append(t.space_before + t.value)
         key = "".join(parts).strip() if len(parts) > 1 else parts[0]
-        if key == "include" and self.peek().kind == "STRING":
-            raise self.error("'include' is not supported in job configs", start,
-                             "inline the included settings or use variables (-i)")
         return key, start
 
-    def parse_fields(self, pos: Pos, closing: str, root: bool = False) -> ConfigObject:
+    def parse_fields(self, pos: Pos, closing: str, root: bool = False, path: tuple[str, ...] = (),
+                     earlier: ConfigObject | None = None) -> ConfigObject:
+        """The entries of an object up to ``closing``. ``path``: the object's place from the
+        root; ``earlier``: the object this one will merge into (what self-references see)."""
         obj = ConfigObject(pos=pos)
         while True:
             t = self.peek(skip_newlines=True)
@@ -165,49 +158,102 @@ class _Parser:
             if t.kind in ("RBRACE", "RBRACK"):
                 raise self.error(f"unexpected '{t.value}': there is no block to close here", t.pos,
                                  "remove it, or check the braces above")
-            key, kpos = self.parse_key()
-            sep = self.peek()
-            if sep.kind in ("EQUALS", "COLON", "PLUSEQ"):
-                self.next()
-                append = sep.kind == "PLUSEQ"
-                nxt = self.peek()
-                if nxt.kind in ("NEWLINE", "EOF", "COMMA", "RBRACE"):
-                    # HOCON allows a newline after '=' only before an object or list
-                    nxt = self.peek(skip_newlines=True)
-                    if nxt.kind not in ("LBRACE", "LBRACK"):
-                        raise self.error(f"the key '{key}' has no value", kpos,
-                                         f"write {key} = <value>")
-            elif sep.kind == "LBRACE":
-                append = False
+            if self.at_include():
+                merge_into(obj, self.parse_include(path))
             else:
-                raise self.error(f"expected '=' or ':' after the key '{key}', found {self.describe(sep)}",
-                                 sep.pos, 'quote keys or values that contain spaces or special characters')
-            if root and key in PLUGIN_SECTIONS and self.peek().kind == "LBRACE" and not self.json:
-                value: Any = self.parse_plugin_section(key)
-            else:
-                value = self.parse_value()
-            if root and key in obj and _refers_to(value, key):
-                value = _replace_self(value, key, obj[key])
-            if append:
-                prev = obj.get(key, _MISSING)
-                value = Concat(((ConfigList() if prev is _MISSING else prev), _as_list(value)), kpos)
-                obj[key] = value
-            elif root and key in PLUGIN_SECTIONS and isinstance(obj.get(key), ConfigList) \
-                    and isinstance(value, ConfigList):
-                obj[key].extend(value)  # two `source { }` sections: keep every block of both
-                obj[key].item_pos.extend(value.item_pos)
-                continue
-            elif key in obj and isinstance(obj[key], ConfigObject) and isinstance(value, ConfigObject):
-                _merge_into(obj[key], value)
-            else:
-                obj[key] = value
-            obj.key_pos[key] = kpos
+                self.parse_field(obj, root, path, earlier)
             end = self.peek()
             after_block = self.toks[self.i - 1].kind == "RBRACE"
             if end.kind not in ("NEWLINE", "COMMA", closing, "EOF", "RBRACE") and not after_block:
-                raise self.error(f"unexpected {self.describe(end)} after the value of '{key}'", end.pos,
+                raise self.error(f"unexpected {self.describe(end)} after the value of "
+                                 f"'{list(obj)[-1] if obj else 'include'}'", end.pos,
                                  "put one entry per line, or separate entries with commas; "
                                  "quote values that contain spaces")
+
+    def parse_field(self, obj: ConfigObject, root: bool, path: tuple[str, ...],
+                    earlier: ConfigObject | None) -> None:
+        """One ``key = value`` (``key { }``, ``key += value``) of ``obj``, merged as HOCON merges
+        a key set twice; ``${key}`` in its value means the key's earlier value."""
+        key, kpos = self.parse_key()
+        sep = self.skip_newlines_before(("EQUALS", "COLON", "PLUSEQ", "LBRACE"))
+        append = sep.kind == "PLUSEQ"
+        if sep.kind in ("EQUALS", "COLON", "PLUSEQ"):
+            self.next()
+            if self.peek(skip_newlines=True).kind in _VALUE_END:
+                raise self.error(f"the key '{key}' has no value", kpos, f"write {key} = <value>")
+        elif sep.kind != "LBRACE":
+            raise self.error(f"expected '=' or ':' after the key '{key}', found {self.describe(sep)}",
+                             sep.pos, 'quote keys or values that contain spaces or special characters')
+        before = obj[key] if key in obj else (earlier.get(key, MISSING) if earlier is not None else MISSING)
+        if root and key in PLUGIN_SECTIONS and self.peek().kind == "LBRACE" and not self.json:
+            blocks = self.parse_plugin_section(key)
+            if isinstance(obj.get(key), ConfigList):  # two `source { }` sections: every block of both
+                obj[key].extend(blocks)
+                obj[key].item_pos.extend(blocks.item_pos)
+            else:
+                obj[key] = blocks
+                obj.key_pos[key] = kpos
+            return
+        value = self.parse_value((*path, key), before if isinstance(before, ConfigObject) else None)
+        value = _replace_self(value, _spellings((*path, key)), before)
+        if append:
+            value = Concat((ConfigList() if before is MISSING else before, _as_list(value)), kpos)
+            obj[key] = value
+            obj.key_pos[key] = kpos
+        else:
+            assign(obj, key, value, kpos)
+
+    def parse_include(self, path: tuple[str, ...]) -> ConfigObject:
+        """``include "f"``, ``include file("f")``, ``include required(file("f"))``: the named
+        file's entries, merged here; its path is relative to the including file. A missing
+        file is skipped (with a warning) unless ``required``."""
+        start = self.next().pos
+        raw, last = "", self.toks[self.i]
+        while self.peek().kind in ("STRING", "UNQUOTED"):
+            last = self.next()
+            raw += '"' + last.value.replace('"', '\\"') + '"' if last.kind == "STRING" else last.value.strip()
+        m = _INCLUDE.match(raw)
+        if not m or m.group(4).count(")") != bool(m.group(1)) + bool(m.group(2)):
+            raise self.error(f"cannot read the include {raw!r}", start,
+                             'write include "file.conf", include file("file.conf") or include required(...)')
+        required, kind, name = bool(m.group(1)), m.group(2) or "file", m.group(3).replace('\\"', '"')
+        if kind != "file":
+            raise self.error(f"include {kind}(...) is not supported here", start,
+                             'copy the file next to the job config and write include file("...")')
+        return self.read_include(name, required, start, path)
+
+    def read_include(self, name: str, required: bool, pos: Pos, path: tuple[str, ...]) -> ConfigObject:
+        base = Path(self.file).parent if self.file else Path(os.getcwd())
+        target = base / name
+        candidates = [target] if target.suffix else [target, target.with_suffix(".conf"), target.with_suffix(".json")]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            if required:
+                raise self.error(f"included file not found: {target}", pos,
+                                 "the path is relative to the file that includes it")
+            self.warnings.append(Problem(f"included file not found, skipped: {target}", file=self.file,
+                                         line=pos.line, col=pos.col, severity="warning",
+                                         hint='write include required("...") to make it an error'))
+            return ConfigObject(pos=pos)
+        resolved = str(found.resolve())
+        if resolved in self.including or len(self.including) > _MAX_INCLUDE_DEPTH:
+            raise self.error(f"include cycle: {found} includes itself", pos, "remove one of the includes")
+        try:
+            text = found.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise self.error(f"cannot read the included file {found}: {e}", pos) from None
+        sub = _Parser(text, str(found), found.suffix.lower() == ".json", self.warnings,
+                      (*self.including, resolved))
+        t = sub.peek(skip_newlines=True)
+        if t.kind == "LBRACE":
+            sub.next()
+            included = sub.parse_fields(t.pos, closing="RBRACE", path=path)
+        else:
+            included = sub.parse_fields(Pos(1, 1, str(found)), closing="EOF", path=path)
+        if sub.peek(skip_newlines=True).kind != "EOF":
+            t = sub.peek()
+            raise sub.error(f"unexpected {sub.describe(t)} after the end of the included file", t.pos)
+        return included
 
     def parse_plugin_section(self, section: str) -> ConfigList:
         """``source { A { } B { } }`` → an ordered list of blocks; duplicates stay separate."""
@@ -224,28 +270,32 @@ class _Parser:
             if t.kind == "EOF":
                 raise self.error(f"missing '}}': the {section} block opened here is never closed",
                                  open_tok.pos, "add the closing brace")
+            if self.at_include():
+                raise self.error(f"an include directly in the {section} block is not read (SeaTunnel "
+                                 "ignores it too)", t.pos, "put the include inside a plugin's braces")
             name, npos = self.parse_key()
-            if self.peek().kind in ("EQUALS", "COLON"):
+            if self.skip_newlines_before(("EQUALS", "COLON", "LBRACE")).kind in ("EQUALS", "COLON"):
                 self.next()
+                self.peek(skip_newlines=True)
             if self.peek().kind != "LBRACE":
                 raise self.error(f"'{name}' in the {section} block must be a plugin block "
                                  f"'{name} {{ ... }}'", npos,
                                  "options belong inside a plugin's braces")
-            block = self.parse_value()
+            block = self.parse_value(())
             if isinstance(block, ConfigObject):
                 block.setdefault("plugin_name", name)
                 block.pos = npos
             blocks.append(block)
             blocks.item_pos.append(npos)
 
-    def parse_value(self) -> Any:
+    def parse_value(self, path: tuple[str, ...], earlier: ConfigObject | None = None) -> Any:
         parts: list[tuple[Token, Any]] = []
         v: Any
         while True:
             t = self.peek()
             if t.kind == "LBRACE":
                 self.next()
-                v = self.parse_fields(t.pos, closing="RBRACE")
+                v = self.parse_fields(t.pos, closing="RBRACE", path=path, earlier=None if parts else earlier)
             elif t.kind == "LBRACK":
                 self.next()
                 v = self.parse_list(t.pos)
@@ -297,7 +347,7 @@ class _Parser:
             if t.kind == "EOF":
                 raise self.error("missing ']': the list opened here is never closed", pos,
                                  "add the closing bracket")
-            out.append(self.parse_value())
+            out.append(self.parse_value(()))
             out.item_pos.append(t.pos)
             end = self.peek()
             if end.kind not in ("NEWLINE", "COMMA", "RBRACK"):
@@ -305,27 +355,29 @@ class _Parser:
                                  "separate list elements with commas")
 
 
-def _refers_to(value: Any, key: str) -> bool:
-    if isinstance(value, Subst):
-        return value.path == key
-    if isinstance(value, Concat):
-        return any(_refers_to(p, key) for p in value.parts)
-    if isinstance(value, (list, dict)):
-        return any(_refers_to(v, key) for v in (value.values() if isinstance(value, dict) else value))
-    return False
+def _spellings(path: tuple[str, ...]) -> frozenset[str]:
+    """How a substitution names the field at ``path`` (``a.b``, SeaTunnel's ``a->b``)."""
+    return frozenset({".".join(path), "->".join(path)})
 
 
-def _replace_self(value: Any, key: str, previous: Any) -> Any:
-    """``key = ${key} ...`` means the earlier value of ``key`` (HOCON self-reference)."""
-    if isinstance(value, Subst) and value.path == key:
-        return previous
+def _replace_self(value: Any, names: frozenset[str], earlier: Any) -> Any:
+    """A field's value with its self-references (``${key}`` inside the value of ``key``)
+    replaced by a copy of the key's earlier value; without one, only the environment can
+    answer them (HOCON's self-referential fields)."""
+    if isinstance(value, Subst) and value.path in names:
+        if earlier is MISSING:
+            return Subst(value.path, value.optional, value.pos, external=True)
+        return copy_value(earlier)
     if isinstance(value, Concat):
-        return Concat(tuple(_replace_self(p, key, previous) for p in value.parts), value.pos)
+        return Concat(tuple(_replace_self(p, names, earlier) for p in value.parts), value.pos)
+    if isinstance(value, Layered):
+        return Layered(_replace_self(value.earlier, names, earlier), _replace_self(value.later, names, earlier),
+                       value.pos)
     if isinstance(value, ConfigList):
-        value[:] = [_replace_self(v, key, previous) for v in value]
+        value[:] = [_replace_self(v, names, earlier) for v in value]
     elif isinstance(value, ConfigObject):
         for k in list(value):
-            value[k] = _replace_self(value[k], key, previous)
+            value[k] = _replace_self(value[k], names, earlier)
     return value
 
 
@@ -347,19 +399,11 @@ def _unquoted_scalar(text: str) -> Any:
     return text
 
 
-def _merge_into(target: ConfigObject, other: ConfigObject) -> None:
-    for k, v in other.items():
-        if k in target and isinstance(target[k], ConfigObject) and isinstance(v, ConfigObject):
-            _merge_into(target[k], v)
-        else:
-            target[k] = v
-        if k in other.key_pos:
-            target.key_pos[k] = other.key_pos[k]
-
-
-def parse(text: str, file: str | None = None, json_syntax: bool = False) -> ConfigObject:
-    """Parse a job config (HOCON in SeaTunnel's dialect, or JSON) without resolving it."""
-    return _Parser(text, file, json_syntax).parse_root()
+def parse(text: str, file: str | None = None, json_syntax: bool = False,
+          warnings: list[Problem] | None = None) -> ConfigObject:
+    """Parse a job config (HOCON in SeaTunnel's dialect, or JSON) without resolving it.
+    Warnings (an optional include that names no file) are appended to ``warnings``."""
+    return _Parser(text, file, json_syntax, warnings).parse_root()
 
 
 def parse_value_text(text: str) -> Any:
@@ -369,141 +413,9 @@ def parse_value_text(text: str) -> Any:
         value = obj.get("v", "")
     except ConfigError:
         return text
-    if isinstance(value, (Subst, Concat)):
+    if isinstance(value, (Subst, Concat, Layered)):
         return text
     return value
-
-
-# ---------------------------------------------------------------------------
-# Substitution
-
-Lookup = Callable[[str], Any]
-
-
-class _Resolver:
-    def __init__(self, root: ConfigObject, fallback: Lookup, file: str | None,
-                 keep_literal: Callable[[str], bool]):
-        self.root = root
-        self.fallback = fallback
-        self.file = file
-        self.keep_literal = keep_literal
-        self.active: list[str] = []
-
-    def lookup_config(self, path: str) -> Any:
-        node: Any = self.root
-        if path in node:
-            return node[path]
-        # nested spelling: a.b.c → a → b → c (also the '->' separator SeaTunnel uses)
-        parts = re.split(r"\.|->", path)
-        for part in parts:
-            if not isinstance(node, dict) or part not in node:
-                return _MISSING
-            node = node[part]
-        return node
-
-    def subst(self, s: Subst) -> Any:
-        if ":" in s.path:
-            name = s.path.split(":", 1)[0]
-            raise ConfigError.at(f"'${{{s.path}}}': a default value only works inside a quoted string",
-                                 file=self.file, line=s.pos.line, col=s.pos.col,
-                                 hint=f'write "${{{s.path}}}" in quotes, or pass -i {name}=VALUE')
-        if s.path in self.active:
-            cycle = " -> ".join([*self.active[self.active.index(s.path):], s.path])
-            raise ConfigError.at(f"substitution cycle: {cycle}", file=self.file,
-                                 line=s.pos.line, col=s.pos.col, hint="break the cycle")
-        value = self.lookup_config(s.path)
-        if value is not _MISSING:
-            self.active.append(s.path)
-            try:
-                return self.value(value)
-            finally:
-                self.active.pop()
-        value = self.fallback(s.path)
-        if value is not _MISSING:
-            return value
-        if s.optional:
-            return _MISSING
-        if self.keep_literal(s.path):
-            return "${" + s.path + "}"
-        raise ConfigError.at(f"unresolved variable ${{{s.path}}}", file=self.file,
-                             line=s.pos.line, col=s.pos.col,
-                             hint=f"pass -i {s.path}=VALUE, set it in the environment or in the config")
-
-    def value(self, v: Any) -> Any:
-        if isinstance(v, Subst):
-            return self.subst(v)
-        if isinstance(v, Concat):
-            return self.concat(v)
-        if isinstance(v, ConfigObject):
-            for k in list(v.keys()):
-                r = self.value(v[k])
-                if r is _MISSING:
-                    del v[k]
-                else:
-                    v[k] = r
-            return v
-        if isinstance(v, ConfigList):
-            kept = [(self.value(x), p) for x, p in zip(v, v.item_pos or [None] * len(v), strict=False)]
-            kept = [(x, p) for x, p in kept if x is not _MISSING]
-            v[:] = [x for x, _ in kept]
-            v.item_pos = [p for _, p in kept]
-            return v
-        return v
-
-    def concat(self, c: Concat) -> Any:
-        values = [self.value(p) for p in c.parts]
-        values = [x for x in values if x is not _MISSING]
-        if not values:
-            return _MISSING
-        if all(isinstance(x, list) or (isinstance(x, str) and not x.strip()) for x in values) \
-                and any(isinstance(x, list) for x in values):
-            out = ConfigList(pos=c.pos)
-            for x in values:
-                if isinstance(x, list):
-                    out.extend(x)
-                    out.item_pos.extend(getattr(x, "item_pos", None) or [c.pos] * len(x))
-            return out
-        if all(isinstance(x, dict) or (isinstance(x, str) and not x.strip()) for x in values) \
-                and any(isinstance(x, dict) for x in values):
-            out_obj = ConfigObject(pos=c.pos)
-            for x in values:
-                if isinstance(x, dict):
-                    if not isinstance(x, ConfigObject):
-                        x = ConfigObject(x)
-                    _merge_into(out_obj, x)
-            return out_obj
-        text = []
-        for x in values:
-            if isinstance(x, (dict, list)):
-                raise ConfigError.at("cannot join a list or object with text in one value",
-                                     file=self.file, line=c.pos.line, col=c.pos.col,
-                                     hint="quote the whole value or split it into separate options")
-            text.append(_scalar_text(x))
-        return "".join(text)
-
-
-def _scalar_text(x: Any) -> str:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, float) and x.is_integer() and abs(x) < 1e16:
-        return repr(x)
-    return str(x)
-
-
-def resolve(root: ConfigObject, fallback: Lookup, file: str | None = None,
-            keep_literal: Callable[[str], bool] = lambda name: False) -> ConfigObject:
-    """Replace every unquoted substitution in ``root`` (in place) and return it.
-
-    A ``${path}`` is looked up in the config itself first (flat key, then nested), then
-    through ``fallback`` (which returns ``MISSING`` when it has nothing). Names for which
-    ``keep_literal`` is true and that nothing resolves stay as the text ``${name}``.
-    """
-    return _Resolver(root, fallback, file, keep_literal).value(root)
-
-
-MISSING = _MISSING
 
 
 def to_plain(value: Any) -> Any:
@@ -513,4 +425,3 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, list):
         return [to_plain(v) for v in value]
     return value
-

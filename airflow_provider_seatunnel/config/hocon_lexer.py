@@ -20,6 +20,7 @@ from .errors import ConfigError
 class Pos:
     line: int
     col: int
+    file: str | None = field(default=None, compare=False)  # set for what an included file holds
 
 
 @dataclass
@@ -68,7 +69,7 @@ class _Lexer:
                 continue
             col = i - line_start + 1
             if c == "\n":
-                append(Token("NEWLINE", None, Pos(line, col), space))
+                append(Token("NEWLINE", None, Pos(line, col, self.file), space))
                 i += 1
                 line += 1
                 line_start = i
@@ -77,13 +78,13 @@ class _Lexer:
                 i = n if end < 0 else end
                 continue  # the spaces before a comment stay with the next token
             elif c in _PUNCT:
-                append(Token(_PUNCT[c], c, Pos(line, col), space))
+                append(Token(_PUNCT[c], c, Pos(line, col, self.file), space))
                 i += 1
             elif c == "+" and text.startswith("+=", i):
-                append(Token("PLUSEQ", "+=", Pos(line, col), space))
+                append(Token("PLUSEQ", "+=", Pos(line, col, self.file), space))
                 i += 2
             elif c == '"':
-                pos = Pos(line, col)
+                pos = Pos(line, col, self.file)
                 if text.startswith('"""', i):
                     value, i = self._triple_quoted(i, line, col)
                     if "\n" in value:  # the token stands where it opens; what follows, after its last line
@@ -94,16 +95,16 @@ class _Lexer:
                 append(Token("STRING", value, pos, space))
             elif c == "$":
                 inner, i = self._substitution(i, line, col)
-                append(Token("SUBST", inner, Pos(line, col), space))
+                append(Token("SUBST", inner, Pos(line, col, self.file), space))
             elif c == "\\":
                 raise self.error("a backslash is only allowed inside a quoted string", line, col,
                                  'quote the value: "..."')
             else:
                 j = _UNQUOTED_RUN.match(text, i).end()  # type: ignore[union-attr]  # c starts a run
-                append(Token("UNQUOTED", text[i:j], Pos(line, col), space))
+                append(Token("UNQUOTED", text[i:j], Pos(line, col, self.file), space))
                 i = j
             space = ""
-        append(Token("EOF", None, Pos(line, n - line_start + 1), space))
+        append(Token("EOF", None, Pos(line, n - line_start + 1, self.file), space))
         return self.tokens
 
     def _triple_quoted(self, i: int, line: int, col: int) -> tuple[str, int]:

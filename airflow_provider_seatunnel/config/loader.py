@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import hocon
-from .errors import ConfigError, Problem
+from .errors import NOT_RUNNABLE, ConfigError, Problem
 from .options import lookup
 from .variables import backfill, is_connector_placeholder, normalize_variables
 
@@ -90,6 +90,13 @@ class JobConfig:
         return Problem(message, file=self.file, line=plugin.line_of(key), plugin=plugin.label,
                        key=key, hint=hint, severity=severity, code=code)
 
+    def cannot_run(self, message: str, plugin: PluginConfig, key: str | None = None,
+                   hint: str | None = None) -> Problem:
+        """What ``plugin`` is asked for that this package cannot do (yet): a warning that plans,
+        but fails ``validate`` and ``run`` (code ``not-runnable``)."""
+        return self.problem(message + ": it plans, but validate fails", plugin, key=key, hint=hint,
+                            severity="warning", code=NOT_RUNNABLE)
+
 
 def detect_format(path: str | None, text: str) -> str:
     suffix = Path(path).suffix.lower() if path else ""
@@ -116,7 +123,12 @@ def read_config_text(config: str | os.PathLike) -> tuple[str | None, str]:
             raise ConfigError.at(f"config file not found: {s}", file=s,
                                  hint="check the path (relative paths start at the working directory)") \
                 from None
-        except (IsADirectoryError, UnicodeDecodeError, PermissionError) as e:
+        except UnicodeDecodeError as e:
+            line = e.object[:e.start].count(b"\n") + 1
+            col = e.start - (e.object.rfind(b"\n", 0, e.start) + 1) + 1
+            raise ConfigError.at(f"the config file is not UTF-8: byte 0x{e.object[e.start]:02x} cannot be read",
+                                 file=s, line=line, col=col, hint="save the file as UTF-8") from None
+        except (IsADirectoryError, PermissionError) as e:
             raise ConfigError.at(f"cannot read the config file: {e}", file=s) from None
     return None, s
 
@@ -140,12 +152,13 @@ def load_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = No
     env_vars = os.environ if environ is None else environ
     variables = normalize_variables(variables)
 
+    parse_warnings: list[Problem] = []
     if fmt == "sql":
         from .sqlformat import parse_sql_job
 
         root = parse_sql_job(text, path)
     else:
-        root = hocon.parse(text, path, json_syntax=(fmt == "json"))
+        root = hocon.parse(text, path, json_syntax=(fmt == "json"), warnings=parse_warnings)
 
     def fallback(name: str) -> Any:
         if name in env_vars:
@@ -154,13 +167,22 @@ def load_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = No
             return variables[name]
         return hocon.MISSING
 
-    hocon.resolve(root, fallback, path, keep_literal=is_connector_placeholder)
-    return _build(root, path, fmt, variables)
+    if not root and fmt != "sql":
+        lines = text.count("\n") + (not text.endswith("\n"))
+        raise ConfigError.at("the config holds no settings, only comments and blank lines"
+                             + (f" ({lines} lines): is the file truncated?" if lines > 1 else ""),
+                             file=path, line=max(lines, 1), hint="write env { }, source { } and sink { } blocks")
+    try:
+        hocon.resolve(root, fallback, path, keep_literal=is_connector_placeholder)
+    except ConfigError as e:
+        raise e.with_warnings(parse_warnings) from None
+    return _build(root, path, fmt, variables, parse_warnings)
 
 
-def _build(root: hocon.ConfigObject, path: str | None, fmt: str, variables: Mapping[str, Any]) -> JobConfig:
+def _build(root: hocon.ConfigObject, path: str | None, fmt: str, variables: Mapping[str, Any],
+           parse_warnings: list[Problem]) -> JobConfig:
     problems: list[Problem] = []
-    warnings: list[Problem] = []
+    warnings: list[Problem] = list(parse_warnings)
     unresolved: set[str] = set()
 
     env = root.get("env", hocon.ConfigObject())
@@ -221,7 +243,7 @@ def _build(root: hocon.ConfigObject, path: str | None, fmt: str, variables: Mapp
         warnings.append(Problem(f"variable ${{{var}}} in a quoted string has no value and stays as written",
                                 file=path, plugin="env", hint=f"pass -i {var}=VALUE", severity="warning"))
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(problems, warnings)
     env_lines = {k: p.line for k, p in (getattr(env, "key_pos", {}) or {}).items()}
     return JobConfig(file=path, format=fmt, env=hocon.to_plain(env),
                      sources=tuple(sections.get("source", ())),

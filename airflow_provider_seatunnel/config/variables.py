@@ -25,6 +25,11 @@ SYSTEM_PLACEHOLDERS = frozenset({
     "database_name", "schema_name", "schema_full_name", "table_name", "table_full_name",
     "primary_key", "unique_key", "field_names",
 })
+#: What a sink fills into its save-mode SQL templates (``save_mode_create_template``).
+SAVE_MODE_PLACEHOLDERS = frozenset({
+    "rowtype_primary_key", "rowtype_unique_key", "rowtype_duplicate_key", "rowtype_fields", "table", "database",
+    "table_name",
+})
 _CONNECTOR_PLACEHOLDER = re.compile(r"(?:k|v)\d+|transactionId|uuid|now")
 _QUOTED = re.compile(r"\$\{([^:{}]+)(?::([^}]*))?\}")
 
@@ -92,11 +97,13 @@ def variable_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def replace_quoted(text: str, variables: Mapping[str, Any], unresolved: set[str]) -> str:
+def replace_quoted(text: str, variables: Mapping[str, Any], unresolved: set[str],
+                   template: bool = False) -> str:
     """Replace ``${name}``, ``${name:default}`` and ``${name:}`` inside one string.
 
     Names with no value and no default stay as written and are added to ``unresolved``
-    unless they are connector placeholders.
+    unless they are connector placeholders (or, in a save-mode SQL ``template``, the
+    placeholders a sink fills into it).
     """
     if "${" not in text:
         return text
@@ -108,7 +115,7 @@ def replace_quoted(text: str, variables: Mapping[str, Any], unresolved: set[str]
             return variable_text(value)
         if default is not None:
             return default.strip()
-        if not is_connector_placeholder(name):
+        if not is_connector_placeholder(name) and not (template and name in SAVE_MODE_PLACEHOLDERS):
             unresolved.add(name)
         return m.group(0)
 
@@ -123,12 +130,17 @@ def backfill(node: Any, variables: Mapping[str, Any], unresolved: set[str]) -> A
     if isinstance(node, dict):
         for k, v in node.items():
             if isinstance(v, str):
-                node[k] = replace_quoted(v, variables, unresolved)
+                node[k] = replace_quoted(v, variables, unresolved, template=_is_template(k))
             elif isinstance(v, dict):
                 backfill(v, variables, unresolved)
             elif isinstance(v, list):
                 _backfill_list(v, variables, unresolved)
     return node
+
+
+def _is_template(key: Any) -> bool:
+    """Options that hold a save-mode SQL template (``save_mode_create_template``, ``custom_sql``)."""
+    return isinstance(key, str) and (key.endswith("template") or key == "custom_sql")
 
 
 def _backfill_list(items: list, variables: Mapping[str, Any], unresolved: set[str]) -> None:

@@ -23,10 +23,13 @@ def compile_text(path: str | None, text: str, variables: Mapping[str, Any] | Non
                  format: str | None = None, environ: Mapping[str, str] | None = None) -> JobPlan:
     """Compile a config's text (``path`` names it in messages); no cache."""
     job = load_job(path or "", variables, text=text, format=format, environ=environ)
-    dag = build_logical_dag(job)
-    chains = build_chains(dag)
-    pipelines, split_warnings = split_pipelines(dag, chains)
-    return build_physical_plan(dag, pipelines, [*dag.warnings, *split_warnings])
+    try:
+        dag = build_logical_dag(job)
+        chains = build_chains(dag)
+        pipelines, split_warnings = split_pipelines(dag, chains)
+        return build_physical_plan(dag, pipelines, [*dag.warnings, *split_warnings])
+    except ConfigError as e:  # what the reader found doubtful may explain the error: keep it
+        raise e.with_warnings(job.warnings) from None
 
 
 def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = None, *,
@@ -63,7 +66,7 @@ def validate_job(config: str | os.PathLike, variables: Mapping[str, Any] | None 
     try:
         plan = compile_job(config, variables, format=format, environ=environ, use_cache=False)
     except ConfigError as e:
-        return list(e.problems), [], None
+        return list(e.problems), list(e.warnings), None
     problems = [Problem(**w) for w in plan.warnings]
     errors = [p for p in problems if p.code == NOT_RUNNABLE]
     warnings = [p for p in problems if p.code != NOT_RUNNABLE]

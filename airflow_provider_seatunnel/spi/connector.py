@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..config.errors import NOT_RUNNABLE
 from .contract import RUNS_AS, SINK, SOURCE, TRANSFORM, ChangeEmitter, StreamingSource, Vertex
 
 if TYPE_CHECKING:
@@ -25,10 +26,6 @@ if TYPE_CHECKING:
     from ..config.loader import JobConfig, PluginConfig
 
 __all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOnly", "KnownPlugin", "exactly_one_of"]
-
-#: The code of a warning that makes ``validate`` fail: the job names a plugin (or a form of one, such
-#: as a database dialect) that plans but that this package cannot run.
-NOT_RUNNABLE = "not-runnable"
 
 
 class Connector:

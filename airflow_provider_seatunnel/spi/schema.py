@@ -143,13 +143,24 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+def _squeeze(spec: str) -> str:
+    """``spec`` without whitespace, except inside a row type's braces, where a newline separates
+    fields as it does in any HOCON object (``map<string, {a = int⏎b = string}>``)."""
+    out, depth = [], 0
+    for c in spec:
+        depth += (c == "{") - (c == "}")
+        if depth > 0 or not c.isspace():
+            out.append(c)
+    return "".join(out)
+
+
 def parse_type(spec: Any) -> DataType:
     """A :class:`DataType` from a type string or a nested row object; raises TypeError_."""
     if isinstance(spec, Mapping):
         return DataType("row", fields=tuple(Field(str(k), parse_type(v)) for k, v in spec.items()))
     if not isinstance(spec, str):
         raise TypeError_(f"unsupported type {spec!r}: write a type string such as \"int\" or a row object")
-    text = re.sub(r"\s+", "", spec)
+    text = _squeeze(spec)
     lowered = text.lower()
     if lowered.startswith("{"):
         from ..config.hocon import parse, resolve, to_plain

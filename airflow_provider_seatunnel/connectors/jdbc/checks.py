@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi import NOT_RUNNABLE, SINK, SOURCE
+from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
 from ...spi.schema import Schema
 from .dialects import NameProblem, single_name, split_name
@@ -46,8 +46,7 @@ class _Checker:
 
     def cannot_run(self, key: str | None, message: str, hint: str | None = None) -> None:
         """A warning that plans but fails validate (the job names what this package cannot run)."""
-        self.problems.append(self.job.problem(message + ": it plans, but validate fails", self.plugin, key=key,
-                                              hint=hint, severity="warning", code=NOT_RUNNABLE))
+        self.problems.append(self.job.cannot_run(message, self.plugin, key=key, hint=hint))
 
     def integer(self, block: Mapping[str, Any], key: str, minimum: int, prefix: str = "") -> None:
         value = opt(block, key)

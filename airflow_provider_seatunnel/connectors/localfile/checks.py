@@ -49,6 +49,10 @@ class _Block:
     def report(self, message: str, key: str, hint: str | None = None) -> None:
         self.problems.append(self.job.problem(message, self.plugin, key=self.at(key), hint=hint))
 
+    def cannot_run(self, message: str, key: str, hint: str | None = None) -> None:
+        """Something this package cannot do yet: plans, fails validate and run."""
+        self.problems.append(self.job.cannot_run(message, self.plugin, key=self.at(key), hint=hint))
+
     def enum(self, key: str, value: Any, allowed: tuple[str, ...], upper: bool = True) -> bool:
         """Report an unknown value of an enumeration; whether the value was known."""
         found = _enum_problem(self.job, self.plugin, self.at(key), value, allowed, upper=upper)
@@ -69,8 +73,8 @@ def _check_format(b: _Block) -> str | None:
                  hint="set file_format_type = \"text\" (or csv, json, parquet, orc)")
         return None
     if str(raw_format).strip().lower() in SEATUNNEL_ONLY_FORMATS:
-        b.report(f"file_format_type '{raw_format}' is not supported by this package", "file_format_type",
-                 hint=f"use one of {', '.join(FORMATS)}")
+        b.cannot_run(f"file_format_type '{raw_format}' is not supported by this package", "file_format_type",
+                     hint=f"use one of {', '.join(FORMATS)}")
         return None
     if not b.enum("file_format_type", raw_format, FORMATS, upper=False):
         return None
@@ -84,8 +88,8 @@ def _check_codec(b: _Block, fmt: str | None) -> None:
     name = str(codec).strip().lower()
     allowed = CODECS[fmt] if b.sink else ("none", *[c for c in LINE_CODECS if c != "none"])
     if name in UNAVAILABLE_CODECS:
-        b.report(f"compress_codec '{name}' is not available in Spark", "compress_codec",
-                 hint=f"for {fmt} use one of {', '.join(CODECS[fmt])}")
+        b.cannot_run(f"compress_codec '{name}' is not available in Spark", "compress_codec",
+                     hint=f"for {fmt} use one of {', '.join(CODECS[fmt])}")
     elif name not in allowed:
         b.enum("compress_codec", name, tuple(allowed), upper=False)
 
