@@ -63,6 +63,7 @@ class _Parser:
         self.i = 0
         self.warnings = warnings if warnings is not None else []
         self.including = including  # the files whose includes led here (cycle check)
+        self.substs = 0  # substitutions read so far
 
     # -- helpers
     def peek(self, skip_newlines: bool = False) -> Token:
@@ -194,8 +195,10 @@ class _Parser:
                 obj[key] = blocks
                 obj.key_pos[key] = kpos
             return
+        substs = self.substs
         value = self.parse_value((*path, key), before if isinstance(before, ConfigObject) else None)
-        value = _replace_self(value, _spellings((*path, key)), before)
+        if self.substs != substs:  # only a value with a substitution can refer to itself
+            value = _replace_self(value, _spellings((*path, key)), before)
         if append:
             value = Concat((ConfigList() if before is MISSING else before, _as_list(value)), kpos)
             obj[key] = value
@@ -306,6 +309,7 @@ class _Parser:
                 self.next()
                 name, optional = t.value
                 v = Subst(name, optional, t.pos)
+                self.substs += 1
             elif t.kind in ("COLON", "EQUALS") and parts:
                 # unquoted text such as  yyyy-MM-dd HH:mm:ss  (lenient: keep it as text)
                 self.next()
