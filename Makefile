@@ -113,7 +113,7 @@ lint: $(STAMP)
 
 # The whole suite in .venv, then LOWEST_TESTS in the lowest-versions environment (both always run).
 test: check-java test-deps $(STAMP) $(LOWEST_STAMP) lint
-	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
+	$(BIN)/python -m pytest -q --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
 	echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
 	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider $(LOWEST_TESTS) || rc=1; \
 	exit $$rc

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from airflow_provider_seatunnel.plan.compiler import validate_job
 
-_JOB = re.compile(r"(?m)^\s*(source|sink)\s*[{=:\[]|\"source\"\s*:|CREATE\s+TABLE", re.IGNORECASE)
+_SECTION = r'(?m)(^\s*{0}\s*[{{=:\[]|"{0}"\s*:)'
+_SOURCE, _SINK = re.compile(_SECTION.format("source")), re.compile(_SECTION.format("sink"))
 _PLACES = ("src/test/resources", "/config/", "/examples/", "seatunnel-examples", "/docs/")
 
 
@@ -39,9 +40,16 @@ def job_configs(root: Path) -> list[Path]:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if len(_JOB.findall(text)) >= 2:
+        if _is_job(path, text):
             found.append(path)
     return found
+
+
+def _is_job(path: Path, text: str) -> bool:
+    """A job config: both sections (HOCON/JSON), or SeaTunnel's SQL job format (not DDL scripts)."""
+    if path.suffix.lower() == ".sql":
+        return "'connector'" in text.lower() and "insert into" in text.lower()
+    return bool(_SOURCE.search(text) and _SINK.search(text))
 
 
 def classify(path: Path) -> tuple[str, list[str]]:

@@ -25,10 +25,10 @@ transform { Sql { plugin_input = ["a", "b"], plugin_output = "t", query = "selec
 sink { Console { plugin_input = "t" } }
 """
 BAD = """source {
-  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a" }
+  FakeSource { schema = { fields { a = int } }, plugin_output = "a" } FakeSource { schema = { fields { a = int } }, plugin_output = "c" }
 }
 sink {
-  Console { plugin_input = "b" }
+  Console { plugin_input = ["b", "c"] }
 }
 """
 

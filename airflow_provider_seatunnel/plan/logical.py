@@ -28,8 +28,9 @@ from ..spi import (
     SchemaInference,
     get_connector,
 )
-from ..spi.schema import Schema, TypeError_
+from ..spi.schema import Schema, TableKeys, TypeError_
 from . import graph
+from .rules import EngineFacts, engine_rules
 from .streaming import check_job as check_streaming
 
 JOB_MODES = ("BATCH", "STREAMING")
@@ -67,6 +68,12 @@ class LogicalVertex:
     per_input: PerInput | None = None  # a plugin with several inputs: whether it can run once per input
     notes: tuple[str, ...] = ()
     schema: Schema | None = None  # its output rows, where known at compile time
+    action_name: str = ""  # SeaTunnel's action name (rules.py)
+    rank: int = 0  # its place in SeaTunnel's action order
+    tables: tuple[str, ...] | None = None  # table ids it produces (a sink: receives); None: unknown here
+    catalog: Mapping[str, TableKeys] = field(default_factory=dict)  # table id -> keys (a sink: of its input)
+    multi_table: Mapping[str, Any] | None = None  # a sink behind a multi-table input: its per-table sinks
+    runtime_checks: tuple[Mapping[str, Any], ...] = ()  # checks left to the runtime, before the first write
 
     @property
     def label(self) -> str:
@@ -168,12 +175,13 @@ def build_logical_dag(job: JobConfig) -> LogicalDag:
     par, found = _parallelism(job, settings, order, by_ref, wiring.upstream)
     problems += found
     schemas, found = _infer_schemas(job, order, by_ref, wiring.upstream)
-    errors, doubts = _split(found)
+    facts, more = engine_rules(job, order, by_ref, wiring.upstream, wiring.inputs_read, schemas)
+    errors, doubts = _split([*found, *more])
     problems += errors
     warnings += doubts
     if problems:
         raise ConfigError(problems)
-    vertices = _vertices(job, declared, wiring, par, schemas)
+    vertices = _vertices(job, declared, wiring, par, schemas, facts)
     return LogicalDag(settings=settings, vertices=vertices, edges=tuple(wiring.edges), file=job.file,
                       env=job.env, warnings=tuple(warnings))
 
@@ -345,11 +353,18 @@ def _wire(job: JobConfig, declared: _Declared,
     for p in [*job.sources, *job.transforms]:
         if declared.output_of[p.ref] is None:
             unnamed_by_plugin.setdefault(p.name.lower(), []).append(p)
+    simple = len(job.sources) == 1 and len(job.sinks) == 1 and len(job.transforms) <= 1
     for plugin in [*job.transforms, *job.sinks]:
         names = declared.inputs[plugin.ref]
         if names is not None:
-            pairs, problems = _named_producers(job, plugin, names, declared, unnamed_by_plugin)
+            pairs, problems = _named_producers(job, plugin, names, declared, unnamed_by_plugin, simple)
             found += problems
+            if simple and not pairs:
+                pairs = [(p, declared.output_of[p.ref] or p.ref)
+                         for p in _implicit_producers(job, plugin, declared.outputs, named_tables)]
+                if pairs:
+                    notes[plugin.ref].append(f"{declared.input_key[plugin.ref]} names nothing; reads "
+                                             f"{pairs[0][0].label} (SeaTunnel's simple-graph rule)")
         else:
             implicit = _implicit_producers(job, plugin, declared.outputs, named_tables)
             pairs = [(producer, declared.output_of[producer.ref] or producer.ref) for producer in implicit]
@@ -364,10 +379,12 @@ def _wire(job: JobConfig, declared: _Declared,
 
 
 def _named_producers(job: JobConfig, plugin: PluginConfig, names: list[str], declared: _Declared,
-                     unnamed_by_plugin: dict[str, list[PluginConfig]],
+                     unnamed_by_plugin: dict[str, list[PluginConfig]], simple: bool = False,
                      ) -> tuple[list[tuple[PluginConfig, str]], list[Problem]]:
     """The producers of the datasets a plugin names, each with the name: an output name, else the plugin
-    name of the one producer of that plugin that has no output name (with a warning)."""
+    name of the one producer of that plugin that has no output name (with a warning). In a ``simple``
+    graph (one source, one sink, at most one transform) a name that names nothing is only a warning:
+    the caller wires the plugin to the previous one, as SeaTunnel does."""
     found: list[Problem] = []
     pairs: list[tuple[PluginConfig, str]] = []
     for name in names:
@@ -386,6 +403,12 @@ def _named_producers(job: JobConfig, plugin: PluginConfig, names: list[str], dec
             hint = f"did you mean '{guess}'?" if guess else (
                 "known outputs: " + ", ".join(sorted(outputs)) if outputs else
                 "no source or transform sets plugin_output")
+            if simple:
+                found.append(job.problem(
+                    f"'{name}' names no source or transform output; in a job of one source, one sink and at "
+                    "most one transform the plugin reads the previous plugin instead (as SeaTunnel does)",
+                    plugin, key=declared.input_key[plugin.ref], hint=hint, severity="warning"))
+                continue
             found.append(job.problem(f"'{name}' names no source or transform output", plugin,
                                      key=declared.input_key[plugin.ref], hint=hint))
             continue
@@ -480,7 +503,7 @@ def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginCon
 
 
 def _vertices(job: JobConfig, declared: _Declared, wiring: _Wiring, par: _Parallelism,
-              schemas: dict[str, Schema | None]) -> tuple[LogicalVertex, ...]:
+              schemas: dict[str, Schema | None], facts: EngineFacts) -> tuple[LogicalVertex, ...]:
     """One vertex per plugin, in config order; a plugin with several inputs says whether it can run once
     per input."""
     vertices = []
@@ -495,7 +518,10 @@ def _vertices(job: JobConfig, declared: _Declared, wiring: _Wiring, par: _Parall
             parallelism=par.actual[ref], upstream=tuple(wiring.upstream[ref]),
             output=declared.output_of[ref], inputs=tuple(wiring.inputs_read[ref]),
             declared_parallelism=par.declared[ref], line=plugin.line, options=plugin.options, per_input=per_input,
-            notes=(*wiring.notes[ref], *par.notes.get(ref, ())), schema=schemas.get(ref)))
+            notes=(*wiring.notes[ref], *par.notes.get(ref, ())), schema=schemas.get(ref),
+            action_name=facts.action_names.get(ref, ""), rank=facts.rank.get(ref, 0), tables=facts.tables.get(ref),
+            catalog=facts.catalog.get(ref, {}), multi_table=facts.multi_table.get(ref),
+            runtime_checks=tuple(facts.runtime_checks.get(ref, ()))))
     return tuple(vertices)
 
 

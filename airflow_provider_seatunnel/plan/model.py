@@ -34,6 +34,12 @@ class PlanVertex:
     config: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     schema: Mapping[str, Any] | None = None  # output fields -> SeaTunnel type strings, where known
+    action_name: str = ""  # SeaTunnel's action name: "Source[0]-FakeSource", "Transform[1]-Sql"
+    chain_action_name: str | None = None  # SeaTunnel's name of its chain, unique: "TransformChain[Transform[0]-Sql]"
+    tables: tuple[str, ...] | None = None  # table ids it produces (a sink: receives); None: unknown before run
+    catalog: Mapping[str, Any] = field(default_factory=dict)  # table id -> {"primary_key", "constraint_keys"}
+    multi_table: Mapping[str, Any] | None = None  # a sink behind a multi-table input: one sink per table
+    runtime_checks: tuple[Mapping[str, Any], ...] = ()  # checks the runtime runs before the first write
 
     def to_dict(self, secrets: bool = False, rule: Redaction = SPARK_RULE) -> dict[str, Any]:
         return {
@@ -43,6 +49,11 @@ class PlanVertex:
             "config": dict(self.config) if secrets else redact(self.config, secret_options(self.plugin), rule),
             "notes": list(self.notes),
             "schema": self.schema,
+            "action_name": self.action_name, "chain_action_name": self.chain_action_name,
+            "tables": list(self.tables) if self.tables is not None else None,
+            "catalog": {t: dict(k) for t, k in self.catalog.items()},
+            "multi_table": dict(self.multi_table) if self.multi_table is not None else None,
+            "runtime_checks": [dict(c) for c in self.runtime_checks],
         }
 
     @classmethod
@@ -50,7 +61,11 @@ class PlanVertex:
         return cls(id=d["id"], ref=d["ref"], kind=d["kind"], plugin=d["plugin"], parallelism=d["parallelism"],
                    chain=d.get("chain"), task_group=d.get("task_group", ""), output=d.get("output"),
                    inputs=tuple(d.get("inputs", ())), line=d.get("line"), config=d.get("config", {}),
-                   notes=tuple(d.get("notes", ())), schema=d.get("schema"))
+                   notes=tuple(d.get("notes", ())), schema=d.get("schema"), action_name=d.get("action_name", ""),
+                   chain_action_name=d.get("chain_action_name"),
+                   tables=tuple(d["tables"]) if d.get("tables") is not None else None,
+                   catalog=d.get("catalog") or {}, multi_table=d.get("multi_table"),
+                   runtime_checks=tuple(d.get("runtime_checks") or ()))
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,7 @@ class PipelinePlan:
     retry: Mapping[str, int]
     checkpoint: Mapping[str, Any]
     split: Mapping[str, Any] = field(default_factory=dict)
+    shuffle: Mapping[str, Any] | None = None  # SeaTunnel's multi-table shuffle between the source and sinks
 
     @property
     def sources(self) -> list[PlanVertex]:
@@ -109,6 +125,7 @@ class PipelinePlan:
             "physical_vertices": self.physical_vertices(),
             "slots": dict(self.slots), "retry": dict(self.retry), "checkpoint": dict(self.checkpoint),
             "split": dict(self.split),
+            "shuffle": dict(self.shuffle) if self.shuffle is not None else None,
         }
 
     @classmethod
@@ -118,7 +135,7 @@ class PipelinePlan:
                    edges=tuple(tuple(e) for e in d["edges"]), chains=tuple(d.get("chains", ())),
                    task_groups=tuple(TaskGroup.from_dict(g) for g in d.get("task_groups", ())),
                    slots=d.get("slots", {}), retry=d.get("retry", {}), checkpoint=d.get("checkpoint", {}),
-                   split=d.get("split", {}))
+                   split=d.get("split", {}), shuffle=d.get("shuffle"))
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,13 @@ from typing import Any
 
 from .. import __version__
 from ..config.errors import ConfigError, Problem
-from ..spi import SINK, SOURCE, TRANSFORM, get_connector
+from ..spi import SINK, SOURCE, TRANSFORM, CommitterFor, get_connector
 from ..spi.registry import secret_options
 from ..spi.secrets import is_secret
 from . import graph
 from .logical import LogicalDag
 from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
-from .split import PipelineParts, chain_name
+from .split import PipelineParts, chain_action_name, chain_name
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 MAX_SLUG = 80
@@ -81,8 +81,7 @@ def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...])
     without = sum(parts.parallelism.values())
     with_fusion = sum(g.parallelism for g in groups)
     sources = [v for v in parts.vertices if dag.vertex(v).kind == SOURCE]
-    committers = [v for v in parts.vertices if dag.vertex(v).kind == SINK
-                  and (c := get_connector(dag.vertex(v).plugin)) is not None and c.committer]
+    committers = [v for v in parts.vertices if dag.vertex(v).kind == SINK and _commits(dag, v)]
     zeta = len(sources) + len(committers) + sum(parts.parallelism[s] for s in sources)
     return {
         "with_fusion": with_fusion,
@@ -94,6 +93,18 @@ def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...])
             "zeta": "sources + committing sinks + sum of source parallelism (SeaTunnel engine)",
         },
     }
+
+
+def _commits(dag: LogicalDag, vid: str) -> bool:
+    """Whether a sink has SeaTunnel's aggregated committer (a coordinator slot): as its connector says
+    for its options (:class:`..spi.CommitterFor`: Jdbc only with ``is_exactly_once``), else its ``committer``."""
+    v = dag.vertex(vid)
+    c = get_connector(v.plugin)
+    if c is None:
+        return False
+    if isinstance(c, CommitterFor):
+        return bool(c.has_committer(v.options))
+    return c.committer
 
 
 def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warnings: list[Problem]) -> JobPlan:
@@ -125,7 +136,11 @@ def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warning
                 chain=chain_name(chain_of[vid], dag) if vid in chain_of else None, task_group=group_of[vid],
                 output=v.output, inputs=tuple(live_inputs), line=v.line,
                 config=v.options,
-                notes=parts.notes.get(vid, ()), schema=v.schema.to_json() if v.schema else None))
+                notes=parts.notes.get(vid, ()), schema=v.schema.to_json() if v.schema else None,
+                action_name=v.action_name, tables=v.tables,
+                chain_action_name=chain_action_name(chain_of[vid], dag) if vid in chain_of else None,
+                catalog={t: k.to_json() for t, k in v.catalog.items()}, multi_table=v.multi_table,
+                runtime_checks=v.runtime_checks))
         sources = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SOURCE]
         sinks = [dag.vertex(x).plugin for x in parts.vertices if dag.vertex(x).kind == SINK]
         out.append(PipelinePlan(
@@ -136,7 +151,7 @@ def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warning
             task_groups=groups, slots=_slots(dag, parts, groups),
             retry={"times": s.retry_times, "interval_seconds": s.retry_interval_seconds},
             checkpoint={"interval_ms": s.checkpoint_interval_ms, "timeout_ms": s.checkpoint_timeout_ms},
-            split={"split": parts.split, "reason": parts.reason}))
+            split={"split": parts.split, "reason": parts.reason}, shuffle=parts.shuffle))
     return JobPlan(name=s.name, mode=s.mode, file=dag.file, pipelines=tuple(out), env=dict(dag.env),
                    warnings=tuple(w.to_dict() for w in warnings),
                    compiler=f"airflow-provider-seatunnel {__version__}")

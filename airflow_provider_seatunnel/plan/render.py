@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .model import JobPlan, PipelinePlan
+from .model import JobPlan, PipelinePlan, PlanVertex
 
 
 def render_json(plan: JobPlan) -> str:
@@ -18,11 +18,15 @@ def _pipeline_lines(p: PipelinePlan) -> list[str]:
     lines.append(f"Pipeline {p.id}  {p.task_id}  ({p.name})")
     if p.split.get("reason"):
         lines.append(f"│   split: {p.split['reason']}")
+    if p.shuffle:
+        lines.append(f"│   shuffle: {p.shuffle['name']} × {p.shuffle['parallelism']} routes "
+                     f"{len(p.shuffle['tables'])} tables to {len(p.shuffle['before'])} sinks, each at parallelism 1")
     for v in p.vertices:
         extra = f"  in {v.chain}" if v.chain and v.chain.count("->") else ""
         reads = f"  reads {', '.join(v.inputs)}" if v.inputs else ""
         out = f"  → {v.output}" if v.output else ""
         lines.append(f"├── {v.ref} {v.plugin}  parallelism={v.parallelism}{extra}{reads}{out}")
+        lines.extend(_vertex_details(v))
         for note in v.notes:
             lines.append(f"│     note: {note}")
     for g in p.task_groups:
@@ -35,6 +39,27 @@ def _pipeline_lines(p: PipelinePlan) -> list[str]:
                  f"{slots.get('zeta')} as SeaTunnel's engine counts; restore: {p.retry.get('times')} retries, "
                  f"{p.retry.get('interval_seconds')}s apart")
     return lines
+
+
+def _vertex_details(v: PlanVertex) -> list[str]:
+    """The multi-table sink, the catalog keys carried and the checks left to the run, of a vertex."""
+    out = []
+    if v.multi_table:
+        m = v.multi_table
+        out.append(f"│     multi-table sink {m['action_name']}: {len(m['tables'])} tables "
+                   f"({', '.join(m['tables'])}), {m['replicas']} writer replica(s) per table")
+    for table, keys in v.catalog.items():
+        pk = keys.get("primary_key")
+        parts = [f"primary key {pk['name']}({', '.join(pk['columns'])})"] if pk else []
+        parts += [f"{k['type']} {k['name']}({', '.join(c['column'] for c in k['columns'])})"
+                  for k in keys.get("constraint_keys", ())]
+        if parts:
+            out.append(f"│     keys of {table}: {'; '.join(parts)}")
+    for check in v.runtime_checks:
+        if check.get("check") == "equal_row_types":
+            out.append(f"│     run-time check: one row type on inputs {', '.join(check['datasets'])} before "
+                       f"the first write ({check.get('reason', '')})")
+    return out
 
 
 def render_text(plan: JobPlan) -> str:

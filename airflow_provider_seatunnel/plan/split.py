@@ -12,13 +12,16 @@ Sql transform that joins or aggregates across its inputs keeps its part whole.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from typing import Any
 
 from ..config.errors import ConfigError, Problem
 from ..spi import SINK, SOURCE, TRANSFORM
 from . import graph
 from .logical import LogicalDag
+from .rules import shuffle_of
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,18 @@ class PipelineParts:
     split: bool = False  # True when cut out of a multi-input part, one path of it
     reason: str = ""  # why the part was (or was not) split
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    shuffle: Mapping[str, Any] | None = None  # SeaTunnel's multi-table shuffle between source and sinks
 
 
 def chain_name(chain: Chain, dag: LogicalDag) -> str:
+    """The readable name, ``TransformChain[Sql->Filter]`` (two chains may share it)."""
     return "TransformChain[" + "->".join(dag.vertex(m).plugin for m in chain.members) + "]"
+
+
+def chain_action_name(chain: Chain, dag: LogicalDag) -> str:
+    """SeaTunnel's name, its members' action names: ``TransformChain[Transform[0]-Sql->Transform[1]-Filter]``,
+    unique in a job (``k`` in ``Transform[k]`` is the parser's take)."""
+    return "TransformChain[" + "->".join(dag.vertex(m).action_name or m for m in chain.members) + "]"
 
 
 def build_chains(dag: LogicalDag) -> tuple[Chain, ...]:
@@ -84,8 +95,9 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
     warnings: list[Problem] = []
     chain_of = {m: c for c in chains for m in c.members}
     # the chained graph: sources, chains (by head id) and sinks
+    # in SeaTunnel's action order (transforms as its parser takes them), which orders branches and pipelines
     nodes: list[str] = []
-    for v in dag.vertices:
+    for v in sorted(dag.vertices, key=lambda v: v.rank):
         if v.kind != TRANSFORM or chain_of[v.id].id == v.id:
             nodes.append(v.id)
 
@@ -93,7 +105,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
         return chain_of[vid].id if vid in chain_of else vid
 
     chained_edges = [(node_of(a), node_of(b)) for a, b in dag.edges if node_of(a) != node_of(b)]
-    chained_edges = list(dict.fromkeys(chained_edges))
+    chained_edges = sorted(dict.fromkeys(chained_edges), key=lambda e: (dag.vertex(e[0]).rank, dag.vertex(e[1]).rank))
     # topological order, ties by config order: components and paths follow source order
     ordered = graph.topological_order(nodes, chained_edges)
     components = graph.weakly_connected_components(ordered, chained_edges)
@@ -143,6 +155,7 @@ def split_pipelines(dag: LogicalDag, chains: tuple[Chain, ...]) -> tuple[list[Pi
             continue
         for path in graph.enumerate_paths(comp, comp_edges):
             out.append(_path_pipeline(dag, path, chain_of, reason, warnings))
+    out = _with_shuffle(dag, out)
     for v in dag.vertices:
         if v.per_input is not None and v.per_input.warning:
             warnings.append(Problem(v.per_input.warning, file=dag.file, line=v.line, plugin=v.label,
@@ -218,3 +231,29 @@ def _override_notes(dag: LogicalDag, vertices: list[str], parallelism: dict[str,
         if extra:
             notes[vid] = tuple(extra)
     return notes
+
+
+def _with_shuffle(dag: LogicalDag, pipelines: list[PipelineParts]) -> list[PipelineParts]:
+    """SeaTunnel's multi-table shuffle (:func:`.rules.shuffle_of`) in the pipeline of its source: the
+    shuffle runs at the source's parallelism, and every sink behind it at 1."""
+    found = shuffle_of(list(dag.vertices), list(dag.edges))
+    if found is None:
+        return pipelines
+    source, sinks = found
+    out = []
+    for parts in pipelines:
+        if source not in parts.vertices:
+            out.append(parts)
+            continue
+        parallelism = dict(parts.parallelism)
+        notes = dict(parts.notes)
+        for vid in sinks:
+            if parallelism.get(vid, 1) != 1:
+                notes[vid] = (*notes.get(vid, ()), f"runs at parallelism 1 behind SeaTunnel's multi-table "
+                              f"shuffle (was {parallelism[vid]})")
+            parallelism[vid] = 1
+        src = dag.vertex(source)
+        shuffle = {"name": f"Shuffle [{src.action_name}]", "after": source, "before": list(sinks),
+                   "parallelism": parallelism[source], "tables": list(src.tables or ())}
+        out.append(replace(parts, parallelism=parallelism, notes=notes, shuffle=shuffle))
+    return out

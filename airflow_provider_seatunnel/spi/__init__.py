@@ -25,6 +25,7 @@ from .contract import (
     ColumnFlow,
     ColumnLineage,
     ColumnOrigin,
+    CommitterFor,
     Dataset,
     Lineage,
     NeedsJars,
@@ -36,6 +37,7 @@ from .contract import (
     SaveModes,
     SchemaInference,
     Sink,
+    SourceTables,
     StreamFinish,
     StreamInfo,
     StreamingSource,
@@ -49,8 +51,9 @@ from .registry import ENTRY_POINT_GROUP, available, get_connector
 
 __all__ = [
     "ENTRY_POINT_GROUP", "NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "BatchSource", "ChangeEmitter",
-    "ColumnFlow", "ColumnLineage", "ColumnOrigin", "Connector", "Dataset", "InsertOnly", "KnownPlugin", "Lineage",
-    "NeedsJars", "PerInput", "PerInputSplit", "ReadsTablesByName", "RetiresCommits", "RunContext", "SaveModes",
-    "SchemaInference", "Sink", "StreamFinish", "StreamInfo", "StreamingSource", "TableLineage", "Transform",
-    "TwoPhaseSink", "Unnamed", "Vertex", "available", "exactly_one_of", "get_connector",
+    "ColumnFlow", "ColumnLineage", "ColumnOrigin", "CommitterFor", "Connector", "Dataset", "InsertOnly",
+    "KnownPlugin", "Lineage", "NeedsJars", "PerInput", "PerInputSplit", "ReadsTablesByName", "RetiresCommits",
+    "RunContext", "SaveModes", "SchemaInference", "Sink", "SourceTables", "StreamFinish", "StreamInfo",
+    "StreamingSource", "TableLineage", "Transform", "TwoPhaseSink", "Unnamed", "Vertex", "available",
+    "exactly_one_of", "get_connector",
 ]

@@ -17,7 +17,7 @@ Data between the engine and a connector:
 
 Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
 :class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`TableLineage`,
-:class:`ColumnLineage`, :class:`NeedsJars`.
+:class:`ColumnLineage`, :class:`NeedsJars`, :class:`SourceTables`, :class:`CommitterFor`.
 Run time: the rest.
 """
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from ..config.errors import Problem
     from ..config.loader import JobConfig, PluginConfig
-    from .schema import Schema
+    from .schema import Schema, TableKeys
 
 SOURCE, TRANSFORM, SINK = "source", "transform", "sink"
 
@@ -337,6 +337,22 @@ class PerInputSplit(Protocol):
 class ChangeEmitter(Protocol):
     def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         """Whether rows other than INSERT can come out of it, given whether its inputs carry any."""
+        ...
+
+
+@runtime_checkable
+class SourceTables(Protocol):
+    def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
+        """The tables a source produces, by table id, each with the catalog keys its options declare
+        (more than one table: a multi-table source). None when the options do not say (read at run time)."""
+        ...
+
+
+@runtime_checkable
+class CommitterFor(Protocol):
+    def has_committer(self, options: Mapping[str, Any]) -> bool:
+        """Whether the sink, so configured, publishes through a driver-side commit (SeaTunnel's aggregated
+        committer, a coordinator slot): a sink whose ``committer`` depends on its options."""
         ...
 
 

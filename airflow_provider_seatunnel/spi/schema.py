@@ -10,7 +10,7 @@ rows written as nested objects (``{a = int, b = string}``). Legacy aliases: ``lo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,3 +216,82 @@ def schema_from_options(options: Mapping[str, Any]) -> Schema | None:
             out.append(Field(str(col["name"]), parse_type(col["type"])))
         return Schema(tuple(out))
     return None
+
+
+@dataclass(frozen=True)
+class ConstraintKey:
+    """A constraint key of a table: its name, type (``UNIQUE_KEY``, ``INDEX_KEY``...) and columns, each
+    with its sort order (``ASC`` unless declared)."""
+
+    name: str
+    type: str
+    columns: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type,
+                "columns": [{"column": c, "sort": s} for c, s in self.columns]}
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    """A table's catalog keys: its primary key (name and columns) and its constraint keys.
+
+    Keys survive a transform when every column they name is still in its output (by name); a key
+    that loses a column is gone. The plan carries them, table by table, from the source that declares
+    them to the sinks (``catalog`` of a plan vertex)."""
+
+    primary_key: tuple[str, tuple[str, ...]] | None = None
+    constraint_keys: tuple[ConstraintKey, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return self.primary_key is None and not self.constraint_keys
+
+    def kept_by(self, names: Sequence[str]) -> TableKeys:
+        """The keys whose columns are all among ``names`` (a transform's output fields)."""
+        have = set(names)
+        pk = self.primary_key if self.primary_key and set(self.primary_key[1]) <= have else None
+        return TableKeys(pk, tuple(k for k in self.constraint_keys if {c for c, _ in k.columns} <= have))
+
+    def to_json(self) -> dict[str, Any]:
+        pk = self.primary_key
+        return {"primary_key": {"name": pk[0], "columns": list(pk[1])} if pk else None,
+                "constraint_keys": [k.to_json() for k in self.constraint_keys]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any] | None) -> TableKeys:
+        if not d:
+            return cls()
+        pk = d.get("primary_key")
+        keys = tuple(ConstraintKey(str(k.get("name")), str(k.get("type")),
+                                   tuple((str(c["column"]), str(c.get("sort") or "ASC")) for c in k.get("columns", ())))
+                     for k in d.get("constraint_keys") or ())
+        return cls((str(pk["name"]), tuple(str(c) for c in pk["columns"])) if pk else None, keys)
+
+
+def keys_from_options(schema: Any) -> TableKeys:
+    """The keys a ``schema`` option declares: ``primaryKey { name, columnNames }`` and
+    ``constraintKeys = [{ constraintName, constraintType, constraintColumns = [{ columnName, sortType }] }]``
+    (sort ``ASC`` unless given). Raises TypeError_ for a malformed one."""
+    if not isinstance(schema, Mapping):
+        return TableKeys()
+    pk = None
+    raw_pk = schema.get("primaryKey")
+    if raw_pk is not None:
+        cols = raw_pk.get("columnNames") if isinstance(raw_pk, Mapping) else None
+        name = raw_pk.get("name") if isinstance(raw_pk, Mapping) else None
+        if not isinstance(name, str) or not isinstance(cols, list) or not cols:
+            raise TypeError_("schema.primaryKey needs a name and columnNames = [column, ...]")
+        pk = (name, tuple(str(c) for c in cols))
+    keys = []
+    raw_keys = schema.get("constraintKeys")
+    for i, item in enumerate(raw_keys if isinstance(raw_keys, list) else ()):
+        cols_raw = item.get("constraintColumns") if isinstance(item, Mapping) else None
+        if not isinstance(item, Mapping) or not isinstance(cols_raw, list) or not item.get("constraintName"):
+            raise TypeError_(f"schema.constraintKeys[{i}] needs constraintName, constraintType and "
+                             "constraintColumns = [{ columnName, sortType }]")
+        cols = tuple((str(c.get("columnName")), str(c.get("sortType") or "ASC").upper())
+                     for c in cols_raw if isinstance(c, Mapping))
+        keys.append(ConstraintKey(str(item["constraintName"]), str(item.get("constraintType") or "INDEX_KEY").upper(),
+                                  cols))
+    return TableKeys(pk, tuple(keys))

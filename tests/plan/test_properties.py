@@ -164,12 +164,29 @@ def jobs(draw) -> Job:
         seen[key] = seen.get(key, -1) + 1
         sinks[k] = replace(p, tag=seen[key])
     order = tuple(draw(st.permutations(range(len(transforms)))))
+    assume(not mixes_row_types(Job(sources, tuple(transforms), tuple(sinks))))  # an error (test_engine_rules.py)
     return Job(sources, tuple(transforms), tuple(sinks), env_parallelism=draw(PARALLELISM),
                job_mode=draw(st.sampled_from([None, "BATCH", "STREAMING", "batch"])), transform_order=order)
 
 
 # ---------------------------------------------------------------------------
 # The independent oracle
+
+
+def row_types(job: Job) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Each output's row type: FakeSource (a int, b string); Sql ``select *`` its first input's; Filter
+    (a int); Copy ``b = a`` (a int, b int)."""
+    types: dict[str, tuple[tuple[str, str], ...]] = {p.output: (("a", "int"), ("b", "string")) for p in job.sources}
+    for p in job.transforms:
+        types[p.output] = {"Sql": types[p.inputs[0]], "Filter": (("a", "int"),),
+                           "Copy": (("a", "int"), ("b", "int"))}[p.name]
+    return types
+
+
+def mixes_row_types(job: Job) -> bool:
+    """Whether a transform or sink reads inputs of different row types (SeaTunnel refuses the job)."""
+    types = row_types(job)
+    return any(len({types[i] for i in p.inputs}) > 1 for p in [*job.transforms, *job.sinks])
 
 
 def _graph(job: Job) -> tuple[list[set[int]], list[set[int]], list[int]]:
@@ -430,6 +447,9 @@ def semantic_corruptions(draw) -> tuple[str, str]:
     if kind in ("cycle", "same_output"):
         kind = "mode"
     if kind == "input":
+        # one source, one sink, at most one transform: SeaTunnel's simple graph reads the previous plugin
+        # instead, with a warning (test_engine_rules.py)
+        assume(not (len(job.sources) == 1 and len(job.sinks) == 1 and len(job.transforms) <= 1))
         readers = [(s, k) for s, plugins in (("transforms", job.transforms), ("sinks", job.sinks))
                    for k in range(len(plugins))]
         section, k = draw(st.sampled_from(readers))

@@ -128,11 +128,11 @@ def test_bad_env_parallelism(config_error):
 def test_input_naming_no_output_suggests_a_near_name(config_error):
     err, (p, unread) = problems_of(config_error, """\
 source {
-  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "orders" }
+  FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "orders" } FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "other" }
 }
 sink {
   Console {
-    plugin_input = "ordres"
+    plugin_input = ["ordres", "other"]
   }
 }
 """)
@@ -204,7 +204,7 @@ def test_every_error_is_reported_at_once(config_error):
 env { job.mode = NOPE }
 source { FakeSource { schema = { fields { a = int, b = string, x = int, id = bigint, k = string, name = string } }, plugin_output = "a", parallelism = 0 } }
 transform { Sql { plugin_input = "zzz", plugin_output = "t" } }
-sink { Console { plugin_input = "t" } }
+sink { Console { plugin_input = "t" } Console { plugin_input = "t" } }
 """)
     text = str(err)
     assert "unknown job.mode" in text

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.rows import data_columns, quote
-from ...spi.schema import DataType
+from ...spi.schema import DataType, TableKeys
 from .expressions import display, spark_type_name, type_matches, type_ok, value_fails
 from .rules import CatalogRule, FieldRule, Rules, TableRules, ValueRule
 from .values import convert_expected, num_text, show
@@ -34,13 +34,7 @@ def _columns_text(columns: list[tuple[str, str]]) -> str:
 
 def _catalog_failures(ctx: RunContext, vertex: Vertex, table: str, df: Any, rule: CatalogRule) -> list[str]:
     """Broken ``catalog_table_rule`` parts, decided from the DataFrame's schema and the plan."""
-    out = []
-    if rule.primary_key is not None:
-        out.append("catalog_table_rule primary_key_rule: primaryKey is null (the input table declares no "
-                   "primary key: this runtime carries no key metadata)")
-    if rule.constraint_keys is not None:
-        out.append("catalog_table_rule constraint_key_rule: constraintKeys is null (the input table declares "
-                   "no constraint keys: this runtime carries no key metadata)")
+    out = _key_failures(vertex, table, rule)
     if rule.columns is not None:
         names = data_columns(df)
         fields = {f.name: f for f in df.schema.fields if f.name in names}
@@ -77,6 +71,45 @@ def _catalog_failures(ctx: RunContext, vertex: Vertex, table: str, df: Any, rule
             out.append(f"catalog_table_rule table_identifier_rule: tableIdentifier {shown}.{table} is not "
                        f"equal to {catalog}.{path}")
     return out
+
+
+def _table_keys(vertex: Vertex, table: str) -> TableKeys:
+    """The catalog keys of ``table`` as the plan carries them to this sink (``catalog`` of its vertex:
+    declared by the source, kept by every transform that kept their columns)."""
+    catalog = getattr(vertex, "catalog", None) or {}
+    return TableKeys.from_json(catalog.get(table)) if isinstance(catalog, Mapping) else TableKeys()
+
+
+def _key_failures(vertex: Vertex, table: str, rule: CatalogRule) -> list[str]:
+    """Broken ``primary_key_rule`` / ``constraint_key_rule`` parts: the key must exist; its name equal and its
+    columns the same (in any order); the constraint keys the same collection (in any order)."""
+    keys = _table_keys(vertex, table)
+    out = []
+    pk, want = keys.primary_key, rule.primary_key
+    if want is not None and pk is None:
+        out.append("catalog_table_rule primary_key_rule: primaryKey is null (the input table declares no primary key)")
+    elif want is not None and pk is not None:
+        if want.get("name") is not None and want["name"] != pk[0]:
+            out.append(f"catalog_table_rule primary_key_rule: primaryKey: {pk[0]} is not equal to {want['name']}")
+        elif want.get("columns") and sorted(want["columns"]) != sorted(pk[1]):
+            out.append(f"catalog_table_rule primary_key_rule: primaryKey columns: [{', '.join(pk[1])}] is not "
+                       f"equal to [{', '.join(want['columns'])}]")
+    if rule.constraint_keys is not None:
+        if not keys.constraint_keys:
+            out.append("catalog_table_rule constraint_key_rule: constraintKeys is null (the input table declares "
+                       "no constraint keys)")
+        else:
+            actual = sorted(_key_text(k.name, k.type, k.columns) for k in keys.constraint_keys)
+            wanted = sorted(_key_text(k.get("name"), k.get("type"), k.get("columns", ())) for k in rule.constraint_keys)
+            if rule.constraint_keys and actual != wanted:
+                out.append(f"catalog_table_rule constraint_key_rule: constraintKeys: [{', '.join(actual)}] is not "
+                           f"equal to [{', '.join(wanted)}]")
+    return out
+
+
+def _key_text(name: Any, ctype: Any, columns: Any) -> str:
+    cols = ", ".join(f"{c} {(s or 'ASC').upper()}" for c, s in columns)
+    return f"{name} {ctype}({cols})"
 
 
 def _upstream_sources(ctx: RunContext, vertex: Vertex) -> set[str]:

@@ -286,10 +286,6 @@ def _read_catalog_rule(r: _Reader, value: Any, key: str) -> CatalogRule | None:
     if obj is None:
         return None
     r.unknown_keys(obj, _CATALOG_KEYS, key)
-    for name in ("primary_key_rule", "constraint_key_rule"):
-        if name in obj:
-            r.warn(f"{key}.{name}", "fails at run time: this runtime carries no primary or constraint key metadata "
-                   "for its tables", "assert the columns with column_rule instead")
     primary = (_read_primary_key(r, obj["primary_key_rule"], f"{key}.primary_key_rule")
                if "primary_key_rule" in obj else None)
     constraints = (_read_constraint_keys(r, obj["constraint_key_rule"], f"{key}.constraint_key_rule")

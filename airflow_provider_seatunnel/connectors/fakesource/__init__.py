@@ -22,21 +22,22 @@ from ...spi import (
     Dataset,
     RunContext,
     SchemaInference,
+    SourceTables,
     StreamingSource,
     Vertex,
 )
 from ...spi.errors import RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
+from ...spi.schema import Schema, TableKeys
 from .batch import batch_table
-from .options import Table, option_problems, output_schema, read_tables
+from .options import Table, option_problems, output_schema, read_tables, table_keys
 from .streaming import stream_table
 from .values import BadValue, text_of
 
 __all__ = ["CONNECTOR", "FakeSource"]
 
 
-class FakeSource(Connector, SchemaInference, BatchSource, StreamingSource, ChangeEmitter):
+class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter):
     name = "FakeSource"
     kinds = frozenset({SOURCE})
     identity = ("schema.table",)
@@ -48,6 +49,10 @@ class FakeSource(Connector, SchemaInference, BatchSource, StreamingSource, Chang
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         return output_schema(plugin, job)
+
+    def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
+        """Its tables (one per ``tables_configs`` item), each with the keys its ``schema`` declares."""
+        return table_keys(plugin.options, plugin.get("plugin_output") or plugin.get("result_table_name"))
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         """One DataFrame per table: random rows, or the explicit ``rows``, in ``vertex.parallelism`` partitions."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...spi.options import MISSING, JobConfig, PluginConfig, Problem, as_int, as_list, lookup
 from ...spi.rows import ROW_KINDS
-from ...spi.schema import DataType, Schema, TypeError_, schema_from_options
+from ...spi.schema import DataType, Schema, TableKeys, TypeError_, keys_from_options, schema_from_options
 from .values import FLOAT_RANGES, INT_RANGES, BadValue, convert, number_of, row_values, text_of
 
 #: option -> (default, smallest allowed)
@@ -126,6 +126,10 @@ def _read_schema(opts: Mapping, prefix: str, issues: list[Issue]) -> tuple[Schem
     for name in sorted({n for n in names if names.count(n) > 1}):
         issues.append(Issue(f"the field '{name}' is declared twice", key, None, True))
         bad = True
+    try:
+        keys_from_options(raw)
+    except TypeError_ as e:
+        issues.append(Issue(str(e), key, 'primaryKey { name = "pk", columnNames = [id] }', True))
     columns = {f.name: Column() for f in schema.fields}
     if isinstance(raw.get("columns"), list):
         for i, col in enumerate(raw["columns"]):
@@ -365,3 +369,22 @@ def output_schema(plugin: PluginConfig, job: JobConfig) -> tuple[Schema | None, 
     if problems or len(tables) != 1 or lookup(plugin.options, "tables_configs") is not MISSING:
         return None, problems
     return tables[0].schema, problems
+
+
+def table_keys(options: Mapping, output: Any = None) -> dict[str, TableKeys] | None:
+    """Each table's id with the primary and constraint keys its ``schema`` declares; None when the
+    block is not readable (its problems are reported by :func:`option_problems`)."""
+    tables, _ = read_tables(options, output.strip() if isinstance(output, str) and output.strip() else None)
+    configs = lookup(options, "tables_configs")
+    items = configs if isinstance(configs, list) else [options]
+    if not tables:
+        return None
+    out: dict[str, TableKeys] = {}
+    for table in tables:
+        at = int(table.prefix[len("tables_configs["):].split("]")[0]) if table.prefix else 0
+        raw = lookup(items[at], "schema") if isinstance(items[at], Mapping) else None
+        try:
+            out[table.key] = keys_from_options(raw)
+        except TypeError_:
+            out[table.key] = TableKeys()
+    return out

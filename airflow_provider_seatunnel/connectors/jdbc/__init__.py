@@ -34,6 +34,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    CommitterFor,
     Connector,
     Dataset,
     InsertOnly,
@@ -42,13 +43,14 @@ from ...spi import (
     RetiresCommits,
     RunContext,
     SchemaInference,
+    SourceTables,
     TableLineage,
     TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
+from ...spi.schema import Schema, TableKeys
 from .checks import check, key_problems
 from .commit import abort_entry, commit_table, retire_table
 from .connection import connection_of, ensure_driver, required_jars
@@ -64,7 +66,7 @@ log = logging.getLogger("seatunnel.jdbc")
 
 
 class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, TwoPhaseSink,
-           RetiresCommits):
+           RetiresCommits, SourceTables, CommitterFor):
     name = "Jdbc"
     kinds = frozenset({SOURCE, SINK})
     required = ()  # url and driver: required unless the block's jdbc_conn_id gives them (checks.py)
@@ -82,6 +84,20 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         """Unknown without a database (None); a sink's ``primary_keys`` must be input fields."""
         return None, key_problems(plugin, job, list(inputs))
+
+    def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
+        """A ``table_list``'s tables by their ``table_path`` as written (a query item: ``<output>_<i>``);
+        their keys come from the database at run time. None for a single table."""
+        items = plugin.get("table_list")
+        if not isinstance(items, list) or len(items) < 2:
+            return None
+        output = plugin.get("plugin_output") or plugin.get("result_table_name") or "default"
+        return {str(item.get("table_path") or f"{output}_{i}") if isinstance(item, Mapping) else f"{output}_{i}":
+                TableKeys() for i, item in enumerate(items)}
+
+    def has_committer(self, options: Mapping[str, Any]) -> bool:
+        """SeaTunnel's Jdbc sink has an aggregated committer only with ``is_exactly_once`` (XA)."""
+        return str(options.get("is_exactly_once", False)).strip().lower() == "true"
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return required_jars(options, env)
