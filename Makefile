@@ -85,19 +85,27 @@ demo: check-java $(STAMP)
 	@echo
 	@$(BIN)/python scripts/demo_summary.py $(DEMO_DAG)
 
-# What the tests need from Debian: a PostgreSQL server and its JDBC driver (the Jdbc tests run a
-# private server), and a headless Chromium (the Airflow UI test; Playwright drives it, downloads nothing).
-TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core
+# What the tests need from Debian: the servers the connector tests start privately on loopback
+# (PostgreSQL, MariaDB, Redis, OpenSSH) and JDBC drivers (PostgreSQL, MariaDB, SQLite), and a
+# headless Chromium (the Airflow UI test; Playwright drives it, downloads nothing). Installing them
+# starts no system service (a policy-rc.d refuses it for the time of the install).
+TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core mariadb-server libmariadb-java \
+	redis-server openssh-server libxerial-sqlite-jdbc-java
 PG_JAR := /usr/share/java/postgresql.jar
+TEST_COMMANDS := chromium mariadbd redis-server /usr/sbin/sshd
 
 .PHONY: test-deps
 test-deps:
-	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ] && command -v chromium >/dev/null 2>&1; \
+	@missing=0; for c in $(TEST_COMMANDS); do command -v $$c >/dev/null 2>&1 || missing=1; done; \
+	if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ] && [ $$missing = 0 ]; \
 	then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing $(TEST_PACKAGES) (PostgreSQL for the Jdbc tests, Chromium for the UI test)"; \
+	  echo "installing $(TEST_PACKAGES) (the connector tests' servers and drivers, Chromium for the UI test)"; \
+	  had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1; \
+	  if [ $$had_policy = 0 ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES) \
 	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES); }; \
+	  rc=$$?; [ $$had_policy = 1 ] || rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit $$rc; \
 	else \
 	  echo "error: the tests need a PostgreSQL server (/usr/lib/postgresql/*/bin), its JDBC driver ($(PG_JAR))" >&2; \
 	  echo "       and Chromium. Install them as root and retry: apt-get install -y --no-install-recommends $(TEST_PACKAGES)" >&2; \
