@@ -3,7 +3,8 @@
 ``columns`` lists ``{src_field, dest_field, path, dest_type = "string",
 column_error_handle_way}``; ``row_error_handle_way`` is FAIL (default) or SKIP. The source
 field may be a string, bytes (UTF-8 text), an array or a map (as JSON) or a row (as a JSON
-array of its field values, as SeaTunnel serialises it). A null source gives null. A
+array of its field values), serialised as SeaTunnel's Jackson does (dates and timestamps inside
+as java.time's number arrays, e.g. ``[2024, 1, 2]``). A null source gives null. A
 destination named like an existing field overwrites it in place, the others are appended.
 
 A path that does not exist, or a value that does not convert to ``dest_type``, is an
@@ -137,8 +138,44 @@ def _action(column: Mapping[str, Any], row_way: str) -> str:
 
 # ---------------------------------------------------------------- run time
 
+def _jackson(col: Any, dtype: Any) -> Any:
+    """``col`` reshaped so that Spark's ``to_json`` writes it as SeaTunnel's Jackson does: a date as
+    ``[year, month, day]``, a timestamp as ``[year, month, day, hour, minute]`` plus the second when
+    the second or the nanoseconds are not zero, plus the nanoseconds when not zero (java.time's
+    array form), inside arrays and maps too; other values as they are."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DateType, MapType, TimestampNTZType, TimestampType
+
+    if isinstance(dtype, DateType):
+        return F.when(col.isNotNull(), F.array(F.year(col), F.month(col), F.dayofmonth(col)))
+    if isinstance(dtype, (TimestampType, TimestampNTZType)):
+        nanos = (F.date_format(col, "SSSSSS").cast("int") * 1000)
+        fields = [F.year(col), F.month(col), F.dayofmonth(col), F.hour(col), F.minute(col)]
+        return (F.when(col.isNull(), F.lit(None))
+                .when(nanos > 0, F.array(*fields, F.second(col), nanos))
+                .when(F.second(col) > 0, F.array(*fields, F.second(col)))
+                .otherwise(F.array(*fields)))
+    if isinstance(dtype, ArrayType) and _has_time(dtype.elementType):
+        return F.transform(col, lambda x: _jackson(x, dtype.elementType))
+    if isinstance(dtype, MapType) and _has_time(dtype.valueType):
+        return F.transform_values(col, lambda k, v: _jackson(v, dtype.valueType))
+    return col
+
+
+def _has_time(dtype: Any) -> bool:
+    from pyspark.sql.types import ArrayType, DateType, MapType, TimestampNTZType, TimestampType
+
+    if isinstance(dtype, ArrayType):
+        return _has_time(dtype.elementType)
+    if isinstance(dtype, MapType):
+        return _has_time(dtype.valueType)
+    return isinstance(dtype, (DateType, TimestampType, TimestampNTZType))
+
+
 def _json_text(df: Any, field: str) -> Any:
-    """The source field as JSON text (a row becomes the JSON array of its field values)."""
+    """The source field as JSON text, as SeaTunnel serialises it (Jackson): an array or a map as JSON, a
+    row as the JSON array of its field values; dates and timestamps in them as java.time's arrays
+    (:func:`_jackson`). Natively: Spark's ``to_json``."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, BinaryType, MapType, StringType, StructType
 
@@ -151,11 +188,11 @@ def _json_text(df: Any, field: str) -> Any:
     if isinstance(dtype, BinaryType):
         return col.cast("string")
     if isinstance(dtype, (ArrayType, MapType)):
-        return F.to_json(col)
+        return F.to_json(_jackson(col, dtype))
     if isinstance(dtype, StructType):
         values = []
         for f in dtype.fields:
-            one = F.to_json(F.array(col.getField(f.name)))  # "[<value as JSON>]"
+            one = F.to_json(F.array(_jackson(col.getField(f.name), f.dataType)))  # "[<value as JSON>]"
             values.append(F.substring(one, F.lit(2), F.length(one) - 2))
         text = F.concat(F.lit("["), F.concat_ws(",", *values), F.lit("]")) if values else F.lit("[]")
         return F.when(col.isNull(), F.lit(None)).otherwise(text)

@@ -39,7 +39,9 @@ class SqlSyntaxError(ValueError):
 @lru_cache(maxsize=1)
 def dialect() -> Any:
     """Spark's sqlglot dialect, reading SeaTunnel's forms: its functions as plain calls (any
-    arity, rewritten later), ``TRIM(s, chars)`` in SeaTunnel's order and ``CAST(x AS BYTES)``."""
+    arity, rewritten later), ``TRIM(s, chars)`` in SeaTunnel's order, ``CAST(x AS BYTES)``, and string
+    literals as SeaTunnel reads them (``''`` is a quote, a backslash is itself: ``'\\d'`` is the regex
+    ``\\d``). Print the rewritten tree with Spark's own dialect, which escapes them for Spark."""
     from sqlglot import exp
     from sqlglot.dialects.spark import Spark
     from sqlglot.tokens import TokenType
@@ -54,6 +56,7 @@ def dialect() -> Any:
     class SeaTunnelSpark(spark):
         class Tokenizer(spark.Tokenizer):
             KEYWORDS: ClassVar[dict] = {**spark.Tokenizer.KEYWORDS, "BYTES": TokenType.VARBINARY}
+            STRING_ESCAPES: ClassVar[list] = ["'"]  # SeaTunnel's literals: a backslash is a backslash
 
         class Parser(spark.Parser):
             TRIM_PATTERN_FIRST = False

@@ -42,7 +42,6 @@ from .analysis import (
     arg,
     arg_key,
     ctes,
-    dialect,
     parse,
     select_sources,
 )
@@ -162,7 +161,7 @@ def prepare_query(query: str, views: Mapping[str, View], fallback: str | None, c
     ours = _point_tables(tree, views, fallback)
     tree = to_spark(tree, type_of)
     carried = _carry_kinds(tree, ours, {}, carry)
-    return tree.sql(dialect=dialect()), carried
+    return tree.sql(dialect="spark"), carried  # Spark's escaping of the literals SeaTunnel's dialect read
 
 
 # ---------------------------------------------------------------- run time
@@ -183,12 +182,10 @@ def _declared_inputs(ctx: Any, vertex: Any, query: str) -> list[str]:
     return implicit or list(vertex.inputs)
 
 
-def _coarse(dtype: Any) -> str:
-    """A Spark type as :func:`.functions.to_spark` wants it: date, timestamp, string, array, binary or a
-    numeric name."""
-    name = dtype.typeName()
-    return {"timestamp_ntz": "timestamp", "integer": "int", "long": "bigint", "short": "smallint",
-            "byte": "tinyint"}.get(name, name)
+def _spark_type(dtype: Any) -> str:
+    """A Spark type as :func:`.functions.to_spark` wants it: its SQL name (``int``, ``decimal(10,2)``,
+    ``timestamp_ntz``, ``array<int>``...)."""
+    return str(dtype.simpleString()).lower()
 
 
 def _safe(name: str) -> str:
@@ -232,17 +229,15 @@ def _tables(ctx: Any, query: str, frames: list[tuple[str, Any]], declared: list[
 
 def _types(tables: Mapping[str, Any]) -> TypeOf:
     """The ``type_of`` of :func:`.functions.to_spark` for a query over ``tables``: a column's input type
-    (the first input having it), a CAST's target."""
+    (the first input having it)."""
     types: dict[str, str] = {}
     for df in tables.values():
         for f in df.schema.fields:
-            types.setdefault(f.name.lower(), _coarse(f.dataType))
+            types.setdefault(f.name.lower(), _spark_type(f.dataType))
 
     def type_of(node: Any) -> str | None:
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             return types.get(node.name.lower())
-        if isinstance(node, exp.Cast):
-            return re.sub(r"\(.*", "", node.to.sql(dialect="spark").lower()).replace("timestamp_ntz", "timestamp")
         return None
 
     return type_of

@@ -38,7 +38,7 @@ _CALL_TYPES = {"date_format": "string", "concat": "string", "decode": "string", 
 _SIMPLE_TYPES = {"string": "string", "varchar": "string", "text": "string", "boolean": "boolean", "tinyint": "tinyint",
                  "smallint": "smallint", "int": "int", "integer": "int", "bigint": "bigint", "long": "bigint",
                  "float": "float", "double": "double", "date": "date", "timestamp_ntz": "timestamp",
-                 "binary": "bytes"}
+                 "binary": "bytes", "time": "time", "time(6)": "time"}
 
 
 def seatunnel_type(sql_type: str) -> str | None:
@@ -117,9 +117,14 @@ def _branches_type(node: Any, resolve: Resolve) -> DataType | None:
 
 
 def infer(node: Any, resolve: Resolve) -> DataType | None:
-    """The Spark result type of ``node`` where it is certain, as a SeaTunnel type; else None."""
+    """The Spark result type of ``node`` where it is certain, as a SeaTunnel type; else None. A rewritten
+    SeaTunnel call carries its type (:data:`.functions.RESULT_TYPE`)."""
     from sqlglot import exp
 
+    from .functions import RESULT_TYPE
+
+    if node.meta.get(RESULT_TYPE):
+        return _named(seatunnel_type(node.meta[RESULT_TYPE]))
     if isinstance(node, (exp.Alias, exp.Paren)):
         return infer(node.this, resolve)
     if isinstance(node, exp.Column):
@@ -287,6 +292,29 @@ def _output_fields(tree: Any, qualified: Any, known: Mapping[str, Schema]) -> li
     return fields
 
 
+def spark_sql_type(dtype: DataType) -> str:
+    """A SeaTunnel type as Spark SQL names it (``int``, ``decimal(10,2)``, ``timestamp_ntz``, ``time(6)``)."""
+    return "time(6)" if dtype.name == "time" else sqlglot_type(dtype).lower().replace(" ", "")
+
+
+def _input_types(known: Mapping[str, Schema]) -> Callable[[Any], str | None]:
+    """The ``type_of`` of :func:`.functions.to_spark` over the inputs: a column's Spark SQL type (the first
+    input having it)."""
+    from sqlglot import exp
+
+    types: dict[str, str] = {}
+    for schema in known.values():
+        for f in schema.fields:
+            types.setdefault(f.name.lower(), spark_sql_type(f.type))
+
+    def type_of(node: Any) -> str | None:
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            return types.get(node.name.lower())
+        return None
+
+    return type_of
+
+
 def output_schema(plugin: PluginConfig, job: JobConfig,
                   inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     """The Sql's output schema where certain (None: unknown until run time), and the problems of the
@@ -305,7 +333,7 @@ def output_schema(plugin: PluginConfig, job: JobConfig,
     if known is None:
         return None, problems
     try:
-        tree = to_spark(parse(query).copy())
+        tree = to_spark(parse(query).copy(), _input_types(known))
     except FunctionError as e:
         return None, [job.problem(str(e), plugin, key="query")]
     qualified, problems = _qualified(tree, known, plugin, job)
