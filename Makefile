@@ -112,6 +112,15 @@ test-deps:
 	  exit 1; \
 	fi
 
+# MySQL Connector/J, the driver SeaTunnel's MySQL configs name (com.mysql.cj.jdbc.Driver), into Maven's local
+# repository, where the Jdbc connector finds it; without mvn or the registry the tests use MariaDB Connector/J.
+CONNECTOR_J := com.mysql:mysql-connector-j:9.5.0
+CONNECTOR_J_JAR := $(HOME)/.m2/repository/com/mysql/mysql-connector-j/9.5.0/mysql-connector-j-9.5.0.jar
+test-deps: $(CONNECTOR_J_JAR)
+$(CONNECTOR_J_JAR):
+	@mvn -q -B dependency:get -Dartifact=$(CONNECTOR_J) -Dtransitive=false \
+	  || echo "warning: could not fetch $(CONNECTOR_J) with mvn: the MySQL tests use MariaDB Connector/J"
+
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
 lint: $(STAMP)

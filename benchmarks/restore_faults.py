@@ -1,7 +1,7 @@
 """Restores are exactly-once: crash a run, restore it with the same run id, compare the sinks with the expected rows.
 
-Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc upsert``), one pipeline with
-two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
+Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``), one
+pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
 an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
@@ -196,6 +196,101 @@ def jdbc_sinks(work: Path, rows: int, resources: Resources, upsert: bool = False
     return sinks
 
 
+def _mysql(resources: Resources) -> Any:
+    """The private MariaDB server of this benchmark run (tests/mysql.py), started once, stopped at exit."""
+    if getattr(resources, "mysql", None) is None:
+        from tests import mysql
+
+        resources.mysql = mysql.start()  # type: ignore[attr-defined]
+        resources.callback(resources.mysql.stop)  # type: ignore[attr-defined]
+    return resources.mysql  # type: ignore[attr-defined]
+
+
+def mysql_sinks(work: Path, rows: int, resources: Resources) -> list[Sink]:
+    """Two Jdbc sinks in one pipeline writing two tables of a MariaDB server through MySQL Connector/J
+    (``com.mysql.cj.jdbc.Driver``; Debian's MariaDB Connector/J without it): plain INSERTs into a table
+    without a key, and ``primary_keys = ["id"]`` (``ON DUPLICATE KEY UPDATE``) in batches of 100 into a
+    table keyed by ``id`` that holds a stale row with the id of an input row."""
+    from tests import mysql
+
+    server = _mysql(resources)
+    driver = "com.mysql.cj.jdbc.Driver" if mysql.connector_j() else "org.mariadb.jdbc.Driver"
+    staging_sql = (f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{server.database}' "
+                   "AND table_name LIKE 'st\\_stage\\_%'")
+
+    def seeder(table: str, upsert: bool, old: list[Row]) -> Callable[[], None]:
+        def seed() -> None:
+            staging = [r[0] for r in server.sql(staging_sql)]
+            values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
+            server.sql("".join(f"DROP TABLE IF EXISTS `{s}`; " for s in staging)
+                       + f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id BIGINT"
+                       + (" PRIMARY KEY" if upsert else "") + f", name LONGTEXT, grp LONGTEXT); "
+                       f"INSERT INTO {table} VALUES {values}")
+        return seed
+
+    def reader(table: str) -> Callable[[], list[Row]]:
+        return lambda: [(int(i), n, g) for i, n, g in server.sql(f"SELECT id, name, grp FROM {table}")]
+
+    def staging() -> int:
+        return len(server.sql(staging_sql))
+
+    sinks = []
+    for table, upsert in (("my_plain", False), ("my_upsert", True)):
+        old = [(-1, "old", "g0")] + ([(0, "stale", "g9")] if upsert else [])
+        options = (f'url = "{server.url}", driver = "{driver}", user = "{server.user}", '
+                   f'password = "{server.password}", generate_sink_sql = true, database = "{server.database}", '
+                   f'table = "{table}"' + (', primary_keys = ["id"], batch_size = 100' if upsert else ""))
+        sinks.append(Sink(f"Jdbc MySQL {table}", f'Jdbc {{ plugin_input = "rows", {options} }}',
+                          seeder(table, upsert, old), reader(table), None if upsert else staging, old, upsert))
+    return sinks
+
+
+def _redis(resources: Resources) -> Any:
+    """The private Redis server of this benchmark run (tests/redis_server.py), started once, stopped at exit."""
+    if getattr(resources, "redis", None) is None:
+        from tests import redis_server
+
+        resources.redis = redis_server.start()  # type: ignore[attr-defined]
+        resources.callback(resources.redis.stop)  # type: ignore[attr-defined]
+    return resources.redis  # type: ignore[attr-defined]
+
+
+def redis_sinks(work: Path, rows: int, resources: Resources) -> list[Sink]:
+    """Two Redis sinks in one pipeline, each appending to a list (LPUSH: a duplicate shows): the rows as
+    json, and as text (``id,name,grp``) in batches of 100. Each list already holds a row of an earlier run."""
+    server = _redis(resources)
+    client = server.client()
+    old = [(-1, "old", "g0")]
+
+    def seeder(key: str, fmt: str) -> Callable[[], None]:
+        def seed() -> None:
+            if fmt == "json":  # the first sink's seed: the staging and bookkeeping of earlier trials go too
+                client.flushdb()
+            client.delete(key)
+            client.rpush(key, json.dumps({"id": -1, "name": "old", "grp": "g0"}) if fmt == "json" else "-1,old,g0")
+        return seed
+
+    def reader(key: str, fmt: str) -> Callable[[], list[Row]]:
+        def read() -> list[Row]:
+            values = client.lrange(key, 0, -1)
+            if fmt == "json":
+                return [(r["id"], r["name"], r["grp"]) for r in map(json.loads, values)]
+            return [(int(i), n, g) for i, n, g in (v.split(",") for v in values)]
+        return read
+
+    def staging() -> int:
+        return sum(1 for _ in client.scan_iter(match="__seatunnel:redis:stage:*", count=1000))
+
+    conn = f'host = "{server.host}", port = {server.port}, auth = "{server.password}"'
+    return [
+        Sink("Redis list json", f'Redis {{ plugin_input = "rows", {conn}, key = "rf_json", data_type = list }}',
+             seeder("rf_json", "json"), reader("rf_json", "json"), staging, list(old)),
+        Sink("Redis list text", f'Redis {{ plugin_input = "rows", {conn}, key = "rf_text", data_type = list, '
+                                'format = text, batch_size = 100 }',
+             seeder("rf_text", "text"), reader("rf_text", "text"), None, list(old)),
+    ]
+
+
 @dataclass(frozen=True)
 class SinkType:
     """A kind of target: its sinks, its fault points, and how the report describes it."""
@@ -218,13 +313,29 @@ JDBC_READING = (
     "would be a half-committed table); *staging tables* counts the sink's `st_stage_*` tables after attempt 1 → "
     "after the restore, both sinks together (staged, never visible rows; the restore must drop them).")
 
+REDIS_READING = (
+    "The targets are two lists of a private Redis server (`tests/redis_server.py`), read with LRANGE. *Visible "
+    "after attempt 1* is what a reader of each list sees (`old`: only the earlier row, `all`: everything, "
+    "`PARTIAL` would be a half-committed list); *staging lists* counts the sink's `__seatunnel:redis:stage:*` "
+    "lists after attempt 1 → after the restore (staged, never visible rows; the restore must delete them).")
+
+MYSQL_READING = (
+    "The targets are two tables of a private MariaDB server (`tests/mysql.py`), written through MySQL Connector/J "
+    "and read with the `mariadb` client: `my_plain` (plain INSERTs) and `my_upsert` (`primary_keys = [\"id\"]`, "
+    "`ON DUPLICATE KEY UPDATE`; it also holds a stale row with id 0 that the input replaces). *Visible after attempt "
+    "1* is what a reader of each table sees (`old`: only the earlier rows, `all`: everything, `PARTIAL` would be a "
+    "half-committed table); *staging tables* counts the sink's `st_stage_*` tables after attempt 1 → after the "
+    "restore.")
+
 SINK_TYPES: dict[str, SinkType] = {
     "LocalFile": SinkType(localfile_sinks, POINTS, 20_000, "raw files", LOCALFILE_READING),
     "Jdbc": SinkType(jdbc_sinks, JDBC_POINTS, 5_000, "staging tables", JDBC_READING),
+    "Jdbc MySQL": SinkType(mysql_sinks, JDBC_POINTS, 5_000, "staging tables", MYSQL_READING),
     "Jdbc upsert": SinkType(lambda work, rows, res: jdbc_sinks(work, rows, res, upsert=True), JDBC_POINTS, 5_000,
                             "staging tables", JDBC_READING + " The upsert targets also hold a stale row with id 0, "
                             "which the input replaces: the expected table is the earlier row (id -1) plus the "
                             "input, each id once with the input's values."),
+    "Redis": SinkType(redis_sinks, POINTS, 5_000, "staging lists", REDIS_READING),
 }
 
 

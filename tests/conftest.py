@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -23,6 +24,10 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 if SHORT_LIVED_JVM not in os.environ.get("JAVA_TOOL_OPTIONS", ""):
     os.environ["JAVA_TOOL_OPTIONS"] = (os.environ.get("JAVA_TOOL_OPTIONS", "") + " " + SHORT_LIVED_JVM).strip()
+
+#: Spark's Python workers (the Python data sources of Redis and Http) run this interpreter, with its
+#: packages (pyarrow), as spark-submit's launcher arranges for a real run; not the first python3 on PATH.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,7 @@ from ..plan.model import JobPlan, PipelinePlan
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
+from ..spi import ConnectionInfo, FromConnection, get_connector
 from ..spi.errors import PipelineError, exit_failure
 from ..spi.secrets import (
     OPENLINEAGE_SECRET,
@@ -47,56 +48,42 @@ class SeaTunnelPipelineFailed(AirflowException):
         self.deterministic = bool((self.metrics.get("error") or {}).get("deterministic"))
 
 
-#: Airflow connection types and the JDBC URL scheme of their databases.
-_JDBC_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mssql": "sqlserver",
-                 "oracle": "oracle", "jdbc": None}
-
-
-def jdbc_options(conn: Any) -> dict[str, str]:
-    """``url``, ``user`` and ``password`` of a Jdbc block from an Airflow connection: a ``jdbc:`` URL
-    in its host or its extra ``url``, else one built from its type, host, port and schema (database);
-    ``driver`` and ``driver_path`` from its extras ``driver_class``/``driver_path`` where Airflow's
-    ``[providers.jdbc]`` switches allow them, else the URL's usual driver class
-    (:func:`..connectors.jdbc.connection.connection_driver_options`)."""
-    from ..connectors.jdbc.connection import connection_driver_options
+def connection_info(conn_id: str) -> ConnectionInfo:
+    """The Airflow connection ``conn_id`` as connectors see it, with the deployment's switches
+    (Airflow's ``[providers.jdbc] allow_driver_*_in_extra``)."""
     from ..settings import airflow_conf
 
-    extra = conn.extra_dejson or {}
-    url = extra.get("url") or (conn.host if str(conn.host or "").startswith("jdbc:") else None)
-    if not url:
-        scheme = _JDBC_SCHEMES.get(str(conn.conn_type).lower()) or str(conn.conn_type).lower()
-        port = f":{conn.port}" if conn.port else ""
-        url = f"jdbc:{scheme}://{conn.host}{port}/{conn.schema or ''}"
-    out = {"url": str(url)}
-    if conn.login:
-        out["user"] = str(conn.login)
-    if conn.password:
-        out["password"] = str(conn.password)
+    conn = BaseHook.get_connection(conn_id)
     conf = airflow_conf()
-
-    def allowed(key: str) -> bool:
-        return bool(conf is not None and conf.getboolean("providers.jdbc", f"allow_{key}_in_extra", fallback=False))
-
-    out.update(connection_driver_options(out["url"], extra, allow_driver_path=allowed("driver_path"),
-                                         allow_driver_class=allowed("driver_class")))
-    return out
+    settings = {f"allow_{key}_in_extra": bool(conf is not None and conf.getboolean(
+        "providers.jdbc", f"allow_{key}_in_extra", fallback=False)) for key in ("driver_path", "driver_class")}
+    return ConnectionInfo(conn_id=conn_id, conn_type=str(conn.conn_type or ""), host=conn.host,
+                          port=int(conn.port) if conn.port else None, schema=conn.schema, login=conn.login,
+                          password=conn.password, extra=dict(conn.extra_dejson or {}), settings=settings)
 
 
-def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPlan:
-    """The plan with each Jdbc block's credentials taken from its Airflow connection (its own option
-    ``jdbc_conn_id``, else ``default_conn_id`` for blocks that set no ``user``/``password``). Options
-    the block sets itself win. Run time only: the values reach only the private plan file."""
+def with_connections(plan: JobPlan, default_conn_id: str | None = None,
+                     defaults: Mapping[str, str] | None = None) -> JobPlan:
+    """The plan with each block's address and credentials taken from the Airflow connection its
+    connector's option names (``jdbc_conn_id``, ``redis_conn_id``: :class:`..spi.FromConnection`),
+    else from the task's default for that option (``defaults``; ``default_conn_id`` is the
+    ``jdbc_conn_id`` one) where the block takes it. Options the block sets itself win. Run time only:
+    the values reach only the private plan file."""
     from dataclasses import replace
 
+    given_defaults = {**({"jdbc_conn_id": default_conn_id} if default_conn_id else {}), **(defaults or {})}
+
     def resolved(vertex: Any) -> Any:
-        if vertex.plugin.lower() != "jdbc":
+        connector = get_connector(vertex.plugin)
+        if not isinstance(connector, FromConnection):
             return vertex
-        conn_id = vertex.config.get("jdbc_conn_id")
-        if conn_id is None and default_conn_id and not ({"user", "password"} & set(vertex.config)):
-            conn_id = default_conn_id
+        option = connector.connection_option
+        conn_id = vertex.config.get(option)
+        if conn_id is None and given_defaults.get(option) and connector.takes_default_connection(vertex.config):
+            conn_id = given_defaults[option]
         if not conn_id:
             return vertex
-        given = jdbc_options(BaseHook.get_connection(str(conn_id)))
+        given = connector.connection_options(connection_info(str(conn_id)))
         return replace(vertex, config={**given, **vertex.config})
 
     pipelines = tuple(replace(p, vertices=tuple(resolved(v) for v in p.vertices)) for p in plan.pipelines)

@@ -26,7 +26,9 @@ from .contract import (
     ColumnLineage,
     ColumnOrigin,
     CommitterFor,
+    ConnectionInfo,
     Dataset,
+    FromConnection,
     Lineage,
     NeedsJars,
     PerInput,
@@ -51,7 +53,8 @@ from .registry import ENTRY_POINT_GROUP, available, get_connector
 
 __all__ = [
     "ENTRY_POINT_GROUP", "NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "BatchSource", "ChangeEmitter",
-    "ColumnFlow", "ColumnLineage", "ColumnOrigin", "CommitterFor", "Connector", "Dataset", "InsertOnly",
+    "ColumnFlow", "ColumnLineage", "ColumnOrigin", "CommitterFor", "ConnectionInfo", "Connector", "Dataset",
+    "FromConnection", "InsertOnly",
     "KnownPlugin", "Lineage", "NeedsJars", "PerInput", "PerInputSplit", "ReadsTablesByName", "RetiresCommits",
     "RunContext", "SaveModes", "SchemaInference", "Sink", "SourceTables", "StreamFinish", "StreamInfo",
     "StreamingSource", "TableLineage", "Transform", "TwoPhaseSink", "Unnamed", "Vertex", "available",

@@ -24,7 +24,7 @@ Run time: the rest.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -353,6 +353,41 @@ class CommitterFor(Protocol):
     def has_committer(self, options: Mapping[str, Any]) -> bool:
         """Whether the sink, so configured, publishes through a driver-side commit (SeaTunnel's aggregated
         committer, a coordinator slot): a sink whose ``committer`` depends on its options."""
+        ...
+
+
+@dataclass(frozen=True)
+class ConnectionInfo:
+    """An Airflow connection as a connector sees it (connectors never import Airflow); ``settings``
+    holds the switches of the deployment that bear on it (e.g. ``allow_driver_path_in_extra``)."""
+
+    conn_id: str
+    conn_type: str
+    host: str | None = None
+    port: int | None = None
+    schema: str | None = None
+    login: str | None = None
+    password: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, bool] = field(default_factory=dict)
+
+
+@runtime_checkable
+class FromConnection(Protocol):
+    """A plugin whose address and credentials may come from an Airflow connection, named by its
+    option ``connection_option`` (``jdbc_conn_id``, ``redis_conn_id``), or given to a whole task
+    group by that option's name. Resolved when the task runs, never at parse time; the options a
+    block sets itself win over the connection's."""
+
+    connection_option: str
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        """The block options the connection supplies."""
+        ...
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        """Whether a block without ``connection_option`` takes the group's connection (a block that
+        names its own credentials does not)."""
         ...
 
 

@@ -32,6 +32,7 @@ _BUILTIN_MODULES = {
     "jdbc": "jdbc", "sql": "sql", "fieldmapper": "field_mapper", "filter": "filter", "copy": "copy",
     "replace": "replace", "split": "split", "filterrowkind": "filter_row_kind",
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
+    "redis": "redis",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.

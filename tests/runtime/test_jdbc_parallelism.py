@@ -74,7 +74,7 @@ def test_the_source_reads_its_splits_by_the_plans_readers(spark, db):
                   {{ table_path = "public.items", query = "SELECT * FROM items", partition_column = "id",
                      partition_num = 4 }}] }}
         }}
-        sink {{ Console {{ plugin_input = ["fixed", "listed"] }} }}
+        sink {{ Console {{ plugin_input = "fixed" }} Console {{ plugin_input = "listed" }} }}
     """)
     read = {}
     for p in plan.pipelines:

@@ -3,7 +3,7 @@
 The data path is Spark's JDBC reader and writer; the driver (a Java class in a jar) is found by
 :func:`.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
 driver side (split bounds, save modes, the commit) go through the same driver, in the Spark
-driver's JVM: no Python database driver. Dialects: PostgreSQL and MySQL/MariaDB are known
+driver's JVM: no Python database driver. Dialects: PostgreSQL, MySQL/MariaDB and SQLite are known
 (quoting, upsert, types, split hashing); other databases get ANSI SQL (:mod:`.dialects`).
 
 Both read and write at the parallelism the plan gives the vertex, never at a figure of their own:
@@ -35,8 +35,10 @@ from ...spi import (
     SOURCE,
     BatchSource,
     CommitterFor,
+    ConnectionInfo,
     Connector,
     Dataset,
+    FromConnection,
     InsertOnly,
     Lineage,
     NeedsJars,
@@ -66,8 +68,9 @@ log = logging.getLogger("seatunnel.jdbc")
 
 
 class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, TwoPhaseSink,
-           RetiresCommits, SourceTables, CommitterFor):
+           RetiresCommits, SourceTables, CommitterFor, FromConnection):
     name = "Jdbc"
+    connection_option = "jdbc_conn_id"
     kinds = frozenset({SOURCE, SINK})
     required = ()  # url and driver: required unless the block's jdbc_conn_id gives them (checks.py)
     identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
@@ -79,6 +82,14 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return check(plugin, job)
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        from .connection import options_from_connection
+
+        return options_from_connection(conn)
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        return not ({"user", "password"} & set(options))
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:

@@ -37,7 +37,7 @@ KNOWN_DRIVERS = (
       "/usr/share/java/postgresql-jdbc4.jar")),
     ("mysql", ("jdbc:mysql:",), ("com.mysql.",),
      ("/usr/share/java/mysql-connector-j.jar", "/usr/share/java/mysql-connector-java.jar",
-      "/usr/share/java/mysql.jar")),
+      "/usr/share/java/mysql.jar", "~/.m2/repository/com/mysql/mysql-connector-j/*/mysql-connector-j-*.jar")),
     ("mariadb", ("jdbc:mariadb:",), ("org.mariadb.",), ("/usr/share/java/mariadb-java-client.jar",)),
     ("sqlite", ("jdbc:sqlite:",), ("org.sqlite.",), ("/usr/share/java/sqlite-jdbc.jar",)),
     ("h2", ("jdbc:h2:",), ("org.h2.",), ("/usr/share/java/h2.jar",)),
@@ -66,19 +66,40 @@ class Conn:
         return mask(self.url, self.password)
 
     def connection_properties(self) -> dict[str, str]:
-        """What the driver gets: ``properties``, the credentials, and (PostgreSQL) timeouts."""
+        """What the driver gets: ``properties``, the credentials, and the driver's defaults (each
+        unless ``properties`` sets it): PostgreSQL's timeouts (seconds); MySQL's connect timeout
+        (milliseconds) and ``rewriteBatchedStatements`` (SeaTunnel's MySQL dialect sets it: the
+        staging write's batches become multi-row INSERTs); SQLite's ``busy_timeout`` (milliseconds:
+        parallel writers of one database file wait for each other's lock)."""
         props = dict(self.properties)
         if self.user is not None:
             props["user"] = self.user
         if self.password is not None:
             props["password"] = self.password
-        if dialect_of(self.url).name == "postgresql":  # the driver's properties: the URL's driver
+        family = dialect_of(self.url).name  # the driver's properties: the URL's driver
+        if family == "postgresql":
             props.setdefault("connectTimeout", str(self.timeout))
             props.setdefault("loginTimeout", str(self.timeout))
+        elif family == "mysql":
+            props.setdefault("connectTimeout", str(self.timeout * 1000))
+            props.setdefault("rewriteBatchedStatements", "true")
+        elif family == "sqlite":
+            props.setdefault("busy_timeout", str(self.timeout * 1000))
         return props
 
+    @property
+    def spark_url(self) -> str:
+        """The URL Spark's JDBC reader and writer get. Spark picks its SQL dialect (how it quotes
+        column names) by the URL's scheme and knows MySQL's only as ``jdbc:mysql:``: a
+        ``jdbc:mariadb:`` URL becomes ``jdbc:mysql:…`` with ``permitMysqlScheme``, which MariaDB
+        Connector/J needs to accept that scheme (its driver class still serves the connection)."""
+        if not self.url.lower().startswith("jdbc:mariadb:"):
+            return self.url
+        rest = self.url[len("jdbc:mariadb:"):]
+        return f"jdbc:mysql:{rest}{'&' if '?' in rest else '?'}permitMysqlScheme"
+
     def spark_options(self, **extra: Any) -> dict[str, str]:
-        return {"url": self.url, "driver": self.driver, **self.connection_properties(),
+        return {"url": self.spark_url, "driver": self.driver, **self.connection_properties(),
                 **{k: str(v) for k, v in extra.items()}}
 
     def with_url(self, url: str) -> Conn:
@@ -128,6 +149,33 @@ def default_driver_class(url: str) -> str | None:
     :data:`DEFAULT_DRIVER_CLASSES`."""
     found = re.match(r"jdbc:([a-z0-9]+):", url.strip().lower())
     return DEFAULT_DRIVER_CLASSES.get(found.group(1)) if found else None
+
+
+#: the JDBC subprotocol of an Airflow connection type (None: the connection holds a jdbc: URL)
+JDBC_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mssql": "sqlserver",
+                "oracle": "oracle", "sqlite": "sqlite", "jdbc": None}
+
+
+def options_from_connection(conn: Any) -> dict[str, str]:
+    """``url``, ``user``, ``password`` (and ``driver``, ``driver_path``) of a Jdbc block from an
+    Airflow connection (:class:`...spi.ConnectionInfo`): a ``jdbc:`` URL in its host or its extra
+    ``url``, else one built from its type, host, port and schema (database); the driver from its
+    extras where the deployment's switches allow (:func:`connection_driver_options`)."""
+    extra = conn.extra or {}
+    url = extra.get("url") or (conn.host if str(conn.host or "").startswith("jdbc:") else None)
+    if not url:
+        scheme = JDBC_SCHEMES.get(str(conn.conn_type).lower()) or str(conn.conn_type).lower()
+        port = f":{conn.port}" if conn.port else ""
+        url = f"jdbc:{scheme}://{conn.host}{port}/{conn.schema or ''}"
+    out = {"url": str(url)}
+    if conn.login:
+        out["user"] = str(conn.login)
+    if conn.password:
+        out["password"] = str(conn.password)
+    out.update(connection_driver_options(out["url"], extra,
+                                         allow_driver_path=bool(conn.settings.get("allow_driver_path_in_extra")),
+                                         allow_driver_class=bool(conn.settings.get("allow_driver_class_in_extra"))))
+    return out
 
 
 def connection_driver_options(url: str, extra: Mapping[str, Any], *, allow_driver_path: bool,
@@ -186,7 +234,20 @@ def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = Non
     configured = [os.path.basename(j).lower() for j in str((env or {}).get("spark.jars", "")).split(",") if j.strip()]
     if any(family[0] in name for name in configured):
         return []
-    return next(([path] for path in family[3] if os.path.isfile(path)), [])
+    return next(([path] for path in map(_located, family[3]) if path), [])
+
+
+def _located(location: str) -> str | None:
+    """A well-known jar location that exists: a path, or a pattern (Maven's local repository:
+    the newest version there)."""
+    if not glob.has_magic(location):
+        return location if os.path.isfile(location) else None
+    found = [p for p in glob.glob(os.path.expanduser(location)) if not p.endswith(("-sources.jar", "-javadoc.jar"))]
+    return max(found, key=_version_key) if found else None
+
+
+def _version_key(path: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", os.path.basename(path))]
 
 
 def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,

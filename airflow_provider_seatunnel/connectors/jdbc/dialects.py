@@ -1,15 +1,15 @@
 """What differs between databases in the SQL the Jdbc connector writes: identifier quoting, the
 split hash of a string key, column types of created tables, and what a URL names.
 
-PostgreSQL and MySQL/MariaDB are known; other databases get ANSI SQL (``generic``). The URL picks
-the dialect; the block's ``dialect`` option (SeaTunnel's) overrides it: ``postgres``/``postgresql``,
-``mysql``/``mariadb`` or ``generic``, case-insensitive; any other name falls back to the URL.
+PostgreSQL, MySQL/MariaDB and SQLite are known; other databases get ANSI SQL (``generic``). The URL
+picks the dialect; the block's ``dialect`` option (SeaTunnel's) overrides it: ``postgres``/``postgresql``,
+``mysql``/``mariadb``, ``sqlite`` or ``generic``, case-insensitive; any other name falls back to the URL.
 
 Identifiers. Every table, schema, database and column name the connector writes into SQL goes
 through :meth:`Dialect.part` or :meth:`Dialect.column`, so that a name is always exactly one
 identifier, whatever characters it holds:
 
-* PostgreSQL quotes with ``"``, MySQL with a backtick, both as written (SeaTunnel's dialects do
+* PostgreSQL and SQLite quote with ``"``, MySQL with a backtick, all as written (SeaTunnel's dialects do
   the same), the quote character doubled inside the name.
 * The generic dialect quotes with ANSI ``"`` (doubled inside). A *plain* name, ASCII letters,
   digits and ``_`` not starting with a digit, is written unquoted instead, as SeaTunnel's generic
@@ -148,7 +148,7 @@ def as_part(name: str) -> str:
 class Dialect:
     """What differs between databases in the SQL this connector writes."""
 
-    name: str  # "postgresql", "mysql" or "generic"
+    name: str  # "postgresql", "mysql", "sqlite" or "generic"
     quote: str  # identifier quote character
 
     def column(self, name: str) -> str:
@@ -177,12 +177,21 @@ class Dialect:
         return list(dict.fromkeys([name, name.upper(), name.lower()])) if self.bare(part) else [name]
 
     def hash_mod(self, column: str, buckets: int) -> str:
-        """SeaTunnel's ``hashModForField``: the split bucket of a string key."""
+        """SeaTunnel's ``hashModForField``: the split bucket of a string key. SQLite has no hash
+        function: its length and last character decide."""
         if self.name == "postgresql":
             return f"(ABS(HASHTEXT({self.column(column)}::text)) % {buckets})"
         if self.name == "mysql":
             return f"MOD(ABS(CRC32({self.column(column)})), {buckets})"
+        if self.name == "sqlite":
+            col = self.column(column)
+            return f"((LENGTH({col}) + COALESCE(UNICODE(SUBSTR({col}, -1, 1)), 0)) % {buckets})"
         return f"ABS(MD5({self.column(column)}) % {buckets})"
+
+    @property
+    def upserts_on_conflict(self) -> bool:
+        """Whether ``INSERT … ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c`` upserts (PostgreSQL, SQLite)."""
+        return self.name in ("postgresql", "sqlite")
 
     @property
     def json_type(self) -> str | None:
@@ -233,9 +242,9 @@ def flat(dtype: Any) -> bool:
 
 #: the ``dialect`` option's names (SeaTunnel's dialect names, case-insensitive) this package has
 _NAMED = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql",
-          "generic": "generic"}
+          "sqlite": "sqlite", "generic": "generic"}
 _DIALECTS = {"postgresql": Dialect("postgresql", '"'), "mysql": Dialect("mysql", "`"),
-             "generic": Dialect("generic", '"')}
+             "sqlite": Dialect("sqlite", '"'), "generic": Dialect("generic", '"')}
 
 
 def dialect_of(url: str, name: str | None = None) -> Dialect:
@@ -248,6 +257,8 @@ def dialect_of(url: str, name: str | None = None) -> Dialect:
         return _DIALECTS["postgresql"]
     if lowered.startswith(("jdbc:mysql:", "jdbc:mariadb:")):
         return _DIALECTS["mysql"]
+    if lowered.startswith("jdbc:sqlite:"):
+        return _DIALECTS["sqlite"]
     return _DIALECTS["generic"]
 
 

@@ -44,12 +44,23 @@ def java_chain(error: BaseException) -> list[Any]:
     return out
 
 
+#: SQLite's primary result codes -> the SQLSTATE of the same class (its driver reports none):
+#: ERROR (a bad statement, no such table), BUSY/LOCKED/IOERR/FULL/CANTOPEN (the database file
+#: cannot be used now), TOOBIG/CONSTRAINT/MISMATCH/RANGE (the data), READONLY/PERM/AUTH
+_SQLITE_STATES = {1: "42000", 5: "HY000", 6: "HY000", 10: "58030", 13: "53100", 14: "08001", 18: "22001",
+                  19: "23000", 20: "22000", 25: "22003", 8: "25006", 3: "28000", 23: "28000"}
+
+
 def sql_state(throwable: Any) -> str | None:
-    """The SQLSTATE of a ``java.sql.SQLException`` (None for other throwables)."""
+    """The SQLSTATE of a ``java.sql.SQLException`` (None for other throwables); for SQLite's
+    exceptions, which carry none, the state of their result code's class."""
     from py4j.protocol import Py4JError
 
     try:
-        return throwable.getSQLState()
+        state = throwable.getSQLState()
+        if state is None and throwable.getClass().getName() == "org.sqlite.SQLiteException":
+            return _SQLITE_STATES.get(int(throwable.getErrorCode()) & 0xFF)
+        return state
     except Py4JError:
         return None
 

@@ -30,6 +30,10 @@ DEVIATIONS = """\
   SeaTunnel's sampling and distribution-factor options are accepted and not needed.
 * Source time columns are read through Spark as timestamps and converted to time (microseconds).
 * Map, row, and (outside PostgreSQL) array values are stored as JSON text (jsonb/json in created tables).
+* MySQL string split keys hash with CRC32 (SeaTunnel's MySQL dialect uses MD5, whose hex text MySQL reads
+  as a number by its leading digits); SQLite, without a hash function, buckets by length and last character.
+* SQLite (which SeaTunnel writes without a catalog) gets the save modes too; its dates, times and timestamps
+  are written and read as ISO text.
 * use_kerberos is not supported; compatible_mode and decimal_type_narrowing are accepted and ignored.
 * A source without query/table_path/table_list and a sink without query or generate_sink_sql = true still
   plan (SeaTunnel rejects them), so that existing DAGs parse; validate and run fail on them.

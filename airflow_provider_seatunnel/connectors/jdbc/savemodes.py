@@ -8,7 +8,9 @@ data is written (MySQL cannot drop and create a table inside a transaction).
 
 They run once per run, sink and target: a row in ``seatunnel_savemodes``, inserted first in the
 transaction of the actions, keeps retries and the other pipelines of a split (which write the same
-sink) from repeating them; a STREAMING job applies them once per stream. Created tables get their
+sink) from repeating them; a STREAMING job applies them once per stream. On MySQL, where DDL
+commits the open transaction, a named lock serializes the attempts instead and the row is inserted
+after the actions. Created tables get their
 columns from the data's Spark types (:meth:`.dialects.Dialect.sql_type`).
 """
 
@@ -115,9 +117,12 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
     concurrent clone waits for it, then finds it."""
     from py4j.protocol import Py4JJavaError
 
-    marker = target.qualified(SAVEMODES_TABLE)
     # a STREAMING micro-batch applies save modes once per stream, not per batch
     key = digest(ctx.save_mode_run_id, vertex.ref, target.label)
+    if target.dialect.name == "mysql":
+        _save_mode_once_locked(ctx, vertex, connection, target, config, schema, key)
+        return
+    marker = target.qualified(SAVEMODES_TABLE)
     connection.setAutoCommit(False)
     try:
         if query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
@@ -142,6 +147,41 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
         raise
     finally:
         connection.setAutoCommit(True)
+
+
+#: seconds a MySQL attempt waits for another one applying the same save modes
+_LOCK_WAIT_SEC = 600
+
+
+def _save_mode_once_locked(ctx: RunContext, vertex: Vertex, connection: Any, target: Target,
+                           config: Mapping[str, Any], schema: Any, key: str) -> None:
+    """MySQL: a DDL statement commits the open transaction, so the marker cannot be inserted before
+    the actions in their transaction. Instead, a named lock (``GET_LOCK``, released when the
+    connection closes) serializes the attempts; the marker is inserted once the actions are done:
+    a failure or a kill before it leaves no marker, and the retry applies the save modes again."""
+    marker = target.qualified(SAVEMODES_TABLE)
+    (got,), = query(connection, "SELECT GET_LOCK(?, ?)", (f"st_{key[:40]}", _LOCK_WAIT_SEC))
+    if got != "1":
+        raise RuntimeError(f"could not take the save-mode lock of {target.label} in {_LOCK_WAIT_SEC} s")
+    try:
+        if query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
+            return
+        connection.setAutoCommit(False)
+        try:
+            done = apply_save_modes(connection, target, config, schema)
+            execute(connection, f"INSERT INTO {marker} (savemode_id, run_id, sink, table_name, actions, done_at) "
+                                "VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
+                    (key, ctx.run_id, vertex.ref, target.label, "; ".join(done)[:4000]))
+            connection.commit()
+        except BaseException:
+            rollback_quietly(connection)
+            raise
+        finally:
+            connection.setAutoCommit(True)
+        for action in done:
+            log.info("Jdbc %s: save mode: %s", vertex.ref, action)
+    finally:
+        query(connection, "SELECT RELEASE_LOCK(?)", (f"st_{key[:40]}",))
 
 
 def create_database(spark: Any, target: Target) -> None:

@@ -58,8 +58,9 @@ _OLDER_STAGING = 16
 
 
 def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | None]:
-    """A data column as staged (JSON text for maps and rows, text for time) and the cast the
-    move applies to turn it back into the target's type (None: none needed)."""
+    """A data column as staged (JSON text for maps and rows, text for time; MySQL: text for
+    timestamps; SQLite: ISO text for dates, times and timestamps) and the cast the move applies to
+    turn it back into the target's type (None: none needed)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -67,7 +68,17 @@ def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | 
     is_array = isinstance(dtype, T.ArrayType)
     if isinstance(dtype, (T.MapType, T.StructType)) or (
             is_array and not (dialect.name == "postgresql" and flat(dtype.elementType))):
-        return F.to_json(column).alias(name), dialect.json_type
+        # MySQL converts JSON text on insert (MariaDB has no CAST … AS JSON); PostgreSQL needs the cast
+        return F.to_json(column).alias(name), dialect.json_type if dialect.name == "postgresql" else None
+    if dialect.name == "sqlite":  # no cast back: SQLite's types are affinities, CAST would make numbers
+        if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):  # ISO text, as SQLite's date functions
+            return F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(name), None
+        if isinstance(dtype, T.DateType) or type(dtype).__name__ == "TimeType":
+            return column.cast("string").alias(name), None
+    if dialect.name == "mysql" and isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        # as text: MySQL Connector/J drops the fraction of a second when MariaDB reports its version
+        # with the 5.5.5- prefix; the move casts it back (a TIMESTAMP target reads it in the session's zone)
+        return F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(name), "DATETIME(6)"
     if type(dtype).__name__ == "TimeType":
         return column.cast("string").alias(name), "TIME(6)" if dialect.name == "mysql" else "TIME"
     if isinstance(dtype, T.NullType):
@@ -77,6 +88,16 @@ def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | 
     if is_array and isinstance(dtype.elementType, T.ByteType):
         return column.cast("array<short>").alias(name), None
     return column, None
+
+
+def staging_columns(staged: Any, dialect: Dialect) -> list[str] | None:
+    """The staging table's column definitions where the sink creates it itself (None: Spark's
+    writer creates it), with the types a created target gets. MySQL: Spark's own column types
+    would cut data (its ``TEXT`` and ``BLOB`` hold 64 KiB). SQLite: Spark's writer takes the
+    driver's error for a table that does not exist yet (no SQLSTATE) for a failure."""
+    if dialect.name not in ("mysql", "sqlite"):
+        return None
+    return [f"{dialect.column(f.name)} {dialect.sql_type(f.dataType)}" for f in staged.schema.fields]
 
 
 def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[str, str]]:
@@ -114,10 +135,13 @@ def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str,
     """Bookkeeping tables, the attempt token (None: the commit log has the key, nothing to write),
     the staging of older tokens dropped, and the once-per-run save modes."""
     with connect(ctx.spark, target.conn) as connection:
-        if target.table is not None and target.schema and target.dialect.name == "postgresql" and \
-                schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST"):
-            # the bookkeeping tables live in the target's schema: a schema the save mode creates comes first
-            execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
+        if target.table is not None and schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST"):
+            # the bookkeeping tables live in the target's schema (MySQL: database): one the save mode
+            # creates comes first
+            if target.schema and target.dialect.name == "postgresql":
+                execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
+            elif target.database and target.dialect.name == "mysql":
+                execute(connection, f"CREATE DATABASE IF NOT EXISTS {target.dialect.part(target.database)}")
         ensure_bookkeeping(connection, target)
         token = take_token(connection, target, ctx, vertex, key)
         for older in range(max(1, token - _OLDER_STAGING), token):
@@ -181,9 +205,15 @@ def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> d
     staged = ctx.with_write_faults(vertex, staged)  # restore trials only: ``staged`` itself in production
     written = Observation(f"staged_{key[:12]}_{token}")
     batch = opt_int(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
+    columns_sql = staging_columns(staged, target.dialect)
     try:
+        if columns_sql is not None:
+            with connect(ctx.spark, conn) as connection:
+                drop_quietly(connection, target.qualified(staging))
+                execute(connection, f"CREATE TABLE {target.qualified(staging)} ({', '.join(columns_sql)})")
         (staged.observe(written, F.count(F.lit(1)).alias("rows")).write.format("jdbc")
-         .options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch)).mode("overwrite").save())
+         .options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
+         .mode("overwrite" if columns_sql is None else "append").save())
         rows = int(written.get["rows"])
     except Exception as e:
         abort_entry(ctx, target, {**entry, "status": "staged"})

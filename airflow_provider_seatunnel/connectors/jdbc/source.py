@@ -197,6 +197,8 @@ def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
     schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
     catalog = parts[0] if (dialect.name == "mysql" and len(parts) >= 2) or (
         dialect.name == "generic" and len(parts) == 3) else None
+    if dialect.name == "mysql" and catalog is None:  # the URL's database, not a namesake elsewhere
+        catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
     for cat in dialect.lookups(catalog):
         for sch in dialect.lookups(schema):
             for name in dialect.lookups(table):
@@ -302,21 +304,44 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
     except Exception as e:
         raise reraise(e, what, conn) from None
     fetch = opt_int(config, "fetch_size", 0, 0)
-    options = conn.spark_options(preferTimestampNTZ="true", **({"fetchsize": fetch} if fetch else {}))
+    options = conn.spark_options(preferTimestampNTZ="true", **({"fetchsize": fetch} if fetch else {}),
+                                 **_custom_schema(conn.dialect, columns))
     table = f"({base}) st_jdbc_src"
     try:
         if predicates:
             props = {k: v for k, v in options.items() if k != "url"}
-            df = spark.read.jdbc(conn.url, table, predicates=predicates, properties=props)
+            df = spark.read.jdbc(conn.spark_url, table, predicates=predicates, properties=props)
         else:
             df = spark.read.format("jdbc").options(**options, dbtable=table).load()
     except Exception as e:
         raise reraise(e, what, conn) from None
+    if conn.dialect.name == "sqlite":
+        texts = {name: _SQLITE_TEXT_CASTS[code] for name, code, _ in columns if code in _SQLITE_TEXT_CASTS}
+        df = df.select(*[F.expr(f"try_cast({quote(c)} AS {texts[c]})").alias(c) if c in texts else F.col(quote(c))
+                         for c in df.columns])
     times = {name for name, code, _ in columns if code in _TIME_TYPES}
     if times:
         df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
                          if c in times else F.col(quote(c)) for c in df.columns])
     return with_kind(df), len(predicates) if predicates else 1
+
+
+#: SQLite: java.sql.Types code -> what Spark reads the column as (see :func:`_custom_schema`)
+_SQLITE_READ_AS = {-5: "BIGINT", 91: "STRING", 93: "STRING"}
+#: SQLite: the type a column read as text is cast to
+_SQLITE_TEXT_CASTS = {91: "date", 93: "timestamp_ntz"}
+
+
+def _custom_schema(dialect: Dialect, columns: list[tuple[str, int, int]]) -> dict[str, str]:
+    """Spark's ``customSchema`` where its mapping fails on SQLite: the driver calls every column
+    unsigned, which makes Spark read a ``BIGINT`` as ``decimal(20,0)`` (read as ``bigint``), and it
+    parses dates only in its own format (``DATE``/``TIMESTAMP`` columns are read as text, then
+    cast: ISO text, as SQLite's date functions write it)."""
+    if dialect.name != "sqlite":
+        return {}
+    found = [f"`{name.replace('`', '``')}` {_SQLITE_READ_AS[code]}" for name, code, _ in columns
+             if code in _SQLITE_READ_AS]
+    return {"customSchema": ", ".join(found)} if found else {}
 
 
 def over_readers(df: Any, splits: int, readers: int) -> Any:

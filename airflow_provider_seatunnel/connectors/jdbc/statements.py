@@ -1,6 +1,6 @@
 """The SQL a Jdbc sink's commit runs to move staged rows into the target: an ``INSERT … SELECT``,
-an upsert (PostgreSQL ``ON CONFLICT … DO UPDATE``, MySQL ``ON DUPLICATE KEY UPDATE``, else
-delete-then-insert) with DELETE rows deleted, or the block's own ``query`` made set-based.
+an upsert (PostgreSQL and SQLite ``ON CONFLICT … DO UPDATE``, MySQL ``ON DUPLICATE KEY UPDATE``,
+else delete-then-insert) with DELETE rows deleted, or the block's own ``query`` made set-based.
 
 The sink's explicit ``query`` (``INSERT … VALUES (?, ?)`` or ``(:name, …)``) runs set-based: the
 ``VALUES`` list becomes ``SELECT … FROM <staging>`` (placeholders bound to the staged columns,
@@ -132,7 +132,7 @@ def _keyed_statements(target: Target, columns: list[str], names: list[str], stag
         if others:
             out.append(_update_statement(target, keys, key_t, key_s, key_tuple, others, staging, select))
         return out
-    if dialect.name == "postgresql":
+    if dialect.upserts_on_conflict:
         action = ("UPDATE SET " + ", ".join(f"{n} = EXCLUDED.{n}" for _, n in others)) if others else "NOTHING"
         return [*out, f"{insert} WHERE {kind} IN (0, 2) ON CONFLICT ({', '.join(key_t)}) DO {action}"]
     if dialect.name == "mysql":
@@ -148,7 +148,7 @@ def _update_statement(target: Target, keys: list[str], key_t: list[str], key_s: 
     dialect, ident = target.dialect, target.ident
     kind = f"s.{dialect.column(KIND_COLUMN)}"
     match = " AND ".join(f"st_target.{t} = s.{dialect.column(k)}" for t, k in zip(key_t, keys, strict=True))
-    if dialect.name == "postgresql":
+    if dialect.upserts_on_conflict:  # PostgreSQL and SQLite: UPDATE … FROM
         sets = ", ".join(f"{n} = {select(c)}" for c, n in others)
         return f"UPDATE {ident} AS st_target SET {sets} FROM {staging} s WHERE {kind} = 2 AND {match}"
     if dialect.name == "mysql":

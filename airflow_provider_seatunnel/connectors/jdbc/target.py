@@ -4,7 +4,8 @@ explicit ``query``, and the schema or database its staging and bookkeeping table
 ``table`` splits into ``database.schema.table`` before anything is quoted (:func:`.dialects.split_name`:
 a part between quotes is one name, a name that cannot be one is a RuntimeConfigError): PostgreSQL
 reads ``[database.]schema.table`` (another database than the URL's means a connection to it),
-MySQL ``database.table``, other databases ``[catalog.][schema.]table``. The parts are kept in
+MySQL ``database.table``, SQLite ``[schema.]table`` (``main`` or an attached database), other
+databases ``[catalog.][schema.]table``. The parts are kept in
 canonical text form; every statement quotes them through the dialect (:meth:`Target.qualified`).
 """
 
@@ -48,7 +49,7 @@ class Target:
         databases: catalog and schema)."""
         if self.dialect.name == "mysql":
             return (self.database,)
-        return (self.schema,) if self.dialect.name == "postgresql" else (self.database, self.schema)
+        return (self.schema,) if self.dialect.name in ("postgresql", "sqlite") else (self.database, self.schema)
 
     def qualified(self, name: str) -> str:
         """The table ``name`` (canonical part form) next to the target, every part quoted by the dialect."""
@@ -102,8 +103,8 @@ def sink_target(config: Mapping[str, Any]) -> Target:
     schema = parts[-2] if len(parts) >= 2 else None
     if len(parts) == 3 or (len(parts) == 2 and dialect.name == "mysql"):
         database = parts[0]
-    elif dialect.name == "generic":  # ``database`` names the source's database: only the table's catalog counts
-        database = None
+    elif dialect.name in ("generic", "sqlite"):  # ``database`` names the source's database: only the table's
+        database = None                            # catalog counts (SQLite: one database, the URL's file)
     else:
         given = opt_text(config, "database")
         database = _parts(given, "database", single_name) if given else None

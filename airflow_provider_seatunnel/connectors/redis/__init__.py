@@ -1,0 +1,142 @@
+"""Redis: keys of a Redis server as source and sink (the ``redis`` client, extra ``redis``).
+
+SeaTunnel's options (:mod:`.options`: ``host``, ``port``, ``db_num``, ``user``, ``auth``,
+``data_type`` key/string/hash/list/set/zset, ``keys``, ``key``, ``format``, ``schema``,
+``hash_key_parse_mode``, ``batch_size``, ``expire``), or ``redis_conn_id`` naming an Airflow
+connection of type ``redis`` that gives host, port, credentials and database.
+
+* **Source** (:mod:`.runtime`, :mod:`.datasource`): the keys matching ``keys`` of the data
+  type's Redis type, listed once and dealt over exactly ``vertex.parallelism`` partitions of a
+  PySpark Python data source; each string, element or hash is a row: the one field ``content``
+  without ``format``, else the ``schema`` fields parsed from JSON (:mod:`.values`).
+* **Sink**, exactly-once by a two-phase commit keyed by run id, pipeline, sink and table:
+  ``prepare`` stages the rows into per-attempt lists under ``__seatunnel:redis:`` at the plan's
+  parallelism (one write task per partition), after taking an attempt token; ``commit``
+  (:mod:`.commit`) publishes them with one Lua script that checks the token and the commit
+  record, applies every row, sets ``expire`` and records the commit, atomically; ``abort``
+  deletes the staging. STREAMING micro-batches go through the same phases and ``retire`` drops
+  the records of earlier micro-batches. SeaTunnel's Redis has no save modes: nor has this one.
+
+Compile-time checks with located errors and the source's schema: :mod:`.checks`; deviations from
+SeaTunnel: :data:`.options.DEVIATIONS`. The user's docs: docs/redis.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    ConnectionInfo,
+    Connector,
+    Dataset,
+    FromConnection,
+    InsertOnly,
+    RetiresCommits,
+    RunContext,
+    SchemaInference,
+    TwoPhaseSink,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from . import checks
+from .options import CONN_OPTION, DEVIATIONS
+
+__all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Redis"]
+
+log = logging.getLogger("seatunnel.redis")
+
+
+class Redis(Connector, SchemaInference, BatchSource, InsertOnly, TwoPhaseSink, RetiresCommits, FromConnection):
+    name = "Redis"
+    connection_option = CONN_OPTION
+    kinds = frozenset({SOURCE, SINK})
+    required = ()  # host and port unless redis_conn_id gives them, data_type, keys/key: options.parse
+    identity = ("host", "port", "db_num", CONN_OPTION, "keys", "key", "data_type")
+    committer = False  # SeaTunnel's Redis sink has no aggregated committer (no coordinator slot)
+    secrets = frozenset({"auth"})
+    description = "Reads keys matching a pattern, or writes keys, of a Redis server (string, hash, list, set, zset)."
+
+    # compile time ------------------------------------------------------------------------------
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return checks.check(plugin, job)
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        """``host``, ``port``, ``db_num``, ``user`` and ``auth`` from a connection of type ``redis``
+        (host, port, login, password, extra ``db``)."""
+        out: dict[str, Any] = {"host": str(conn.host or "localhost"), "port": int(conn.port or 6379)}
+        db = (conn.extra or {}).get("db")
+        if db not in (None, ""):
+            out["db_num"] = int(db)
+        if conn.login:
+            out["user"] = str(conn.login)
+        if conn.password:
+            out["auth"] = str(conn.password)
+        return out
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        return "auth" not in options and "host" not in options
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return checks.schema(plugin, job, inputs)
+
+    # source ------------------------------------------------------------------------------------
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .runtime import read
+
+        return read(ctx, vertex)
+
+    # sink --------------------------------------------------------------------------------------
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .runtime import prepare
+
+        return prepare(ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """One atomic script per staged table (:func:`.commit.commit_entry`)."""
+        from .commit import commit_entry
+        from .runtime import options_of
+
+        endpoint = options_of(vertex).endpoint
+        assert endpoint is not None
+        for entry in (info or {}).get("tables", ()):
+            if entry.get("status") == "staged":
+                commit_entry(ctx, vertex, endpoint, entry)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """Delete the staging lists of the tables this attempt staged."""
+        from .commit import abort_entry
+        from .runtime import options_of
+
+        entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
+        if entries:
+            endpoint = options_of(vertex).endpoint
+            assert endpoint is not None
+            for entry in entries:
+                abort_entry(endpoint, entry)
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """STREAMING: drop the commit records of the stream's micro-batches before ``ctx.batch_id``."""
+        from .commit import retire_entry
+        from .runtime import options_of
+
+        stream = getattr(ctx, "stream_id", "")
+        if not stream:
+            return
+        endpoint = options_of(vertex).endpoint
+        assert endpoint is not None
+        for entry in (info or {}).get("tables", ()):
+            if isinstance(entry, Mapping) and "table" in entry:
+                retire_entry(ctx, vertex, endpoint, entry, stream)
+
+
+CONNECTOR = Redis()
