@@ -295,3 +295,35 @@ def keys_from_options(schema: Any) -> TableKeys:
         keys.append(ConstraintKey(str(item["constraintName"]), str(item.get("constraintType") or "INDEX_KEY").upper(),
                                   cols))
     return TableKeys(pk, tuple(keys))
+
+
+#: the Spark column metadata that carries a table's catalog keys read at run time (a Jdbc source's
+#: primary and constraint keys), on each key column: a transform that keeps those columns keeps them
+CATALOG_KEYS_METADATA = "seatunnel.catalog_keys"
+
+
+def with_catalog_keys(df: Any, keys: TableKeys) -> Any:
+    """``df`` with ``keys`` in the metadata of every column they name."""
+    import json
+
+    named = {c for c in ([*keys.primary_key[1]] if keys.primary_key else [])}
+    named |= {c for k in keys.constraint_keys for c, _ in k.columns}
+    if not named:
+        return df
+    text = json.dumps(keys.to_json(), sort_keys=True)
+    for field in df.schema.fields:
+        if field.name in named:
+            df = df.withMetadata(field.name, {**field.metadata, CATALOG_KEYS_METADATA: text})
+    return df
+
+
+def catalog_keys_of(df: Any) -> TableKeys:
+    """The catalog keys ``df``'s columns carry (:func:`with_catalog_keys`), as far as its columns
+    still hold them; empty when none does."""
+    import json
+
+    for field in df.schema.fields:
+        text = field.metadata.get(CATALOG_KEYS_METADATA)
+        if text:
+            return TableKeys.from_json(json.loads(text)).kept_by([f.name for f in df.schema.fields])
+    return TableKeys()

@@ -36,6 +36,7 @@ from typing import Any
 
 from ...spi.options import as_int
 from ...spi.rows import quote, with_kind
+from ...spi.schema import ConstraintKey, TableKeys, with_catalog_keys
 from .connection import Conn, columns_of, connect, query
 from .dialects import Dialect, NameProblem, as_part, split_name, url_database
 from .errors import reraise
@@ -212,6 +213,46 @@ def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
     return None
 
 
+def catalog_keys(connection: Any, path: str, dialect: Dialect) -> TableKeys:
+    """The table's catalog keys as SeaTunnel's Jdbc catalog reads them: its primary key (name and
+    columns in key order), and each other index as a constraint key (``UNIQUE_KEY`` or
+    ``INDEX_KEY``, its columns in index order with their sort)."""
+    parts = path_parts(path)
+    table = parts[-1]
+    schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
+    catalog = parts[0] if dialect.name == "mysql" and len(parts) >= 2 else None
+    if dialect.name == "mysql" and catalog is None:
+        catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
+    meta = connection.getMetaData()
+    for cat in dialect.lookups(catalog):
+        for sch in dialect.lookups(schema):
+            for name in dialect.lookups(table):
+                pk: dict[int, str] = {}
+                pk_name = None
+                result = meta.getPrimaryKeys(cat, sch, name)
+                while result.next():
+                    pk[result.getInt("KEY_SEQ")] = result.getString("COLUMN_NAME")
+                    pk_name = result.getString("PK_NAME")
+                result.close()
+                indexes: dict[str, tuple[bool, dict[int, tuple[str, str]]]] = {}
+                result = meta.getIndexInfo(cat, sch, name, False, False)
+                while result.next():
+                    index, column = result.getString("INDEX_NAME"), result.getString("COLUMN_NAME")
+                    if index is None or column is None or index == pk_name:
+                        continue
+                    unique = not result.getBoolean("NON_UNIQUE")
+                    order = "DESC" if (result.getString("ASC_OR_DESC") or "A") == "D" else "ASC"
+                    indexes.setdefault(index, (unique, {}))[1][result.getInt("ORDINAL_POSITION")] = (column, order)
+                result.close()
+                if pk or indexes:
+                    primary = (pk_name or "", tuple(pk[k] for k in sorted(pk))) if pk else None
+                    constraints = tuple(ConstraintKey(index, "UNIQUE_KEY" if unique else "INDEX_KEY",
+                                                      tuple(cols[k] for k in sorted(cols)))
+                                        for index, (unique, cols) in sorted(indexes.items()))
+                    return TableKeys(primary, constraints)
+    return TableKeys()
+
+
 def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],
             columns: list[tuple[str, int, int]]) -> list[str] | None:
     """The WHERE condition of each split (None: one split reading everything)."""
@@ -301,6 +342,8 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
         with connect(spark, conn) as connection:
             columns = columns_of(connection, base)
             predicates = _splits(connection, conn, spec, base, config, columns)
+            keys = catalog_keys(connection, spec.table_path, conn.dialect) if spec.table_path and not spec.query \
+                else None
     except Exception as e:
         raise reraise(e, what, conn) from None
     fetch = opt_int(config, "fetch_size", 0, 0)
@@ -323,6 +366,8 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
     if times:
         df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
                          if c in times else F.col(quote(c)) for c in df.columns])
+    if keys is not None and not keys.empty:
+        df = with_catalog_keys(df, keys)
     return with_kind(df), len(predicates) if predicates else 1
 
 
