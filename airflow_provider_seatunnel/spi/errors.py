@@ -209,6 +209,16 @@ def _access_denied(error: BaseException, text: str) -> bool:
             or isinstance(error, PermissionError) or bool(ACCESS_DENIED.search(text)))
 
 
+def _deterministic_classes() -> dict[str, type[PipelineError]]:
+    return {c.__name__: c for c in (DataError, RuntimeConfigError, AssertionFailed, AccessDenied)}
+
+
+_DETERMINISTIC_BY_NAME = _deterministic_classes()
+#: the last line of a Python traceback a Spark task relays: ``<module>.DataError: message``
+_WORKER_ERROR = re.compile(r"(?m)^\s*airflow_provider_seatunnel\.[\w.]+\.(" + "|".join(_DETERMINISTIC_BY_NAME)
+                           + r"): (.+)$")
+
+
 def error_from(error: BaseException, plugin: str | None = None, pipeline: str | None = None,
                settings: Mapping[str, Any] | None = None) -> PipelineError:
     """``error`` as the PipelineError that says what happened (:func:`root_cause`), classified:
@@ -224,6 +234,9 @@ def error_from(error: BaseException, plugin: str | None = None, pipeline: str | 
         return OutOfMemory(f"{cause}; {memory_hint(settings or {})}", plugin, pipeline)
     if _access_denied(error, text):
         return AccessDenied(f"{cause}; {access_hint(error, cause)}", plugin, pipeline)
+    raised = _WORKER_ERROR.search(text)
+    if raised:  # a connector's own deterministic error, raised in a Python worker and relayed by Spark
+        return _DETERMINISTIC_BY_NAME[raised[1]](raised[2].strip(), plugin, pipeline)
     cls = DataError if any(code in text for code in DETERMINISTIC_SPARK_ERRORS) else PipelineError
     return cls(cause, plugin, pipeline)
 

@@ -284,3 +284,17 @@ def test_redis_conn_id_gives_host_port_and_credentials(plan_of, redis_server, mo
     assert (source["host"], source["port"], source["auth"], source["db_num"]) == \
         (redis_server.host, redis_server.port, redis_server.password, 3)
     assert sink["db_num"] == 4  # what the block sets wins
+
+
+def test_a_data_error_inside_a_spark_task_stays_deterministic(plan_of, spark, redis_server, r):
+    """A value that breaks the job, found by a Python worker, is a DataError (not retried), not a
+    transient failure."""
+    from airflow_provider_seatunnel.spi.errors import DataError, error_from
+
+    r.set("worse:1", "not json")
+    with pytest.raises(Exception) as info:
+        read_rows(plan_of, spark, source_job(redis_server, 'keys = "worse:*", data_type = key, format = json, '
+                                                           'schema = { fields { id = int } }', 1))
+    classified = error_from(info.value, "source[0] Redis", "p")
+    assert isinstance(classified, DataError) and classified.deterministic
+    assert "is not JSON" in classified.cause
