@@ -22,7 +22,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,19 +158,9 @@ def start(database: str = "seatunnel_test", user: str = "seatunnel") -> MyServer
     return server
 
 
-@contextlib.contextmanager
-def running(*setup_sql: str) -> Iterator[MyServer]:
+def running(*setup_sql: str) -> contextlib.AbstractContextManager[MyServer]:
     """A private server for a test fixture, with ``setup_sql`` run first; stopped at exit. Without
     Debian's packages the test fails (never skips)."""
-    import pytest
+    from .servers import running as running_server
 
-    try:
-        server = start()
-    except MyUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        for statement in setup_sql:
-            server.sql(statement)
-        yield server
-    finally:
-        server.stop()
+    return running_server(start, MyUnavailable, *setup_sql)

@@ -1,0 +1,26 @@
+"""What the private database servers of the tests share: start one for a fixture, fail (never skip)
+when it cannot run here, run its setup statements, stop it at exit."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def running(start: Callable[[], Any], unavailable: type[Exception], *setup_sql: str) -> Iterator[Any]:
+    """The server ``start()`` gives, with ``setup_sql`` run first; stopped at exit. A server that
+    cannot start (``unavailable``) fails the test: the packages are part of ``make test-deps``."""
+    import pytest
+
+    try:
+        server = start()
+    except unavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        for statement in setup_sql:
+            server.sql(statement)
+        yield server
+    finally:
+        server.stop()
