@@ -1,9 +1,9 @@
-"""LocalFile: text, csv, json, parquet and orc files on a local (or shared) file system.
+"""LocalFile: text, csv, json, parquet, orc, xml and binary files on a local (or shared) file system.
 
 **Source** (:mod:`.source`): the files under ``path``, a file or a directory walked recursively,
 or under each ``tables_configs`` item's; hidden, empty and filtered-out files skipped, ``k=v``
 directories as columns. Each table comes in exactly the parallelism the plan gives the source.
-How each format is read and written: :mod:`.formats`.
+How each format is read and written: :mod:`.formats` (xml and binary: :mod:`.documents`).
 
 **Sink**, a two-phase commit keyed by run id, pipeline key, sink and table:
 
@@ -56,7 +56,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from . import checks, commits, sink, source
+from . import checks, commits, documents, sink, source
 from .commits import abort, commit, retire
 from .options import (
     CODECS,
@@ -81,7 +81,8 @@ from .source import list_input_files, partition_keys, read, read_stream
 
 __all__ = [
     "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "HIVE_NULL", "PENDING_DIR",
-    "STAGING_DIR", "LocalFile", "abort", "assets", "checks", "commit", "commits", "expand_table_placeholders",
+    "STAGING_DIR", "LocalFile", "abort", "assets", "checks", "commit", "commits", "documents",
+    "expand_table_placeholders",
     "format_java_datetime", "handle_save_mode", "java_pattern_problem", "list_input_files", "partition_keys",
     "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source", "table_assets", "table_parts",
 ]
@@ -94,7 +95,7 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     identity = ("path",)
     committer = True
     stores_deletes = False
-    description = "Reads or writes text, csv, json, parquet and orc files."
+    description = "Reads or writes text, csv, json, parquet, orc, xml and binary files."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return checks.check(plugin, job)

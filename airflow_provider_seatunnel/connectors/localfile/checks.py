@@ -16,6 +16,7 @@ from .options import (
     DATA_SAVE_MODES,
     FORMATS,
     LINE_CODECS,
+    SCHEMA_FORMATS,
     SCHEMA_SAVE_MODES,
     SEATUNNEL_ONLY_FORMATS,
     UNAVAILABLE_CODECS,
@@ -83,7 +84,7 @@ def _check_format(b: _Block) -> str | None:
 
 def _check_codec(b: _Block, fmt: str | None) -> None:
     codec = opt(b.options, "compress_codec")
-    if codec is None or fmt is None or not (b.sink or fmt in ("text", "csv", "json")):
+    if codec is None or fmt is None or not (b.sink or fmt in ("text", "csv", "json", "xml")):
         return
     name = str(codec).strip().lower()
     allowed = CODECS[fmt] if b.sink else ("none", *[c for c in LINE_CODECS if c != "none"])
@@ -103,7 +104,8 @@ def _check_values(b: _Block) -> None:
         if value is not None and (number is None or number < minimum):
             b.report(f"{key} must be an integer >= {minimum}, found {value!r}", key)
     booleans = ("enable_header_write", "is_partition_field_write_in_file", "custom_filename", "have_partition",
-                "is_enable_transaction") if b.sink else ("parse_partition_from_path",)
+                "is_enable_transaction", "xml_use_attr_format") if b.sink else ("parse_partition_from_path",
+                                                                                 "xml_use_attr_format")
     for key in booleans:
         value = opt(b.options, key)
         if value is not None and as_bool(value) is None:
@@ -137,9 +139,15 @@ def _check_source(b: _Block, fmt: str | None) -> None:
             re.compile(str(pattern))
         except re.error as e:
             b.report(f"file_filter_pattern is not a valid regex: {e}", "file_filter_pattern")
-    if fmt in ("text", "csv", "json") and not isinstance(opt(b.options, "schema"), Mapping):
+    if fmt in SCHEMA_FORMATS and not isinstance(opt(b.options, "schema"), Mapping):
         b.report(f"the option '{b.at('schema')}' is required to read {fmt} files", "schema",
                  hint="declare schema { fields { name = string, ... } }; parquet and orc files carry their own")
+    if fmt == "xml":
+        for key in ("xml_row_tag", "xml_use_attr_format"):
+            if opt(b.options, key) is None:
+                b.report(f"the option '{b.at(key)}' is required to read xml files", key,
+                         hint="xml_row_tag names the row elements; xml_use_attr_format = true reads their "
+                              "attributes, false their child elements")
 
 
 def _check_block(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any], prefix: str = "") -> list[Problem]:
@@ -197,7 +205,7 @@ def _sink_schema(plugin: PluginConfig, job: JobConfig, inputs: Sequence[Schema |
 def _source_schema(plugin: PluginConfig, job: JobConfig) -> tuple[Schema | None, list[Problem]]:
     problems: list[Problem] = []
     fmt = str(plugin.get("file_format_type", "")).strip().lower()
-    if plugin.get("tables_configs") is not None or fmt not in ("text", "csv", "json"):
+    if plugin.get("tables_configs") is not None or fmt not in SCHEMA_FORMATS:
         return None, problems
     declared = schema_from_options(plugin.options)
     if declared is None:

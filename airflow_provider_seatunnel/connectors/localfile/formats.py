@@ -1,4 +1,4 @@
-"""How LocalFile reads and writes each format: text, csv, json, parquet, orc.
+"""How LocalFile reads and writes each format: text, csv, json, parquet, orc (xml and binary: :mod:`.documents`).
 
 Reading: text lines are read by Spark and split with native functions (the ``field_delimiter`` is
 a regex, as in SeaTunnel); blank text/csv fields become null; values are cast to the ``schema``
@@ -22,19 +22,23 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
+from . import documents
 from .options import (
     CODECS,
     DEFAULT_DELIMITER,
     FILE,
+    JAVA_CHARSETS_CONF,
     LINE,
     NESTED_SEPARATORS,
     PART,
     UNAVAILABLE_CODECS,
+    ascii_compatible,
     config_error,
     count,
     format_of,
     is_utf8,
     java_regex_literal,
+    needs_java_charsets,
     opt,
     target_path,
 )
@@ -199,6 +203,14 @@ class _Reading:
         return reader.option("lineSep", self.row_delimiter) if self.row_delimiter else reader
 
 
+def use_charset(spark: Any, encoding: str) -> None:
+    """Let the session's readers, writers and ``encode``/``decode`` take ``encoding``: Spark accepts
+    only the UTF and ISO-8859-1/US-ASCII charsets unless its Java charsets are enabled (a session
+    setting that only widens what is accepted; it is never turned off again)."""
+    if needs_java_charsets(encoding):
+        spark.conf.set(JAVA_CHARSETS_CONF, "true")
+
+
 def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_file: bool = True) -> Any:
     """The rows of ``files`` with the schema's columns (all of them), plus ``__st_file`` (each
     row's file) when ``with_file``: reading the file metadata costs every row, so only
@@ -208,11 +220,16 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
     r = _Reading(spark, config, files, with_file, fmt, encoding=str(opt(config, "encoding", "UTF-8")),
                  row_delimiter=str(row_delimiter) if row_delimiter not in (None, "") else None,
                  skip=count(config, "skip_header_row_number", 0, 0) if fmt in ("text", "csv") else 0)
+    use_charset(spark, r.encoding)
     codec = str(opt(config, "compress_codec", "none")).lower()
-    if codec in UNAVAILABLE_CODECS and fmt in ("text", "csv", "json"):  # others: detected by extension
+    if codec in UNAVAILABLE_CODECS and fmt in ("text", "csv", "json", "xml"):  # others: detected by extension
         raise config_error(f"compress_codec {codec} is not available in Spark")
     if fmt in ("parquet", "orc"):
         return _read_columnar(r)
+    if fmt == "binary":
+        if not files:
+            raise config_error(f"no files to read under {target_path(config)}")
+        return documents.read_binary(r)
     r.schema = schema_from_options(config)
     if r.schema is None:
         raise config_error(f"schema is required to read {fmt} files")
@@ -226,7 +243,7 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
         empty = T.StructType([*r.schema.to_spark().fields, T.StructField(FILE, T.StringType())])
         return spark.createDataFrame([], empty)
     readers: dict[str, Callable[[_Reading, Schema, Mapping[str, Any]], Any]] = {
-        "text": _read_text, "csv": _read_csv, "json": _read_json}
+        "text": _read_text, "csv": _read_csv, "json": _read_json, "xml": documents.read_xml}
     return readers[fmt](r, r.schema, r.how)
 
 
@@ -299,8 +316,8 @@ def _read_json(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
     read_schema = T.StructType([T.StructField(f.name, f.type.to_spark() if f.type.name in nested else T.StringType())
                                 for f in schema.fields])
     reader = r.spark.read.format("json").schema(read_schema).option("mode", "FAILFAST")
-    if not is_utf8(r.encoding):
-        reader = reader.option("encoding", r.encoding)
+    if not is_utf8(r.encoding):  # Spark wants the line separator of a non-UTF-8 json file spelled out
+        reader = reader.option("encoding", r.encoding).option("lineSep", r.row_delimiter or "\n")
     loaded = r.with_line_sep(reader).load(r.files)
     return loaded.select(*[(F.col(quote(f.name)) if f.type.name in nested
                             else parse_value(F.col(quote(f.name)), f.type, 0, how)).alias(f.name)
@@ -432,7 +449,10 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     base = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
     line = F.concat_ws(opts["delimiter"], *rendered) if rendered else F.lit("")
     header_text = opts["delimiter"].join(layout.written)
-    if not is_utf8(encoding):  # Spark's text writer is UTF-8 only: one string column through the csv writer
+    transcode = not is_utf8(encoding) and ascii_compatible(encoding, opts["delimiter"], opts["row_delimiter"])
+    if not is_utf8(encoding) and not transcode:
+        # Spark's text writer is UTF-8 only and UTF-16/32 lines cannot be transcoded one by one:
+        # one string column through the csv writer
         out = base.select(*part_cols, line.alias(header_text if header else "value"))
         return (out.write.format("csv").options(sep="\ue000", quote="\u0000", escapeQuotes="false",
                                                 ignoreLeadingWhiteSpace="false", ignoreTrailingWhiteSpace="false",
@@ -446,6 +466,8 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
             index = F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
         first = (index % opts["batch_size"]) == 0
         line = F.when(first, F.concat(F.lit(header_text + opts["row_delimiter"]), line)).otherwise(line)
+    if transcode:  # the line's bytes in the charset, as a string the text writer copies byte for byte
+        line = F.encode(line, encoding).cast("string")
     out = base.select(*part_cols, line.alias("value"))
     return out.write.format("text").option("lineSep", opts["row_delimiter"])
 
@@ -474,7 +496,7 @@ def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 _WRITERS: dict[str, Callable[[Any, _Layout, Mapping[str, Any]], Any]] = {
     "text": _text_writer, "csv": _csv_writer, "json": _native_writer, "parquet": _native_writer,
-    "orc": _native_writer}
+    "orc": _native_writer, "xml": documents.xml_writer, "binary": documents.binary_writer}
 
 
 def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
@@ -482,10 +504,12 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     partition directory, more past ``batch_size`` rows), and the partition field names
     (``partition_by`` as written)."""
     layout = _layout(df, opts)
+    use_charset(df.sparkSession, opts["encoding"])
     df = ctx.with_write_faults(vertex, df)  # a no-op unless a restore trial arms sink.write
     fmt = opts["format"]
     out = _WRITERS[fmt](df, layout, opts).option("compression", CODECS[fmt][opts["codec"]][0])
     out = out.option("maxRecordsPerFile", opts["batch_size"]).mode("overwrite")
-    if layout.part_cols:
-        out = out.partitionBy(*layout.part_cols)
+    part_cols = [f"{PART}0"] if fmt == "binary" else layout.part_cols  # binary: a directory per file
+    if part_cols:
+        out = out.partitionBy(*part_cols)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them

@@ -23,11 +23,23 @@ DEVIATIONS = """\
 * csv output is quoted where needed (RFC 4180, quotes doubled); SeaTunnel writes it unquoted.
 * enable_header_write writes the names of the columns actually written; SeaTunnel writes all
   input field names even when sink_columns or partitioning removes some.
-* compress_codec: lzo is not available in Spark for text/csv/json/parquet, nor brotli for
+* compress_codec: lzo is not available in Spark for text/csv/json/xml/parquet, nor brotli for
   parquet/orc (compile-time errors); beyond SeaTunnel, text/csv/json accept gzip, bzip2,
   deflate, lz4 and snappy, parquet lz4_raw, orc zstd. Reading detects codecs by extension.
-* Text output in an encoding other than UTF-8 goes through Spark's csv writer (Spark's text
-  writer is UTF-8 only): a line containing a line break is wrapped in NUL characters.
+* encoding: a charset beyond UTF-8/16/32, ISO-8859-1 and US-ASCII (GBK, Big5...) turns on the
+  session's spark.sql.legacy.javaCharsets (Spark refuses them otherwise). Text in an ASCII-compatible
+  charset is transcoded line by line with encode(); in UTF-16/32 it goes through Spark's csv writer,
+  which wraps a line containing a line break in NUL characters.
+* xml: written by Spark's XML writer: characters the charset of a non-UTF, non-ISO-8859-1 file
+  (GBK...) would hold are written as character references (&#x4e2d;), a null as an empty element
+  or attribute; blank values are read as null (SeaTunnel: ""). Rows are read from xml_row_tag
+  elements at any depth.
+* binary: each file is assembled in one row (files up to 2 GB), the chunks grouped by
+  relativePath; compress_codec does not apply. A gap or repeat in partIndex fails the job.
+* excel is not runnable: no spark-excel release was tried against Spark 4.2 here (dev.mauch:spark-excel,
+  formerly com.crealytics, announces Spark 4.0 support from 0.31.2; it needs its jar on the classpath).
+* lzo is not runnable: Hadoop's LZO codec (hadoop-lzo) is GPL, outside Spark and needs the native
+  liblzo2 library.
 * A null or empty partition value is written as __HIVE_DEFAULT_PARTITION__, as Spark and Hive do
   (SeaTunnel fails on null and writes 'k=' for "", a directory Spark refuses to read); ':' in a
   partition value as %3A (Hadoop paths cannot hold ':'); the source turns %3A back into ':'.
@@ -41,14 +53,17 @@ DEVIATIONS = """\
 * custom_filename and have_partition are accepted and ignored, as in SeaTunnel.
 """
 
-FORMATS = ("text", "csv", "json", "parquet", "orc")
-SEATUNNEL_ONLY_FORMATS = ("excel", "xml", "binary")
-FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc"}
+FORMATS = ("text", "csv", "json", "parquet", "orc", "xml", "binary")
+SEATUNNEL_ONLY_FORMATS = ("excel",)
+#: the formats whose source needs a ``schema``
+SCHEMA_FORMATS = ("text", "csv", "json", "xml")
+FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc", "xml": ".xml",
+                 "binary": ""}
 LINE_CODECS = {"none": ("none", ""), "gzip": ("gzip", ".gz"), "bzip2": ("bzip2", ".bz2"),
                "deflate": ("deflate", ".deflate"), "lz4": ("lz4", ".lz4"), "snappy": ("snappy", ".snappy")}
 #: format -> compress_codec -> (Spark's compression name, file name suffix)
 CODECS = {
-    "text": LINE_CODECS, "csv": LINE_CODECS, "json": LINE_CODECS,
+    "text": LINE_CODECS, "csv": LINE_CODECS, "json": LINE_CODECS, "xml": LINE_CODECS, "binary": {"none": ("none", "")},
     "parquet": {"none": ("none", ""), "snappy": ("snappy", ".snappy"), "lz4": ("lz4", ".lz4"),
                 "lz4_raw": ("lz4_raw", ".lz4raw"), "gzip": ("gzip", ".gz"), "zstd": ("zstd", ".zstd")},
     "orc": {"none": ("none", ""), "snappy": ("snappy", ".snappy"), "lz4": ("lz4", ".lz4"),
@@ -100,7 +115,7 @@ def config_error(message: str) -> RuntimeConfigError:
 def format_of(config: Mapping[str, Any]) -> str:
     fmt = opt(config, "file_format_type")
     if fmt is None:
-        raise config_error("file_format_type is required (text, csv, json, parquet or orc)")
+        raise config_error(f"file_format_type is required ({', '.join(FORMATS)})")
     fmt = str(fmt).strip().lower()
     if fmt not in FORMATS:
         raise config_error(f"unsupported file_format_type {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -109,6 +124,26 @@ def format_of(config: Mapping[str, Any]) -> str:
 
 def is_utf8(encoding: str) -> bool:
     return re.sub(r"[-_\s]", "", encoding).lower() == "utf8"
+
+
+#: the charsets Spark's readers, writers and encode()/decode() accept by default; the others
+#: (GBK, Big5, windows-1252...) only with ``spark.sql.legacy.javaCharsets``
+SPARK_CHARSETS = ("iso88591", "usascii", "utf16", "utf16be", "utf16le", "utf32", "utf8")
+JAVA_CHARSETS_CONF = "spark.sql.legacy.javaCharsets"
+
+
+def needs_java_charsets(encoding: str) -> bool:
+    return re.sub(r"[-_\s]", "", encoding).lower() not in SPARK_CHARSETS
+
+
+def ascii_compatible(encoding: str, *texts: str) -> bool:
+    """Whether ``encoding`` writes ASCII (and ``texts``: the delimiters) as UTF-8 does, byte for byte:
+    a line transcoded alone then reads back as a line of the file (GBK, ISO-8859-1; not UTF-16)."""
+    sample = "".join(texts) + "".join(chr(c) for c in range(32, 127)) + "\n"
+    try:
+        return sample.encode(encoding) == sample.encode("utf-8")
+    except (LookupError, UnicodeError):
+        return False
 
 
 def java_regex_literal(text: str) -> str:

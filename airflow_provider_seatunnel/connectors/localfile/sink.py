@@ -33,6 +33,7 @@ from ...spi.fencing import Superseded
 from ...spi.options import as_list
 from ...spi.rows import data_columns
 from .commits import abort, remove_tree, settle
+from .documents import binary_moves
 from .fencing import newest_token, write_json_atomic
 from .formats import writer
 from .options import (
@@ -86,6 +87,9 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "delimiter": "," if fmt == "csv" else str(opt(config, "field_delimiter", DEFAULT_DELIMITER, "delimiter")),
         "row_delimiter": str(row_delimiter) if row_delimiter != "" else "\n",
         "header": flag(config, "enable_header_write", False),
+        "xml_root_tag": str(opt(config, "xml_root_tag", "RECORDS")),
+        "xml_row_tag": str(opt(config, "xml_row_tag", "RECORD")),
+        "xml_attr": flag(config, "xml_use_attr_format", False),
         "encoding": str(opt(config, "encoding", "UTF-8")),
         "sink_columns": [str(c) for c in as_list(opt(config, "sink_columns"))],
         "partition_by": [str(c) for c in as_list(opt(config, "partition_by"))],
@@ -256,7 +260,7 @@ def _staged_files(data_dir: str, fmt: str) -> list[str]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
-            empty = os.path.getsize(full) == 0 and fmt in ("text", "csv", "json")
+            empty = os.path.getsize(full) == 0 and fmt in ("text", "csv", "json", "xml")
             if name.startswith((".", "_")) or empty:
                 continue
             staged.append(full)
@@ -269,7 +273,8 @@ def _staged_moves(data_dir: str, target: str, opts: Mapping[str, Any], partition
     names ``<base>_<part>`` numbered from 0 per final directory, with the suffixes."""
     codec_suffix, format_suffix = CODECS[opts["format"]][opts["codec"]][1], FORMAT_SUFFIX[opts["format"]]
     # readers pick a text codec by the last extension: x.txt.gz (SeaTunnel: x.gz.txt, unreadable)
-    suffix = format_suffix + codec_suffix if opts["format"] in ("text", "csv", "json") else codec_suffix + format_suffix
+    line_formats = ("text", "csv", "json", "xml")
+    suffix = format_suffix + codec_suffix if opts["format"] in line_formats else codec_suffix + format_suffix
     counters: dict[str, int] = {}
     moves = []
     root = os.path.normpath(target)
@@ -317,7 +322,8 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         out.save("file://" + data_dir)
         transaction = _transaction_id(ctx, vertex, table, several)
         base_name = file_base_name(opts, transaction, datetime.now(), str(uuid.uuid4()))
-        moves = _staged_moves(data_dir, target, opts, partitions, base_name)
+        moves = (binary_moves(data_dir, target) if opts["format"] == "binary"
+                 else _staged_moves(data_dir, target, opts, partitions, base_name))
         sizes = [os.path.getsize(src) for src, _ in moves]
     except BaseException:
         remove_tree(staging, slot["base"])

@@ -176,7 +176,8 @@ def _columns(data_columns: list[str], keys: list[str]) -> list[Any]:
 
 def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
     files = list_input_files(config)
-    keys = partition_keys(files[0]) if files and flag(config, "parse_partition_from_path", True) else []
+    binary = str(opt(config, "file_format_type", "")).strip().lower() == "binary"  # fixed columns: no partitions
+    keys = partition_keys(files[0]) if files and not binary and flag(config, "parse_partition_from_path", True) else []
     df = read_files(spark, config, files, with_file=bool(keys))
     available = [c for c in df.columns if c != FILE]
     data_columns = _read_columns(config, available)
