@@ -164,7 +164,8 @@ def test_config_error_is_the_dags_import_error(tmp_path):
           FakeSource { plugin_output = "gen", row.num = 3, schema = { fields { id = bigint } } }
         }
         sink {
-          LocalFile { plugin_input = "nowhere", path = "/tmp/x" }
+          LocalFile { plugin_input = "nowhere", path = "/tmp/x", file_format_type = "csv" }
+          Console { plugin_input = "gen" }
         }
     """))
     (folder / "st_broken.py").write_text(DAG_FILE.format(conf=str(conf)))
