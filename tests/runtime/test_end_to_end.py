@@ -90,7 +90,8 @@ def test_failed_assert_exits_1_naming_pipeline_and_rule(tmp_path):
 
 def test_config_error_exits_2_without_spark(tmp_path):
     conf = tmp_path / "job.conf"
-    conf.write_text("source { FakeSource { plugin_output = a } }\nsink { Console { plugin_input = b } }\n")
+    conf.write_text("source { FakeSource { plugin_output = a } }\n"
+                    "sink {\n  Console { plugin_input = b }\n  Console { plugin_input = a }\n}\n")
     proc = run_cli("run", str(conf), cwd=tmp_path)
     assert proc.returncode == 2
     assert "'b' names no source or transform output" in proc.stderr
