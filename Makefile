@@ -121,6 +121,23 @@ $(CONNECTOR_J_JAR):
 	@mvn -q -B dependency:get -Dartifact=$(CONNECTOR_J) -Dtransitive=false \
 	  || echo "warning: could not fetch $(CONNECTOR_J) with mvn: the MySQL tests use MariaDB Connector/J"
 
+# Hadoop's S3A for the S3File connector (connectors/s3file/options.py names the jars it adds): hadoop-aws at the
+# version of PySpark's bundled Hadoop, without the 686 MB AWS SDK bundle it declares, and the AWS SDK v2 modules S3A
+# uses (about 19 MB with their dependencies); hadoop-aws last, the target that says all are there.
+S3A_VERSION := 3.5.0
+AWS_SDK_VERSION := 2.35.4
+S3A_SDK_MODULES := s3 sts s3-transfer-manager apache-client netty-nio-client
+# the dependency plugin 2.8 (Maven's default for `dependency:get`) resolves test dependencies too (missing here)
+MVN_GET := mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get
+S3A_JAR := $(HOME)/.m2/repository/org/apache/hadoop/hadoop-aws/$(S3A_VERSION)/hadoop-aws-$(S3A_VERSION).jar
+test-deps: $(S3A_JAR)
+$(S3A_JAR):
+	@ok=1; for m in $(S3A_SDK_MODULES); do \
+	  $(MVN_GET) -Dartifact=software.amazon.awssdk:$$m:$(AWS_SDK_VERSION) || ok=0; done; [ $$ok = 1 ] && \
+	$(MVN_GET) -Dartifact=software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1 -Dtransitive=false && \
+	$(MVN_GET) -Dartifact=org.apache.hadoop:hadoop-aws:$(S3A_VERSION) -Dtransitive=false \
+	  || echo "warning: could not fetch Hadoop's S3A with mvn: the S3File tests fail"
+
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
 lint: $(STAMP)

@@ -33,6 +33,7 @@ _BUILTIN_MODULES = {
     "replace": "replace", "split": "split", "filterrowkind": "filter_row_kind",
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
     "redis": "redis",
+    "s3file": "s3file",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.

@@ -1,0 +1,88 @@
+"""S3File at compile time (no Spark, no network): LocalFile's file option checks
+(:mod:`..localfile.checks`), then the S3 options: ``bucket`` (``s3a://name``), ``path``, the
+credentials provider and its keys, ``hadoop_s3_properties``, ``aws_conn_id``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import SOURCE
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from ..localfile import checks as file_checks
+from ..localfile.options import opt
+from .options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
+
+_KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,
+                    "org.apache.hadoop.fs.s3a.auth.IAMInstanceCredentialsProvider",
+                    "org.apache.hadoop.fs.s3a.auth.AssumedRoleCredentialProvider",
+                    "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider")
+
+
+def _s3_problems(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any], prefix: str,
+                 shared: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def report(message: str, key: str, hint: str | None = None) -> None:
+        problems.append(job.problem(message, plugin, key=prefix + key, hint=hint))
+
+    def value(key: str) -> Any:
+        found = opt(options, key)
+        return found if found is not None else opt(shared, key)
+
+    bucket = value("bucket")
+    if bucket is None:
+        report("the option 'bucket' is required", "bucket", hint='set bucket = "s3a://my-bucket"')
+    else:
+        try:
+            bucket_name(bucket)
+        except Exception:
+            report(f"bucket '{bucket}' is not an S3 bucket URI", "bucket", hint='set bucket = "s3a://my-bucket"')
+    path = opt(options, "path")
+    if path is not None:
+        try:
+            key_prefix(path)
+        except Exception as e:
+            report(str(e).removeprefix("S3File: "), "path", hint='set path = "/folder/in/bucket"')
+    provider = value("fs.s3a.aws.credentials.provider")
+    keys = {k: value(k) for k in ("access_key", "access_secret")}
+    if provider is not None and str(provider) not in _KNOWN_PROVIDERS and "." not in str(provider):
+        report(f"fs.s3a.aws.credentials.provider '{provider}' is not a Java class name",
+               "fs.s3a.aws.credentials.provider",
+               hint=f"use {SIMPLE_PROVIDER} (with access_key and access_secret) or "
+                    "com.amazonaws.auth.InstanceProfileCredentialsProvider")
+    if str(provider) == SIMPLE_PROVIDER and value(CONN_OPTION) is None:
+        for key, found in keys.items():
+            if found is None:
+                report(f"the option '{key}' is required with {SIMPLE_PROVIDER}", key,
+                       hint=f"set {key}, or name an Airflow connection of type aws with {CONN_OPTION}")
+    elif (keys["access_key"] is None) != (keys["access_secret"] is None):
+        missing = "access_secret" if keys["access_secret"] is None else "access_key"
+        report(f"access_key and access_secret go together: '{missing}' is missing", missing)
+    props = value("hadoop_s3_properties")
+    if props is not None and not isinstance(props, Mapping):
+        report("hadoop_s3_properties must be a map of Hadoop settings", "hadoop_s3_properties",
+               hint='hadoop_s3_properties { "fs.s3a.connection.maximum" = "50" }')
+    conn = value(CONN_OPTION)
+    if conn is not None and (not isinstance(conn, str) or not conn.strip()):
+        report(f"{CONN_OPTION} must name an Airflow connection of type aws", CONN_OPTION)
+    return problems
+
+
+def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    """LocalFile's checks of the file options, then the S3 options of the block (or of each
+    ``tables_configs`` item, which takes the connection options it does not set from its block)."""
+    problems = file_checks.check(plugin, job)
+    tables = plugin.get("tables_configs")
+    if plugin.section == SOURCE and isinstance(tables, list) and tables:
+        for i, item in enumerate(tables):
+            if isinstance(item, Mapping):
+                problems += _s3_problems(plugin, job, item, f"tables_configs[{i}].", plugin.options)
+        return problems
+    return problems + _s3_problems(plugin, job, plugin.options, "", {})
+
+
+def schema(plugin: PluginConfig, job: JobConfig,
+           inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    return file_checks.schema(plugin, job, inputs)

@@ -1,0 +1,258 @@
+"""The S3File sink's commit: a fence object per target slot, changed only by compare-and-swap.
+
+Under the sink's prefix ``P``, per (run, pipeline, sink, table) ``<slot>``:
+
+* ``P/.seatunnel-commits/<slot>.json``, the **fence**: ``{"token": n, "commit": null | {"token": n,
+  "moves": [[staged, final], ...], "drops": [...], "done": bool, ...}}``. Every change is a
+  conditional ``PutObject`` (``If-Match`` the etag just read, ``If-None-Match: *`` to create it).
+* ``P/.seatunnel-staging/<slot>/token-<n>/``: the staging of the attempt holding token ``n``.
+* ``P/.seatunnel-commits/.pending/<slot hash>-<n>.json``: the final keys a commit of token ``n``
+  is publishing, written before its commit record and deleted once it is done: the index readers
+  consult (:func:`hidden_keys`) without reading every fence.
+
+Rules:
+
+* **Taking a token** (``prepare``): CAS ``token`` to ``token + 1``. A fence whose ``commit`` is
+  ``done`` means the slot is committed (the attempt writes nothing); a commit not done was left
+  by a killed committer: the attempt rolls it forward first and publishes nothing of its own.
+* **Committing**: CAS ``{token: mine, commit: null}`` to ``{token: mine, commit: {..., done: false}}``:
+  that write is the commit point. An attempt overtaken by a newer token fails the CAS (or finds
+  the newer token on reading) and raises ``Superseded`` after dropping its staging. Then the
+  drops (``DROP_DATA``: the prefix's earlier objects, listed in the record), the copies
+  (``CopyObject`` staged -> final, idempotent), the CAS to ``done: true``, and the staging goes.
+* **Rolling forward** repeats the drops and copies (both idempotent) and the CAS to ``done``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ...spi.fencing import StagingMismatch, Superseded
+from ..localfile.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
+from .options import S3Settings, log
+from .store import Bucket, Conflict, Versioned
+
+Hook = Callable[[], None]
+
+
+def slot_keys(s: S3Settings, run_id: str, pipeline: str, sink_ref: str, table: str,
+              save_mode_run: str) -> dict[str, str]:
+    """The keys of one (run, pipeline, sink, table): fence, staging root, pending prefix, save-mode markers."""
+    run, pipe = safe(run_id), safe(pipeline)
+    sink, table_dir = safe(sink_ref.replace("[", "-").rstrip("]")), safe(table)
+    slot = f"{run}/{pipe}/{sink}/{table_dir}"
+    digest = hashlib.sha1(slot.encode()).hexdigest()[:24]
+    savemode = s.key(COMMITS_DIR, safe(save_mode_run), "savemode", sink)
+    return {"slot": slot, "fence": s.key(COMMITS_DIR, slot + ".json"),
+            "staging": s.key(STAGING_DIR, slot) + "/", "pending": s.key(COMMITS_DIR, PENDING_DIR, digest),
+            "savemode": savemode + ".savemode", "dropped": savemode + ".dropped"}
+
+
+def pending_key(keys: Mapping[str, str], token: int) -> str:
+    return f"{keys['pending']}-{token}.json"
+
+
+def staging_prefix(keys: Mapping[str, str], token: int) -> str:
+    return f"{keys['staging']}token-{token}/"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokens
+# ---------------------------------------------------------------------------------------------
+
+def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int]:
+    """("committed", 0) when the slot's commit is done; ("recovered", 0) after rolling forward a
+    commit a killed attempt left; else (None, a new token, greater than any handed out before)."""
+    while True:
+        current = bucket.read_json(keys["fence"])
+        if current is None:
+            try:
+                bucket.write_json(keys["fence"], {"token": 1, "commit": None}, None)
+                return None, 1
+            except Conflict:
+                continue
+        commit = current.value.get("commit")
+        if commit:
+            if commit.get("done"):
+                return "committed", 0
+            roll_forward(bucket, keys["fence"], current)
+            return "recovered", 0
+        token = int(current.value.get("token", 0)) + 1
+        try:
+            bucket.write_json(keys["fence"], {**current.value, "token": token}, current.etag)
+        except Conflict:
+            continue
+        _discard_older(bucket, keys, token)
+        return None, token
+
+
+def newest_token(bucket: Bucket, keys: Mapping[str, str]) -> int:
+    current = bucket.read_json(keys["fence"])
+    return int(current.value.get("token", 0)) if current else 0
+
+
+def _discard_older(bucket: Bucket, keys: Mapping[str, str], token: int) -> None:
+    """Delete the staging and pending index of tokens older than ``token``: they can never commit."""
+    stale = []
+    for key, _ in bucket.objects(keys["staging"]):
+        name = key[len(keys["staging"]):].split("/", 1)[0]
+        number = name[len("token-"):] if name.startswith("token-") else ""
+        if not number.isdigit() or int(number) < token:
+            stale.append(key)
+    for key, _ in bucket.objects(keys["pending"] + "-"):
+        number = key[len(keys["pending"]) + 1:-len(".json")]
+        if number.isdigit() and int(number) < token:
+            stale.append(key)
+    bucket.delete(stale)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commit
+# ---------------------------------------------------------------------------------------------
+
+def _check_staged(bucket: Bucket, entry: Mapping[str, Any], ref: str) -> None:
+    """The staging holds exactly the objects the write produced, with their sizes."""
+    found = dict(bucket.objects(entry["staging"] + "data/"))
+    for (src, _), size in zip(entry["moves"], entry["sizes"], strict=True):
+        if found.get(src) != size:
+            actual = found.get(src)
+            raise StagingMismatch(f"the staged object s3://{bucket.name}/{src} of table {entry['table']} is "
+                                  + ("gone" if actual is None else f"{actual} bytes, staged as {size}")
+                                  + ": nothing was committed", ref)
+
+
+def planned_drops(bucket: Bucket, s: S3Settings, finals: set[str]) -> list[str]:
+    """Every object under the prefix but the sink's bookkeeping and the commit's own final keys."""
+    root = s.key("") if s.prefix else ""
+    hidden = (root + STAGING_DIR + "/", root + COMMITS_DIR + "/")
+    return sorted(k for k, _ in bucket.objects(root) if not k.startswith(hidden) and k not in finals)
+
+
+def claim_drop(bucket: Bucket, keys: Mapping[str, str]) -> bool:
+    """Whether this slot makes the drop the run's save modes left to the first commit (claimed
+    once per run and sink: the slot that claimed it, or a retry of it, drops; others do not)."""
+    marker = bucket.read_json(keys["savemode"])
+    if marker is None or not marker.value.get("drop"):
+        return False
+    try:
+        bucket.write_json(keys["dropped"], {"slot": keys["slot"], "at": datetime.now().isoformat()}, None)
+        return True
+    except Conflict:
+        claimed = bucket.read_json(keys["dropped"])
+        return claimed is not None and claimed.value.get("slot") == keys["slot"]
+
+
+def _superseded(bucket: Bucket, entry: Mapping[str, Any], newest: int, ref: str) -> Superseded:
+    bucket.delete_prefix(entry["staging"])
+    bucket.delete([entry["pending"]])
+    return Superseded(f"table {entry['table']} at s3://{bucket.name}/{entry['prefix']}", entry["token"], newest, ref)
+
+
+def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: str,
+                 on_move: Hook, on_commit: Hook) -> int:
+    """Record the commit in the fence (the commit point), then publish it; the bytes committed."""
+    fence = entry["keys"]["fence"]
+    current = bucket.read_json(fence)
+    mine = int(entry["token"])
+    if current is None or int(current.value.get("token", 0)) != mine:
+        raise _superseded(bucket, entry, int(current.value.get("token", 0)) if current else 0, ref)
+    commit = current.value.get("commit")
+    if commit:  # this attempt's own commit, called again (a restore): finish it
+        if int(commit.get("token", 0)) != mine:
+            raise _superseded(bucket, entry, int(current.value.get("token", 0)), ref)
+        if not commit.get("done"):
+            roll_forward(bucket, fence, current, on_move, on_commit)
+        return int(commit.get("bytes", 0))
+    _check_staged(bucket, entry, ref)
+    finals = [dst for _, dst in entry["moves"]]
+    drops = planned_drops(bucket, s, set(finals)) if claim_drop(bucket, entry["keys"]) else []
+    record = {"token": mine, "moves": entry["moves"], "drops": drops, "done": False,
+              "staging": entry["staging"], "pending": entry["pending"], "run_id": entry["run_id"],
+              "table": entry["table"], "bytes": sum(entry["sizes"]), "at": datetime.now().isoformat()}
+    bucket.write_json(entry["pending"], {"token": mine, "fence": fence, "finals": finals}, None)
+    try:
+        etag = bucket.write_json(fence, {"token": mine, "commit": record}, current.etag)
+    except Conflict:
+        raise _superseded(bucket, entry, newest_token(bucket, entry["keys"]), ref) from None
+    roll_forward(bucket, fence, Versioned({"token": mine, "commit": record}, etag), on_move, on_commit)
+    if drops:
+        log.info("S3File %s: dropped the %d earlier objects of s3://%s/%s (data_save_mode)", ref, len(drops),
+                 bucket.name, s.prefix)
+    return int(record["bytes"])
+
+
+def _nothing() -> None:
+    return None
+
+
+def roll_forward(bucket: Bucket, fence: str, state: Versioned, on_move: Hook = _nothing,
+                 on_commit: Hook = _nothing) -> None:
+    """Finish the commit the fence records: drops, copies (each skipped when its staged object is
+    gone and its final one is there), then ``done``, then the staging and pending index go."""
+    commit = dict(state.value["commit"])
+    finals = {dst for _, dst in commit["moves"]}
+    bucket.delete(k for k in commit.get("drops", ()) if k not in finals)
+    for src, dst in commit["moves"]:
+        on_move()
+        try:
+            bucket.copy(src, dst)
+        except Exception:
+            if bucket.size(src) is not None or bucket.size(dst) is None:
+                raise
+    on_commit()
+    try:
+        bucket.write_json(fence, {**state.value, "commit": {**commit, "done": True}}, state.etag)
+    except Conflict:  # another attempt rolled it forward meanwhile
+        again = bucket.read_json(fence)
+        if not (again and (again.value.get("commit") or {}).get("done")):
+            raise
+    bucket.delete_prefix(commit["staging"])
+    bucket.delete([commit["pending"]])
+    log.info("S3File: committed %d objects of table %s (run %s) to s3://%s", len(commit["moves"]),
+             commit.get("table"), commit.get("run_id"), bucket.name)
+
+
+def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
+    """Discard the attempt's staging, unless its commit was recorded (the next attempt finishes it)."""
+    current = bucket.read_json(entry["keys"]["fence"])
+    commit = (current.value.get("commit") if current else None) or {}
+    if commit and int(commit.get("token", 0)) == int(entry["token"]):
+        log.info("S3File: the commit of table %s was recorded; the next attempt finishes it", entry["table"])
+        return
+    bucket.delete_prefix(entry["staging"])
+    bucket.delete([entry["pending"]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Readers
+# ---------------------------------------------------------------------------------------------
+
+def hidden_keys(bucket: Bucket, prefix: str) -> set[str]:
+    """The final keys of commits in progress or interrupted at the sink target holding ``prefix``
+    (``prefix`` or an ancestor with a commit directory): readers skip them."""
+    parts = prefix.split("/") if prefix else []
+    out: set[str] = set()
+    for depth in range(len(parts), -1, -1):
+        root = "/".join(parts[:depth])
+        pending = posixpath.join(root, COMMITS_DIR, PENDING_DIR) + "/" if root else f"{COMMITS_DIR}/{PENDING_DIR}/"
+        for key, _ in bucket.objects(pending):
+            out |= _pending_finals(bucket, key)
+    return out
+
+
+def _pending_finals(bucket: Bucket, key: str) -> set[str]:
+    """The finals a pending index names, when its commit is still about to happen or half done."""
+    index = bucket.read_json(key)
+    if index is None:
+        return set()
+    fence = bucket.read_json(str(index.value.get("fence")))
+    token = int(index.value.get("token", 0))
+    value = fence.value if fence else {}
+    commit = value.get("commit") or {}
+    live = ((not commit and int(value.get("token", 0)) == token)
+            or (commit and int(commit.get("token", 0)) == token and not commit.get("done")))
+    return set(index.value.get("finals", ())) if live else set()

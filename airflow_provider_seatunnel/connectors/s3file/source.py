@@ -1,0 +1,115 @@
+"""The S3File source: the objects under ``path`` in ``bucket`` (or each ``tables_configs`` item's),
+read by Spark through ``s3a://`` with LocalFile's readers (:func:`..localfile.formats.read_files`).
+
+``path`` is an object or a key prefix listed recursively; empty objects, names starting with
+``.`` or ``_``, folders starting with ``.`` (the sink's ``.seatunnel-*`` bookkeeping) or with
+``_`` without a ``=``, and objects filtered out by ``file_filter_pattern``/``read_partitions`` are
+skipped, and so are the final keys of a commit in progress or interrupted
+(:func:`.commits.hidden_keys`, listed before and after the objects): a reader never sees a
+half-published commit. ``k=v`` folders become string columns, as in LocalFile.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi import Dataset, RunContext, Vertex
+from ...spi.options import as_list, lookup
+from ...spi.rows import with_kind
+from ..localfile.options import FILE, flag, opt
+from ..localfile.source import _at_parallelism, _columns, _read_columns, _table_id, partition_keys
+from . import commits
+from .options import S3Settings, client, config_error, ensure_s3a, log, settings
+from .store import Bucket
+
+
+def _keep(config: Mapping[str, Any]) -> Any:
+    """Whether an object (key relative to the listed prefix, size) is read."""
+    text = opt(config, "file_filter_pattern")
+    try:
+        pattern = re.compile(str(text)) if text is not None else None
+    except re.error as e:
+        raise config_error(f"file_filter_pattern {text!r} is not a valid regex: {e}") from None
+    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+
+    def keep(key: str, relative: str, size: int) -> bool:
+        *folders, name = relative.split("/")
+        if name.startswith((".", "_")) or size == 0:
+            return False
+        if any(f.startswith(".") or (f.startswith("_") and "=" not in f) for f in folders):
+            return False
+        if pattern is not None and not pattern.fullmatch(name):
+            return False
+        return not partitions or any(p in key for p in partitions)
+
+    return keep
+
+
+def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
+    """The keys the source reads, sorted."""
+    keep = _keep(config)
+    hidden = commits.hidden_keys(bucket, s.prefix)
+    folder = s.prefix + "/" if s.prefix else ""
+    found = [k for k, size in bucket.objects(folder) if keep(k, k[len(folder):], size)]
+    if not found and s.prefix:  # ``path`` names one object
+        size = bucket.size(s.prefix)
+        found = [s.prefix] if size else []
+    hidden |= commits.hidden_keys(bucket, s.prefix)  # a commit that started while we listed
+    skipped = [k for k in found if k in hidden]
+    if skipped:
+        log.info("S3File: skipping %d object(s) of a commit in progress or interrupted", len(skipped))
+    return sorted(k for k in found if k not in hidden)
+
+
+def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
+    from ..localfile.formats import read_files
+
+    s = settings(config)
+    ensure_s3a(ctx.spark, s)
+    keys = list_input_keys(Bucket(client(s), s.bucket), s, config)
+    fmt = str(opt(config, "file_format_type", "")).strip().lower()
+    if not keys and fmt in ("parquet", "orc"):
+        raise config_error(f"no {fmt} objects to read under s3://{s.bucket}/{s.prefix}: the schema comes from them")
+    files = [s.uri(k) for k in keys]
+    partitioned = bool(files) and flag(config, "parse_partition_from_path", True)
+    part_keys = partition_keys(files[0][len("s3a://"):]) if partitioned else []
+    df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
+    available = [c for c in df.columns if c != FILE]
+    data_columns = _read_columns(config, available)
+    if not part_keys and data_columns == available and len(available) == len(df.columns):
+        return _table_id(config, output), with_kind(df)
+    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, part_keys)))
+
+
+def read(ctx: RunContext, vertex: Vertex) -> Dataset:
+    """The objects under ``path`` (or each ``tables_configs`` item's) as ``{table id: DataFrame}``,
+    each at the vertex's parallelism."""
+    configs = lookup(vertex.config, "tables_configs")
+    items = configs if isinstance(configs, list) and configs else [vertex.config]
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise config_error("each tables_configs item must be a block of S3File options")
+        merged = item if item is vertex.config else {**_connection_keys(vertex.config), **item}
+        table, df = _read_table(ctx, merged, vertex.output if item is vertex.config else None)
+        if table in out:
+            raise config_error(f"two tables_configs items read the table '{table}': give each its own schema.table")
+        out[table] = df
+    parallelism = max(1, int(vertex.parallelism))
+    return {t: _at_parallelism(df, parallelism, False) for t, df in out.items()}
+
+
+#: what a tables_configs item takes from its block when it does not set it
+_SHARED = ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key", "access_secret",
+           "aws_session_token", "region", "hadoop_s3_properties")
+
+
+def _connection_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key in _SHARED:
+        value = opt(config, key)
+        if value is not None:
+            out[key] = value
+    return out

@@ -1,0 +1,109 @@
+"""A private S3 endpoint for tests: moto's server mode (``moto_server`` from the venv, PyPI's
+``moto[server]``) on a free loopback port, in memory.
+
+:func:`running` starts ``moto_server -H 127.0.0.1 -p <free port>``, waits until it answers and
+stops it at the end. Tests reach it through boto3 (:meth:`S3Server.client`), never through the
+code under test; :meth:`S3Server.options` gives the HOCON options of an S3File block using it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ACCESS_KEY = "test-access-key"
+SECRET_KEY = "s3-secret-7f3a9c"  # a test value; the tests check it never reaches a plan or a log
+REGION = "us-east-1"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class S3Server:
+    port: int
+    process: subprocess.Popen
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
+                            aws_secret_access_key=SECRET_KEY, region_name=REGION)
+
+    def new_bucket(self) -> str:
+        name = f"st-{uuid.uuid4().hex[:12]}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def keys(self, bucket: str, prefix: str = "") -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(o["Key"] for page in pages for o in page.get("Contents", ()))
+
+    def options(self, bucket: str, path: str) -> str:
+        """HOCON options of an S3File block reading or writing ``path`` in ``bucket`` here."""
+        return (f'bucket = "s3a://{bucket}", path = "{path}", fs.s3a.endpoint = "{self.endpoint}", '
+                'fs.s3a.aws.credentials.provider = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider", '
+                f'access_key = "{ACCESS_KEY}", access_secret = "{SECRET_KEY}"')
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _server_command() -> list[str]:
+    script = Path(sys.executable).with_name("moto_server")
+    if not script.exists():
+        raise RuntimeError("moto_server is not installed in this environment: pip install 'moto[server]'")
+    return [str(script)]
+
+
+@contextlib.contextmanager
+def running(timeout: float = 60.0) -> Iterator[S3Server]:
+    """A moto S3 server on a free loopback port for the duration of the block."""
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log", delete=False)  # noqa: SIM115
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    process = subprocess.Popen([*_server_command(), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
+                               stderr=subprocess.STDOUT, env=env)
+    server = S3Server(port, process)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"moto_server exited with {process.returncode}: see {log.name}")
+            try:
+                urllib.request.urlopen(f"{server.endpoint}/moto-api/", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"moto_server did not answer on port {port}: see {log.name}") from None
+                time.sleep(0.2)
+        yield server
+    finally:
+        server.stop()
+        log.close()
+        with contextlib.suppress(OSError):
+            os.remove(log.name)
