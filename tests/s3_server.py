@@ -61,7 +61,7 @@ class S3Server:
         """HOCON options of an S3File block reading or writing ``path`` in ``bucket`` here."""
         return (f'bucket = "s3a://{bucket}", path = "{path}", fs.s3a.endpoint = "{self.endpoint}", '
                 'fs.s3a.aws.credentials.provider = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider", '
-                f'access_key = "{ACCESS_KEY}", access_secret = "{SECRET_KEY}"')
+                f'access_key = "{ACCESS_KEY}", secret_key = "{SECRET_KEY}"')
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -63,7 +63,9 @@ def test_a_complete_s3file_job_plans_runs_and_keeps_credentials_out_of_the_plan(
      "unknown data_save_mode 'DROP'"),
     ('bucket = "s3a://b", path = "/o", file_format_type = "csv", '
      'fs.s3a.aws.credentials.provider = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider", '
-     'access_key = "k"', "access_secret", "the option 'access_secret' is required"),
+     'access_key = "k"', "secret_key", "the option 'secret_key' is required"),
+    ('bucket = "s3a://b", path = "/o", file_format_type = "csv", secret_key = "x"', "access_key",
+     "'access_key' is missing"),
     ('bucket = "s3a://b", path = "/o", file_format_type = "csv", access_secret = "x"', "access_key",
      "'access_key' is missing"),
     (f'{S3}, path = "/out", file_format_type = "csv", hadoop_s3_properties = "fs.s3a.x=1"',
@@ -80,7 +82,7 @@ def test_bad_options_fail_at_their_line(config_error, options, key, message):
 def test_an_aws_connection_gives_the_credentials_and_the_endpoint():
     conn = ConnectionInfo("s3", "aws", login="AK", password="SK",
                           extra={"endpoint_url": "http://minio:9000", "region_name": "eu-west-1"})
-    assert CONNECTOR.connection_options(conn) == {"access_key": "AK", "access_secret": "SK",
+    assert CONNECTOR.connection_options(conn) == {"access_key": "AK", "secret_key": "SK",
                                                   "fs.s3a.endpoint": "http://minio:9000", "region": "eu-west-1"}
     nested = ConnectionInfo("s3", "aws", extra={"service_config": {"s3": {"endpoint_url": "http://s3.local"}}})
     assert CONNECTOR.connection_options(nested) == {"fs.s3a.endpoint": "http://s3.local"}

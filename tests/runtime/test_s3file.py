@@ -179,7 +179,7 @@ def test_the_connector_names_the_s3a_jars_and_keeps_settings_per_bucket():
     assert any("/hadoop-aws-3.5.0.jar" in j for j in jars) and not any("bundle" in j for j in jars)
     assert s3file.CONNECTOR.jars({}, {"spark.jars": "/opt/jars/hadoop-aws-3.4.1.jar"}) == []
     s = options.settings({"bucket": "s3a://b1", "path": "/x/y/", "fs.s3a.endpoint": "http://127.0.0.1:9",
-                          "access_key": "k", "access_secret": "sekrit-v",
+                          "access_key": "k", "secret_key": "sekrit-v",
                           "hadoop_s3_properties": {"fs.s3a.connection.maximum": "7", "fs.s3a.bucket.b1.x": "1"}})
     assert (s.bucket, s.prefix, s.path_style, s.provider) == ("b1", "x/y", True, options.SIMPLE_PROVIDER)
     conf = options.hadoop_settings(s)

@@ -72,7 +72,7 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
     committer = True
     stores_deletes = False
     connection_option = CONN_OPTION
-    secrets = frozenset({"access_key", "access_secret", "aws_session_token"})
+    secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
     description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -86,7 +86,7 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
         return s3a_jars(env)
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
-        """From a connection of type ``aws``: ``access_key`` (login), ``access_secret`` (password),
+        """From a connection of type ``aws``: ``access_key`` (login), ``secret_key`` (password),
         and from its extra ``endpoint_url`` (or ``service_config.s3.endpoint_url``), ``region_name``,
         ``aws_session_token``."""
         extra = dict(conn.extra or {})
@@ -94,7 +94,7 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
         if conn.login:
             out["access_key"] = str(conn.login)
         if conn.password:
-            out["access_secret"] = str(conn.password)
+            out["secret_key"] = str(conn.password)
         s3_config = (extra.get("service_config") or {}).get("s3") or {}
         endpoint = s3_config.get("endpoint_url") or extra.get("endpoint_url") or conn.host
         if endpoint:

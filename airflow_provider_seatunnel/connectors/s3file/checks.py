@@ -46,20 +46,21 @@ def _s3_problems(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any
         except Exception as e:
             report(str(e).removeprefix("S3File: "), "path", hint='set path = "/folder/in/bucket"')
     provider = value("fs.s3a.aws.credentials.provider")
-    keys = {k: value(k) for k in ("access_key", "access_secret")}
+    keys = {"access_key": value("access_key"),
+            "secret_key": value("secret_key") if value("secret_key") is not None else value("access_secret")}
     if provider is not None and str(provider) not in _KNOWN_PROVIDERS and "." not in str(provider):
         report(f"fs.s3a.aws.credentials.provider '{provider}' is not a Java class name",
                "fs.s3a.aws.credentials.provider",
-               hint=f"use {SIMPLE_PROVIDER} (with access_key and access_secret) or "
+               hint=f"use {SIMPLE_PROVIDER} (with access_key and secret_key) or "
                     "com.amazonaws.auth.InstanceProfileCredentialsProvider")
     if str(provider) == SIMPLE_PROVIDER and value(CONN_OPTION) is None:
         for key, found in keys.items():
             if found is None:
                 report(f"the option '{key}' is required with {SIMPLE_PROVIDER}", key,
                        hint=f"set {key}, or name an Airflow connection of type aws with {CONN_OPTION}")
-    elif (keys["access_key"] is None) != (keys["access_secret"] is None):
-        missing = "access_secret" if keys["access_secret"] is None else "access_key"
-        report(f"access_key and access_secret go together: '{missing}' is missing", missing)
+    elif (keys["access_key"] is None) != (keys["secret_key"] is None):
+        missing = "secret_key" if keys["secret_key"] is None else "access_key"
+        report(f"access_key and secret_key go together: '{missing}' is missing", missing)
     props = value("hadoop_s3_properties")
     if props is not None and not isinstance(props, Mapping):
         report("hadoop_s3_properties must be a map of Hadoop settings", "hadoop_s3_properties",

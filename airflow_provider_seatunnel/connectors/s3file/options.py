@@ -4,7 +4,8 @@ with, the boto3 client the driver commits with, and the jars S3A needs.
 The file options (formats, codecs, names, partitions, save modes, filters) are LocalFile's
 (:mod:`..localfile.options`); ``path`` is a key prefix inside ``bucket`` (``s3a://name``).
 
-Credentials: ``access_key``/``access_secret`` (with ``fs.s3a.aws.credentials.provider``
+Credentials: ``access_key``/``secret_key`` (or ``access_secret``, the docs' name) (with
+``fs.s3a.aws.credentials.provider``
 ``org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider``, the provider taken when keys are given
 and no provider is named), or an Airflow connection of type ``aws`` named by ``aws_conn_id``
 (login, password, extra ``endpoint_url``/``region_name``/``aws_session_token``). Spark gets them
@@ -128,12 +129,22 @@ def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+#: SeaTunnel's option for the secret key (its code's name); its docs' name is accepted too
+SECRET_KEY, SECRET_KEY_ALIAS = "secret_key", "access_secret"
+
+
+def secret_key(config: Mapping[str, Any]) -> Any:
+    """The block's secret key: ``secret_key`` (SeaTunnel's code), else ``access_secret`` (its docs)."""
+    found = opt(config, SECRET_KEY)
+    return found if found is not None else opt(config, SECRET_KEY_ALIAS)
+
+
 def settings(config: Mapping[str, Any]) -> S3Settings:
     """The S3 settings of a block (a table's options)."""
     props = _properties(config)
     endpoint = opt(config, "fs.s3a.endpoint") or props.get("fs.s3a.endpoint")
     endpoint = str(endpoint).strip() if endpoint else None
-    access, secret = opt(config, "access_key"), opt(config, "access_secret")
+    access, secret = opt(config, "access_key"), secret_key(config)
     token = opt(config, "aws_session_token")
     provider = opt(config, "fs.s3a.aws.credentials.provider") or props.get("fs.s3a.aws.credentials.provider")
     if provider is None and access:

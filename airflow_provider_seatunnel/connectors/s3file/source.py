@@ -102,7 +102,7 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
 
 
 #: what a tables_configs item takes from its block when it does not set it
-_SHARED = ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key", "access_secret",
+_SHARED = ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key", "secret_key", "access_secret",
            "aws_session_token", "region", "hadoop_s3_properties")
 
 
