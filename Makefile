@@ -152,6 +152,12 @@ test: check-java test-deps $(STAMP) $(LOWEST_STAMP) lint
 	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider $(LOWEST_TESTS) || rc=1; \
 	exit $$rc
 
+# The end-to-end trials too long for `make test` (pytest marker `slow`: the 5,000,000-row Console run with the
+# driver capped at 512 MB); run before a release and after changing what they cover.
+.PHONY: test-slow
+test-slow: check-java test-deps $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/compile_speed.py
 

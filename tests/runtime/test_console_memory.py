@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from airflow_provider_seatunnel.connectors import console
 from airflow_provider_seatunnel.plan.compiler import compile_job
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
@@ -111,6 +113,7 @@ sink { Console { plugin_input = fake } }
 """
 
 
+@pytest.mark.slow  # about 4.5 minutes (5,000,000 rows printed): make test-slow
 def test_five_million_rows_print_with_the_driver_capped_at_512m(tmp_path):
     """Before the batches, this run ended in ``java.lang.OutOfMemoryError: Java heap space`` and
     spark-submit's exit 52: the one partition of 5,000,000 rows was taken to the driver at once."""

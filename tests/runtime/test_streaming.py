@@ -159,7 +159,7 @@ sink {{
   LocalFile {{ plugin_input = rows, path = "{tmp_path}/out", file_format_type = json }}
   Assert {{ plugin_input = rows, rules {{
     row_rules = [ {{ rule_type = MIN_ROW, rule_value = 12 }}, {{ rule_type = MAX_ROW, rule_value = 12 }} ]
-    field_rules = [ {{ field_name = len, field_type = int, field_value = [ {{ rule_type = MIN, rule_value = 5 }},
+    field_rules = [ {{ field_name = len, field_type = bigint, field_value = [ {{ rule_type = MIN, rule_value = 5 }},
                                                                              {{ rule_type = MAX, rule_value = 5 }} ] }} ]
   }} }}
 }}
