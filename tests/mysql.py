@@ -18,12 +18,13 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .servers import free_port
 
 MARIADBD = "/usr/sbin/mariadbd"
 INSTALL_DB = "/usr/bin/mariadb-install-db"
@@ -45,12 +46,6 @@ def connector_j() -> str | None:
     pattern = os.path.expanduser(f"~/.m2/repository/{group.replace('.', '/')}/{artifact}/*/{artifact}-*.jar")
     found = [p for p in glob.glob(pattern) if not p.endswith(("-sources.jar", "-javadoc.jar"))]
     return max(found, key=os.path.getmtime) if found else None
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -18,12 +18,13 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .servers import free_port
 
 JDBC_JAR = "/usr/share/java/postgresql.jar"
 PACKAGES = "postgresql libpostgresql-jdbc-java"
@@ -42,12 +43,6 @@ def bin_dir() -> Path:
     if not found:
         raise PgUnavailable(f"no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: {INSTALL_HINT}")
     return max(found, key=lambda p: [int(x) if x.isdigit() else 0 for x in p.parent.name.split(".")])
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -13,7 +13,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .servers import free_port
+
 SERVER = "/usr/bin/redis-server"
 INSTALL_HINT = ("the Redis tests need Debian's redis-server: run `make test-deps`, or as root "
                 "`apt-get install -y --no-install-recommends redis-server`")
@@ -29,12 +30,6 @@ INSTALL_HINT = ("the Redis tests need Debian's redis-server: run `make test-deps
 
 class RedisUnavailable(RuntimeError):
     """redis-server is not installed, or it does not start."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,15 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .servers import free_port
+
 ACCESS_KEY = "test-access-key"
 SECRET_KEY = "s3-secret-7f3a9c"  # a test value; the tests check it never reaches a plan or a log
 REGION = "us-east-1"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

@@ -4,8 +4,17 @@ when it cannot run here, run its setup statements, stop it at exit."""
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface right now (a server may still lose it to another
+    before it binds: callers retry)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from ..conftest import ROOT
-from .services import Service, free_port, http_json, stop_all, wait_for
+from ..servers import free_port
+from .services import Service, http_json, stop_all, wait_for
 
 BIN = Path(sys.executable).parent
 #: Screenshots and other artifacts worth keeping after the run (``.cache/`` is ignored by git).
