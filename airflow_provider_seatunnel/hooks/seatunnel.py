@@ -62,16 +62,16 @@ def connection_info(conn_id: str) -> ConnectionInfo:
                           password=conn.password, extra=dict(conn.extra_dejson or {}), settings=settings)
 
 
-def with_connections(plan: JobPlan, default_conn_id: str | None = None,
-                     defaults: Mapping[str, str] | None = None) -> JobPlan:
+def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPlan:
     """The plan with each block's address and credentials taken from the Airflow connection its
     connector's option names (``jdbc_conn_id``, ``redis_conn_id``: :class:`..spi.FromConnection`),
-    else from the task's default for that option (``defaults``; ``default_conn_id`` is the
-    ``jdbc_conn_id`` one) where the block takes it. Options the block sets itself win. Run time only:
-    the values reach only the private plan file."""
+    else, for a ``jdbc_conn_id`` block that takes one, from ``default_conn_id``. Options the block
+    sets itself win; each connection is looked up once. Run time only: the values reach only the
+    private plan file."""
     from dataclasses import replace
 
-    given_defaults = {**({"jdbc_conn_id": default_conn_id} if default_conn_id else {}), **(defaults or {})}
+    defaults = {"jdbc_conn_id": default_conn_id} if default_conn_id else {}
+    looked_up: dict[str, ConnectionInfo] = {}
 
     def resolved(vertex: Any) -> Any:
         connector = get_connector(vertex.plugin)
@@ -79,11 +79,13 @@ def with_connections(plan: JobPlan, default_conn_id: str | None = None,
             return vertex
         option = connector.connection_option
         conn_id = vertex.config.get(option)
-        if conn_id is None and given_defaults.get(option) and connector.takes_default_connection(vertex.config):
-            conn_id = given_defaults[option]
+        if conn_id is None and defaults.get(option) and connector.takes_default_connection(vertex.config):
+            conn_id = defaults[option]
         if not conn_id:
             return vertex
-        given = connector.connection_options(connection_info(str(conn_id)))
+        if str(conn_id) not in looked_up:
+            looked_up[str(conn_id)] = connection_info(str(conn_id))
+        given = connector.connection_options(looked_up[str(conn_id)])
         return replace(vertex, config={**given, **vertex.config})
 
     pipelines = tuple(replace(p, vertices=tuple(resolved(v) for v in p.vertices)) for p in plan.pipelines)
