@@ -690,7 +690,8 @@ def test_what_this_package_cannot_do_plans_as_not_runnable(plan_of):
 source { LocalFile { plugin_output = "t", path = "/in", file_format_type = "excel", schema = { fields { a = int } } } }
 sink {
   LocalFile { plugin_input = "t", path = "/o3", file_format_type = "parquet", compress_codec = "brotli" }
-  LocalFile { plugin_input = "t", path = "/o4", file_format_type = "text", compress_codec = "lzo" }
+  LocalFile { plugin_input = "t", path = "/o4", file_format_type = "parquet", compress_codec = "lzo" }
+  LocalFile { plugin_input = "t", path = "/o5", file_format_type = "text", compress_codec = "lzo" }
 }""")
     gaps = {(w["plugin"], w["key"]): w["message"] for w in plan.warnings if w.get("code") == "not-runnable"}
     assert gaps == {

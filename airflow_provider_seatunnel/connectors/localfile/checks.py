@@ -88,7 +88,7 @@ def _check_codec(b: _Block, fmt: str | None) -> None:
         return
     name = str(codec).strip().lower()
     allowed = CODECS[fmt] if b.sink else ("none", *[c for c in LINE_CODECS if c != "none"])
-    if name in UNAVAILABLE_CODECS:
+    if name in UNAVAILABLE_CODECS and name not in allowed:
         b.cannot_run(f"compress_codec '{name}' is not available in Spark", "compress_codec",
                      hint=f"for {fmt} use one of {', '.join(CODECS[fmt])}")
     elif name not in allowed:

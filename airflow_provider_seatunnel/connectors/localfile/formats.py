@@ -29,6 +29,8 @@ from .options import (
     FILE,
     JAVA_CHARSETS_CONF,
     LINE,
+    LINE_CODECS,
+    LZOP_CODEC,
     NESTED_SEPARATORS,
     PART,
     UNAVAILABLE_CODECS,
@@ -211,6 +213,18 @@ def use_charset(spark: Any, encoding: str) -> None:
         spark.conf.set(JAVA_CHARSETS_CONF, "true")
 
 
+def use_lzop(spark: Any) -> None:
+    """Let Hadoop's readers decompress ``.lzo`` (lzop) files: Spark ships the codec, Hadoop's codec
+    list does not name it. Adds it to the session's ``io.compression.codecs`` (never removes one)."""
+    context = getattr(spark, "sparkContext", None)
+    if context is None:  # a stream-reading stand-in: its session registered it
+        return
+    conf = context._jsc.hadoopConfiguration()
+    current = conf.get("io.compression.codecs") or ""
+    if LZOP_CODEC not in current:
+        conf.set("io.compression.codecs", ",".join(c for c in (current, LZOP_CODEC) if c))
+
+
 def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_file: bool = True) -> Any:
     """The rows of ``files`` with the schema's columns (all of them), plus ``__st_file`` (each
     row's file) when ``with_file``: reading the file metadata costs every row, so only
@@ -222,8 +236,9 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
                  skip=count(config, "skip_header_row_number", 0, 0) if fmt in ("text", "csv") else 0)
     use_charset(spark, r.encoding)
     codec = str(opt(config, "compress_codec", "none")).lower()
-    if codec in UNAVAILABLE_CODECS and fmt in ("text", "csv", "json", "xml"):  # others: detected by extension
+    if codec in UNAVAILABLE_CODECS and codec not in LINE_CODECS and fmt in ("text", "csv", "json", "xml"):
         raise config_error(f"compress_codec {codec} is not available in Spark")
+    use_lzop(spark)  # codecs are detected by extension: .lzo too
     if fmt in ("parquet", "orc"):
         return _read_columnar(r)
     if fmt == "binary":
@@ -505,6 +520,7 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     (``partition_by`` as written)."""
     layout = _layout(df, opts)
     use_charset(df.sparkSession, opts["encoding"])
+    use_lzop(df.sparkSession)
     df = ctx.with_write_faults(vertex, df)  # a no-op unless a restore trial arms sink.write
     fmt = opts["format"]
     out = _WRITERS[fmt](df, layout, opts).option("compression", CODECS[fmt][opts["codec"]][0])

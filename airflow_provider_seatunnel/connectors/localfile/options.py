@@ -23,9 +23,10 @@ DEVIATIONS = """\
 * csv output is quoted where needed (RFC 4180, quotes doubled); SeaTunnel writes it unquoted.
 * enable_header_write writes the names of the columns actually written; SeaTunnel writes all
   input field names even when sink_columns or partitioning removes some.
-* compress_codec: lzo is not available in Spark for text/csv/json/xml/parquet, nor brotli for
-  parquet/orc (compile-time errors); beyond SeaTunnel, text/csv/json accept gzip, bzip2,
-  deflate, lz4 and snappy, parquet lz4_raw, orc zstd. Reading detects codecs by extension.
+* compress_codec: lzo for text/csv/json/xml writes lzop files (.lzo) with the LZO codec Spark ships
+  (aircompressor's); lzo for parquet and brotli for parquet/orc are not runnable (Parquet's LZO and
+  Brotli codecs are not in Spark); beyond SeaTunnel, text/csv/json accept gzip, bzip2, deflate,
+  lz4 and snappy, parquet lz4_raw, orc zstd. Reading detects codecs by extension.
 * encoding: a charset beyond UTF-8/16/32, ISO-8859-1 and US-ASCII (GBK, Big5...) turns on the
   session's spark.sql.legacy.javaCharsets (Spark refuses them otherwise). Text in an ASCII-compatible
   charset is transcoded line by line with encode(); in UTF-16/32 it goes through Spark's csv writer,
@@ -38,8 +39,6 @@ DEVIATIONS = """\
   relativePath; compress_codec does not apply. A gap or repeat in partIndex fails the job.
 * excel is not runnable: no spark-excel release was tried against Spark 4.2 here (dev.mauch:spark-excel,
   formerly com.crealytics, announces Spark 4.0 support from 0.31.2; it needs its jar on the classpath).
-* lzo is not runnable: Hadoop's LZO codec (hadoop-lzo) is GPL, outside Spark and needs the native
-  liblzo2 library.
 * A null or empty partition value is written as __HIVE_DEFAULT_PARTITION__, as Spark and Hive do
   (SeaTunnel fails on null and writes 'k=' for "", a directory Spark refuses to read); ':' in a
   partition value as %3A (Hadoop paths cannot hold ':'); the source turns %3A back into ':'.
@@ -59,8 +58,11 @@ SEATUNNEL_ONLY_FORMATS = ("excel",)
 SCHEMA_FORMATS = ("text", "csv", "json", "xml")
 FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc", "xml": ".xml",
                  "binary": ""}
+#: the lzop codec (``.lzo`` files) of aircompressor, which Spark ships: a Hadoop codec in pure Java
+LZOP_CODEC = "io.airlift.compress.lzo.LzopCodec"
 LINE_CODECS = {"none": ("none", ""), "gzip": ("gzip", ".gz"), "bzip2": ("bzip2", ".bz2"),
-               "deflate": ("deflate", ".deflate"), "lz4": ("lz4", ".lz4"), "snappy": ("snappy", ".snappy")}
+               "deflate": ("deflate", ".deflate"), "lz4": ("lz4", ".lz4"), "snappy": ("snappy", ".snappy"),
+               "lzo": (LZOP_CODEC, ".lzo")}
 #: format -> compress_codec -> (Spark's compression name, file name suffix)
 CODECS = {
     "text": LINE_CODECS, "csv": LINE_CODECS, "json": LINE_CODECS, "xml": LINE_CODECS, "binary": {"none": ("none", "")},
@@ -69,6 +71,7 @@ CODECS = {
     "orc": {"none": ("none", ""), "snappy": ("snappy", ".snappy"), "lz4": ("lz4", ".lz4"),
             "zlib": ("zlib", ".zlib"), "lzo": ("lzo", ".lzo"), "zstd": ("zstd", ".zstd")},
 }
+#: SeaTunnel's codecs that a format here lacks (not runnable, rather than unknown)
 UNAVAILABLE_CODECS = {"lzo", "brotli"}
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
