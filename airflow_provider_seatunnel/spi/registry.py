@@ -34,15 +34,16 @@ _BUILTIN_MODULES = {
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
     "redis": "redis",
     "s3file": "s3file",
+    "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "Hive", "HdfsFile", "S3File", "OssFile", "FtpFile", "SftpFile", "Http",
+             "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile", "Http",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File", "OssFile", "FtpFile", "SftpFile",
+    SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",

@@ -14,12 +14,15 @@ from the slot's fence object and writes each table into ``<path>/.seatunnel-stag
 writes: no rename, no lock), then copies the staged objects to their final keys and marks the
 commit done. A killed commit is rolled forward by the next attempt; an overtaken attempt raises
 ``Superseded``. Not in STREAMING (no file stream on S3 here).
+
+Plugins of stores with an S3 API (OssFile, CosFile, ObsFile: :mod:`..objectstores`) subclass
+:class:`S3File` with their own :attr:`S3File.dialect`: how their blocks read as S3 settings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...spi import (
     SINK,
@@ -43,7 +46,7 @@ from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from . import checks
-from .options import CONN_OPTION, s3a_jars
+from .options import CONN_OPTION, S3, Dialect, s3a_jars
 
 __all__ = ["CONNECTOR", "S3File"]
 
@@ -74,6 +77,8 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
     connection_option = CONN_OPTION
     secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
     description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
+    #: how the plugin's blocks read as S3 settings (the source and sink take it)
+    dialect: ClassVar[Dialect] = S3
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return checks.check(plugin, job)
@@ -120,27 +125,27 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
         from .sink import save_mode
 
-        return save_mode(run_id, vertex)
+        return save_mode(run_id, vertex, self.dialect)
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         from .source import read
 
-        return read(ctx, vertex)
+        return read(ctx, vertex, self.dialect)
 
     def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
         from .sink import prepare
 
-        return prepare(ctx, vertex, data)
+        return prepare(ctx, vertex, data, self.dialect)
 
     def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
         from .sink import commit
 
-        commit(ctx, vertex, info)
+        commit(ctx, vertex, info, self.dialect)
 
     def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
         from .sink import abort
 
-        abort(ctx, vertex, info)
+        abort(ctx, vertex, info, self.dialect)
 
 
 CONNECTOR = S3File()

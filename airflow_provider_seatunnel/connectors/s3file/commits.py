@@ -1,4 +1,5 @@
-"""The S3File sink's commit: a fence object per target slot, changed only by compare-and-swap.
+"""The S3File sink's commit (and that of the plugins on its code, :mod:`..objectstores`): a fence
+object per target slot, changed only by compare-and-swap.
 
 Under the sink's prefix ``P``, per (run, pipeline, sink, table) ``<slot>``:
 
@@ -120,7 +121,7 @@ def _check_staged(bucket: Bucket, entry: Mapping[str, Any], ref: str) -> None:
     for (src, _), size in zip(entry["moves"], entry["sizes"], strict=True):
         if found.get(src) != size:
             actual = found.get(src)
-            raise StagingMismatch(f"the staged object s3://{bucket.name}/{src} of table {entry['table']} is "
+            raise StagingMismatch(f"the staged object {bucket.uri(src)} of table {entry['table']} is "
                                   + ("gone" if actual is None else f"{actual} bytes, staged as {size}")
                                   + ": nothing was committed", ref)
 
@@ -149,7 +150,7 @@ def claim_drop(bucket: Bucket, keys: Mapping[str, str]) -> bool:
 def _superseded(bucket: Bucket, entry: Mapping[str, Any], newest: int, ref: str) -> Superseded:
     bucket.delete_prefix(entry["staging"])
     bucket.delete([entry["pending"]])
-    return Superseded(f"table {entry['table']} at s3://{bucket.name}/{entry['prefix']}", entry["token"], newest, ref)
+    return Superseded(f"table {entry['table']} at {bucket.uri(entry['prefix'])}", entry["token"], newest, ref)
 
 
 def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: str,
@@ -180,8 +181,8 @@ def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: s
         raise _superseded(bucket, entry, newest_token(bucket, entry["keys"]), ref) from None
     roll_forward(bucket, fence, Versioned({"token": mine, "commit": record}, etag), on_move, on_commit)
     if drops:
-        log.info("S3File %s: dropped the %d earlier objects of s3://%s/%s (data_save_mode)", ref, len(drops),
-                 bucket.name, s.prefix)
+        log.info("%s %s: dropped the %d earlier objects of %s (data_save_mode)", bucket.traits.plugin, ref,
+                 len(drops), bucket.uri(s.prefix))
     return int(record["bytes"])
 
 
@@ -212,8 +213,8 @@ def roll_forward(bucket: Bucket, fence: str, state: Versioned, on_move: Hook = _
             raise
     bucket.delete_prefix(commit["staging"])
     bucket.delete([commit["pending"]])
-    log.info("S3File: committed %d objects of table %s (run %s) to s3://%s", len(commit["moves"]),
-             commit.get("table"), commit.get("run_id"), bucket.name)
+    log.info("%s: committed %d objects of table %s (run %s) to %s", bucket.traits.plugin, len(commit["moves"]),
+             commit.get("table"), commit.get("run_id"), bucket.uri())
 
 
 def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
@@ -221,7 +222,8 @@ def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
     current = bucket.read_json(entry["keys"]["fence"])
     commit = (current.value.get("commit") if current else None) or {}
     if commit and int(commit.get("token", 0)) == int(entry["token"]):
-        log.info("S3File: the commit of table %s was recorded; the next attempt finishes it", entry["table"])
+        log.info("%s: the commit of table %s was recorded; the next attempt finishes it", bucket.traits.plugin,
+                 entry["table"])
         return
     bucket.delete_prefix(entry["staging"])
     bucket.delete([entry["pending"]])

@@ -20,7 +20,7 @@ import logging
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +62,22 @@ S3A_ARTIFACTS = (
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 
 
-def config_error(message: str) -> RuntimeConfigError:
-    return RuntimeConfigError(f"S3File: {message}")
+def config_error(message: str, plugin: str = "S3File") -> RuntimeConfigError:
+    return RuntimeConfigError(f"{plugin}: {message}")
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What sets a plugin's store apart once its block is read: the plugin its messages name, the
+    scheme of the URIs they show, and what the store's S3 API may lack. S3File's are the defaults;
+    a store reached under its own plugin (OssFile...) has its own (:mod:`..objectstores`)."""
+
+    plugin: str = "S3File"
+    scheme: str = "s3"
+    #: boto3's default request checksums (``x-amz-checksum-*``), which some S3 APIs refuse
+    sdk_checksums: bool = True
+    #: check that the store honours If-None-Match/If-Match on PutObject before a sink writes
+    verify_conditional_writes: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,7 @@ class S3Settings:
     secret_key: str | None = field(default=None, repr=False)
     session_token: str | None = field(default=None, repr=False)
     properties: Mapping[str, str] = field(default_factory=dict, repr=False)
+    traits: Traits = Traits()
 
     def uri(self, key: str) -> str:
         """The s3a URI of ``key``."""
@@ -99,21 +114,22 @@ def bucket_name(value: Any) -> str:
     return m.group(2)
 
 
-def key_prefix(path: Any) -> str:
+def key_prefix(path: Any, plugin: str = "S3File") -> str:
     """``path`` as a key prefix: no leading or trailing '/', no '.' or '..' segments."""
     text = str(path or "").strip()
     if not text:
-        raise config_error("path is required")
+        raise config_error("path is required", plugin)
     parts = [p for p in text.split("/") if p]
     if any(p in (".", "..") for p in parts):
-        raise config_error(f"path {text!r} may not hold '.' or '..' segments")
+        raise config_error(f"path {text!r} may not hold '.' or '..' segments", plugin)
     return "/".join(parts)
 
 
-def _properties(config: Mapping[str, Any]) -> dict[str, str]:
+def hadoop_properties(config: Mapping[str, Any], plugin: str = "S3File") -> dict[str, str]:
+    """``hadoop_s3_properties`` as dotted Hadoop keys and string values."""
     raw = opt(config, "hadoop_s3_properties", {})
     if not isinstance(raw, Mapping):
-        raise config_error("hadoop_s3_properties must be a map of Hadoop settings")
+        raise config_error("hadoop_s3_properties must be a map of Hadoop settings", plugin)
     return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in _flatten(raw).items()}
 
 
@@ -141,7 +157,7 @@ def secret_key(config: Mapping[str, Any]) -> Any:
 
 def settings(config: Mapping[str, Any]) -> S3Settings:
     """The S3 settings of a block (a table's options)."""
-    props = _properties(config)
+    props = hadoop_properties(config)
     endpoint = opt(config, "fs.s3a.endpoint") or props.get("fs.s3a.endpoint")
     endpoint = str(endpoint).strip() if endpoint else None
     access, secret = opt(config, "access_key"), secret_key(config)
@@ -158,6 +174,22 @@ def settings(config: Mapping[str, Any]) -> S3Settings:
         region=region, path_style=(path_style.lower() == "true") if path_style else not is_aws,
         provider=provider, access_key=str(access) if access else None, secret_key=str(secret) if secret else None,
         session_token=str(token) if token else None, properties=props)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A plugin whose blocks run on S3File's code: how a block (a table's options) reads as
+    :class:`S3Settings`, and which options a source's ``tables_configs`` item takes from its block
+    when it does not set them. S3File's is :data:`S3`."""
+
+    plugin: str
+    settings: Callable[[Mapping[str, Any]], S3Settings]
+    shared: tuple[str, ...]
+
+
+S3 = Dialect("S3File", settings, ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key",
+                                  "secret_key", "access_secret", "aws_session_token", "region",
+                                  "hadoop_s3_properties"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,11 +256,12 @@ def ensure_s3a(spark: Any, s: S3Settings) -> None:
         if not jars:
             raise config_error("Hadoop's S3A is not on Spark's classpath and its jars are not in "
                                f"{m2_repository()} (missing: {', '.join(missing_jars()[:3])}...): run "
-                               "`make test-deps`, or add hadoop-aws and its AWS SDK jars to env spark.jars") from None
+                               "`make test-deps`, or add hadoop-aws and its AWS SDK jars to env spark.jars",
+                               s.traits.plugin) from None
         for jar in jars:
             loader.addURL(jvm.java.io.File(jar).toURI().toURL())
             spark._jsc.sc().addJar(jar)
-        log.info("S3File: added Hadoop's S3A (%d jars) to Spark", len(jars))
+        log.info("%s: added Hadoop's S3A (%d jars) to Spark", s.traits.plugin, len(jars))
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in hadoop_settings(s).items():
         conf.set(key, value)
@@ -243,9 +276,11 @@ def client(s: S3Settings) -> Any:
     import boto3
     from botocore.config import Config
 
+    checksums = {} if s.traits.sdk_checksums else {"request_checksum_calculation": "when_required",
+                                                   "response_checksum_validation": "when_required"}
     kwargs: dict[str, Any] = {"region_name": s.region,
                               "config": Config(s3={"addressing_style": "path" if s.path_style else "auto"},
-                                               retries={"max_attempts": 5, "mode": "standard"})}
+                                               retries={"max_attempts": 5, "mode": "standard"}, **checksums)}
     if s.endpoint:
         kwargs["endpoint_url"] = s.endpoint if "://" in s.endpoint else "https://" + s.endpoint
     if s.access_key and s.secret_key:

@@ -1,6 +1,7 @@
 """The S3File sink: save modes once per run, each table written by Spark (through ``s3a://``) into
 a staging prefix named by the attempt's token, then published by the fenced commit of
-:mod:`.commits`.
+:mod:`.commits`. The entry points take the plugin's :class:`.options.Dialect` (S3File's by default):
+how its blocks read as S3 settings; everything else is shared.
 
 The files are LocalFile's (:func:`..localfile.sink.sink_options`, :func:`..localfile.formats.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
@@ -34,18 +35,18 @@ from ..localfile.options import (
 from ..localfile.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from ..localfile.sink import DROP_AT_COMMIT, sink_options
 from . import commits
-from .options import S3Settings, client, config_error, ensure_s3a, log, settings
-from .store import Bucket, Conflict
+from .options import S3, Dialect, S3Settings, config_error, ensure_s3a, log
+from .store import Bucket, Conflict, open_bucket
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the object catalog
 # ---------------------------------------------------------------------------------------------
 
 
-def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...]) -> str:
+def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...], plugin: str) -> str:
     value = str(opt(config, key, default)).strip().upper()
     if value not in allowed:
-        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
+        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}", plugin)
     return value
 
 
@@ -55,21 +56,23 @@ def handle_save_mode(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -
     under the prefix; creating it is nothing. Dropping (``RECREATE_SCHEMA`` of an existing table,
     ``DROP_DATA``) is reported as ``"drop at commit: ..."``: the first commit of the run deletes the
     earlier objects in the step that publishes the new data."""
-    schema_mode = _mode(config, "schema_save_mode", "CREATE_SCHEMA_WHEN_NOT_EXIST", SCHEMA_SAVE_MODES)
-    data_mode = _mode(config, "data_save_mode", "APPEND_DATA", DATA_SAVE_MODES)
+    plugin = s.traits.plugin
+    schema_mode = _mode(config, "schema_save_mode", "CREATE_SCHEMA_WHEN_NOT_EXIST", SCHEMA_SAVE_MODES, plugin)
+    data_mode = _mode(config, "data_save_mode", "APPEND_DATA", DATA_SAVE_MODES, plugin)
     root = s.key("") if s.prefix else ""
     bookkeeping = (root + STAGING_DIR + "/", root + COMMITS_DIR + "/")
     exists = any(not k.startswith(bookkeeping) for k, _ in _first(bucket, root, 50))
-    where = f"s3://{s.bucket}/{s.prefix}"
+    where = bucket.uri(s.prefix)
     if data_mode == "CUSTOM_PROCESSING":
-        raise config_error("data_save_mode CUSTOM_PROCESSING is not supported by file sinks")
+        raise config_error("data_save_mode CUSTOM_PROCESSING is not supported by file sinks", plugin)
     if schema_mode == "ERROR_WHEN_SCHEMA_NOT_EXIST" and not exists:
-        raise config_error(f"The sink table not exist: {where} (schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST)")
+        raise config_error(f"The sink table not exist: {where} (schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST)",
+                           plugin)
     if exists and (schema_mode == "RECREATE_SCHEMA" or data_mode == "DROP_DATA"):
         return [f"{DROP_AT_COMMIT} {where}"]
     if data_mode == "ERROR_WHEN_DATA_EXISTS" and exists:
         raise config_error(f"The target data source already has data: {where} "
-                           "(data_save_mode = ERROR_WHEN_DATA_EXISTS)")
+                           "(data_save_mode = ERROR_WHEN_DATA_EXISTS)", plugin)
     return []
 
 
@@ -96,20 +99,20 @@ def _save_mode_once(bucket: Bucket, s: S3Settings, config: Mapping[str, Any], ma
     except Conflict:
         return []
     for action in done:
-        log.info("S3File %s: save mode %s", ref, action)
+        log.info("%s %s: save mode %s", s.traits.plugin, ref, action)
     return done
 
 
-def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
+def save_mode(run_id: str, vertex: Vertex, dialect: Dialect = S3) -> list[str] | None:
     """The save modes for ``run_id`` before the pipelines run (the Airflow group's ``prepare`` task);
     None when ``path`` depends on the data's tables."""
     path = opt(vertex.config, "path")
     if path is None or TABLE_PLACEHOLDER.search(str(path)):
         return None
     config = table_config(vertex.config, "")
-    s = settings(config)
+    s = dialect.settings(config)
     keys = commits.slot_keys(s, run_id, "", vertex.ref, "", run_id)
-    return _save_mode_once(Bucket(client(s), s.bucket), s, config, keys["savemode"], run_id, vertex.ref)
+    return _save_mode_once(open_bucket(s), s, config, keys["savemode"], run_id, vertex.ref)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,24 +157,28 @@ def staged_moves(objects: list[tuple[str, int]], data: str, s: S3Settings, opts:
     return moves, sizes
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several: bool) -> dict[str, Any]:
+def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several: bool,
+                   dialect: Dialect) -> dict[str, Any]:
     config = table_config(vertex.config, table, data_columns(df))
     opts = sink_options(config)
-    s = settings(config)
+    s = dialect.settings(config)
     ensure_s3a(ctx.spark, s)
-    bucket = Bucket(client(s), s.bucket)
+    bucket = open_bucket(s)
+    if s.traits.verify_conditional_writes:
+        bucket.verify_conditional_writes(s.key(COMMITS_DIR))
     keys = commits.slot_keys(s, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table, str(ctx.save_mode_run_id))
     entry: dict[str, Any] = {"table": table, "run_id": str(ctx.run_id), "prefix": s.prefix, "keys": keys}
     if bucket.read_json(keys["fence"]) is None:
         _save_mode_once(bucket, s, config, keys["savemode"], str(ctx.save_mode_run_id), vertex.ref)
     status, token = commits.take_token(bucket, keys)
     if status:
-        log.info("S3File %s: table %s of run %s already committed to s3://%s/%s; nothing to write", vertex.ref,
-                 table, ctx.run_id, s.bucket, s.prefix)
+        log.info("%s %s: table %s of run %s already committed to %s; nothing to write", s.traits.plugin,
+                 vertex.ref, table, ctx.run_id, bucket.uri(s.prefix))
         df.write.format("noop").mode("overwrite").save()  # the executor counts the rows in this action
         return {**entry, "status": status}
     if flag(config, "is_enable_transaction", True) is False:
-        log.info("S3File %s: is_enable_transaction = false; objects are still staged and committed", vertex.ref)
+        log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
+                 vertex.ref)
     staging = commits.staging_prefix(keys, token)
     entry.update(token=token, staging=staging, pending=commits.pending_key(keys, token))
     out, partitions = _writer(ctx, vertex, df, opts)
@@ -185,7 +192,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         bucket.delete_prefix(staging)
         newest = commits.newest_token(bucket, keys)
         if newest > token:  # a newer attempt took over meanwhile
-            raise Superseded(f"table {table} at s3://{s.bucket}/{s.prefix}", token, newest, vertex.ref) from None
+            raise Superseded(f"table {table} at {bucket.uri(s.prefix)}", token, newest, vertex.ref) from None
         raise
     return {**entry, "status": "staged", "moves": moves, "sizes": sizes}
 
@@ -196,47 +203,50 @@ def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -
     return writer(ctx, vertex, df, opts)
 
 
-def _bucket_of(vertex: Vertex, entry: Mapping[str, Any]) -> tuple[Bucket, S3Settings]:
-    s = settings(table_config(vertex.config, entry["table"]))
-    return Bucket(client(s), s.bucket), s
+def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tuple[Bucket, S3Settings]:
+    s = dialect.settings(table_config(vertex.config, entry["table"]))
+    return open_bucket(s), s
 
 
-def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Save modes, then one Spark write per table into its staging prefix; what commit publishes."""
+def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any], dialect: Dialect = S3) -> dict[str, Any]:
+    """Save modes, then one Spark write per table into its staging prefix; what commit publishes.
+    A plugin whose store may ignore conditional writes has them checked first
+    (:meth:`.store.Bucket.verify_conditional_writes`)."""
     entries: list[dict[str, Any]] = []
     try:
         for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, table, df, len(data) > 1))
+            entries.append(_prepare_table(ctx, vertex, table, df, len(data) > 1, dialect))
     except BaseException:
-        abort(ctx, vertex, {"tables": entries})
+        abort(ctx, vertex, {"tables": entries}, dialect)
         raise
     return {"tables": entries}
 
 
-def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
+def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any], dialect: Dialect = S3) -> None:
     """Publish each staged table while the attempt's token is the newest. Fault points (restore
     trials): ``sink.move`` before each copy, ``sink.commit`` before the commit is marked done."""
     for entry in info.get("tables", ()):
         if entry.get("status") != "staged":
             continue
-        bucket, s = _bucket_of(vertex, entry)
+        bucket, s = _bucket_of(vertex, entry, dialect)
         size = commits.commit_table(bucket, s, entry, vertex.ref,
                                     on_move=lambda: ctx.fault_point("sink.move", vertex),
                                     on_commit=lambda: ctx.fault_point("sink.commit", vertex))
-        log.info("S3File %s: committed %d objects (%d bytes) of table %s to s3://%s/%s", vertex.ref,
-                 len(entry["moves"]), size, entry["table"], s.bucket, s.prefix)
+        log.info("%s %s: committed %d objects (%d bytes) of table %s to %s", dialect.plugin, vertex.ref,
+                 len(entry["moves"]), size, entry["table"], bucket.uri(s.prefix))
 
 
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> None:
+def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None, dialect: Dialect = S3) -> None:
     """Discard each table's staging (a recorded commit is left for the next attempt to finish)."""
     first: BaseException | None = None
     for entry in (info or {}).get("tables", ()):
         if entry.get("status") != "staged":
             continue
         try:
-            commits.abort_table(_bucket_of(vertex, entry)[0], entry)
+            commits.abort_table(_bucket_of(vertex, entry, dialect)[0], entry)
         except Exception as e:  # best effort: the next attempt discards older tokens' staging
-            log.warning("S3File %s: could not discard the staging of table %s: %s", vertex.ref, entry["table"], e)
+            log.warning("%s %s: could not discard the staging of table %s: %s", dialect.plugin, vertex.ref,
+                        entry["table"], e)
             first = first or e
     if first is not None:
-        log.warning("S3File %s: abort left staging behind", vertex.ref)
+        log.warning("%s %s: abort left staging behind", dialect.plugin, vertex.ref)

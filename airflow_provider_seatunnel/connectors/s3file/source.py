@@ -6,7 +6,8 @@ read by Spark through ``s3a://`` with LocalFile's readers (:func:`..localfile.fo
 ``_`` without a ``=``, and objects filtered out by ``file_filter_pattern``/``read_partitions`` are
 skipped, and so are the final keys of a commit in progress or interrupted
 (:func:`.commits.hidden_keys`, listed before and after the objects): a reader never sees a
-half-published commit. ``k=v`` folders become string columns, as in LocalFile.
+half-published commit. ``k=v`` folders become string columns, as in LocalFile. :func:`read`
+takes the plugin's :class:`.options.Dialect` (S3File's by default).
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from ...spi.rows import with_kind
 from ..localfile.options import FILE, flag, opt
 from ..localfile.source import _at_parallelism, _columns, _read_columns, _table_id, partition_keys
 from . import commits
-from .options import S3Settings, client, config_error, ensure_s3a, log, settings
-from .store import Bucket
+from .options import S3, Dialect, S3Settings, config_error, ensure_s3a, log
+from .store import Bucket, open_bucket
 
 
-def _keep(config: Mapping[str, Any]) -> Any:
+def _keep(config: Mapping[str, Any], plugin: str) -> Any:
     """Whether an object (key relative to the listed prefix, size) is read."""
     text = opt(config, "file_filter_pattern")
     try:
         pattern = re.compile(str(text)) if text is not None else None
     except re.error as e:
-        raise config_error(f"file_filter_pattern {text!r} is not a valid regex: {e}") from None
+        raise config_error(f"file_filter_pattern {text!r} is not a valid regex: {e}", plugin) from None
     partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
 
     def keep(key: str, relative: str, size: int) -> bool:
@@ -49,7 +50,7 @@ def _keep(config: Mapping[str, Any]) -> Any:
 
 def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
     """The keys the source reads, sorted."""
-    keep = _keep(config)
+    keep = _keep(config, s.traits.plugin)
     hidden = commits.hidden_keys(bucket, s.prefix)
     folder = s.prefix + "/" if s.prefix else ""
     found = [k for k, size in bucket.objects(folder) if keep(k, k[len(folder):], size)]
@@ -59,19 +60,22 @@ def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) ->
     hidden |= commits.hidden_keys(bucket, s.prefix)  # a commit that started while we listed
     skipped = [k for k in found if k in hidden]
     if skipped:
-        log.info("S3File: skipping %d object(s) of a commit in progress or interrupted", len(skipped))
+        log.info("%s: skipping %d object(s) of a commit in progress or interrupted", s.traits.plugin, len(skipped))
     return sorted(k for k in found if k not in hidden)
 
 
-def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
+def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
+                dialect: Dialect) -> tuple[str, Any]:
     from ..localfile.formats import read_files
 
-    s = settings(config)
+    s = dialect.settings(config)
     ensure_s3a(ctx.spark, s)
-    keys = list_input_keys(Bucket(client(s), s.bucket), s, config)
+    bucket = open_bucket(s)
+    keys = list_input_keys(bucket, s, config)
     fmt = str(opt(config, "file_format_type", "")).strip().lower()
     if not keys and fmt in ("parquet", "orc"):
-        raise config_error(f"no {fmt} objects to read under s3://{s.bucket}/{s.prefix}: the schema comes from them")
+        raise config_error(f"no {fmt} objects to read under {bucket.uri(s.prefix)}: the schema comes from them",
+                           s.traits.plugin)
     files = [s.uri(k) for k in keys]
     partitioned = bool(files) and flag(config, "parse_partition_from_path", True)
     part_keys = partition_keys(files[0][len("s3a://"):]) if partitioned else []
@@ -83,7 +87,7 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None) 
     return _table_id(config, output), with_kind(df.select(*_columns(data_columns, part_keys)))
 
 
-def read(ctx: RunContext, vertex: Vertex) -> Dataset:
+def read(ctx: RunContext, vertex: Vertex, dialect: Dialect = S3) -> Dataset:
     """The objects under ``path`` (or each ``tables_configs`` item's) as ``{table id: DataFrame}``,
     each at the vertex's parallelism."""
     configs = lookup(vertex.config, "tables_configs")
@@ -91,24 +95,21 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
     out: dict[str, Any] = {}
     for item in items:
         if not isinstance(item, Mapping):
-            raise config_error("each tables_configs item must be a block of S3File options")
-        merged = item if item is vertex.config else {**_connection_keys(vertex.config), **item}
-        table, df = _read_table(ctx, merged, vertex.output if item is vertex.config else None)
+            raise config_error(f"each tables_configs item must be a block of {dialect.plugin} options", dialect.plugin)
+        merged = item if item is vertex.config else {**_connection_keys(vertex.config, dialect.shared), **item}
+        table, df = _read_table(ctx, merged, vertex.output if item is vertex.config else None, dialect)
         if table in out:
-            raise config_error(f"two tables_configs items read the table '{table}': give each its own schema.table")
+            raise config_error(f"two tables_configs items read the table '{table}': give each its own schema.table",
+                               dialect.plugin)
         out[table] = df
     parallelism = max(1, int(vertex.parallelism))
     return {t: _at_parallelism(df, parallelism, False) for t, df in out.items()}
 
 
-#: what a tables_configs item takes from its block when it does not set it
-_SHARED = ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key", "secret_key", "access_secret",
-           "aws_session_token", "region", "hadoop_s3_properties")
-
-
-def _connection_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+def _connection_keys(config: Mapping[str, Any], shared: tuple[str, ...]) -> dict[str, Any]:
+    """What a tables_configs item takes from its block when it does not set it."""
     out = {}
-    for key in _SHARED:
+    for key in shared:
         value = opt(config, key)
         if value is not None:
             out[key] = value

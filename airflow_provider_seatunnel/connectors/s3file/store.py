@@ -5,15 +5,20 @@ An object store has no rename and no lock. What the sink's commit needs instead 
 conditional write: ``PutObject`` with ``If-None-Match: *`` creates an object only when it does
 not exist, with ``If-Match: <etag>`` replaces it only when it is still the version read. A
 write that loses the race fails (412 Precondition Failed, or 409 when two conditional writes
-of one key overlap) and changes nothing: :class:`Conflict`.
+of one key overlap) and changes nothing: :class:`Conflict`. A store whose S3 API refuses the
+headers (501 Not Implemented) fails the write with a configuration error; one that ignores them
+is caught by :meth:`Bucket.verify_conditional_writes` where the plugin asks for it.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from .options import S3Settings, Traits, client, config_error
 
 
 class Conflict(Exception):
@@ -34,10 +39,15 @@ def _code(error: Any) -> str:
 
 
 class Bucket:
-    """One bucket through a boto3 client."""
+    """One bucket through a boto3 client; ``traits`` name its plugin and URI scheme in messages."""
 
-    def __init__(self, client: Any, name: str):
+    def __init__(self, client: Any, name: str, traits: Traits | None = None):
         self.client, self.name = client, name
+        self.traits = traits or Traits()
+
+    def uri(self, key: str = "") -> str:
+        """How messages show ``key`` (``s3://bucket/key``, ``oss://bucket/key``...)."""
+        return f"{self.traits.scheme}://{self.name}/{key}"
 
     def objects(self, prefix: str) -> Iterator[tuple[str, int]]:
         """(key, size) of every object under ``prefix`` (a folder: give it a trailing '/')."""
@@ -75,7 +85,7 @@ class Bucket:
                                             Delete={"Objects": [{"Key": k} for k in keys], "Quiet": True})
         errors = result.get("Errors") or []
         if errors:
-            raise OSError(f"could not delete {len(errors)} object(s) of s3://{self.name}, e.g. {errors[0]}")
+            raise OSError(f"could not delete {len(errors)} object(s) of {self.uri()}, e.g. {errors[0]}")
 
     def delete_prefix(self, prefix: str) -> None:
         self.delete(key for key, _ in list(self.objects(prefix)))
@@ -101,5 +111,33 @@ class Bucket:
         except Exception as e:
             if _code(e) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409", "NoSuchKey", "404"):
                 raise Conflict(key) from None
+            if _code(e) in ("NotImplemented", "501"):
+                raise self._unsupported(key, f"it answered {_code(e)}") from None
             raise
         return str(put["ETag"])
+
+    def _unsupported(self, key: str, how: str) -> Exception:
+        return config_error(f"the store behind {self.uri()} does not honour conditional writes (PutObject with "
+                            f"If-None-Match/If-Match: {how} for {key}): the sink's commit needs them to fence "
+                            "its attempts", self.traits.plugin)
+
+    def verify_conditional_writes(self, folder: str) -> None:
+        """Check that the store refuses a second create (``If-None-Match: *``) and a write naming
+        another version (``If-Match``) of a probe object under ``folder``, then delete it: a store
+        that ignored them would let two attempts both commit."""
+        key = f"{folder}/.probe-{uuid.uuid4().hex}.json"
+        try:
+            self.write_json(key, {"probe": 1}, None)
+            for etag in (None, '"0123456789abcdef0123456789abcdef"'):
+                try:
+                    self.write_json(key, {"probe": 2}, etag)
+                except Conflict:
+                    continue
+                raise self._unsupported(key, "a write it should have refused succeeded")
+        finally:
+            self.delete([key])
+
+
+def open_bucket(s: S3Settings) -> Bucket:
+    """The bucket of a block's settings, through a boto3 client made from them."""
+    return Bucket(client(s), s.bucket, s.traits)

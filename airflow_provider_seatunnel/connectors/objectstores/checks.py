@@ -1,0 +1,122 @@
+"""OssFile, CosFile and ObsFile at compile time (no Spark, no network): LocalFile's file option
+checks (:mod:`..localfile.checks`), then the store's options of the block (or of each source
+``tables_configs`` item, which takes the store options it does not set from its block):
+
+* ``bucket`` is required and a URI of the plugin's scheme (``oss://``, ``cosn://``, ``obs://``);
+  a path after the bucket name is ignored, as by SeaTunnel (a warning);
+* the options SeaTunnel requires of the plugin's sink or source (:class:`.stores.StoreSpec`),
+  except those an Airflow connection (``aws_conn_id``) may give: the keys, ``endpoint``, ``region``;
+* the two keys go together; ``endpoint`` is a host or an http(s) URL; ``path`` has no ``..``;
+  ``hadoop_s3_properties`` is a map; ``aws_conn_id`` names a connection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi import SINK, SOURCE
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ..localfile import checks as file_checks
+from ..localfile.options import opt
+from ..s3file.options import CONN_OPTION, key_prefix
+from .stores import StoreSpec, bucket_parts
+
+
+class _Block:
+    """The store options of one block (``prefix``: a ``tables_configs`` item's, ``shared``: its block's)."""
+
+    def __init__(self, spec: StoreSpec, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any],
+                 prefix: str, shared: Mapping[str, Any]):
+        self.spec, self.plugin, self.job, self.options = spec, plugin, job, options
+        self.prefix, self.shared = prefix, shared
+        self.problems: list[Problem] = []
+
+    def value(self, key: str) -> Any:
+        found = opt(self.options, key)
+        return found if found is not None else opt(self.shared, key)
+
+    def report(self, message: str, key: str, hint: str | None = None, severity: str = "error") -> None:
+        self.problems.append(self.job.problem(message, self.plugin, key=self.prefix + key, hint=hint,
+                                              severity=severity))
+
+
+def _bucket(b: _Block) -> None:
+    spec, bucket = b.spec, b.value("bucket")
+    hint = f'set bucket = "{spec.scheme}://my-bucket"'
+    if bucket is None:
+        b.report("the option 'bucket' is required", "bucket", hint=hint)
+        return
+    try:
+        _, rest = bucket_parts(spec, bucket)
+    except Exception:
+        b.report(f"bucket '{bucket}' is not an {spec.plugin} bucket URI ({spec.scheme}://<bucket name>)", "bucket",
+                 hint=hint)
+        return
+    if rest:
+        b.report(f"bucket '{bucket}': '/{rest}' after the bucket name is ignored, as by SeaTunnel (the file "
+                 "system is the URI's scheme and bucket only)", "bucket", severity="warning",
+                 hint=f'write bucket = "{spec.scheme}://{str(bucket).split("://", 1)[1].split("/", 1)[0]}" and put '
+                      "the folder in path")
+
+
+def _required(b: _Block) -> None:
+    spec, from_connection = b.spec, b.value(CONN_OPTION) is not None
+    given = {spec.key_id, spec.secret, "endpoint", "region"}
+    for key in spec.requires(b.plugin.section == SINK):
+        if key == "bucket" or b.value(key) is not None or (from_connection and key in given):
+            continue
+        example = f' (e.g. "{spec.example}")' if key == spec.place else ""
+        b.report(f"the option '{b.prefix}{key}' is required by {spec.plugin}", key,
+                 hint=f"set {key}{example}, or name an Airflow connection of type aws with {CONN_OPTION}")
+    key_id, secret = b.value(spec.key_id), b.value(spec.secret)
+    if (key_id is None) != (secret is None) and not from_connection:
+        missing = spec.secret if secret is None else spec.key_id
+        if missing not in spec.requires(b.plugin.section == SINK):
+            b.report(f"{spec.key_id} and {spec.secret} go together: '{missing}' is missing", missing)
+
+
+def _values(b: _Block) -> None:
+    endpoint = b.value("endpoint")
+    if endpoint is not None and str(endpoint).strip():
+        text = str(endpoint).strip()
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text) and not re.match(r"(?i)^https?://", text):
+            b.report(f"endpoint '{text}' is not a host or an http(s) URL", "endpoint",
+                     hint=f'set endpoint = "{b.spec.example if b.spec.place == "endpoint" else "https://host"}"')
+    path = opt(b.options, "path")
+    if path is not None:
+        try:
+            key_prefix(path, b.spec.plugin)
+        except Exception as e:
+            b.report(str(e).removeprefix(f"{b.spec.plugin}: "), "path", hint='set path = "/folder/in/bucket"')
+    props = b.value("hadoop_s3_properties")
+    if props is not None and not isinstance(props, Mapping):
+        b.report("hadoop_s3_properties must be a map of Hadoop settings", "hadoop_s3_properties",
+                 hint='hadoop_s3_properties { "fs.s3a.connection.maximum" = "50" }')
+    conn = b.value(CONN_OPTION)
+    if conn is not None and (not isinstance(conn, str) or not conn.strip()):
+        b.report(f"{CONN_OPTION} must name an Airflow connection of type aws", CONN_OPTION)
+
+
+def _store_problems(spec: StoreSpec, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any],
+                    prefix: str, shared: Mapping[str, Any]) -> list[Problem]:
+    b = _Block(spec, plugin, job, options, prefix, shared)
+    _bucket(b)
+    _required(b)
+    _values(b)
+    return b.problems
+
+
+def check(spec: StoreSpec, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    """LocalFile's checks of the file options, then the store options of the block or of each
+    source ``tables_configs`` item."""
+    problems = file_checks.check(plugin, job)
+    tables = plugin.get("tables_configs")
+    if plugin.section == SOURCE and isinstance(tables, list) and tables:
+        for i, item in enumerate(tables):
+            if isinstance(item, Mapping):
+                problems += _store_problems(spec, plugin, job, item, f"tables_configs[{i}].", plugin.options)
+        return problems
+    return problems + _store_problems(spec, plugin, job, plugin.options, "", {})
+
