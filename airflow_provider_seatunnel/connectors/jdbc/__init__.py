@@ -3,8 +3,10 @@
 The data path is Spark's JDBC reader and writer; the driver (a Java class in a jar) is found by
 :func:`.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
 driver side (split bounds, save modes, the commit) go through the same driver, in the Spark
-driver's JVM: no Python database driver. Dialects: PostgreSQL, MySQL/MariaDB and SQLite are known
-(quoting, upsert, types, split hashing); other databases get ANSI SQL (:mod:`.dialects`).
+driver's JVM: no Python database driver. Dialects (:mod:`.dialects`, :mod:`.databases`): quoting,
+upsert, types and split hashing as SeaTunnel's dialect of each database writes them; PostgreSQL,
+MySQL/MariaDB and SQLite are tested against real databases, Oracle, SQL Server, DB2 and the others
+are SQL generation only (untested); other databases get ANSI SQL.
 
 Both read and write at the parallelism the plan gives the vertex, never at a figure of their own:
 

@@ -166,6 +166,7 @@ def _check_sink(c: _Checker) -> None:
     c.integer(options, "max_commit_attempts", 1)
     c.name(options, "table")
     c.name(options, "database", parse=single_name)
+    c.name(options, "schema", parse=single_name)
     query = opt_text(options, "query")
     if query:
         try:

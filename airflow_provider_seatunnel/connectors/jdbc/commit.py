@@ -43,17 +43,26 @@ COMMITS_TABLE = "seatunnel_commits"
 SAVEMODES_TABLE = "seatunnel_savemodes"
 FENCES_TABLE = "seatunnel_fences"
 
+#: the bookkeeping tables' columns (``{bigint}``, ``{timestamp}``: the dialect's types for them,
+#: :attr:`.dialects.Dialect.bookkeeping`: Oracle has no BIGINT, SQL Server's TIMESTAMP is a row version)
 _BOOKKEEPING = {
     COMMITS_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, run_id VARCHAR(512) NOT NULL, "
                    "pipeline VARCHAR(512) NOT NULL, sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, "
-                   "attempt INTEGER, rows_moved BIGINT, committed_at TIMESTAMP)",
-    FENCES_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, token BIGINT NOT NULL, claims BIGINT NOT NULL, "
+                   "attempt INTEGER, rows_moved {bigint}, committed_at {timestamp})",
+    FENCES_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, token {bigint} NOT NULL, claims {bigint} NOT NULL, "
                   "run_id VARCHAR(512) NOT NULL, pipeline VARCHAR(512) NOT NULL, sink VARCHAR(255) NOT NULL, "
-                  "table_name VARCHAR(1024) NOT NULL, attempt INTEGER, taken_at TIMESTAMP)",
+                  "table_name VARCHAR(1024) NOT NULL, attempt INTEGER, taken_at {timestamp})",
     SAVEMODES_TABLE: "(savemode_id VARCHAR(64) NOT NULL PRIMARY KEY, run_id VARCHAR(512) NOT NULL, "
                      "sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, actions VARCHAR(4000), "
-                     "done_at TIMESTAMP)",
+                     "done_at {timestamp})",
 }
+
+
+def bookkeeping_sql(target: Target) -> list[tuple[str, str]]:
+    """(table, CREATE TABLE statement) of each bookkeeping table next to the target."""
+    bigint, timestamp = target.dialect.bookkeeping
+    return [(name, f"CREATE TABLE {target.qualified(name)} {columns.format(bigint=bigint, timestamp=timestamp)}")
+            for name, columns in _BOOKKEEPING.items()]
 
 
 def digest(*parts: Any) -> str:
@@ -69,11 +78,11 @@ def ensure_bookkeeping(connection: Any, target: Target) -> None:
     """Create the commit log and the save-mode markers next to the target when missing."""
     from py4j.protocol import Py4JJavaError
 
-    for name, columns in _BOOKKEEPING.items():
+    for name, statement in bookkeeping_sql(target):
         if table_exists(connection, target, name):
             continue
         try:
-            execute(connection, f"CREATE TABLE {target.qualified(name)} {columns}")
+            execute(connection, statement)
         except Py4JJavaError:
             if not table_exists(connection, target, name):  # else a concurrent pipeline created it
                 raise

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
+from .databases import DATABASES
 from .dialects import Dialect, dialect_of
 from .errors import db_error
 from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
@@ -56,10 +57,11 @@ class Conn:
     properties: dict[str, str] = field(default_factory=dict)
     timeout: int = DEFAULT_TIMEOUT_SEC
     dialect_name: str | None = None  # the ``dialect`` option: overrides the URL's
+    compatible_mode: str | None = None  # the ``compatible_mode`` option: refines the dialect
 
     @property
     def dialect(self) -> Dialect:
-        return dialect_of(self.url, self.dialect_name)
+        return dialect_of(self.url, self.dialect_name, self.compatible_mode)
 
     @property
     def safe_url(self) -> str:
@@ -76,14 +78,14 @@ class Conn:
             props["user"] = self.user
         if self.password is not None:
             props["password"] = self.password
-        family = dialect_of(self.url).name  # the driver's properties: the URL's driver
-        if family == "postgresql":
+        url = self.url.strip().lower()  # the driver's properties: the URL's driver
+        if url.startswith(("jdbc:postgresql:", "jdbc:pgsql:")):
             props.setdefault("connectTimeout", str(self.timeout))
             props.setdefault("loginTimeout", str(self.timeout))
-        elif family == "mysql":
+        elif url.startswith(("jdbc:mysql:", "jdbc:mariadb:")):
             props.setdefault("connectTimeout", str(self.timeout * 1000))
             props.setdefault("rewriteBatchedStatements", "true")
-        elif family == "sqlite":
+        elif url.startswith("jdbc:sqlite:"):
             props.setdefault("busy_timeout", str(self.timeout * 1000))
         return props
 
@@ -104,7 +106,7 @@ class Conn:
 
     def with_url(self, url: str) -> Conn:
         return Conn(url, self.driver, self.user, self.password, dict(self.properties), self.timeout,
-                    self.dialect_name)
+                    self.dialect_name, self.compatible_mode)
 
 
 def connection_of(config: Mapping[str, Any]) -> Conn:
@@ -124,7 +126,7 @@ def connection_of(config: Mapping[str, Any]) -> Conn:
                 password=None if password is None else str(password),
                 properties={str(k): str(v) for k, v in props.items()},
                 timeout=opt_int(config, "connection_check_timeout_sec", DEFAULT_TIMEOUT_SEC, 1),
-                dialect_name=opt_text(config, "dialect"))
+                dialect_name=opt_text(config, "dialect"), compatible_mode=opt_text(config, "compatible_mode"))
 
 
 def _family(conn_url: str, driver: str) -> tuple | None:
@@ -135,25 +137,26 @@ def _family(conn_url: str, driver: str) -> tuple | None:
     return None
 
 
-#: The driver class of each family in :data:`KNOWN_DRIVERS` and of the URL schemes Airflow's
-#: connection types give (``mssql``, ``oracle``): what a block whose connection names none loads
-DEFAULT_DRIVER_CLASSES = {"postgresql": "org.postgresql.Driver", "mysql": "com.mysql.cj.jdbc.Driver",
-                          "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC", "h2": "org.h2.Driver",
-                          "hsqldb": "org.hsqldb.jdbc.JDBCDriver",
-                          "sqlserver": "com.microsoft.sqlserver.jdbc.SQLServerDriver",
-                          "oracle": "oracle.jdbc.OracleDriver"}
+#: The usual driver class of each JDBC URL scheme (``jdbc:<scheme>:``) of :data:`.databases.DATABASES`
+#: (the drivers SeaTunnel's Jdbc documentation names): what a block whose connection names none loads
+DEFAULT_DRIVER_CLASSES = {prefix.split(":")[1]: db.driver for db in reversed(DATABASES) for prefix in db.prefixes
+                          if db.driver}
 
 
 def default_driver_class(url: str) -> str | None:
     """The usual driver class for a ``jdbc:<scheme>:`` URL, None for a scheme not in
     :data:`DEFAULT_DRIVER_CLASSES`."""
-    found = re.match(r"jdbc:([a-z0-9]+):", url.strip().lower())
+    found = re.match(r"jdbc:([a-z0-9-]+):", url.strip().lower())
     return DEFAULT_DRIVER_CLASSES.get(found.group(1)) if found else None
 
 
 #: the JDBC subprotocol of an Airflow connection type (None: the connection holds a jdbc: URL)
 JDBC_SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mssql": "sqlserver",
                 "oracle": "oracle", "sqlite": "sqlite", "jdbc": None}
+#: the URL an Airflow connection of a JDBC subprotocol builds, where it is not ``jdbc:<scheme>://host:port/schema``
+#: (Oracle's thin driver takes ``thin:@//host:port/service``, SQL Server's a ``databaseName`` parameter)
+_URL_FORMS = {"oracle": "jdbc:oracle:thin:@//{host}{port}/{schema}",
+              "sqlserver": "jdbc:sqlserver://{host}{port}{schema}"}
 
 
 def options_from_connection(conn: Any) -> dict[str, str]:
@@ -166,7 +169,11 @@ def options_from_connection(conn: Any) -> dict[str, str]:
     if not url:
         scheme = JDBC_SCHEMES.get(str(conn.conn_type).lower()) or str(conn.conn_type).lower()
         port = f":{conn.port}" if conn.port else ""
-        url = f"jdbc:{scheme}://{conn.host}{port}/{conn.schema or ''}"
+        schema = conn.schema or ""
+        if scheme == "sqlserver" and schema:
+            schema = f";databaseName={schema}"
+        url = _URL_FORMS.get(scheme, "jdbc:" + scheme + "://{host}{port}/{schema}").format(
+            host=conn.host, port=port, schema=schema)
     out = {"url": str(url)}
     if conn.login:
         out["user"] = str(conn.login)

@@ -1,28 +1,37 @@
 """What differs between databases in the SQL the Jdbc connector writes: identifier quoting, the
-split hash of a string key, column types of created tables, and what a URL names.
+upsert, the split hash of a string key, column types of created tables, and what a URL names.
 
-PostgreSQL, MySQL/MariaDB and SQLite are known; other databases get ANSI SQL (``generic``). The URL
-picks the dialect; the block's ``dialect`` option (SeaTunnel's) overrides it: ``postgres``/``postgresql``,
-``mysql``/``mariadb``, ``sqlite`` or ``generic``, case-insensitive; any other name falls back to the URL.
+A :class:`Dialect` is one of SeaTunnel's Jdbc dialects; their rules, and which URL and which
+``dialect`` option name picks which, are the tables of :mod:`.databases`. PostgreSQL, MySQL/MariaDB
+and SQLite are tested against real databases; Oracle, SQL Server, DB2 and the others are SQL
+generation only (untested: no such server runs here); a database SeaTunnel has no dialect for
+gets ANSI SQL (``generic``). The URL picks the dialect; the block's ``dialect`` option (SeaTunnel's)
+overrides it, ``compatible_mode`` refines it; any other name falls back to the URL. Each dialect has
+a *family*, the layout of its table names and what this package runs around the data: PostgreSQL's
+(PostgreSQL and the databases SeaTunnel gives its dialect, Kingbase, Redshift), MySQL's (MySQL,
+OceanBase, StarRocks), SQLite's, or the generic one (every other).
 
 Identifiers. Every table, schema, database and column name the connector writes into SQL goes
 through :meth:`Dialect.part` or :meth:`Dialect.column`, so that a name is always exactly one
 identifier, whatever characters it holds:
 
-* PostgreSQL and SQLite quote with ``"``, MySQL with a backtick, all as written (SeaTunnel's dialects do
-  the same), the quote character doubled inside the name.
+* PostgreSQL, SQLite, Oracle, Dameng, Redshift, Vertica, Xugu, SAP HANA and IRIS quote with ``"``,
+  MySQL and OceanBase with a backtick, SQL Server with ``[ ]``, all as written (SeaTunnel's dialects
+  do the same), the closing quote character doubled inside the name.
 * The generic dialect quotes with ANSI ``"`` (doubled inside). A *plain* name, ASCII letters,
   digits and ``_`` not starting with a digit, is written unquoted instead, as SeaTunnel's generic
   dialect writes every name: the database then folds its case as it folds any unquoted name
-  (``orders`` finds ``ORDERS`` on Oracle, DB2, H2), where quoting it would look it up exactly. A
-  plain name is one SQL token: it cannot end the statement or start another.
+  (``orders`` finds ``ORDERS`` on H2), where quoting it would look it up exactly. A plain name is
+  one SQL token: it cannot end the statement or start another. The dialects SeaTunnel writes names
+  unquoted in (DB2, Kingbase, Snowflake, Teradata, Phoenix; Hive, Gbase 8a and Tablestore with
+  backticks) do the same (:attr:`Dialect.folds`).
 * Column names come from the data's fields (``field_ide`` applied) and are quoted as written in
   every dialect (Spark creates the staging table's columns that way).
 
 Names with parts. A table name from a config (``table``, ``table_path``) splits on ``.`` into
 ``database.schema.table`` (at most three parts) before quoting. A part written between double
 quotes or backticks is one name, taken exactly (a dot inside stays; the quote character doubled
-inside it means itself) and quoted in every dialect, the generic one too: write ``"ORDER"`` or
+inside it means itself) and quoted in every dialect, the folding ones too: write ``"ORDER"`` or
 ``"my.table"`` to name exactly that. Whitespace around an unquoted part is not part of the name.
 :func:`split_name` rejects what cannot be a name at all: an empty part, a NUL character, an
 unterminated quote, text after a closing quote, more than three parts. A split part is kept in a
@@ -33,7 +42,8 @@ canonical text form (quoted parts re-quoted with ``"``) that :meth:`Dialect.part
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote as url_quote
 from urllib.parse import unquote as url_unquote
@@ -146,23 +156,51 @@ def as_part(name: str) -> str:
 
 @dataclass(frozen=True)
 class Dialect:
-    """What differs between databases in the SQL this connector writes."""
+    """What differs between databases in the SQL this connector writes (the tables of SeaTunnel's
+    dialects: :mod:`.databases`)."""
 
-    name: str  # "postgresql", "mysql", "sqlite" or "generic"
-    quote: str  # identifier quote character
+    name: str  # SeaTunnel's dialect: "postgresql", "mysql", "sqlite", "oracle", "sqlserver", ... or "generic"
+    quote: str  # the identifier quote (its opening character)
+    #: how names are read and what runs around the data: "postgresql" (schema.table in the URL's
+    #: database), "mysql" (database.table), "sqlite" or "generic" ([catalog.][schema.]table)
+    family: str = "generic"
+    close: str = ""  # the closing quote when it differs (SQL Server's ``]``)
+    folds: bool = False  # a plain name is written unquoted (the database folds its case)
+    #: the native upsert: "on_conflict", "duplicate_key", "merge", "insert_or_update"; None: none
+    #: (delete, then insert)
+    upsert: str | None = None
+    merge_as: bool = True  # ``AS`` before MERGE's table aliases (Oracle refuses it)
+    merge_end: str = ""  # what ends a MERGE (SQL Server: ``;``)
+    hash: str | None = "ABS(MD5({col}) % {n})"  # the split hash of a string key; None: none
+    catalogs: bool = True  # a table name's database part is written in SQL (Oracle: schema.table only)
+    #: what a sink's ``database`` option does in the generic family, as in SeaTunnel's dialect:
+    #: "schema" qualifies a one-part ``table`` (DB2, SAP HANA...), "catalog" a two-part one (SQL
+    #: Server...), "ignored": only the table's own parts count
+    database_option: str = "ignored"
+    row_values: bool = True  # ``(a, b) IN (SELECT …)`` works (else ``EXISTS``)
+    max_precision: int = 38  # of a created decimal column
+    bookkeeping: tuple[str, str] = ("BIGINT", "TIMESTAMP")  # the commit log's bigint and timestamp types
+    own_staging: bool = False  # the sink creates the staging table (Spark's types for it would cut data)
+    types: Mapping[str, str | None] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def closing(self) -> str:
+        return self.close or self.quote
 
     def column(self, name: str) -> str:
         """A column name, quoted as written (names come from Spark schemas: exact)."""
-        return f"{self.quote}{name.replace(self.quote, self.quote * 2)}{self.quote}"
+        end = self.closing
+        return f"{self.quote}{name.replace(end, end * 2)}{end}"
 
     def bare(self, part: str) -> bool:
-        """Whether the canonical ``part`` is written unquoted: only a plain, unquoted name, generic only."""
+        """Whether the canonical ``part`` is written unquoted: only a plain, unquoted name, in a
+        dialect that folds names (the generic one, and those SeaTunnel writes names unquoted in)."""
         name, quoted = _read_part(part)
-        return self.name == "generic" and not quoted and _PLAIN.fullmatch(name) is not None
+        return self.folds and not quoted and _PLAIN.fullmatch(name) is not None
 
     def part(self, part: str) -> str:
         """One table, schema or database name (canonical part form) as an identifier: quoted, but for a
-        plain name the generic dialect leaves to the database's case folding."""
+        plain name a folding dialect leaves to the database's case folding."""
         return unquote(part) if self.bare(part) else self.column(unquote(part))
 
     def table(self, *parts: str | None) -> str:
@@ -176,60 +214,53 @@ class Dialect:
         name = unquote(part)
         return list(dict.fromkeys([name, name.upper(), name.lower()])) if self.bare(part) else [name]
 
-    def hash_mod(self, column: str, buckets: int) -> str:
-        """SeaTunnel's ``hashModForField``: the split bucket of a string key. SQLite has no hash
-        function: its length and last character decide."""
-        if self.name == "postgresql":
-            return f"(ABS(HASHTEXT({self.column(column)}::text)) % {buckets})"
-        if self.name == "mysql":
-            return f"MOD(ABS(CRC32({self.column(column)})), {buckets})"
-        if self.name == "sqlite":
-            col = self.column(column)
-            return f"((LENGTH({col}) + COALESCE(UNICODE(SUBSTR({col}, -1, 1)), 0)) % {buckets})"
-        return f"ABS(MD5({self.column(column)}) % {buckets})"
+    def hash_mod(self, column: str, buckets: int) -> str | None:
+        """SeaTunnel's ``hashModForField``: the split bucket of a string key (SQLite has no hash
+        function: its length and last character decide); None where the dialect has none (IRIS)."""
+        return self.hash.format(col=self.column(column), n=buckets) if self.hash else None
 
     @property
     def upserts_on_conflict(self) -> bool:
         """Whether ``INSERT … ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c`` upserts (PostgreSQL, SQLite)."""
-        return self.name in ("postgresql", "sqlite")
+        return self.upsert == "on_conflict"
 
     @property
     def json_type(self) -> str | None:
-        return {"postgresql": "JSONB", "mysql": "JSON"}.get(self.name)
+        """The column type of JSON data (maps, rows, arrays), None where it is text."""
+        return self.types.get("json")
 
-    def sql_type(self, dtype: Any, key: bool = False) -> str:
-        """The column type a created table gets for a Spark type (SeaTunnel's type converters)."""
+    @property
+    def time_type(self) -> str | None:
+        """The column type of a time of day, None where the database has none (Oracle)."""
+        return self.types.get("time")
+
+    def sql_type(self, dtype: Any, key: bool = False) -> str | None:
+        """The column type a created table gets for a Spark type (SeaTunnel's type converters:
+        :data:`.databases.TYPES`); None for a time where the database has no TIME type."""
         from pyspark.sql import types as T
 
-        pg, my = self.name == "postgresql", self.name == "mysql"
+        types = self.types
         if isinstance(dtype, (T.StringType, T.VarcharType, T.CharType, T.NullType)):
-            return "VARCHAR(255)" if key and not pg else ("LONGTEXT" if my else "TEXT")
-        if isinstance(dtype, T.ArrayType) and pg and flat(dtype.elementType):
-            return self.sql_type(dtype.elementType) + "[]"
+            return types["key_string"] if key else types["string"]
+        if isinstance(dtype, T.ArrayType) and self.name == "postgresql" and flat(dtype.elementType):
+            return f"{self.sql_type(dtype.elementType)}[]"
         if type(dtype).__name__ == "TimeType":
-            return "TIME(6)" if my else "TIME"
-        for spark_type, (pg_type, my_type, other) in _SIMPLE_TYPES.items():
+            return self.time_type
+        for spark_type, kind in TYPE_KINDS.items():
             if isinstance(dtype, getattr(T, spark_type)):
-                return pg_type if pg else my_type if my else other
+                return types[kind]
         if isinstance(dtype, T.DecimalType):
-            return f"{'NUMERIC' if pg else 'DECIMAL'}({dtype.precision},{dtype.scale})"
-        return self.json_type or "TEXT"  # maps, rows, arrays as JSON
+            precision, scale = dtype.precision, dtype.scale
+            if precision > self.max_precision:  # as SeaTunnel narrows: the integer digits are kept
+                scale, precision = max(0, scale - (precision - self.max_precision)), self.max_precision
+            return str(types["decimal"]).format(p=precision, s=scale)
+        return self.json_type or types["string"]  # maps, rows, arrays as JSON
 
 
-#: Spark type class -> (PostgreSQL, MySQL, other databases) column type
-_SIMPLE_TYPES = {
-    "BooleanType": ("BOOLEAN", "BOOLEAN", "BOOLEAN"),
-    "ByteType": ("SMALLINT", "TINYINT", "SMALLINT"),
-    "ShortType": ("SMALLINT", "SMALLINT", "SMALLINT"),
-    "IntegerType": ("INTEGER", "INTEGER", "INTEGER"),
-    "LongType": ("BIGINT", "BIGINT", "BIGINT"),
-    "FloatType": ("REAL", "FLOAT", "FLOAT"),
-    "DoubleType": ("DOUBLE PRECISION", "DOUBLE", "DOUBLE PRECISION"),
-    "BinaryType": ("BYTEA", "LONGBLOB", "BLOB"),
-    "DateType": ("DATE", "DATE", "DATE"),
-    "TimestampNTZType": ("TIMESTAMP", "DATETIME(6)", "TIMESTAMP"),
-    "TimestampType": ("TIMESTAMPTZ", "TIMESTAMP(6)", "TIMESTAMP WITH TIME ZONE"),
-}
+#: Spark type class -> the kind of :data:`.databases.TYPES` (strings, times, decimals and JSON aside)
+TYPE_KINDS = {"BooleanType": "boolean", "ByteType": "tinyint", "ShortType": "smallint", "IntegerType": "int",
+              "LongType": "bigint", "FloatType": "float", "DoubleType": "double", "BinaryType": "bytes",
+              "DateType": "date", "TimestampNTZType": "timestamp", "TimestampType": "timestamp_tz"}
 
 
 def flat(dtype: Any) -> bool:
@@ -240,41 +271,31 @@ def flat(dtype: Any) -> bool:
         and type(dtype).__name__ != "TimeType"
 
 
-#: the ``dialect`` option's names (SeaTunnel's dialect names, case-insensitive) this package has
-_NAMED = {"postgres": "postgresql", "postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql",
-          "sqlite": "sqlite", "generic": "generic"}
-_DIALECTS = {"postgresql": Dialect("postgresql", '"'), "mysql": Dialect("mysql", "`"),
-             "sqlite": Dialect("sqlite", '"'), "generic": Dialect("generic", '"')}
+def dialect_of(url: str, name: str | None = None, compatible_mode: str | None = None) -> Dialect:
+    """The dialect the ``dialect`` option ``name`` selects (one of SeaTunnel's dialect names,
+    case-insensitive; another name falls back to the URL), else the one of the URL's database,
+    refined by ``compatible_mode`` (:func:`.databases.resolve`)."""
+    from .databases import resolve
+
+    return resolve(url, name, compatible_mode)
 
 
-def dialect_of(url: str, name: str | None = None) -> Dialect:
-    """The dialect ``name`` selects (see :data:`_NAMED`), else the one of the URL's database."""
-    named = _NAMED.get((name or "").strip().lower())
-    if named:
-        return _DIALECTS[named]
-    lowered = url.strip().lower()
-    if lowered.startswith(("jdbc:postgresql:", "jdbc:pgsql:")):
-        return _DIALECTS["postgresql"]
-    if lowered.startswith(("jdbc:mysql:", "jdbc:mariadb:")):
-        return _DIALECTS["mysql"]
-    if lowered.startswith("jdbc:sqlite:"):
-        return _DIALECTS["sqlite"]
-    return _DIALECTS["generic"]
-
-
-_PG_URL = re.compile(r"^(jdbc:postgresql://[^/?]*)(?:/([^?]*))?(\?.*)?$", re.I)
+#: URL schemes whose path names the database (``jdbc:<scheme>://host:port/database``)
+_PG_SCHEMES = "postgresql|opengauss|highgo|kingbase8|redshift"
+_PG_URL = re.compile(rf"^(jdbc:(?:{_PG_SCHEMES})://[^/?]*)(?:/([^?]*))?(\?.*)?$", re.I)
 
 
 def url_database(url: str) -> str | None:
-    """The database a PostgreSQL or MySQL URL names (its path, percent-decoded as the drivers do), if any."""
-    m = re.match(r"^jdbc:(?:postgresql|mysql|mariadb)://[^/?]*/([^?;]*)", url.strip(), re.I)
+    """The database a PostgreSQL-like or MySQL-like URL names (its path, percent-decoded as the
+    drivers do), if any."""
+    m = re.match(rf"^jdbc:(?:{_PG_SCHEMES}|mysql|mariadb|oceanbase)://[^/?]*/([^?;]*)", url.strip(), re.I)
     return url_unquote(m.group(1)) or None if m else None
 
 
 def url_with_database(url: str, database: str) -> str:
-    """A PostgreSQL URL naming the database ``database`` (a name, not canonical text) instead of its
-    own, the name percent-encoded so that no character of it can end the path or add a URL parameter
-    (other URLs unchanged)."""
+    """A PostgreSQL(-like) URL naming the database ``database`` (a name, not canonical text)
+    instead of its own, the name percent-encoded so that no character of it can end the path or add
+    a URL parameter (other URLs unchanged)."""
     m = _PG_URL.match(url.strip())
     if not m:
         return url

@@ -1,13 +1,16 @@
 """The tables a Jdbc block reads or writes, as dataset URIs (the :class:`...spi.Lineage` capability).
 
 A table is named as OpenLineage names a database's tables: the namespace ``<scheme>://host:port``
-(the scheme Airflow's providers give the database, ``postgres``, ``mysql``...; the database's
-default port when the URL has none; never the URL's user, password or parameters) and the table's
-parts: PostgreSQL ``database.schema.table`` (schema ``public`` when the name has none), MySQL
-``database.table``, other databases ``database.schema.table`` (the URL's database before a name
-with fewer parts). The URI holds each part as a path segment (``postgres://db:5432/shop/public/orders``),
-as Airflow's providers write their assets; the Airflow layer turns it into OpenLineage's namespace
-and name.
+(the scheme Airflow's providers give the database, ``postgres``, ``mysql``, ``mssql``...: the
+databases' table, :data:`.databases.DATABASES`; the database's default port when the URL has none;
+never the URL's user, password or parameters) and the table's parts: PostgreSQL (and the databases
+of its dialect family) ``database.schema.table`` (schema ``public`` when the name has none), MySQL
+(and its family) ``database.table``, other databases ``database.schema.table`` (the URL's database
+before a name with fewer parts). The URL's database is its path, or the parameter that names it
+(SQL Server's and Greenplum's ``databaseName``, Teradata's ``DATABASE``, whose ``DBS_PORT`` is the
+port). The URI holds each part as a path segment (``postgres://db:5432/shop/public/orders``), as
+Airflow's providers write their assets; the Airflow layer turns it into OpenLineage's namespace and
+name.
 
 Which tables: a source's ``table_path`` and each ``table_list`` item's, the tables its ``query``
 reads (parsed with sqlglot in the database's dialect); a sink's ``table`` (with ``database``) or the
@@ -26,16 +29,23 @@ from urllib.parse import quote
 
 from ...spi import Unnamed
 from ...spi.options import lookup
+from .databases import DATABASES, DIALECTS
 from .dialects import NameProblem, single_name, split_name, unquote, url_database
 from .options import opt_text
 
 #: JDBC subprotocol -> the scheme of the dataset URI (Airflow's providers' and OpenLineage's)
-_SCHEMES = {"postgresql": "postgres", "pgsql": "postgres", "mysql": "mysql", "mariadb": "mysql",
-            "sqlserver": "mssql", "oracle": "oracle", "db2": "db2"}
-_PORTS = {"postgres": 5432, "mysql": 3306, "mssql": 1433, "oracle": 1521, "db2": 50000}
-#: the sqlglot dialect a query in the database's own SQL is read with
-_SQL_DIALECTS = {"postgres": "postgres", "mysql": "mysql", "mssql": "tsql", "oracle": "oracle"}
-_URL = re.compile(r"jdbc:([a-z0-9]+):(?:[a-z]+:@)?(?://)?([^/;?]*)/?([^;?]*)", re.I)
+_SCHEMES = {prefix.split(":")[1]: db.scheme for db in reversed(DATABASES) for prefix in db.prefixes}
+#: scheme -> the port a URL without one means
+_PORTS = {db.scheme: db.port for db in reversed(DATABASES) if db.port}
+#: scheme -> the sqlglot dialect a query in the database's own SQL is read with
+_SQL_DIALECTS = {db.scheme: db.sqlglot for db in reversed(DATABASES) if db.sqlglot}
+#: scheme -> the family of its dialect (how its table names read)
+_FAMILIES = {db.scheme: DIALECTS[db.dialect].family for db in reversed(DATABASES)}
+#: ``jdbc:<subprotocol>:`` (Oracle's ``thin:@``, Greenplum's ``greenplum:``, Phoenix's ``thin:url=http:``,
+#: Tablestore's ``https:``) ``//host:port/path``
+_URL = re.compile(r"jdbc:([a-z0-9-]+):(?:[a-z]+:@|greenplum:|thin:url=[a-z]+:|https?:)?(?://)?([^/;?]*)/?([^;?]*)",
+                  re.I)
+_DATABASE_PARAMETER = re.compile(r";\s*(?:databaseName|database)\s*=\s*([^;]*)", re.I)
 _UNRENDERED = re.compile(r"\{\{|\{%|\$\{")
 
 
@@ -72,12 +82,27 @@ def _datasource(options: Mapping[str, Any]) -> tuple[str, str, str | None] | Unn
     found = _URL.match(url)
     if not found or not found.group(2):
         return Unnamed("a url without a host", at_run_time=False)
-    kind, authority, _ = found.groups()
+    kind, authority, path = found.groups()
     scheme = _SCHEMES.get(kind.lower(), kind.lower())
     host = authority.rsplit("@", 1)[-1].split(",")[0]  # never credentials; the first of several hosts
-    if scheme in _PORTS and not re.search(r":\d+$", host):
-        host = f"{host}:{_PORTS[scheme]}"
-    return scheme, host.lower(), url_database(url) or found.group(3) or None
+    database, port = _path_database(scheme, path, url)
+    if not re.search(r":\d+$", host) and (port or scheme in _PORTS):
+        host = f"{host}:{port or _PORTS[scheme]}"
+    return scheme, host.lower(), database
+
+
+def _path_database(scheme: str, path: str, url: str) -> tuple[str | None, str | None]:
+    """(the database, the port) a URL's path or parameters name: Teradata's ``DATABASE=…,DBS_PORT=…``
+    path, Informix's ``database:INFORMIXSERVER=…``, SQL Server's and Greenplum's ``;databaseName=…``,
+    else the path (percent-decoded where the driver decodes it)."""
+    if scheme == "teradata":
+        params = dict(p.split("=", 1) for p in path.split(",") if "=" in p)
+        params = {k.strip().upper(): v.strip() for k, v in params.items()}
+        return params.get("DATABASE") or None, params.get("DBS_PORT") or None
+    if scheme == "informix":
+        return path.split(":")[0] or None, None
+    named = _DATABASE_PARAMETER.search(url)
+    return url_database(url) or path or (named.group(1).strip() if named else None) or None, None
 
 
 def _uri(where: tuple[str, str, str | None], parts: list[str]) -> str:
@@ -131,12 +156,13 @@ def _qualified(parts: list[str], scheme: str, database: str | None, given: str |
     """``parts`` of a table name as the dataset's name: PostgreSQL database.schema.table, MySQL
     database.table, other databases the URL's database before a name of fewer than three parts. A sink's
     ``database`` (``given``) names the database of a name without one."""
-    if scheme == "postgres":
+    family = _FAMILIES.get(scheme)
+    if family == "postgresql":
         if len(parts) == 3:
             return parts
         schema = parts[0] if len(parts) == 2 else "public"
         return [p for p in ((given if sink and given else database), schema, parts[-1]) if p]
-    if scheme == "mysql":
+    if family == "mysql":
         return parts if len(parts) >= 2 else [p for p in ((given if sink else None) or database, parts[0]) if p]
     return [database, *parts] if len(parts) < 3 and database else parts
 

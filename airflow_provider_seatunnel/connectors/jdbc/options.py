@@ -24,8 +24,9 @@ DEVIATIONS = """\
 * Save modes run once per run, sink and target table inside the pipeline (a database row keeps retries
   and clones from repeating them); Zeta runs them once per job before any pipeline.
 * CREATE_SCHEMA_WHEN_NOT_EXIST creates missing PostgreSQL schemas and databases and MySQL databases;
-  column types come from Spark's types (no lengths: strings are text); create_index = false creates the
-  table without its primary key.
+  column types come from Spark's types through the dialect's types (no lengths: strings get the
+  dialect's unbounded string type, a bounded one in a key); create_index = false creates the table
+  without its primary key.
 * The source's dynamic splitter makes ceil(rows / split.size) even splits over the key's range;
   SeaTunnel's sampling and distribution-factor options are accepted and not needed.
 * Source time columns are read through Spark as timestamps and converted to time (microseconds).
@@ -34,7 +35,11 @@ DEVIATIONS = """\
   as a number by its leading digits); SQLite, without a hash function, buckets by length and last character.
 * SQLite (which SeaTunnel writes without a catalog) gets the save modes too; its dates, times and timestamps
   are written and read as ISO text.
-* use_kerberos is not supported; compatible_mode and decimal_type_narrowing are accepted and ignored.
+* Dialects other than PostgreSQL, MySQL/MariaDB and SQLite (Oracle, SQL Server, DB2 and the others
+  SeaTunnel has) write SeaTunnel's SQL for them, set-based from the staging table (MERGE ... USING (SELECT
+  ... FROM staging)), but are untested: no such server runs here. Where SeaTunnel has no native upsert
+  for a database (it queries each key), the rows of the staged keys are deleted, then inserted.
+* use_kerberos is not supported; decimal_type_narrowing is accepted and ignored.
 * A source without query/table_path/table_list and a sink without query or generate_sink_sql = true still
   plan (SeaTunnel rejects them), so that existing DAGs parse; validate and run fail on them.
 """

@@ -34,22 +34,36 @@ log = logging.getLogger("seatunnel.jdbc")
 DROP_AT_COMMIT = "drop at commit:"
 
 
-def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any]) -> str:
-    """CREATE TABLE for the target from the data's Spark schema (primary key from primary_keys)."""
+def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> str:
+    """CREATE TABLE for the target from the data's Spark schema (column types:
+    :meth:`.dialects.Dialect.sql_type`; primary key from primary_keys)."""
     dialect = target.dialect
     if schema is None:
         raise config_error(f"cannot create {target.label}: its columns are not known")
-    if dialect.name == "postgresql" and target.schema:
-        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}")
-    if dialect.name == "mysql" and target.database:
-        execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
     fields = [f for f in schema.fields if f.name not in HIDDEN]
     keys = resolve_keys(target.primary_keys, [f.name for f in fields])
-    columns = [f"{dialect.column(target.ide(f.name))} {dialect.sql_type(f.dataType, key=f.name in keys)}"
-               + (" NOT NULL" if f.name in keys else "") for f in fields]
+    columns = []
+    for f in fields:
+        sql_type = dialect.sql_type(f.dataType, key=f.name in keys)
+        if sql_type is None:
+            raise config_error(f"cannot create {target.label}: the {dialect.name} dialect has no column type for "
+                               f"the field {f.name} ({f.dataType.simpleString()})")
+        columns.append(f"{dialect.column(target.ide(f.name))} {sql_type}" + (" NOT NULL" if f.name in keys else ""))
     if keys and opt_bool(config, "create_index", True):
         columns.append(f"PRIMARY KEY ({', '.join(dialect.column(target.ide(k)) for k in keys)})")
-    execute(connection, f"CREATE TABLE {target.ident} ({', '.join(columns)})")
+    return f"CREATE TABLE {target.ident} ({', '.join(columns)})"
+
+
+def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any]) -> str:
+    """CREATE TABLE for the target (:func:`create_table_sql`), its schema (PostgreSQL) or database
+    (MySQL) created first when missing."""
+    dialect = target.dialect
+    statement = create_table_sql(target, schema, config)
+    if dialect.family == "postgresql" and target.schema:
+        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}")
+    if dialect.family == "mysql" and target.database:
+        execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
+    execute(connection, statement)
     return f"created {target.label}"
 
 
@@ -119,7 +133,7 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
 
     # a STREAMING micro-batch applies save modes once per stream, not per batch
     key = digest(ctx.save_mode_run_id, vertex.ref, target.label)
-    if target.dialect.name == "mysql":
+    if target.dialect.family == "mysql":
         _save_mode_once_locked(ctx, vertex, connection, target, config, schema, key)
         return
     marker = target.qualified(SAVEMODES_TABLE)

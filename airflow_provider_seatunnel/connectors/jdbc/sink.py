@@ -69,18 +69,18 @@ def _staged_column(name: str, dtype: Any, dialect: Dialect) -> tuple[Any, str | 
     if isinstance(dtype, (T.MapType, T.StructType)) or (
             is_array and not (dialect.name == "postgresql" and flat(dtype.elementType))):
         # MySQL converts JSON text on insert (MariaDB has no CAST … AS JSON); PostgreSQL needs the cast
-        return F.to_json(column).alias(name), dialect.json_type if dialect.name == "postgresql" else None
-    if dialect.name == "sqlite":  # no cast back: SQLite's types are affinities, CAST would make numbers
+        return F.to_json(column).alias(name), dialect.json_type if dialect.family == "postgresql" else None
+    if dialect.family == "sqlite":  # no cast back: SQLite's types are affinities, CAST would make numbers
         if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):  # ISO text, as SQLite's date functions
             return F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(name), None
         if isinstance(dtype, T.DateType) or type(dtype).__name__ == "TimeType":
             return column.cast("string").alias(name), None
-    if dialect.name == "mysql" and isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+    if dialect.family == "mysql" and isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
         # as text: MySQL Connector/J drops the fraction of a second when MariaDB reports its version
         # with the 5.5.5- prefix; the move casts it back (a TIMESTAMP target reads it in the session's zone)
         return F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(name), "DATETIME(6)"
     if type(dtype).__name__ == "TimeType":
-        return column.cast("string").alias(name), "TIME(6)" if dialect.name == "mysql" else "TIME"
+        return column.cast("string").alias(name), dialect.time_type  # None: no TIME type (Oracle): text
     if isinstance(dtype, T.NullType):
         return column.cast("string").alias(name), None
     if isinstance(dtype, T.ByteType):
@@ -94,8 +94,9 @@ def staging_columns(staged: Any, dialect: Dialect) -> list[str] | None:
     """The staging table's column definitions where the sink creates it itself (None: Spark's
     writer creates it), with the types a created target gets. MySQL: Spark's own column types
     would cut data (its ``TEXT`` and ``BLOB`` hold 64 KiB). SQLite: Spark's writer takes the
-    driver's error for a table that does not exist yet (no SQLSTATE) for a failure."""
-    if dialect.name not in ("mysql", "sqlite"):
+    driver's error for a table that does not exist yet (no SQLSTATE) for a failure. Oracle and
+    Teradata: Spark's types for them hold 255 characters of a string."""
+    if dialect.family not in ("mysql", "sqlite") and not dialect.own_staging:
         return None
     return [f"{dialect.column(f.name)} {dialect.sql_type(f.dataType)}" for f in staged.schema.fields]
 
@@ -138,9 +139,9 @@ def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str,
         if target.table is not None and schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST"):
             # the bookkeeping tables live in the target's schema (MySQL: database): one the save mode
             # creates comes first
-            if target.schema and target.dialect.name == "postgresql":
+            if target.schema and target.dialect.family == "postgresql":
                 execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
-            elif target.database and target.dialect.name == "mysql":
+            elif target.database and target.dialect.family == "mysql":
                 execute(connection, f"CREATE DATABASE IF NOT EXISTS {target.dialect.part(target.database)}")
         ensure_bookkeeping(connection, target)
         token = take_token(connection, target, ctx, vertex, key)

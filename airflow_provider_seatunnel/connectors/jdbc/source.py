@@ -14,8 +14,10 @@ Splits:
 
 Tables: a ``table_path`` splits into ``database.schema.table`` before quoting
 (:func:`.dialects.split_name`; a quoted part is one name) and every part is quoted by the dialect:
-PostgreSQL reads ``schema.table`` of the URL's database, MySQL ``database.table``, other databases
-every part given. The table id joins the canonical parts, the URL's database filling in.
+PostgreSQL (and its family) reads ``schema.table`` of the URL's database, MySQL ``database.table``,
+Oracle, DB2, Dameng, Xugu and IRIS ``schema.table``, other databases every part given. A string
+key's hash bucket is the dialect's split hash (:meth:`.dialects.Dialect.hash_mod`). The table id
+joins the canonical parts, the URL's database filling in.
 
 Readers: the splits are distributed over ``vertex.parallelism`` readers, one Spark partition each
 (more splits than readers: a reader reads several, without a shuffle; fewer: the rows are spread
@@ -121,8 +123,8 @@ def _table_id(path: str, conn: Conn) -> str:
     """The table id (``database.schema.table``) of a ``table_path``, the URL's database filling in."""
     parts = path_parts(path)
     database = url_database(conn.url)
-    if database and ((conn.dialect.name == "postgresql" and len(parts) < 3)
-                     or (conn.dialect.name == "mysql" and len(parts) == 1)):
+    family = conn.dialect.family
+    if database and ((family == "postgresql" and len(parts) < 3) or (family == "mysql" and len(parts) == 1)):
         parts = [as_part(database), *parts]
     return ".".join(parts)
 
@@ -130,9 +132,9 @@ def _table_id(path: str, conn: Conn) -> str:
 def _table_sql(path: str, dialect: Dialect) -> str:
     """The table of a ``table_path`` as SQL, every part quoted by the dialect."""
     parts = path_parts(path)
-    if dialect.name == "postgresql" and len(parts) == 3:
+    if (dialect.family == "postgresql" or not dialect.catalogs) and len(parts) == 3:
         parts = parts[1:]  # a connection reads one database: schema.table
-    if dialect.name == "mysql" and len(parts) == 3:
+    if dialect.family == "mysql" and len(parts) == 3:
         parts = [parts[0], parts[2]]
     return dialect.table(*parts)
 
@@ -161,6 +163,9 @@ def _predicates(dialect: Dialect, column: str, kind: str, count: int, low: Decim
     """One WHERE condition per split."""
     col = dialect.column(column)
     if kind == "string":
+        if dialect.hash_mod(column, count) is None:
+            raise config_error(f"the {dialect.name} dialect has no hash function: a string split key "
+                               f"({column}) cannot be split; remove partition_column or use a numeric one")
         out = [f"{dialect.hash_mod(column, count)} = {i}" for i in range(count)]
     else:
         assert low is not None and high is not None
@@ -195,10 +200,11 @@ def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
     unquoted is looked up as written, then in upper and lower case)."""
     parts = path_parts(path)
     table = parts[-1]
-    schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
-    catalog = parts[0] if (dialect.name == "mysql" and len(parts) >= 2) or (
-        dialect.name == "generic" and len(parts) == 3) else None
-    if dialect.name == "mysql" and catalog is None:  # the URL's database, not a namesake elsewhere
+    mysql = dialect.family == "mysql"
+    schema = parts[-2] if len(parts) >= 2 and not mysql else None
+    catalog = parts[0] if (mysql and len(parts) >= 2) or (
+        dialect.family == "generic" and dialect.catalogs and len(parts) == 3) else None
+    if mysql and catalog is None:  # the URL's database, not a namesake elsewhere
         catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
     for cat in dialect.lookups(catalog):
         for sch in dialect.lookups(schema):
@@ -219,9 +225,10 @@ def catalog_keys(connection: Any, path: str, dialect: Dialect) -> TableKeys:
     ``INDEX_KEY``, its columns in index order with their sort)."""
     parts = path_parts(path)
     table = parts[-1]
-    schema = parts[-2] if len(parts) >= 2 and dialect.name != "mysql" else None
-    catalog = parts[0] if dialect.name == "mysql" and len(parts) >= 2 else None
-    if dialect.name == "mysql" and catalog is None:
+    mysql = dialect.family == "mysql"
+    schema = parts[-2] if len(parts) >= 2 and not mysql else None
+    catalog = parts[0] if mysql and len(parts) >= 2 else None
+    if mysql and catalog is None:
         catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
     meta = connection.getMetaData()
     for cat in dialect.lookups(catalog):
@@ -358,7 +365,7 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
             df = spark.read.format("jdbc").options(**options, dbtable=table).load()
     except Exception as e:
         raise reraise(e, what, conn) from None
-    if conn.dialect.name == "sqlite":
+    if conn.dialect.family == "sqlite":
         texts = {name: _SQLITE_TEXT_CASTS[code] for name, code, _ in columns if code in _SQLITE_TEXT_CASTS}
         df = df.select(*[F.expr(f"try_cast({quote(c)} AS {texts[c]})").alias(c) if c in texts else F.col(quote(c))
                          for c in df.columns])
@@ -382,7 +389,7 @@ def _custom_schema(dialect: Dialect, columns: list[tuple[str, int, int]]) -> dic
     unsigned, which makes Spark read a ``BIGINT`` as ``decimal(20,0)`` (read as ``bigint``), and it
     parses dates only in its own format (``DATE``/``TIMESTAMP`` columns are read as text, then
     cast: ISO text, as SQLite's date functions write it)."""
-    if dialect.name != "sqlite":
+    if dialect.family != "sqlite":
         return {}
     found = [f"`{name.replace('`', '``')}` {_SQLITE_READ_AS[code]}" for name, code, _ in columns
              if code in _SQLITE_READ_AS]

@@ -1,6 +1,9 @@
 """The SQL a Jdbc sink's commit runs to move staged rows into the target: an ``INSERT … SELECT``,
-an upsert (PostgreSQL and SQLite ``ON CONFLICT … DO UPDATE``, MySQL ``ON DUPLICATE KEY UPDATE``,
-else delete-then-insert) with DELETE rows deleted, or the block's own ``query`` made set-based.
+an upsert in the dialect's way (:attr:`.dialects.Dialect.upsert`: PostgreSQL, SQLite and Kingbase
+``ON CONFLICT … DO UPDATE``, MySQL and OceanBase ``ON DUPLICATE KEY UPDATE``, Oracle, SQL Server,
+DB2, Dameng, Xugu, Vertica and SAP HANA ``MERGE`` from the staged rows, IRIS ``INSERT OR UPDATE``,
+else delete-then-insert, where SeaTunnel has no native upsert) with DELETE rows deleted, or the
+block's own ``query`` made set-based.
 
 The sink's explicit ``query`` (``INSERT … VALUES (?, ?)`` or ``(:name, …)``) runs set-based: the
 ``VALUES`` list becomes ``SELECT … FROM <staging>`` (placeholders bound to the staged columns,
@@ -121,39 +124,79 @@ def _keyed_statements(target: Target, columns: list[str], names: list[str], stag
     kind = f"s.{dialect.column(KIND_COLUMN)}"
     keys = resolve_keys(target.primary_keys, columns)
     key_t = [dialect.column(target.ide(k)) for k in keys]
-    key_s = ", ".join(f"s.{dialect.column(k)}" for k in keys)
-    key_tuple = key_t[0] if len(key_t) == 1 else f"({', '.join(key_t)})"
     others = [(c, n) for c, n in zip(columns, names, strict=True) if c not in keys]
-    out = [f"DELETE FROM {ident} WHERE {key_tuple} IN (SELECT {key_s} FROM {staging} s WHERE {kind} = 3)"]
+    out = [f"DELETE FROM {ident} WHERE {_staged_keys(target, keys, key_t, staging, '= 3')}"]
     if opt_bool(config, "support_upsert_by_insert_only", False):
         return [*out, f"{insert} WHERE {kind} IN (0, 2)"]
     if not opt_bool(config, "enable_upsert", True):  # INSERT rows inserted, UPDATE_AFTER rows updated
         out.append(f"{insert} WHERE {kind} = 0")
-        if others:
-            out.append(_update_statement(target, keys, key_t, key_s, key_tuple, others, staging, select))
+        if others and dialect.upsert == "merge":
+            out.append(_merge(target, columns, names, keys, key_t, staging, select, "= 2", insert=False))
+        elif others:
+            out.append(_update_statement(target, keys, key_t, others, staging, select))
         return out
-    if dialect.upserts_on_conflict:
+    if dialect.upsert == "on_conflict":
         action = ("UPDATE SET " + ", ".join(f"{n} = EXCLUDED.{n}" for _, n in others)) if others else "NOTHING"
         return [*out, f"{insert} WHERE {kind} IN (0, 2) ON CONFLICT ({', '.join(key_t)}) DO {action}"]
-    if dialect.name == "mysql":
+    if dialect.upsert == "duplicate_key":
         update = ", ".join(f"{n} = VALUES({n})" for _, n in others) or f"{key_t[0]} = {key_t[0]}"
         return [*out, f"{insert} WHERE {kind} IN (0, 2) ON DUPLICATE KEY UPDATE {update}"]
-    return [*out, f"DELETE FROM {ident} WHERE {key_tuple} IN (SELECT {key_s} FROM {staging} s WHERE {kind} IN (0, 2))",
+    if dialect.upsert == "merge":
+        return [*out, _merge(target, columns, names, keys, key_t, staging, select, "IN (0, 2)")]
+    if dialect.upsert == "insert_or_update":  # IRIS: the row of an existing key is updated
+        return [*out, f"INSERT OR UPDATE{insert[len('INSERT INTO'):]} WHERE {kind} IN (0, 2)"]
+    return [*out, f"DELETE FROM {ident} WHERE {_staged_keys(target, keys, key_t, staging, 'IN (0, 2)')}",
             f"{insert} WHERE {kind} IN (0, 2)"]
 
 
-def _update_statement(target: Target, keys: list[str], key_t: list[str], key_s: str, key_tuple: str,
-                      others: list[tuple[str, str]], staging: str, select: Callable[[str], str]) -> str:
+def _staged_keys(target: Target, keys: list[str], key_t: list[str], staging: str, kinds: str) -> str:
+    """The condition matching the target's rows whose key is among the staged rows of the row kinds
+    ``kinds`` (``= 3``, ``IN (0, 2)``): ``key IN (SELECT …)``, or ``EXISTS`` for a composite key where
+    the dialect has no row values (SQL Server)."""
+    dialect, ident = target.dialect, target.ident
+    kind = f"s.{dialect.column(KIND_COLUMN)}"
+    if len(keys) > 1 and not dialect.row_values:
+        match = " AND ".join(f"s.{dialect.column(k)} = {ident}.{t}" for k, t in zip(keys, key_t, strict=True))
+        return f"EXISTS (SELECT 1 FROM {staging} s WHERE {kind} {kinds} AND {match})"
+    key_tuple = key_t[0] if len(key_t) == 1 else f"({', '.join(key_t)})"
+    key_s = ", ".join(f"s.{dialect.column(k)}" for k in keys)
+    return f"{key_tuple} IN (SELECT {key_s} FROM {staging} s WHERE {kind} {kinds})"
+
+
+def _merge(target: Target, columns: list[str], names: list[str], keys: list[str], key_t: list[str], staging: str,
+           select: Callable[[str], str], kinds: str, insert: bool = True) -> str:
+    """SeaTunnel's MERGE upsert, set-based: the staged rows of the row kinds ``kinds`` merged into the
+    target on the key, the other columns updated where the key exists, the row inserted where it does
+    not (``insert``). Oracle, Dameng, Xugu and Vertica write no ``AS`` before the aliases; SQL Server
+    ends the statement with ``;``."""
+    dialect = target.dialect
+    alias = " AS " if dialect.merge_as else " "
+    kind = f"s.{dialect.column(KIND_COLUMN)}"
+    source = (f"SELECT {', '.join(f'{select(c)} AS {dialect.column(c)}' for c in columns)} "
+              f"FROM {staging} s WHERE {kind} {kinds}")
+    on = " AND ".join(f"st_target.{t} = st_source.{dialect.column(k)}" for k, t in zip(keys, key_t, strict=True))
+    sql = f"MERGE INTO {target.ident}{alias}st_target USING ({source}){alias}st_source ON ({on})"
+    sets = [f"{n} = st_source.{dialect.column(c)}" for c, n in zip(columns, names, strict=True) if c not in keys]
+    if sets:
+        sql += f" WHEN MATCHED THEN UPDATE SET {', '.join(sets)}"
+    if insert:
+        values = ", ".join(f"st_source.{dialect.column(c)}" for c in columns)
+        sql += f" WHEN NOT MATCHED THEN INSERT ({', '.join(names)}) VALUES ({values})"
+    return sql + dialect.merge_end
+
+
+def _update_statement(target: Target, keys: list[str], key_t: list[str], others: list[tuple[str, str]],
+                      staging: str, select: Callable[[str], str]) -> str:
     """The UPDATE of the target's rows by the staged UPDATE_AFTER rows of their key."""
     dialect, ident = target.dialect, target.ident
     kind = f"s.{dialect.column(KIND_COLUMN)}"
     match = " AND ".join(f"st_target.{t} = s.{dialect.column(k)}" for t, k in zip(key_t, keys, strict=True))
-    if dialect.upserts_on_conflict:  # PostgreSQL and SQLite: UPDATE … FROM
+    if dialect.family in ("postgresql", "sqlite"):  # UPDATE … FROM
         sets = ", ".join(f"{n} = {select(c)}" for c, n in others)
         return f"UPDATE {ident} AS st_target SET {sets} FROM {staging} s WHERE {kind} = 2 AND {match}"
-    if dialect.name == "mysql":
+    if dialect.family == "mysql":
         sets = ", ".join(f"st_target.{n} = {select(c)}" for c, n in others)
         return f"UPDATE {ident} st_target JOIN {staging} s ON {match} SET {sets} WHERE {kind} = 2"
     match = " AND ".join(f"{ident}.{t} = s.{dialect.column(k)}" for t, k in zip(key_t, keys, strict=True))
     sets = ", ".join(f"{n} = (SELECT {select(c)} FROM {staging} s WHERE {kind} = 2 AND {match})" for c, n in others)
-    return f"UPDATE {ident} SET {sets} WHERE {key_tuple} IN (SELECT {key_s} FROM {staging} s WHERE {kind} = 2)"
+    return f"UPDATE {ident} SET {sets} WHERE {_staged_keys(target, keys, key_t, staging, '= 2')}"

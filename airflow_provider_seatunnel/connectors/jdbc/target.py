@@ -5,8 +5,12 @@ explicit ``query``, and the schema or database its staging and bookkeeping table
 a part between quotes is one name, a name that cannot be one is a RuntimeConfigError): PostgreSQL
 reads ``[database.]schema.table`` (another database than the URL's means a connection to it),
 MySQL ``database.table``, SQLite ``[schema.]table`` (``main`` or an attached database), other
-databases ``[catalog.][schema.]table``. The parts are kept in
+databases ``[catalog.][schema.]table`` (each by its dialect's family; Oracle, DB2, Dameng, Xugu and
+IRIS write no catalog: ``schema.table``). The parts are kept in
 canonical text form; every statement quotes them through the dialect (:meth:`Target.qualified`).
+A sink's ``schema`` option (SeaTunnel's catalog option) names the schema whatever ``table`` says
+(not on MySQL, which has none); its ``database`` option qualifies a generic-family table as the
+dialect does (:func:`_generic_database`).
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ class Target:
     def home(self) -> tuple[str | None, ...]:
         """Where staging and bookkeeping tables live: the target's schema (MySQL: database; other
         databases: catalog and schema)."""
-        if self.dialect.name == "mysql":
+        family = self.dialect.family
+        if family == "mysql":
             return (self.database,)
-        return (self.schema,) if self.dialect.name in ("postgresql", "sqlite") else (self.database, self.schema)
+        return (self.schema,) if family in ("postgresql", "sqlite") else (self.database, self.schema)
 
     def qualified(self, name: str) -> str:
         """The table ``name`` (canonical part form) next to the target, every part quoted by the dialect."""
@@ -101,19 +106,43 @@ def sink_target(config: Mapping[str, Any]) -> Target:
         raise config_error("table is required (the upstream table has no name to default to)")
     parts = _parts(table, "table", split_name)
     schema = parts[-2] if len(parts) >= 2 else None
-    if len(parts) == 3 or (len(parts) == 2 and dialect.name == "mysql"):
+    family = dialect.family
+    if len(parts) == 3 or (len(parts) == 2 and family == "mysql"):
         database = parts[0]
-    elif dialect.name in ("generic", "sqlite"):  # ``database`` names the source's database: only the table's
-        database = None                            # catalog counts (SQLite: one database, the URL's file)
+    elif family == "sqlite":  # one database, the URL's file
+        database = None
+    elif family == "generic":
+        database, schema = _generic_database(dialect, opt_text(config, "database"), parts, schema)
     else:
         given = opt_text(config, "database")
         database = _parts(given, "database", single_name) if given else None
-    if dialect.name == "mysql":
+    named = opt(config, "schema")  # SeaTunnel's catalog option: the schema, whatever the table names
+    if isinstance(named, str) and named.strip() and family != "mysql":
+        schema = _parts(named, "schema", single_name)
+    if family == "mysql":
         schema = None
+    if family == "generic" and not dialect.catalogs:  # schema.table: the connection's database
+        database = None
     base_conn = None
-    if dialect.name == "postgresql" and database and unquote(database) != url_database(conn.url):
+    if family == "postgresql" and database and unquote(database) != url_database(conn.url):
         base_conn, conn = conn, conn.with_url(url_with_database(conn.url, unquote(database)))
     return Target(conn, database, schema, parts[-1], None, keys, ide, base_conn)
+
+
+def _generic_database(dialect: Dialect, given: str | None, parts: list[str],
+                      schema: str | None) -> tuple[str | None, str | None]:
+    """(catalog, schema) of a generic-family table of fewer than three ``parts``: the ``database``
+    option (``given``) qualifies it as the dialect's SeaTunnel counterpart writes it
+    (:attr:`.dialects.Dialect.database_option`): the schema of a one-part table (DB2, SAP HANA,
+    Dameng...), the catalog of a two-part one (SQL Server, Vertica, Snowflake); else only the
+    table's own parts count."""
+    if not given:
+        return None, schema
+    if dialect.database_option == "schema" and len(parts) == 1:
+        return None, _parts(given, "database", single_name)
+    if dialect.database_option == "catalog" and len(parts) == 2:
+        return _parts(given, "database", single_name), schema
+    return None, schema
 
 
 def _parts(text: str, key: str, parse: Any) -> Any:
@@ -150,11 +179,11 @@ def table_exists(connection: Any, target: Target, name: str) -> bool:
     """Whether the table ``name`` (canonical part form) exists next to the target: in its schema
     (MySQL: database)."""
     meta = connection.getMetaData()
-    if target.dialect.name == "mysql":
+    if target.dialect.family == "mysql":
         catalogs = [unquote(target.database) if target.database else connection.getCatalog()]
         schemas: list[str | None] = [None]
     else:
-        catalogs = target.dialect.lookups(target.database) if target.dialect.name == "generic" else [None]
+        catalogs = target.dialect.lookups(target.database) if target.dialect.family == "generic" else [None]
         schemas = target.dialect.lookups(target.schema) if target.schema else [connection.getSchema()]
     escape = meta.getSearchStringEscape() or ""
 
