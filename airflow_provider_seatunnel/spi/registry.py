@@ -33,6 +33,7 @@ _BUILTIN_MODULES = {
     "replace": "replace", "split": "split", "filterrowkind": "filter_row_kind",
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
     "redis": "redis",
+    "http": "http",
     "s3file": "s3file",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
 }
@@ -40,7 +41,7 @@ _BUILTIN_MODULES = {
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile", "Http",
+             "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile",
