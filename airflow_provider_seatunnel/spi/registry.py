@@ -36,15 +36,16 @@ _BUILTIN_MODULES = {
     "http": "http",
     "s3file": "s3file",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
+    "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile",
+             "Elasticsearch", "Hive", "HdfsFile", "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File", "FtpFile", "SftpFile",
+    SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",

@@ -185,6 +185,35 @@ class Dialect:
     plugin: str
     settings: Callable[[Mapping[str, Any]], S3Settings]
     shared: tuple[str, ...]
+    #: a store that is no S3 bucket (a file server: :mod:`..remotefile`) gives its own: how Spark
+    #: reaches it (``(spark, settings)``), the driver's store (``settings -> store``), how a
+    #: staged write lands in it (``(spark, writer, store, settings, key)``) and the URIs Spark
+    #: reads its keys at (``(spark, store, settings, keys) -> URIs``). None: S3A and boto3.
+    reach_with: Callable[[Any, Any], None] | None = None
+    open_with: Callable[[Any], Any] | None = None
+    stage_with: Callable[[Any, Any, Any, Any, str], None] | None = None
+    inputs_with: Callable[[Any, Any, Any, list[str]], list[str]] | None = None
+
+    def reach(self, spark: Any, s: Any) -> None:
+        """Make the block's store readable and writable by Spark."""
+        (self.reach_with or ensure_s3a)(spark, s)
+
+    def open(self, s: Any) -> Any:
+        """The driver's store of the block (a :class:`.store.Bucket` for S3)."""
+        from .store import open_bucket
+
+        return (self.open_with or open_bucket)(s)
+
+    def stage(self, spark: Any, writer: Any, store: Any, s: Any, key: str) -> None:
+        """Run Spark's ``writer`` so that its files land under ``key`` in the store."""
+        if self.stage_with is not None:
+            self.stage_with(spark, writer, store, s, key)
+        else:
+            writer.save(s.uri(key))
+
+    def inputs(self, spark: Any, store: Any, s: Any, keys: list[str]) -> list[str]:
+        """The URIs Spark reads ``keys`` at."""
+        return self.inputs_with(spark, store, s, keys) if self.inputs_with is not None else [s.uri(k) for k in keys]
 
 
 S3 = Dialect("S3File", settings, ("bucket", "fs.s3a.endpoint", "fs.s3a.aws.credentials.provider", "access_key",

@@ -35,8 +35,8 @@ from ..localfile.options import (
 from ..localfile.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from ..localfile.sink import DROP_AT_COMMIT, sink_options
 from . import commits
-from .options import S3, Dialect, S3Settings, config_error, ensure_s3a, log
-from .store import Bucket, Conflict, open_bucket
+from .options import S3, Dialect, S3Settings, config_error, log
+from .store import Bucket, Conflict
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the object catalog
@@ -112,7 +112,7 @@ def save_mode(run_id: str, vertex: Vertex, dialect: Dialect = S3) -> list[str] |
     config = table_config(vertex.config, "")
     s = dialect.settings(config)
     keys = commits.slot_keys(s, run_id, "", vertex.ref, "", run_id)
-    return _save_mode_once(open_bucket(s), s, config, keys["savemode"], run_id, vertex.ref)
+    return _save_mode_once(dialect.open(s), s, config, keys["savemode"], run_id, vertex.ref)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,8 +162,8 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
     config = table_config(vertex.config, table, data_columns(df))
     opts = sink_options(config)
     s = dialect.settings(config)
-    ensure_s3a(ctx.spark, s)
-    bucket = open_bucket(s)
+    dialect.reach(ctx.spark, s)
+    bucket = dialect.open(s)
     if s.traits.verify_conditional_writes:
         bucket.verify_conditional_writes(s.key(COMMITS_DIR))
     keys = commits.slot_keys(s, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table, str(ctx.save_mode_run_id))
@@ -183,7 +183,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
     entry.update(token=token, staging=staging, pending=commits.pending_key(keys, token))
     out, partitions = _writer(ctx, vertex, df, opts)
     try:
-        out.save(s.uri(staging + "data"))
+        dialect.stage(ctx.spark, out, bucket, s, staging + "data")
         base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, several), datetime.now(),
                                    str(uuid.uuid4()))
         moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,
@@ -205,7 +205,7 @@ def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -
 
 def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tuple[Bucket, S3Settings]:
     s = dialect.settings(table_config(vertex.config, entry["table"]))
-    return open_bucket(s), s
+    return dialect.open(s), s
 
 
 def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any], dialect: Dialect = S3) -> dict[str, Any]:

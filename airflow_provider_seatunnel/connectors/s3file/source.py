@@ -22,8 +22,8 @@ from ...spi.rows import with_kind
 from ..localfile.options import FILE, flag, opt
 from ..localfile.source import _at_parallelism, _columns, _read_columns, _table_id, partition_keys
 from . import commits
-from .options import S3, Dialect, S3Settings, config_error, ensure_s3a, log
-from .store import Bucket, open_bucket
+from .options import S3, Dialect, S3Settings, config_error, log
+from .store import Bucket
 
 
 def _keep(config: Mapping[str, Any], plugin: str) -> Any:
@@ -69,16 +69,16 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     from ..localfile.formats import read_files
 
     s = dialect.settings(config)
-    ensure_s3a(ctx.spark, s)
-    bucket = open_bucket(s)
+    dialect.reach(ctx.spark, s)
+    bucket = dialect.open(s)
     keys = list_input_keys(bucket, s, config)
     fmt = str(opt(config, "file_format_type", "")).strip().lower()
     if not keys and fmt in ("parquet", "orc"):
         raise config_error(f"no {fmt} objects to read under {bucket.uri(s.prefix)}: the schema comes from them",
                            s.traits.plugin)
-    files = [s.uri(k) for k in keys]
+    files = dialect.inputs(ctx.spark, bucket, s, keys)
     partitioned = bool(files) and flag(config, "parse_partition_from_path", True)
-    part_keys = partition_keys(files[0][len("s3a://"):]) if partitioned else []
+    part_keys = partition_keys(keys[0]) if partitioned else []
     df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
     available = [c for c in df.columns if c != FILE]
     data_columns = _read_columns(config, available)

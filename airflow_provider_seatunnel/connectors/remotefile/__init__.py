@@ -1,0 +1,127 @@
+"""FtpFile and SftpFile: text, csv, json, parquet, orc, xml and the other LocalFile formats on an FTP
+or SFTP server, on the object-store code of :mod:`..s3file` with a file server as the store.
+
+The file options are LocalFile's (:mod:`..localfile`); the server options are SeaTunnel's
+(:mod:`.options`: ``host``, ``port``, ``user``, ``password``, ``path``, FtpFile's
+``connection_mode``), or an Airflow connection (``ftp_conn_id``, ``sftp_conn_id``).
+
+**Source**: the files under ``path``, skipping the sink's bookkeeping and the files of a commit in
+progress or interrupted, read by Spark with LocalFile's readers (SFTP directly through Hadoop's
+SFTP file system; FTP from a local spool the driver downloads into).
+
+**Sink**: S3File's two-phase commit with the server as the store (:mod:`.store`): save modes once
+per run, the attempt's token taken from the slot's fence record, each table written by Spark into
+``<path>/.seatunnel-staging/<slot>/token-<n>/`` (FTP: written locally and uploaded), then the
+commit recorded by compare-and-swap on the fence (a directory rename the server refuses when the
+version exists) and the staged files renamed to their final names. A killed commit is rolled
+forward by the next attempt; an overtaken attempt raises ``Superseded``. Not in STREAMING.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    ConnectionInfo,
+    Connector,
+    Dataset,
+    FromConnection,
+    InsertOnly,
+    Lineage,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    TableLineage,
+    TwoPhaseSink,
+    Unnamed,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from . import checks
+
+__all__ = ["ServerFile"]
+
+
+class ServerFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+                  TwoPhaseSink, FromConnection):
+    kinds = frozenset({SOURCE, SINK})
+    identity = ("host", "port", "path")
+    committer = True
+    stores_deletes = False
+    secrets = frozenset({"password", "private_key"})
+    scheme = ""
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return checks.check(plugin, job, self.connection_option)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return checks.schema(plugin, job, inputs)
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        """host, port, login (``user``) and password, and from the extra: FTP's ``passive``
+        (``connection_mode``), SFTP's ``key_file`` or ``private_key``."""
+        extra = dict(conn.extra or {})
+        out: dict[str, Any] = {}
+        for key, value in (("host", conn.host), ("port", conn.port), ("user", conn.login),
+                           ("password", conn.password)):
+            if value not in (None, ""):
+                out[key] = value
+        if self.scheme == "ftp" and "passive" in extra:
+            passive = str(extra["passive"]).strip().lower() in ("true", "1", "yes")
+            out["connection_mode"] = "passive_local" if passive else "active_local"
+        if self.scheme == "sftp":
+            for key in ("key_file", "private_key"):
+                if extra.get(key):
+                    out[key] = str(extra[key])
+        return out
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        return "host" not in options and "password" not in options
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        from ..localfile.options import opt
+
+        host, path = opt(options, "host"), opt(options, "path")
+        if host is None or path is None:
+            return []
+        text = f"{host}{path}"
+        if "${" in text or "{{" in text or "{%" in text:
+            return [Unnamed(f"path {text!r}")]
+        port = opt(options, "port", 21 if self.scheme == "ftp" else 22)
+        return [f"{self.scheme}://{host}:{port}/{str(path).strip('/')}"]
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        from ..localfile.placeholders import table_config
+
+        return self.assets(table_config(options, table))
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        from .runtime import save_mode
+
+        return save_mode(self, run_id, vertex)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .runtime import read
+
+        return read(self, ctx, vertex)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .runtime import prepare
+
+        return prepare(self, ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .runtime import commit
+
+        commit(self, ctx, vertex, info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .runtime import abort
+
+        abort(self, ctx, vertex, info)

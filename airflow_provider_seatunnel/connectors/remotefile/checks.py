@@ -1,0 +1,74 @@
+"""FtpFile and SftpFile at compile time (no Spark, no network): LocalFile's file option checks
+(:mod:`..localfile.checks`), then the server options: ``host``, ``port``, ``user``,
+``password`` (each required unless the block names an Airflow connection; SftpFile's password not
+with a ``key_file``), ``path``, FtpFile's ``connection_mode``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import SOURCE
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from ..localfile import checks as file_checks
+from ..localfile.options import opt
+from .options import CONNECTION_MODES, key_prefix
+
+
+def _server_problems(plugin: PluginConfig, job: JobConfig, conn_option: str, options: Mapping[str, Any],
+                     prefix: str, shared: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def report(message: str, key: str, hint: str | None = None) -> None:
+        problems.append(job.problem(message, plugin, key=prefix + key, hint=hint))
+
+    def value(key: str) -> Any:
+        found = opt(options, key)
+        return found if found is not None else opt(shared, key)
+
+    conn = value(conn_option)
+    if conn is not None and (not isinstance(conn, str) or not conn.strip()):
+        report(f"{conn_option} must name an Airflow connection", conn_option)
+    if conn is None:
+        keyed = value("key_file") is not None or value("private_key") is not None  # SFTP: a key logs in
+        for key in ("host", "port", "user") + (() if keyed else ("password",)):
+            if value(key) is None:
+                report(f"the option '{key}' is required", key,
+                       hint=f"set {key} = ..., or name an Airflow connection with {conn_option}")
+    port = value("port")
+    if port is not None:
+        try:
+            number = int(str(port).strip())
+            if not 0 < number < 65536:
+                raise ValueError
+        except ValueError:
+            report(f"port '{port}' is not a TCP port", "port", hint="set port = 21 (FTP) or 22 (SFTP)")
+    path = opt(options, "path")
+    if path is not None:
+        try:
+            key_prefix(plugin.name, path)
+        except Exception as e:
+            report(str(e).split(": ", 1)[-1], "path", hint='set path = "/folder/on/the/server"')
+    mode = value("connection_mode")
+    if mode is not None and str(mode).strip().lower() not in CONNECTION_MODES:
+        report(f"unknown connection_mode '{mode}'", "connection_mode", hint=f"use one of {', '.join(CONNECTION_MODES)}")
+    return problems
+
+
+def check(plugin: PluginConfig, job: JobConfig, conn_option: str) -> list[Problem]:
+    """LocalFile's checks of the file options, then the server options of the block (or of each
+    ``tables_configs`` item, which takes the server options it does not set from its block)."""
+    problems = file_checks.check(plugin, job)
+    tables = plugin.get("tables_configs")
+    if plugin.section == SOURCE and isinstance(tables, list) and tables:
+        for i, item in enumerate(tables):
+            if isinstance(item, Mapping):
+                problems += _server_problems(plugin, job, conn_option, item, f"tables_configs[{i}].", plugin.options)
+        return problems
+    return problems + _server_problems(plugin, job, conn_option, plugin.options, "", {})
+
+
+def schema(plugin: PluginConfig, job: JobConfig,
+           inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    return file_checks.schema(plugin, job, inputs)

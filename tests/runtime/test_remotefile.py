@@ -1,0 +1,157 @@
+"""FtpFile and SftpFile on real Spark against real servers on loopback (tests/file_servers.py:
+pyftpdlib's FTP server, Debian's OpenSSH): formats round-trip, partitions, the fenced commit
+(a killed committer rolled forward, an overlapping older attempt fenced) and the server's
+refusal of a second version of a fence record. The files are checked on the server's disk."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext
+from airflow_provider_seatunnel.spi import get_connector
+from airflow_provider_seatunnel.spi.fencing import Superseded
+from airflow_provider_seatunnel.spi.rows import with_kind
+from tests import file_servers
+
+FIELDS = "id = int, name = string, day = date"
+PLUGINS = {"ftp": "FtpFile", "sftp": "SftpFile"}
+
+
+@pytest.fixture(scope="module", params=["ftp", "sftp"])
+def server(request):
+    with file_servers.running(request.param) as running:
+        yield running
+
+
+def connector(server):
+    return get_connector(PLUGINS[server.scheme])
+
+
+def frame(spark, start: int, n: int, parts: int = 2):
+    rows = [(i, f"n{i}", dt.date(2024, 1, 1 + i % 3)) for i in range(start, start + n)]
+    return {"t": with_kind(spark.createDataFrame(rows, "id int, name string, day date").repartition(parts))}
+
+
+def block(server, folder: str, **options) -> str:
+    extra = "".join(f', {k} = "{v}"' if isinstance(v, str) else f", {k} = {str(v).lower()}"
+                    for k, v in options.items())
+    mode = ', connection_mode = "passive_local"' if server.scheme == "ftp" else ""
+    return f'{server.options()}{mode}, path = "{server.path(folder)}"{extra}'
+
+
+def sink_ctx(plan_of, spark, server, options: str, run_id: str, attempt: int = 1, fault: str | None = None):
+    plan = plan_of(f"""
+source {{ LocalFile {{ plugin_output = "t", path = "/nowhere", file_format_type = "parquet" }} }}
+sink {{ {PLUGINS[server.scheme]} {{ {options} }} }}
+""")
+    p = plan.pipelines[0]
+    opts = faults.from_environment({faults.ENV: fault}) if fault else None
+    return RunContext(spark, plan, p, run_id, attempt=attempt, options=opts), p.sinks[0]
+
+
+def read_rows(plan_of, spark, server, options: str, columns: str = "id") -> list:
+    plan = plan_of(f'source {{ {PLUGINS[server.scheme]} {{ plugin_output = "r", {options} }} }}\n'
+                   "sink { Console { } }")
+    p = plan.pipelines[0]
+    tables = connector(server).read(RunContext(spark, plan, p, "reader"), p.sources[0])
+    return sorted(tuple(r) for df in tables.values() for r in df.select(*columns.split(",")).collect())
+
+
+def published(server, folder: str) -> list[str]:
+    """The data files on the server's disk: everything but the sink's bookkeeping."""
+    root = server.local(folder)
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and ".seatunnel-" not in str(p)) if root.exists() else []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_each_format_round_trips(spark, plan_of, server, fmt):
+    folder = f"round-{fmt}"
+    options = block(server, folder, file_format_type=fmt)
+    ctx, vertex = sink_ctx(plan_of, spark, server, options, "run-1")
+    info = connector(server).prepare(ctx, vertex, frame(spark, 0, 20))
+    assert published(server, folder) == []  # staged only
+    connector(server).commit(ctx, vertex, info)
+    files = published(server, folder)
+    assert len(files) == 2 and all(re.fullmatch(rf"T_\w+_run-1_0_1_{i}\.{fmt}", f) for i, f in enumerate(files)), files
+    assert not list(server.local(folder).glob(".seatunnel-staging/**/*.*"))
+    schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt == "csv" else ""
+    rows = read_rows(plan_of, spark, server, options + schema, "id,name,day")
+    assert rows == [(i, f"n{i}", dt.date(2024, 1, 1 + i % 3)) for i in range(20)]
+
+
+def test_partitions_and_lzo_text(spark, plan_of, server):
+    folder = "parts"
+    options = block(server, folder, file_format_type="text", compress_codec="lzo", field_delimiter=",")
+    write = options + ', have_partition = true, partition_by = ["day"]'
+    ctx, vertex = sink_ctx(plan_of, spark, server, write, "run-p")
+    connector(server).commit(ctx, vertex, connector(server).prepare(ctx, vertex, frame(spark, 0, 9)))
+    files = published(server, folder)
+    assert {f.split("/")[0] for f in files} == {"day=2024-01-01", "day=2024-01-02", "day=2024-01-03"}
+    assert all(f.endswith(".txt.lzo") for f in files), files
+    rows = read_rows(plan_of, spark, server, options + ", schema = { fields { id = int, name = string } }", "id,day")
+    assert rows == [(i, f"2024-01-0{1 + i % 3}") for i in range(9)]
+
+
+def test_a_killed_committer_is_rolled_forward_once(spark, plan_of, server):
+    folder = "killed"
+    options = block(server, folder, file_format_type="json")
+    read_options = f"{options}, schema = {{ fields {{ {FIELDS} }} }}"
+    dying, vertex = sink_ctx(plan_of, spark, server, options, "run-1", fault="sink.move+1")
+    info = connector(server).prepare(dying, vertex, frame(spark, 100, 10))
+    with pytest.raises(faults.InjectedFault, match=r"sink\.move"):
+        connector(server).commit(dying, vertex, info)
+    connector(server).abort(dying, vertex, info)  # as the engine does: the recorded commit stays
+    assert len(published(server, folder)) == 1  # half published...
+    assert read_rows(plan_of, spark, server, read_options) == []  # ...and invisible to readers
+    retry, _ = sink_ctx(plan_of, spark, server, options, "run-1", attempt=2)
+    again = connector(server).prepare(retry, vertex, frame(spark, 100, 10))
+    assert [t["status"] for t in again["tables"]] == ["recovered"]
+    connector(server).commit(retry, vertex, again)
+    assert read_rows(plan_of, spark, server, read_options) == [(i,) for i in range(100, 110)]
+    third, _ = sink_ctx(plan_of, spark, server, options, "run-1", attempt=3)
+    assert [t["status"] for t in connector(server).prepare(third, vertex, frame(spark, 100, 10))["tables"]] == [
+        "committed"]
+    assert len(published(server, folder)) == 2
+
+
+def test_an_overlapping_older_attempt_is_fenced(spark, plan_of, server):
+    folder = "overlap"
+    options = block(server, folder, file_format_type="json")
+    old, vertex = sink_ctx(plan_of, spark, server, options, "same")
+    new, _ = sink_ctx(plan_of, spark, server, options, "same")
+    stale = connector(server).prepare(old, vertex, frame(spark, 0, 10))
+    fresh = connector(server).prepare(new, vertex, frame(spark, 0, 10))
+    assert [e["token"] for e in stale["tables"] + fresh["tables"]] == [1, 2]
+    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
+        connector(server).commit(old, vertex, stale)
+    assert published(server, folder) == []
+    connector(server).commit(new, vertex, fresh)
+    assert len(published(server, folder)) == 2
+
+
+def test_a_fence_record_version_is_written_once(server):
+    """The compare-and-swap: two writers naming the same version, one wins."""
+    from airflow_provider_seatunnel.connectors.remotefile.options import settings, store
+    from airflow_provider_seatunnel.connectors.s3file.store import Conflict
+
+    s = settings(PLUGINS[server.scheme], server.scheme, {
+        "host": server.host, "port": server.port, "user": server.user, "password": server.password,
+        "key_file": server.key_file, "path": server.path("cas"), "connection_mode": "passive_local"})
+    one, two = store(s), store(s)
+    key = s.key("fence.json")
+    first = one.write_json(key, {"token": 1}, None)
+    with pytest.raises(Conflict):
+        two.write_json(key, {"token": 9}, None)
+    assert one.write_json(key, {"token": 2}, first) != first
+    with pytest.raises(Conflict):
+        two.write_json(key, {"token": 3}, first)  # stale: names the version it read
+    got = two.read_json(key)
+    assert got is not None and got.value == {"token": 2}
+    assert [k for k, _ in one.objects(s.prefix + "/")] == [key]
+    one.close()
+    two.close()
