@@ -1,5 +1,6 @@
-"""The SparkSession of a pipeline, configured from the job's ``env`` (how a driver's Python imports
-PySpark: :mod:`.pyspark_internals`)."""
+"""The SparkSession of a pipeline, configured from the job's ``env`` and the settings its plugins
+need at session start (:class:`..spi.NeedsSession`: Hive support and a metastore); how a driver's
+Python imports PySpark: :mod:`.pyspark_internals`."""
 
 from __future__ import annotations
 
@@ -13,25 +14,49 @@ BASE_CONF = {
 }
 
 
-def spark_conf(env: Mapping[str, Any], jars: Sequence[str] = ()) -> dict[str, str]:
+def session_settings(plan: Any, pipeline: Any) -> dict[str, str]:
+    """The settings the pipeline's plugins need at session start (:class:`..spi.NeedsSession`);
+    a :class:`..spi.errors.RuntimeConfigError` when two of them ask different values of a key."""
+    from ..spi import NeedsSession, get_connector
+    from ..spi.errors import RuntimeConfigError
+
+    out: dict[str, str] = {}
+    asked_by: dict[str, str] = {}
+    for vertex in pipeline.vertices:
+        connector = get_connector(vertex.plugin)
+        if not isinstance(connector, NeedsSession):
+            continue
+        for key, value in connector.session_conf(vertex.config, plan.env).items():
+            if key in out and out[key] != str(value):
+                raise RuntimeConfigError(f"{vertex.ref} {vertex.plugin} needs the session setting {key}={value}, "
+                                         f"{asked_by[key]} needs {key}={out[key]}: one session cannot have both")
+            out[key], asked_by[key] = str(value), f"{vertex.ref} {vertex.plugin}"
+    return out
+
+
+def spark_conf(env: Mapping[str, Any], jars: Sequence[str] = (),
+               session: Mapping[str, str] | None = None) -> dict[str, str]:
     """``spark.*`` keys of the job's ``env``, as strings (SeaTunnel passes them to SparkConf);
-    ``jars`` (see :func:`.jars.pipeline_jars`) join ``spark.jars``."""
+    ``jars`` (see :func:`.jars.pipeline_jars`) join ``spark.jars``; ``session`` (see
+    :func:`session_settings`) come last."""
     out = dict(BASE_CONF)
     for key, value in env.items():
         if str(key).startswith("spark.") and key != "spark.master":
             out[str(key)] = "true" if value is True else "false" if value is False else str(value)
+    out.update(session or {})
     if jars:
         known = [j.strip() for j in out.get("spark.jars", "").split(",") if j.strip()]
         out["spark.jars"] = ",".join(dict.fromkeys([*known, *jars]))
     return out
 
 
-def get_session(app_name: str, env: Mapping[str, Any], master: str | None = None, jars: Sequence[str] = ()) -> Any:
+def get_session(app_name: str, env: Mapping[str, Any], master: str | None = None, jars: Sequence[str] = (),
+                session: Mapping[str, str] | None = None) -> Any:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    for key, value in spark_conf(env, jars).items():
+    for key, value in spark_conf(env, jars, session).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

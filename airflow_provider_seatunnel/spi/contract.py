@@ -17,7 +17,7 @@ Data between the engine and a connector:
 
 Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
 :class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`TableLineage`,
-:class:`ColumnLineage`, :class:`NeedsJars`, :class:`SourceTables`, :class:`CommitterFor`.
+:class:`ColumnLineage`, :class:`NeedsJars`, :class:`NeedsSession`, :class:`SourceTables`, :class:`CommitterFor`.
 Run time: the rest.
 """
 
@@ -305,6 +305,17 @@ class ColumnLineage(Protocol):
 class NeedsJars(Protocol):
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         """Jars Spark needs on its classpath for this plugin (a JDBC driver)."""
+        ...
+
+
+@runtime_checkable
+class NeedsSession(Protocol):
+    def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
+        """Spark settings the pipeline's session must be built with, which a running session cannot
+        take (Hive support and its metastore: ``spark.sql.catalogImplementation``,
+        ``spark.hadoop.hive.metastore.uris``). They join the env's ``spark.*`` settings; two plugins
+        of one pipeline asking different values of a key fail the run
+        (:class:`.errors.RuntimeConfigError`), so a connector reports such clashes at compile time."""
         ...
 
 

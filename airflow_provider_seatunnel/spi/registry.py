@@ -35,6 +35,7 @@ _BUILTIN_MODULES = {
     "redis": "redis",
     "http": "http",
     "s3file": "s3file",
+    "hive": "hive",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp",
 }
@@ -42,10 +43,10 @@ _BUILTIN_MODULES = {
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "Hive", "HdfsFile", "S3File",
+             "Elasticsearch", "HdfsFile", "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Kafka", "Elasticsearch", "Hive", "HdfsFile", "S3File",
+    SINK: ("Kafka", "Elasticsearch", "HdfsFile", "S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",
