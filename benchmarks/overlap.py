@@ -55,7 +55,12 @@ def outside_lock(sink_type: str, work: Path, resources: Any) -> Iterator[Callabl
     held: list[Any] = []
 
     def take() -> None:
-        if sink_type.startswith("Jdbc"):
+        if sink_type == "Jdbc MySQL":
+            session = resources.mysql.session()
+            session.stdin.write("LOCK TABLES my_plain WRITE;\n")  # released when the session ends
+            session.stdin.flush()
+            held.append(session)
+        elif sink_type.startswith("Jdbc"):
             table = "upsert_a" if "upsert" in sink_type else "plain_a"
             session = resources.postgres.session()
             session.stdin.write(f"BEGIN;\nLOCK TABLE public.{table} IN ACCESS EXCLUSIVE MODE;\n")

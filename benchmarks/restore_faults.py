@@ -1,6 +1,7 @@
 """Restores are exactly-once: crash a run, restore it with the same run id, compare the sinks with the expected rows.
 
-Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``), one
+Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
+store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``), one
 pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
 an earlier run:
 
@@ -61,6 +62,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import overlap  # noqa: E402
+import store_targets  # noqa: E402
 
 from airflow_provider_seatunnel.connectors import localfile as lf  # noqa: E402
 
@@ -336,6 +338,9 @@ SINK_TYPES: dict[str, SinkType] = {
                             "which the input replaces: the expected table is the earlier row (id -1) plus the "
                             "input, each id once with the input's values."),
     "Redis": SinkType(redis_sinks, POINTS, 5_000, "staging lists", REDIS_READING),
+    **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
+                        POINTS, 5_000, "raw files", store_targets.READING)
+       for plugin in ("S3File", "FtpFile", "SftpFile")},
 }
 
 

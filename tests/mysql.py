@@ -82,6 +82,15 @@ class MyServer:
             raise RuntimeError(f"mariadb failed: {result.stderr.strip()}\n{statement}")
         return [[None if v == "NULL" else v for v in line.split("\t")] for line in result.stdout.splitlines()]
 
+    def session(self) -> subprocess.Popen:
+        """An open ``mariadb`` session reading statements from its stdin (write them, then close
+        stdin): what holds a lock while a test runs something else."""
+        args = [CLIENT, "--no-defaults", "--protocol=TCP", "-h127.0.0.1", f"-P{self.port}", f"-u{self.user}",
+                "--batch", "--connect-timeout=10", f"--database={self.database}"]
+        env = {**os.environ, "MYSQL_PWD": self.password}
+        return subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=env)
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)  # a test server: nothing to keep

@@ -149,7 +149,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if spark is not None:
+            jvm = spark.sparkContext._jvm
             spark.stop()
+            _close_filesystems(jvm)
+
+
+def _close_filesystems(jvm: Any) -> None:
+    """Close the Hadoop file systems the run opened, once Spark stopped: some hold threads that keep
+    the driver's JVM from exiting (Hadoop's SFTP client keeps its SSH sessions on non-daemon threads)."""
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.closeAll()
+    except Exception as e:  # never hide the run's own outcome
+        logging.getLogger("seatunnel.runtime").warning("could not close Hadoop's file systems: %s", e)
 
 
 if __name__ == "__main__":
