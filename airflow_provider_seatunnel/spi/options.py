@@ -5,10 +5,25 @@ Re-exported from the config reader so that connectors depend on the contract alo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..config.errors import ConfigError, Problem
 from ..config.hocon import MISSING
 from ..config.loader import JobConfig, PluginConfig
 from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
 
-__all__ = ["MISSING", "ConfigError", "JobConfig", "PluginConfig", "Problem", "as_bool", "as_int", "as_list",
-           "checked_bool", "checked_int", "lookup"]
+__all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
+           "as_list", "checked_bool", "checked_int", "lookup"]
+
+
+@dataclass(frozen=True)
+class OptionError(ValueError):
+    """An option SeaTunnel would refuse: its key, the message and a hint (a connector's option
+    parser raises it; its compile-time check turns it into a located problem)."""
+
+    key: str
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        return self.message

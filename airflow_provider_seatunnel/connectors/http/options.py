@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.options import MISSING, as_bool, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
 from ...spi.schema import Schema, TypeError_, schema_from_options
 from .jsonpath import JsonPath, PathError, UnsupportedPath, compile_path
 
@@ -60,18 +60,6 @@ DEVIATIONS = (
     "STREAMING: one poll per micro-batch, at most one per poll_interval_millis; under the default trigger "
     "(available_now) each run polls once. A replayed micro-batch requests again (at least once, as SeaTunnel)",
 )
-
-
-@dataclass(frozen=True)
-class OptionError(ValueError):
-    """An option SeaTunnel would refuse: its key, the message and a hint."""
-
-    key: str
-    message: str
-    hint: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @dataclass(frozen=True)

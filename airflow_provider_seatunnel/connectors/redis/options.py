@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK
-from ...spi.options import MISSING, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_int, lookup
 from ...spi.schema import Schema, TypeError_, schema_from_options
 
 #: SeaTunnel's ``data_type`` values (``key`` and ``string`` are one Redis type)
@@ -51,18 +51,6 @@ DEVIATIONS = (
     "a source reading a key whose type is not data_type skips it (SCAN's TYPE filter), as SeaTunnel 2.3.8 "
     "does on Redis 6 and later",
 )
-
-
-@dataclass(frozen=True)
-class OptionError(ValueError):
-    """An option SeaTunnel would refuse: its key, the message and a hint."""
-
-    key: str
-    message: str
-    hint: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
 
 
 @dataclass(frozen=True)
