@@ -684,10 +684,10 @@ def messages(error) -> list[str]:
 
 
 def test_what_this_package_cannot_do_plans_as_not_runnable(plan_of):
-    """A format or codec SeaTunnel has and Spark has not is a feature gap, not a bad config: the job
-    plans (with a not-runnable warning each) and validate/run refuse it."""
+    """A codec SeaTunnel has and Spark has not (or an .xls workbook) is a feature gap, not a bad config:
+    the job plans (with a not-runnable warning each) and validate/run refuse it."""
     plan = plan_of("""
-source { LocalFile { plugin_output = "t", path = "/in", file_format_type = "excel", schema = { fields { a = int } } } }
+source { LocalFile { plugin_output = "t", path = "/in/a.xls", file_format_type = "excel", schema = { fields { a = int } } } }
 sink {
   LocalFile { plugin_input = "t", path = "/o3", file_format_type = "parquet", compress_codec = "brotli" }
   LocalFile { plugin_input = "t", path = "/o4", file_format_type = "parquet", compress_codec = "lzo" }
@@ -695,8 +695,8 @@ sink {
 }""")
     gaps = {(w["plugin"], w["key"]): w["message"] for w in plan.warnings if w.get("code") == "not-runnable"}
     assert gaps == {
-        ("source[0] LocalFile", "file_format_type"):
-            "file_format_type 'excel' is not supported by this package: it plans, but validate fails",
+        ("source[0] LocalFile", "path"):
+            "reading .xls (Excel 97-2003) files is not supported by this package: it plans, but validate fails",
         ("sink[0] LocalFile", "compress_codec"):
             "compress_codec 'brotli' is not available in Spark: it plans, but validate fails",
         ("sink[1] LocalFile", "compress_codec"): "compress_codec 'lzo' is not available in Spark: it plans, but "
@@ -811,3 +811,18 @@ schema = {{ fields {{ id = int, name = string }} }}'''
     assert _projections(chosen) == _projections(as_is) + 1  # read_columns' own; no identity projection
     assert dict(as_is.dtypes)[ROW_KIND] == "tinyint"
     assert rows(as_is, "id", "name", ROW_KIND) == [(1, "x", 0), (2, "y", 0)]
+
+
+def test_archives_plan_as_not_runnable(plan_of, config_error):
+    """archive_compress_codec (files packed in zip/tar archives) is a feature gap, an unknown one an error."""
+    plan = plan_of("""
+source { LocalFile { plugin_output = "t", path = "/in", file_format_type = "json", archive_compress_codec = "zip",
+                     schema = { fields { a = int } } } }
+sink { Console { } }""")
+    gaps = {(w["plugin"], w["key"]) for w in plan.warnings if w.get("code") == "not-runnable"}
+    assert gaps == {("source[0] LocalFile", "archive_compress_codec")}
+    error = config_error("""
+source { LocalFile { plugin_output = "t", path = "/in", file_format_type = "json", archive_compress_codec = "rar",
+                     schema = { fields { a = int } } } }
+sink { Console { } }""")
+    assert "unknown archive_compress_codec 'rar'" in "\n".join(messages(error))

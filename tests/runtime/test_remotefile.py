@@ -68,7 +68,7 @@ def published(server, folder: str) -> list[str]:
                   if p.is_file() and ".seatunnel-" not in str(p)) if root.exists() else []
 
 
-@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "excel"])
 def test_each_format_round_trips(spark, plan_of, server, fmt):
     folder = f"round-{fmt}"
     options = block(server, folder, file_format_type=fmt)
@@ -77,9 +77,11 @@ def test_each_format_round_trips(spark, plan_of, server, fmt):
     assert published(server, folder) == []  # staged only
     connector(server).commit(ctx, vertex, info)
     files = published(server, folder)
-    assert len(files) == 2 and all(re.fullmatch(rf"T_\w+_run-1_0_1_{i}\.{fmt}", f) for i, f in enumerate(files)), files
+    ext = "xlsx" if fmt == "excel" else fmt
+    assert len(files) == 2 and all(re.fullmatch(rf"T_\w+_run-1_0_1_{i}\.{ext}", f) for i, f in enumerate(files)), files
     assert not list(server.local(folder).glob(".seatunnel-staging/**/*.*"))
-    schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt == "csv" else ""
+    schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt in ("csv", "excel") else ""
+    schema += ", skip_header_row_number = 1" if fmt == "excel" else ""  # the sink wrote a header row
     rows = read_rows(plan_of, spark, server, options + schema, "id,name,day")
     assert rows == [(i, f"n{i}", dt.date(2024, 1, 1 + i % 3)) for i in range(20)]
 

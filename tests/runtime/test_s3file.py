@@ -59,7 +59,7 @@ def staging(s3, bucket: str) -> list[str]:
     return [k for k in s3.keys(bucket) if ".seatunnel-staging" in k]
 
 
-@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "excel"])
 def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     bucket = s3.new_bucket()
     block = f'{s3.options(bucket, "/out")}, file_format_type = "{fmt}"'
@@ -67,12 +67,13 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     info = s3file.CONNECTOR.prepare(ctx, vertex, frame(spark, 0, 20))
     assert visible(s3, bucket) == []  # staged only
     s3file.CONNECTOR.commit(ctx, vertex, info)
-    suffix = {"csv": ".csv", "json": ".json", "parquet": ".parquet"}[fmt]
+    suffix = {"csv": ".csv", "json": ".json", "parquet": ".parquet", "excel": ".xlsx"}[fmt]
     published = visible(s3, bucket)
     assert len(published) == 2 and all(re.fullmatch(rf"out/T_\w+_run-1_0_1_{i}{re.escape(suffix)}", k)
                                         for i, k in enumerate(published)), published
     assert staging(s3, bucket) == []
     schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt != "parquet" else ""
+    schema += ", skip_header_row_number = 1" if fmt == "excel" else ""  # the sink wrote a header row
     plan = plan_of(f"source {{ S3File {{ plugin_output = \"r\", {block}{schema} }} }}\nsink {{ Console {{ }} }}")
     p = plan.pipelines[0]
     (df,) = s3file.CONNECTOR.read(RunContext(spark, plan, p, "reader"), p.sources[0]).values()

@@ -11,6 +11,7 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
 from ...spi.schema import Schema, schema_from_options
+from .excel import sheet_name_problem
 from .options import (
     CODECS,
     DATA_SAVE_MODES,
@@ -50,6 +51,9 @@ class _Block:
     def report(self, message: str, key: str, hint: str | None = None) -> None:
         self.problems.append(self.job.problem(message, self.plugin, key=self.at(key), hint=hint))
 
+    def warn(self, message: str, key: str, hint: str | None = None) -> None:
+        self.problems.append(self.job.problem(message, self.plugin, key=self.at(key), hint=hint, severity="warning"))
+
     def cannot_run(self, message: str, key: str, hint: str | None = None) -> None:
         """Something this package cannot do yet: plans, fails validate and run."""
         self.problems.append(self.job.cannot_run(message, self.plugin, key=self.at(key), hint=hint))
@@ -88,6 +92,10 @@ def _check_codec(b: _Block, fmt: str | None) -> None:
         return
     name = str(codec).strip().lower()
     allowed = CODECS[fmt] if b.sink else ("none", *[c for c in LINE_CODECS if c != "none"])
+    if fmt == "excel" and name != "none" and name in allowed:
+        b.warn(f"compress_codec '{name}' does not apply to excel files: they are written uncompressed",
+               "compress_codec", hint="remove compress_codec (an .xlsx workbook is a zip file already)")
+        return
     if name in UNAVAILABLE_CODECS and name not in allowed:
         b.cannot_run(f"compress_codec '{name}' is not available in Spark", "compress_codec",
                      hint=f"for {fmt} use one of {', '.join(CODECS[fmt])}")
@@ -112,6 +120,21 @@ def _check_values(b: _Block) -> None:
             b.report(f"{key} must be true or false, found {value!r}", key)
 
 
+def _check_excel(b: _Block) -> None:
+    """excel: the sink's sheet name and row window; a source path naming an .xls file."""
+    if b.sink:
+        sheet = opt(b.options, "sheet_name")
+        problem = sheet_name_problem(str(sheet)) if sheet is not None else None
+        if problem:
+            b.report(f"sheet_name: {problem}", "sheet_name")
+        window = opt(b.options, "max_rows_in_memory")
+        if window is not None and as_int(window) is None:
+            b.report(f"max_rows_in_memory must be an integer, found {window!r}", "max_rows_in_memory")
+    elif str(opt(b.options, "path", "")).strip().lower().endswith(".xls"):
+        b.cannot_run("reading .xls (Excel 97-2003) files is not supported by this package", "path",
+                     hint="save the workbook as .xlsx (openpyxl reads only the zip-based format)")
+
+
 def _check_sink(b: _Block) -> None:
     for key, allowed in (("schema_save_mode", SCHEMA_SAVE_MODES), ("data_save_mode", DATA_SAVE_MODES)):
         value = opt(b.options, key)
@@ -132,7 +155,23 @@ def _check_sink(b: _Block) -> None:
                      hint="use a Java date pattern such as yyyy.MM.dd")
 
 
+#: SeaTunnel's archive_compress_codec values (a source reading files packed in archives)
+ARCHIVE_CODECS = ("none", "zip", "tar", "tar_gz")
+
+
+def _check_archive(b: _Block) -> None:
+    """Reading files out of archives is SeaTunnel's, not this package's: any codec but ``none``
+    plans as not runnable (an unknown one is an error)."""
+    codec = opt(b.options, "archive_compress_codec")
+    if codec is None or not b.enum("archive_compress_codec", codec, ARCHIVE_CODECS, upper=False):
+        return
+    if str(codec).strip().lower() != "none":
+        b.cannot_run(f"archive_compress_codec '{codec}' is not supported by this package", "archive_compress_codec",
+                     hint="unpack the archives first, or drop the option to read plain files")
+
+
 def _check_source(b: _Block, fmt: str | None) -> None:
+    _check_archive(b)
     pattern = opt(b.options, "file_filter_pattern")
     if pattern is not None:
         try:
@@ -155,6 +194,8 @@ def _check_block(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any
     fmt = _check_format(b)
     _check_codec(b, fmt)
     _check_values(b)
+    if fmt == "excel":
+        _check_excel(b)
     if b.sink:
         _check_sink(b)
     else:

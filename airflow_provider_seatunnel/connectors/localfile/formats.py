@@ -1,4 +1,5 @@
-"""How LocalFile reads and writes each format: text, csv, json, parquet, orc (xml and binary: :mod:`.documents`).
+"""How LocalFile reads and writes each format: text, csv, json, parquet, orc (xml and binary: :mod:`.documents`;
+excel: :mod:`.excel`).
 
 Reading: text lines are read by Spark and split with native functions (the ``field_delimiter`` is
 a regex, as in SeaTunnel); blank text/csv fields become null; values are cast to the ``schema``
@@ -22,7 +23,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
-from . import documents
+from . import documents, excel
 from .options import (
     CODECS,
     DEFAULT_DELIMITER,
@@ -248,7 +249,7 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
     r.schema = schema_from_options(config)
     if r.schema is None:
         raise config_error(f"schema is required to read {fmt} files")
-    r.how = {"blank_null": fmt != "json", "bytes": "base64" if fmt == "json" else "utf8",
+    r.how = {"blank_null": fmt not in ("json", "excel"), "bytes": "base64" if fmt == "json" else "utf8",
              "date": str(opt(config, "date_format", "yyyy-MM-dd")),
              "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
              "time": str(opt(config, "time_format", "HH:mm:ss"))}
@@ -258,7 +259,7 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
         empty = T.StructType([*r.schema.to_spark().fields, T.StructField(FILE, T.StringType())])
         return spark.createDataFrame([], empty)
     readers: dict[str, Callable[[_Reading, Schema, Mapping[str, Any]], Any]] = {
-        "text": _read_text, "csv": _read_csv, "json": _read_json, "xml": documents.read_xml}
+        "text": _read_text, "csv": _read_csv, "json": _read_json, "xml": documents.read_xml, "excel": excel.read_excel}
     return readers[fmt](r, r.schema, r.how)
 
 
@@ -511,7 +512,7 @@ def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 _WRITERS: dict[str, Callable[[Any, _Layout, Mapping[str, Any]], Any]] = {
     "text": _text_writer, "csv": _csv_writer, "json": _native_writer, "parquet": _native_writer,
-    "orc": _native_writer, "xml": documents.xml_writer, "binary": documents.binary_writer}
+    "orc": _native_writer, "xml": documents.xml_writer, "binary": documents.binary_writer, "excel": excel.excel_writer}
 
 
 def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
@@ -524,7 +525,8 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     df = ctx.with_write_faults(vertex, df)  # a no-op unless a restore trial arms sink.write
     fmt = opts["format"]
     out = _WRITERS[fmt](df, layout, opts).option("compression", CODECS[fmt][opts["codec"]][0])
-    out = out.option("maxRecordsPerFile", opts["batch_size"]).mode("overwrite")
+    # excel: each row is a whole workbook (its writer rolls over past batch_size rows)
+    out = out.option("maxRecordsPerFile", 1 if fmt == "excel" else opts["batch_size"]).mode("overwrite")
     part_cols = [f"{PART}0"] if fmt == "binary" else layout.part_cols  # binary: a directory per file
     if part_cols:
         out = out.partitionBy(*part_cols)

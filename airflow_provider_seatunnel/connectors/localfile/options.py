@@ -37,8 +37,19 @@ DEVIATIONS = """\
   elements at any depth.
 * binary: each file is assembled in one row (files up to 2 GB), the chunks grouped by
   relativePath; compress_codec does not apply. A gap or repeat in partIndex fails the job.
-* excel is not runnable: no spark-excel release was tried against Spark 4.2 here (dev.mauch:spark-excel,
-  formerly com.crealytics, announces Spark 4.0 support from 0.31.2; it needs its jar on the classpath).
+* excel: .xlsx only (openpyxl, the excel extra, on the driver and the executors): an .xls (Excel 97-2003)
+  file fails the read (SeaTunnel reads it with POI); files are recognised by their content, not by the
+  .xlsx/.xls suffix SeaTunnel requires. The header row is written unless enable_header_write = false
+  (SeaTunnel always writes it); the written columns are contiguous (SeaTunnel leaves the cells of
+  unwritten columns empty); a file rolls over at a sheet's 1,048,576 rows (SeaTunnel fails).
+  max_rows_in_memory is accepted and not needed (openpyxl's write-only mode holds no rows), and so is
+  compress_codec (ignored: x_0.xlsx, never x_0.lzo.xlsx). Reading: a blank cell is null (SeaTunnel
+  fails on it), an error cell null (SeaTunnel: ""), a formula its cached value (SeaTunnel fails); rows
+  without a value in the schema's columns are skipped (SeaTunnel gives a row of nulls, and stops at
+  the sheet's count of rows when rows are missing in between); text cells take date_format,
+  datetime_format and time_format before the usual patterns (SeaTunnel: the default patterns only);
+  integers and decimals in text or beyond 2^53 keep their digits (SeaTunnel goes through a double).
+  Timestamps keep milliseconds (Excel stores a fraction of a day).
 * A null or empty partition value is written as __HIVE_DEFAULT_PARTITION__, as Spark and Hive do
   (SeaTunnel fails on null and writes 'k=' for "", a directory Spark refuses to read); ':' in a
   partition value as %3A (Hadoop paths cannot hold ':'); the source turns %3A back into ':'.
@@ -52,12 +63,13 @@ DEVIATIONS = """\
 * custom_filename and have_partition are accepted and ignored, as in SeaTunnel.
 """
 
-FORMATS = ("text", "csv", "json", "parquet", "orc", "xml", "binary")
-SEATUNNEL_ONLY_FORMATS = ("excel",)
+FORMATS = ("text", "csv", "json", "parquet", "orc", "xml", "binary", "excel")
+#: SeaTunnel's formats this package plans but cannot run (none now)
+SEATUNNEL_ONLY_FORMATS: tuple[str, ...] = ()
 #: the formats whose source needs a ``schema``
-SCHEMA_FORMATS = ("text", "csv", "json", "xml")
+SCHEMA_FORMATS = ("text", "csv", "json", "xml", "excel")
 FORMAT_SUFFIX = {"text": ".txt", "csv": ".csv", "json": ".json", "parquet": ".parquet", "orc": ".orc", "xml": ".xml",
-                 "binary": ""}
+                 "binary": "", "excel": ".xlsx"}
 #: the lzop codec (``.lzo`` files) of aircompressor, which Spark ships: a Hadoop codec in pure Java
 LZOP_CODEC = "io.airlift.compress.lzo.LzopCodec"
 LINE_CODECS = {"none": ("none", ""), "gzip": ("gzip", ".gz"), "bzip2": ("bzip2", ".bz2"),
@@ -73,6 +85,9 @@ CODECS = {
 }
 #: SeaTunnel's codecs that a format here lacks (not runnable, rather than unknown)
 UNAVAILABLE_CODECS = {"lzo", "brotli"}
+#: excel: every codec name is accepted and none applies (workbooks are zip files already)
+CODECS["excel"] = {name: ("none", "") for name in sorted({*(c for f in CODECS.values() for c in f),
+                                                          *UNAVAILABLE_CODECS})}
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
 DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")

@@ -90,6 +90,8 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "xml_root_tag": str(opt(config, "xml_root_tag", "RECORDS")),
         "xml_row_tag": str(opt(config, "xml_row_tag", "RECORD")),
         "xml_attr": flag(config, "xml_use_attr_format", False),
+        "sheet_name": opt(config, "sheet_name"),  # excel; its header is written unless set false
+        "excel_header": flag(config, "enable_header_write", True),
         "encoding": str(opt(config, "encoding", "UTF-8")),
         "sink_columns": [str(c) for c in as_list(opt(config, "sink_columns"))],
         "partition_by": [str(c) for c in as_list(opt(config, "partition_by"))],
@@ -260,7 +262,7 @@ def _staged_files(data_dir: str, fmt: str) -> list[str]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
-            empty = os.path.getsize(full) == 0 and fmt in ("text", "csv", "json", "xml")
+            empty = os.path.getsize(full) == 0 and fmt in ("text", "csv", "json", "xml", "excel")
             if name.startswith((".", "_")) or empty:
                 continue
             staged.append(full)

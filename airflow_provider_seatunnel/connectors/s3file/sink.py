@@ -139,7 +139,7 @@ def staged_moves(objects: list[tuple[str, int]], data: str, s: S3Settings, opts:
         *dirs, name = key[len(data):].split("/")
         if name.startswith((".", "_")) or any(not d.startswith(PART) or "=" not in d for d in dirs):
             continue
-        if size == 0 and fmt in ("text", "csv", "json"):
+        if size == 0 and fmt in ("text", "csv", "json", "excel"):  # excel: Spark's file of an empty first task
             continue
         values: list[str | None] = [None] * len(partitions)
         for segment in dirs:
