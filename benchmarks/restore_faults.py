@@ -1,7 +1,7 @@
 """Restores are exactly-once: crash a run, restore it with the same run id, compare the sinks with the expected rows.
 
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
-store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``), one
+store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``; ``Hive``: :mod:`hive_targets`), one
 pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
 an earlier run:
 
@@ -61,6 +61,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import hive_targets  # noqa: E402
 import overlap  # noqa: E402
 import store_targets  # noqa: E402
 
@@ -341,6 +342,8 @@ SINK_TYPES: dict[str, SinkType] = {
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
        for plugin in ("S3File", "FtpFile", "SftpFile")},
+    "Hive": SinkType(lambda work, rows, res: hive_targets.hive_sinks(rows, res, Sink), POINTS, 5_000, "raw files",
+                     hive_targets.READING),
 }
 
 
