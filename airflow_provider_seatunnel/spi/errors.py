@@ -217,6 +217,8 @@ _DETERMINISTIC_BY_NAME = _deterministic_classes()
 #: the last line of a Python traceback a Spark task relays: ``<module>.DataError: message``
 _WORKER_ERROR = re.compile(r"(?m)^\s*airflow_provider_seatunnel\.[\w.]+\.(" + "|".join(_DETERMINISTIC_BY_NAME)
                            + r"): (.+)$")
+#: the same for the package's transient PipelineError (retrying may help)
+_WORKER_TRANSIENT = re.compile(r"(?m)^\s*airflow_provider_seatunnel\.[\w.]+\.PipelineError: (.+)$")
 
 
 def error_from(error: BaseException, plugin: str | None = None, pipeline: str | None = None,
@@ -237,6 +239,9 @@ def error_from(error: BaseException, plugin: str | None = None, pipeline: str | 
     raised = _WORKER_ERROR.search(text)
     if raised:  # a connector's own deterministic error, raised in a Python worker and relayed by Spark
         return _DETERMINISTIC_BY_NAME[raised[1]](raised[2].strip(), plugin, pipeline)
+    relayed = _WORKER_TRANSIENT.search(text)
+    if relayed:  # a connector's transient error from a Python worker: its message, not Spark's wrapper
+        return PipelineError(relayed[1].strip(), plugin, pipeline)
     cls = DataError if any(code in text for code in DETERMINISTIC_SPARK_ERRORS) else PipelineError
     return cls(cause, plugin, pipeline)
 

@@ -196,6 +196,7 @@ def test_a_503_is_retried_then_fails_as_transient(plan_of, spark, server):
     error = error_from(info.value, "source[0] Http", "p")
     assert type(error) is PipelineError and not error.deterministic
     assert "answered 503" in str(info.value) and "after 3 attempts" in str(info.value)
+    assert "answered 503" in error.cause and "Traceback" not in error.cause  # the worker's message, not Spark's
 
 
 def test_a_404_fails_at_once_and_deterministically(plan_of, spark, server):
