@@ -37,16 +37,16 @@ _BUILTIN_MODULES = {
     "s3file": "s3file",
     "hive": "hive",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
-    "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp",
+    "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "HdfsFile", "S3File",
+             "Elasticsearch", "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Kafka", "Elasticsearch", "HdfsFile", "S3File",
+    SINK: ("Kafka", "Elasticsearch", "S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",

@@ -1,0 +1,123 @@
+"""HdfsFile: LocalFile's formats and options on a Hadoop file system (HDFS), on S3File's code with
+Hadoop's FileSystem as the store (:mod:`.store`).
+
+SeaTunnel's options: ``fs.defaultFS`` (required), ``path``, ``hdfs_site_path``, ``remote_user``,
+the Kerberos options (``krb5_path``, ``kerberos_principal``, ``kerberos_keytab_path``: planned,
+not runnable here), and LocalFile's file options. Spark reads and writes the files on the
+executors; the sink stages per attempt and commits behind the fence record whose
+compare-and-swap is a rename that refuses an existing target (:mod:`..remotefile.store`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    Connector,
+    Dataset,
+    InsertOnly,
+    Lineage,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    TableLineage,
+    TwoPhaseSink,
+    Unnamed,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from ..localfile import checks as file_checks
+from ..localfile.options import opt
+from ..s3file.options import Dialect
+from . import store
+
+__all__ = ["CONNECTOR", "HdfsFile"]
+
+_KERBEROS = ("kerberos_principal", "kerberos_keytab_path")
+
+DIALECT = Dialect(store.PLUGIN, store.settings, store.SHARED,  # type: ignore[arg-type]
+                  reach_with=store.reach, open_with=store.open_store)
+
+
+def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    problems: list[Problem] = []
+    options = plugin.options
+    fs = opt(options, "fs.defaultFS")
+    if fs is None:
+        problems.append(job.problem("the option 'fs.defaultFS' is required", plugin, key="fs.defaultFS",
+                                    hint='set fs.defaultFS = "hdfs://namenode:8020"'))
+    elif "://" not in str(fs):
+        problems.append(job.problem(f"fs.defaultFS '{fs}' is not a Hadoop URI", plugin, key="fs.defaultFS",
+                                    hint='set fs.defaultFS = "hdfs://namenode:8020"'))
+    for key in _KERBEROS:
+        if opt(options, key) is not None:
+            problems.append(job.cannot_run("Kerberos logins are not supported by this package", plugin, key=key,
+                                           hint="run Spark with a Kerberos ticket of its own and drop the option"))
+    if opt(options, "remote_user") is not None:
+        problems.append(job.problem("remote_user is not applied: Spark reaches HDFS as the user it runs as "
+                                    "(set HADOOP_USER_NAME for spark-submit)", plugin, key="remote_user",
+                                    severity="warning"))
+    return problems
+
+
+class HdfsFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly, TwoPhaseSink):
+    name = "HdfsFile"
+    kinds = frozenset({SOURCE, SINK})
+    identity = ("fs.defaultFS", "path")
+    committer = True
+    stores_deletes = False
+    description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return file_checks.check(plugin, job) + _server_problems(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return file_checks.schema(plugin, job, inputs)
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        fs, path = opt(options, "fs.defaultFS"), opt(options, "path")
+        if fs is None or path is None:
+            return []
+        text = f"{fs}{path}"
+        if "${" in text or "{{" in text or "{%" in text:
+            return [Unnamed(f"path {text!r}")]
+        return [f"{str(fs).rstrip('/')}/{str(path).strip('/')}"]
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        from ..localfile.placeholders import table_config
+
+        return self.assets(table_config(options, table))
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        from ..s3file.sink import save_mode
+
+        return save_mode(run_id, vertex, DIALECT)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from ..s3file.source import read
+
+        return read(ctx, vertex, DIALECT)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from ..s3file.sink import prepare
+
+        return prepare(ctx, vertex, data, DIALECT)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from ..s3file.sink import commit
+
+        commit(ctx, vertex, info, DIALECT)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from ..s3file.sink import abort
+
+        abort(ctx, vertex, info, DIALECT)
+
+
+CONNECTOR = HdfsFile()
