@@ -1,9 +1,9 @@
 """Restores are exactly-once: crash a run, restore it with the same run id, compare the sinks with the expected rows.
 
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
-store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``; ``Hive``: :mod:`hive_targets`), one
-pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of
-an earlier run:
+store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
+:mod:`hive_targets`), one pipeline with two sinks of that type, and two kinds of trial, each on fresh
+targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it) from outside at a random moment: a
@@ -341,7 +341,7 @@ SINK_TYPES: dict[str, SinkType] = {
     "Redis": SinkType(redis_sinks, POINTS, 5_000, "staging lists", REDIS_READING),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
-       for plugin in ("S3File", "FtpFile", "SftpFile")},
+       for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},
     "Hive": SinkType(lambda work, rows, res: hive_targets.hive_sinks(rows, res, Sink), POINTS, 5_000, "raw files",
                      hive_targets.READING),
 }

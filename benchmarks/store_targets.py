@@ -1,6 +1,6 @@
 """Restore-trial targets on stores (:mod:`restore_faults`): S3File against moto's S3 server, FtpFile
 against pyftpdlib, SftpFile against Debian's OpenSSH, each on loopback (the test fixtures'
-servers, started once per benchmark run).
+servers, started once per benchmark run); HdfsFile on Hadoop's local file system (no HDFS here).
 
 Per type, two sinks in one pipeline: json objects of ``rows // 8`` rows each, and csv
 partitioned by ``grp``. A reader sees what the plugin's source would read: the visible keys come
@@ -120,13 +120,52 @@ class _FileServer(_Target):
             if root.exists() else []
 
 
+class _Hdfs(_Target):
+    """HdfsFile on Hadoop's local file system (``file:///``): no HDFS runs here."""
+
+    plugin = "HdfsFile"
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def options(self, folder: str) -> str:
+        return f'fs.defaultFS = "file:///", path = "{self.root / folder}"'
+
+    def settings(self, folder: str) -> tuple[Any, Any]:
+        from airflow_provider_seatunnel.connectors.hdfsfile import DIALECT
+
+        return DIALECT, DIALECT.settings({"fs.defaultFS": "file:///", "path": str(self.root / folder)})
+
+    def read(self, key: str) -> bytes:
+        return (Path("/") / key).read_bytes()
+
+    def put(self, key: str, data: bytes) -> None:
+        path = Path("/") / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def clear(self, folder: str) -> None:
+        shutil.rmtree(self.root / folder, ignore_errors=True)
+
+    def keys(self, folder: str) -> list[str]:
+        root = self.root / folder
+        return sorted(str(p.relative_to("/")) for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")) \
+            if root.exists() else []
+
+
 def _target(plugin: str, resources: Any) -> _Target:
     """The plugin's store, its server started once for the benchmark run."""
     cache = getattr(resources, "stores", None)
     if cache is None:
         cache = resources.stores = {}
     if plugin not in cache:
-        if plugin == "S3File":
+        if plugin == "HdfsFile":
+            import tempfile
+
+            root = Path(tempfile.mkdtemp(prefix="rf-hdfs-"))
+            resources.callback(shutil.rmtree, root, True)
+            cache[plugin] = _Hdfs(root)
+        elif plugin == "S3File":
             from tests import s3_server
 
             cache[plugin] = _S3(resources.enter_context(s3_server.running()))
