@@ -132,7 +132,12 @@ class _Hdfs(_Target):
         return f'fs.defaultFS = "file:///", path = "{self.root / folder}"'
 
     def settings(self, folder: str) -> tuple[Any, Any]:
+        from pyspark.sql import SparkSession
+
         from airflow_provider_seatunnel.connectors.hdfsfile import DIALECT
+
+        if SparkSession.getActiveSession() is None:  # the driver-side store reaches Hadoop through a JVM
+            SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
 
         return DIALECT, DIALECT.settings({"fs.defaultFS": "file:///", "path": str(self.root / folder)})
 

@@ -118,3 +118,8 @@ def test_a_fence_record_version_is_written_once(spark, tmp_path):
     got = two.read_json(key)
     assert got is not None and got.value == {"token": 2}
     assert [k for k, _ in one.objects(s.prefix + "/")] == [key]
+
+
+def test_save_modes_wait_for_the_pipeline():
+    """The group's prepare task has no JVM to reach Hadoop with: the sink's prepare applies them."""
+    assert HDFS.save_mode("run-1", None) is None

@@ -95,9 +95,9 @@ class HdfsFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Bat
         return self.assets(table_config(options, table))
 
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
-        from ..s3file.sink import save_mode
-
-        return save_mode(run_id, vertex, DIALECT)
+        """None: the file system is reached through Spark's JVM, which the worker that applies
+        save modes before the pipelines run has not; ``prepare`` applies them, once per run."""
+        return None
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         from ..s3file.source import read
