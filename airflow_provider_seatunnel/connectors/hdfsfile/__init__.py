@@ -18,10 +18,8 @@ from ...spi import (
     SOURCE,
     BatchSource,
     Connector,
-    Dataset,
     InsertOnly,
     Lineage,
-    RunContext,
     SaveModes,
     SchemaInference,
     TableLineage,
@@ -33,6 +31,7 @@ from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from ..localfile import checks as file_checks
 from ..localfile.options import opt
+from ..s3file import OnStoreFile
 from ..s3file.options import Dialect
 from . import store
 
@@ -65,13 +64,15 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return problems
 
 
-class HdfsFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly, TwoPhaseSink):
+class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+               TwoPhaseSink):
     name = "HdfsFile"
     kinds = frozenset({SOURCE, SINK})
     identity = ("fs.defaultFS", "path")
     committer = True
     stores_deletes = False
     description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
+    dialect = DIALECT
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return file_checks.check(plugin, job) + _server_problems(plugin, job)
@@ -89,35 +90,10 @@ class HdfsFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Bat
             return [Unnamed(f"path {text!r}")]
         return [f"{str(fs).rstrip('/')}/{str(path).strip('/')}"]
 
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import table_config
-
-        return self.assets(table_config(options, table))
-
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
         """None: the file system is reached through Spark's JVM, which the worker that applies
         save modes before the pipelines run has not; ``prepare`` applies them, once per run."""
         return None
-
-    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        from ..s3file.source import read
-
-        return read(ctx, vertex, DIALECT)
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from ..s3file.sink import prepare
-
-        return prepare(ctx, vertex, data, DIALECT)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from ..s3file.sink import commit
-
-        commit(ctx, vertex, info, DIALECT)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from ..s3file.sink import abort
-
-        abort(ctx, vertex, info, DIALECT)
 
 
 CONNECTOR = HdfsFile()

@@ -28,26 +28,25 @@ from ...spi import (
     BatchSource,
     ConnectionInfo,
     Connector,
-    Dataset,
     FromConnection,
     InsertOnly,
     Lineage,
-    RunContext,
     SaveModes,
     SchemaInference,
     TableLineage,
     TwoPhaseSink,
     Unnamed,
-    Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..s3file import OnStoreFile
+from ..s3file.options import Dialect
 from . import checks
 
 __all__ = ["ServerFile"]
 
 
-class ServerFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
                   TwoPhaseSink, FromConnection):
     kinds = frozenset({SOURCE, SINK})
     identity = ("host", "port", "path")
@@ -96,32 +95,8 @@ class ServerFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, B
         port = opt(options, "port", 21 if self.scheme == "ftp" else 22)
         return [f"{self.scheme}://{host}:{port}/{str(path).strip('/')}"]
 
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import table_config
+    @property
+    def dialect(self) -> Dialect:  # type: ignore[override,misc]  # per plugin: FTP or SFTP
+        from .runtime import dialect
 
-        return self.assets(table_config(options, table))
-
-    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
-        from .runtime import save_mode
-
-        return save_mode(self, run_id, vertex)
-
-    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        from .runtime import read
-
-        return read(self, ctx, vertex)
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .runtime import prepare
-
-        return prepare(self, ctx, vertex, data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .runtime import commit
-
-        commit(self, ctx, vertex, info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .runtime import abort
-
-        abort(self, ctx, vertex, info)
+        return dialect(self.name, self.scheme)

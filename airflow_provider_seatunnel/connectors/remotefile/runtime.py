@@ -19,7 +19,6 @@ import tempfile
 import uuid
 from typing import Any
 
-from ...spi import Dataset, RunContext, Vertex
 from ..s3file.options import Dialect
 from .options import SHARED, ServerSettings, ensure_sftp, log, settings, spool_root, store
 
@@ -101,37 +100,3 @@ def dialect(plugin: str, scheme: str) -> Dialect:
                    reach_with=_reach, open_with=_open,
                    stage_with=_upload_staged if ftp else _sftp_stage,
                    inputs_with=_download_inputs if ftp else _sftp_inputs)
-
-
-def _dialect_of(connector: Any) -> Dialect:
-    return dialect(connector.name, connector.scheme)
-
-
-def save_mode(connector: Any, run_id: str, vertex: Vertex) -> list[str] | None:
-    from ..s3file.sink import save_mode as run
-
-    return run(run_id, vertex, _dialect_of(connector))
-
-
-def read(connector: Any, ctx: RunContext, vertex: Vertex) -> Dataset:
-    from ..s3file.source import read as run
-
-    return run(ctx, vertex, _dialect_of(connector))
-
-
-def prepare(connector: Any, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-    from ..s3file.sink import prepare as run
-
-    return run(ctx, vertex, data, _dialect_of(connector))
-
-
-def commit(connector: Any, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-    from ..s3file.sink import commit as run
-
-    run(ctx, vertex, info, _dialect_of(connector))
-
-
-def abort(connector: Any, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-    from ..s3file.sink import abort as run
-
-    run(ctx, vertex, info, _dialect_of(connector))

@@ -48,7 +48,7 @@ from ...spi.schema import Schema
 from . import checks
 from .options import CONN_OPTION, S3, Dialect, s3a_jars
 
-__all__ = ["CONNECTOR", "S3File"]
+__all__ = ["CONNECTOR", "OnStoreFile", "S3File"]
 
 
 def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
@@ -67,7 +67,47 @@ def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
         return None
 
 
-class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+class OnStoreFile:
+    """The source and sink of a plugin on S3File's code, run with its :attr:`dialect` (a class
+    attribute or a property): S3File, the object stores, the file servers, HdfsFile."""
+
+    dialect: ClassVar[Dialect]
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        raise NotImplementedError
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        from ..localfile.placeholders import table_config
+
+        return self.assets(table_config(options, table))
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        from .sink import save_mode
+
+        return save_mode(run_id, vertex, self.dialect)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .source import read
+
+        return read(ctx, vertex, self.dialect)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .sink import prepare
+
+        return prepare(ctx, vertex, data, self.dialect)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import commit
+
+        commit(ctx, vertex, info, self.dialect)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import abort
+
+        abort(ctx, vertex, info, self.dialect)
+
+
+class S3File(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
              TwoPhaseSink, NeedsJars, FromConnection):
     name = "S3File"
     kinds = frozenset({SOURCE, SINK})
@@ -116,36 +156,6 @@ class S3File(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Batch
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         found = _asset(options)
         return [found] if found is not None else []
-
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import table_config
-
-        return self.assets(table_config(options, table))
-
-    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
-        from .sink import save_mode
-
-        return save_mode(run_id, vertex, self.dialect)
-
-    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        from .source import read
-
-        return read(ctx, vertex, self.dialect)
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, data, self.dialect)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, info, self.dialect)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info, self.dialect)
 
 
 CONNECTOR = S3File()
