@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .servers import free_port
+from .servers import free_port, stop_process
 
 SSHD = "/usr/sbin/sshd"
 INSTALL_HINT = ("the SftpFile tests need Debian's openssh-server: run `make test-deps`, or as root "
@@ -78,13 +78,7 @@ class FileServer:
         return f'host = "{self.host}", port = {self.port}, user = "{self.user}", {auth}'
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
         shutil.rmtree(self.home or self.root, ignore_errors=True)
 
 

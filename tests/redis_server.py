@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .servers import free_port
+from .servers import free_port, stop_process
 
 SERVER = "/usr/bin/redis-server"
 INSTALL_HINT = ("the Redis tests need Debian's redis-server: run `make test-deps`, or as root "
@@ -51,13 +51,7 @@ class RedisServer:
         return f'host = "{self.host}", port = {self.port}, auth = "{self.password}", db_num = {db}'
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .servers import free_port
+from .servers import free_port, stop_process
 
 ACCESS_KEY = "test-access-key"
 SECRET_KEY = "s3-secret-7f3a9c"  # a test value; the tests check it never reaches a plan or a log
@@ -59,13 +59,7 @@ class S3Server:
                 f'access_key = "{ACCESS_KEY}", secret_key = "{SECRET_KEY}"')
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def _server_command() -> list[str]:

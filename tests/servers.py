@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,6 +16,17 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Stop a server process: SIGTERM, then SIGKILL when it has not exited within ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
 
 
 @contextlib.contextmanager
