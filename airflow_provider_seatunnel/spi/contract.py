@@ -23,6 +23,7 @@ Run time: the rest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -224,6 +225,11 @@ class SchemaInference(Protocol):
         """The output schema where the options give it (None: unknown until run time), and the
         problems found against the inputs' schemas (a field that does not exist)."""
         ...
+
+
+#: a value still templated: a Jinja expression or statement, or a ``${placeholder}`` (its asset is
+#: :class:`Unnamed` until the value is rendered)
+UNRENDERED = re.compile(r"\{\{|\{%|\$\{")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 from ...spi import (
     SINK,
     SOURCE,
+    UNRENDERED,
     BatchSource,
     Connector,
     InsertOnly,
@@ -86,7 +87,7 @@ class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, S
         if fs is None or path is None:
             return []
         text = f"{fs}{path}"
-        if "${" in text or "{{" in text or "{%" in text:
+        if UNRENDERED.search(text):
             return [Unnamed(f"path {text!r}")]
         return [f"{str(fs).rstrip('/')}/{str(path).strip('/')}"]
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from ...spi import Unnamed
+from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup
 from .databases import DATABASES, DIALECTS
 from .dialects import NameProblem, single_name, split_name, unquote, url_database
@@ -46,7 +46,6 @@ _FAMILIES = {db.scheme: DIALECTS[db.dialect].family for db in reversed(DATABASES
 _URL = re.compile(r"jdbc:([a-z0-9-]+):(?:[a-z]+:@|greenplum:|thin:url=[a-z]+:|https?:)?(?://)?([^/;?]*)/?([^;?]*)",
                   re.I)
 _DATABASE_PARAMETER = re.compile(r";\s*(?:databaseName|database)\s*=\s*([^;]*)", re.I)
-_UNRENDERED = re.compile(r"\{\{|\{%|\$\{")
 
 
 def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
@@ -77,7 +76,7 @@ def _datasource(options: Mapping[str, Any]) -> tuple[str, str, str | None] | Unn
         conn_id = opt_text(options, "jdbc_conn_id")
         return Unnamed(f"the URL of the Airflow connection {conn_id!r}" if conn_id
                        else "the URL of the task's Airflow connection (jdbc_conn_id)")
-    if _UNRENDERED.search(url):
+    if UNRENDERED.search(url):
         return Unnamed("a url still templated")
     found = _URL.match(url)
     if not found or not found.group(2):
@@ -133,7 +132,7 @@ def _tables(options: Mapping[str, Any], scheme: str, database: str | None) -> li
 def _names(text: str, key: str, scheme: str, database: str | None,
            given_database: str | None = None) -> list[list[str] | Unnamed]:
     """The tables ``text`` (a table name, or a query for ``key`` ``query``) names, qualified."""
-    if _UNRENDERED.search(text) or (given_database and _UNRENDERED.search(given_database)):
+    if UNRENDERED.search(text) or (given_database and UNRENDERED.search(given_database)):
         return [Unnamed(f"{key} {text!r}")]
     if key == "query":
         tables = _query_tables(text, scheme)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ...spi import Unnamed
+from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup
 from .options import HIVE_NULL, opt
 
@@ -58,7 +58,6 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
 
 
 #: what is left of a template or a placeholder in a path: Jinja's ``{{ }}``/``{% %}``, ``${...}``
-_UNRENDERED = re.compile(r"\{\{|\{%|\$\{")
 #: what a path cannot hold as it is in its file URI (the rest stays as written, as Airflow's file assets do)
 _URI_ESCAPES = {"%": "%25", "#": "%23", "?": "%3F"}
 
@@ -93,7 +92,7 @@ def _file_uri(text: str) -> str | Unnamed:
         text = text[len("file://"):]
     elif text.startswith("file:"):
         text = "/" + text[len("file:"):].lstrip("/")
-    if _UNRENDERED.search(text):
+    if UNRENDERED.search(text):
         return Unnamed(f"path {text!r}", at_run_time=True)
     text = os.path.expanduser(text)
     if not os.path.isabs(text):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...spi import Unnamed
+from ...spi import UNRENDERED, Unnamed
 from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..localfile.options import opt
@@ -46,7 +46,7 @@ class ObjectStoreFile(S3File):
         if bucket is None or path is None:
             return []
         text = f"{bucket}{path}"
-        if "${" in text or "{{" in text or "{%" in text:
+        if UNRENDERED.search(text):
             return [Unnamed(f"path {text!r}")]
         try:
             return [f"{self.spec.scheme}://{bucket_parts(self.spec, bucket)[0]}/{key_prefix(path, self.spec.plugin)}"]

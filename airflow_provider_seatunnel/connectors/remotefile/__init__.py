@@ -25,6 +25,7 @@ from typing import Any
 from ...spi import (
     SINK,
     SOURCE,
+    UNRENDERED,
     BatchSource,
     ConnectionInfo,
     Connector,
@@ -90,7 +91,7 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
         if host is None or path is None:
             return []
         text = f"{host}{path}"
-        if "${" in text or "{{" in text or "{%" in text:
+        if UNRENDERED.search(text):
             return [Unnamed(f"path {text!r}")]
         port = opt(options, "port", 21 if self.scheme == "ftp" else 22)
         return [f"{self.scheme}://{host}:{port}/{str(path).strip('/')}"]

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from ...spi import (
     SINK,
     SOURCE,
+    UNRENDERED,
     BatchSource,
     Connector,
     Dataset,
@@ -59,7 +60,7 @@ def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
     if bucket is None or path is None:
         return None
     text = f"{bucket}{path}"
-    if "${" in text or "{{" in text or "{%" in text:
+    if UNRENDERED.search(text):
         return Unnamed(f"path {text!r}")
     try:
         return f"s3://{bucket_name(bucket)}/{key_prefix(path)}"
