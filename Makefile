@@ -138,6 +138,22 @@ $(S3A_JAR):
 	$(MVN_GET) -Dartifact=org.apache.hadoop:hadoop-aws:$(S3A_VERSION) -Dtransitive=false \
 	  || echo "warning: could not fetch Hadoop's S3A with mvn: the S3File tests fail"
 
+# Apache Kafka: the single-node KRaft broker the Kafka tests start (tests/kafka_server.py builds its class path from
+# these with mvn, offline; log4j's SLF4J binding gives it a log), and Spark's Kafka source and sink with their
+# dependencies (kafka-clients, commons-pool2, the token provider). The jar named is the last one fetched.
+KAFKA_VERSION := 4.2.0
+SPARK_KAFKA_VERSION := 4.2.0
+KAFKA_JAR := $(HOME)/.m2/repository/org/apache/kafka/kafka_2.13/$(KAFKA_VERSION)/kafka_2.13-$(KAFKA_VERSION).jar
+SPARK_KAFKA_JAR := $(HOME)/.m2/repository/org/apache/spark/spark-sql-kafka-0-10_2.13/$(SPARK_KAFKA_VERSION)/spark-sql-kafka-0-10_2.13-$(SPARK_KAFKA_VERSION).jar
+test-deps: $(KAFKA_JAR) $(SPARK_KAFKA_JAR)
+$(KAFKA_JAR):
+	@$(MVN_GET) -Dartifact=org.apache.logging.log4j:log4j-slf4j-impl:2.25.3 && \
+	$(MVN_GET) -Dartifact=org.apache.kafka:kafka_2.13:$(KAFKA_VERSION) \
+	  || echo "warning: could not fetch Apache Kafka with mvn: the Kafka tests fail"
+$(SPARK_KAFKA_JAR):
+	@$(MVN_GET) -Dartifact=org.apache.spark:spark-sql-kafka-0-10_2.13:$(SPARK_KAFKA_VERSION) \
+	  || echo "warning: could not fetch Spark's Kafka source with mvn: the Kafka connector tests fail"
+
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
 lint: $(STAMP)

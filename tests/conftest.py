@@ -65,3 +65,12 @@ def config_error(plan_of):
         return info.value
 
     return fail
+
+
+@pytest.fixture(scope="session")
+def kafka():
+    """A single-node Kafka broker in KRaft mode (tests/kafka_server.py), started once per session on first use."""
+    from tests import kafka_server
+
+    with kafka_server.running() as server:
+        yield server

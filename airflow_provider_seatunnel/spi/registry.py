@@ -38,15 +38,16 @@ _BUILTIN_MODULES = {
     "hive": "hive",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
+    "kafka": "kafka",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
-    SOURCE: ("Kafka", "MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
+    SOURCE: ("MySQL-CDC", "Postgres-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
              "Elasticsearch", "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Kafka", "Elasticsearch", "S3File",
+    SINK: ("Elasticsearch", "S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",

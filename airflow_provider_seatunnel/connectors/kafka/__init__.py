@@ -1,0 +1,183 @@
+"""Kafka: topics as source (batch and streaming) and sink, on Spark's Kafka source and sink.
+
+SeaTunnel's options (:mod:`.options`), or ``kafka_conn_id`` naming an Airflow connection (type
+``kafka``: its extra holds the client settings, ``bootstrap.servers`` among them).
+
+* **Source** (:mod:`.source`): BATCH reads every partition from ``start_mode`` up to the offsets a
+  ``read_committed`` reader could reach when the read started; STREAMING reads on, resuming from
+  the pipeline's checkpoint. Records become rows per ``format`` (:mod:`.formats`: json, text,
+  and the change logs canal_json, debezium_json, ogg_json, maxwell_json with their row kinds).
+* **Sink** (:mod:`.sink`): ``NON``/``AT_LEAST_ONCE`` write with Spark's Kafka sink in ``prepare``;
+  ``EXACTLY_ONCE`` publishes in ``commit``, one Kafka transaction per run (per micro-batch in
+  STREAMING) that also records the run id, fenced by its transactional id: consumers reading
+  ``read_committed`` see every row once, across restores and overlapping attempts.
+
+Spark needs ``spark-sql-kafka-0-10`` for its version (:func:`.checks.spark_kafka_jars`); the driver
+needs ``confluent-kafka`` (extra ``kafka``). The user's docs: docs/kafka.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    BatchSource,
+    ChangeEmitter,
+    ConnectionInfo,
+    Connector,
+    Dataset,
+    FromConnection,
+    Lineage,
+    NeedsJars,
+    RunContext,
+    SchemaInference,
+    SourceTables,
+    StreamingSource,
+    TwoPhaseSink,
+    Unnamed,
+    Vertex,
+)
+from ...spi.errors import RuntimeConfigError
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema, TableKeys
+from . import checks
+from .options import CHANGE_FORMATS, CONN_OPTION, OptionError, SinkOptions, SourceOptions, opt, parse
+
+__all__ = ["CONNECTOR", "CONN_OPTION", "Kafka"]
+
+log = logging.getLogger("seatunnel.kafka")
+
+
+def _options(vertex: Vertex) -> SourceOptions | SinkOptions:
+    """The block's options, checked again (a hand-written plan skips the compiler)."""
+    try:
+        return parse(vertex.config, vertex.kind)
+    except OptionError as e:
+        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+
+
+def _source(vertex: Vertex) -> SourceOptions:
+    options = _options(vertex)
+    assert isinstance(options, SourceOptions)
+    return options
+
+
+def _sink(vertex: Vertex) -> SinkOptions:
+    options = _options(vertex)
+    assert isinstance(options, SinkOptions)
+    return options
+
+
+class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter, TwoPhaseSink,
+            NeedsJars, Lineage, FromConnection):
+    name = "Kafka"
+    connection_option = CONN_OPTION
+    kinds = frozenset({SOURCE, SINK})
+    required = ()  # bootstrap.servers unless kafka_conn_id gives it, topic or table_list: options.parse
+    identity = ("bootstrap.servers", CONN_OPTION, "topic", "table_list", "pattern")
+    committer = False
+    secrets = frozenset({"sasl.jaas.config", "sasl.password", "ssl.key.password", "ssl.keystore.password",
+                         "ssl.truststore.password"})
+    description = "Reads topics (batch or streaming) or writes records of a Kafka cluster, exactly once on request."
+
+    # compile time ------------------------------------------------------------------------------
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return checks.check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return checks.schema(plugin, job, inputs)
+
+    def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
+        return checks.tables(plugin)
+
+    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
+        """Only the change-log formats carry UPDATE/DELETE rows."""
+        if vertex.kind != SOURCE:
+            return inputs_change
+        tables = opt(vertex.config, "table_list")
+        blocks = tables if isinstance(tables, list) else [vertex.config]
+        default = str(opt(vertex.config, "format", "json")).lower()
+        return any(str(opt(b, "format", default)).lower() in CHANGE_FORMATS for b in blocks if isinstance(b, Mapping))
+
+    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
+        return checks.spark_kafka_jars(env)
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        """``kafka://<first broker>/<topic>`` per topic, as OpenLineage names Kafka datasets."""
+        servers = opt(options, "bootstrap.servers")
+        if servers is None:
+            return [Unnamed(f"the brokers of connection {opt(options, CONN_OPTION)!r}")] if opt(options, CONN_OPTION) \
+                else []
+        broker = str(servers).split(",")[0].strip()
+        tables = opt(options, "table_list")
+        blocks = tables if isinstance(tables, list) else [options]
+        out: list[str | Unnamed] = []
+        for block in blocks:
+            topic = str(opt(block, "topic", "")).strip() if isinstance(block, Mapping) else ""
+            pattern = str(opt(block, "pattern", "false")).lower() == "true" if isinstance(block, Mapping) else False
+            if not topic:
+                continue
+            if pattern or "${" in topic or "{{" in topic:
+                out.append(Unnamed(f"topic {topic!r}", at_run_time=not pattern))
+                continue
+            out.extend(f"kafka://{broker}/{quote(t.strip(), safe='')}" for t in topic.split(",") if t.strip())
+        return out
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        """``bootstrap.servers`` and ``kafka.config`` from a connection of type ``kafka`` (its extra
+        holds client settings, as the Apache Kafka provider's connections do; else host:port)."""
+        extra = dict(conn.extra or {})
+        servers = extra.pop("bootstrap.servers", None) or (f"{conn.host}:{conn.port or 9092}" if conn.host else None)
+        out: dict[str, Any] = {}
+        if servers:
+            out["bootstrap.servers"] = str(servers)
+        extra.pop("group.id", None)
+        config = {str(k): str(v) for k, v in extra.items() if not isinstance(v, (dict, list))}
+        if conn.login and conn.password and "sasl.jaas.config" not in config:
+            config["sasl.jaas.config"] = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                                          f'username="{conn.login}" password="{conn.password}";')
+        if config:
+            out["kafka.config"] = config
+        return out
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        return "bootstrap.servers" not in options
+
+    # source ------------------------------------------------------------------------------------
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .source import read
+
+        return read(ctx, vertex, _source(vertex))
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .source import read_stream
+
+        return read_stream(ctx, vertex, _source(vertex))
+
+    # sink --------------------------------------------------------------------------------------
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .sink import prepare
+
+        return prepare(ctx, vertex, _sink(vertex), data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import commit
+
+        commit(ctx, vertex, _sink(vertex), info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import abort
+
+        abort(ctx, vertex, info)
+
+
+CONNECTOR = Kafka()

@@ -1,0 +1,144 @@
+"""The driver's Kafka client (``confluent-kafka``, extra ``kafka``): offsets, partitions, transactions.
+
+Spark's Kafka source and sink run on the executors with the Java client; the driver uses
+librdkafka through ``confluent-kafka`` to resolve where a read starts and ends, to count a
+topic's partitions, and to commit the EXACTLY_ONCE sink's transactions. :func:`librdkafka_config`
+maps ``kafka.config``'s Java client properties onto librdkafka's: the ones both name alike are
+passed, ``sasl.jaas.config``'s PLAIN/SCRAM ``username``/``password`` become ``sasl.username`` /
+``sasl.password``; properties librdkafka does not know (Java key stores) are left to Spark.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...spi.errors import PipelineError, RuntimeConfigError
+
+log = logging.getLogger("seatunnel.kafka")
+
+#: Java client properties librdkafka names alike (passed to the driver's client as they are)
+SHARED_PROPERTIES = frozenset({
+    "security.protocol", "sasl.mechanism", "sasl.mechanisms", "client.id", "ssl.endpoint.identification.algorithm",
+    "socket.connection.setup.timeout.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "request.timeout.ms",
+    "metadata.max.age.ms", "client.dns.lookup", "ssl.key.password", "ssl.cipher.suites",
+})
+_JAAS = re.compile(r'(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
+TIMEOUT_S = 30.0
+
+
+class KafkaUnavailable(PipelineError):
+    """The brokers did not answer (transient: a retry may find them)."""
+
+    kind = "kafka"
+
+
+def require() -> Any:
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise RuntimeConfigError("the Kafka connector needs the confluent-kafka client on the Spark driver: "
+                                 "pip install 'airflow-provider-seatunnel[kafka]'") from None
+    return confluent_kafka
+
+
+def librdkafka_config(bootstrap: str, client: Mapping[str, str]) -> dict[str, str]:
+    """The driver client's settings: ``bootstrap.servers`` and what librdkafka shares of ``kafka.config``."""
+    out = {"bootstrap.servers": bootstrap}
+    for key, value in client.items():
+        if key in SHARED_PROPERTIES:
+            out["sasl.mechanisms" if key == "sasl.mechanism" else key] = value
+        elif key == "sasl.jaas.config":
+            for name, text in _JAAS.findall(value):
+                out[f"sasl.{name}"] = text
+    return out
+
+
+def admin(config: Mapping[str, str]) -> Any:
+    return require().admin.AdminClient(dict(config))
+
+
+def topics_of(config: Mapping[str, str], topics: Iterable[str], pattern: bool) -> dict[str, int]:
+    """Each topic read (all matching the Java-style regex when ``pattern``) -> its partition count."""
+    try:
+        metadata = admin(config).list_topics(timeout=TIMEOUT_S)
+    except Exception as e:
+        raise KafkaUnavailable(f"cannot list the topics of {config['bootstrap.servers']}: {e}") from e
+    names = list(topics)
+    if pattern:
+        regex = re.compile(names[0])
+        chosen = [t for t in metadata.topics if regex.fullmatch(t) and not t.startswith("__")]
+    else:
+        chosen = names
+    out: dict[str, int] = {}
+    for t in sorted(chosen):
+        meta = metadata.topics.get(t)
+        if meta is None or meta.error is not None:
+            continue
+        out[t] = len(meta.partitions)
+    return out
+
+
+def partitions_of(config: Mapping[str, str], topic: str) -> int:
+    found = topics_of(config, [topic], False)
+    return found.get(topic, 0)
+
+
+def _consumer(config: Mapping[str, str], group: str | None = None) -> Any:
+    settings = {**config, "enable.auto.commit": "false", "isolation.level": "read_committed",
+                "group.id": group or "seatunnel-offsets"}
+    return require().Consumer(settings)
+
+
+def watermarks(config: Mapping[str, str], partitions: Mapping[str, int]) -> dict[tuple[str, int], tuple[int, int]]:
+    """(topic, partition) -> (low, high) offsets; high is what a read_committed reader may reach."""
+    consumer = _consumer(config)
+    try:
+        return {(t, p): tuple(consumer.get_watermark_offsets(require().TopicPartition(t, p), timeout=TIMEOUT_S))
+                for t, n in partitions.items() for p in range(n)}
+    except Exception as e:
+        raise KafkaUnavailable(f"cannot read the offsets of {', '.join(partitions)}: {e}") from e
+    finally:
+        consumer.close()
+
+
+def group_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
+    """The offsets ``group`` committed (partitions it never committed are left out)."""
+    ck = require()
+    consumer = _consumer(config, group)
+    try:
+        wanted = [ck.TopicPartition(t, p) for t, n in partitions.items() for p in range(n)]
+        found = consumer.committed(wanted, timeout=TIMEOUT_S) if wanted else []
+    except Exception as e:
+        raise KafkaUnavailable(f"cannot read the offsets consumer group {group!r} committed: {e}") from e
+    finally:
+        consumer.close()
+    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+
+
+def offsets_for_time(config: Mapping[str, str], partitions: Mapping[str, int], ms: int) -> dict[tuple[str, int], int]:
+    """The first offset at or after ``ms`` (epoch ms) per partition; -1 where none is (the end)."""
+    ck = require()
+    consumer = _consumer(config)
+    try:
+        wanted = [ck.TopicPartition(t, p, ms) for t, n in partitions.items() for p in range(n)]
+        found = consumer.offsets_for_times(wanted, timeout=TIMEOUT_S) if wanted else []
+    except Exception as e:
+        raise KafkaUnavailable(f"cannot look up offsets by time: {e}") from e
+    finally:
+        consumer.close()
+    return {(tp.topic, tp.partition): tp.offset for tp in found}
+
+
+def commit_group(config: Mapping[str, str], group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+    """Commit ``offsets`` (the next offset to read per partition) for ``group``."""
+    if not offsets:
+        return
+    ck = require()
+    consumer = _consumer(config, group)
+    try:
+        consumer.commit(offsets=[ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()

@@ -1,0 +1,276 @@
+"""Kafka options as SeaTunnel names them, read once for both phases.
+
+:func:`source_options` and :func:`sink_options` turn a block into :class:`SourceOptions` /
+:class:`SinkOptions` or raise :class:`OptionError` naming the key (the compile-time check makes it
+a located problem, the run a ``RuntimeConfigError``). Names, defaults and rules are SeaTunnel's:
+
+* source: ``topic`` (a comma list, or a Java regex with ``pattern = true``) or ``table_list``
+  (one entry per topic, each with its own ``topic``, ``format``, ``schema``...), never both;
+  ``bootstrap.servers``; ``consumer.group`` (``SeaTunnel-Consumer-Group``); ``start_mode``
+  (``group_offsets``) with ``start_mode.offsets`` / ``start_mode.timestamp``; ``format``
+  (``json``); ``format_error_handle_way`` (``fail``); ``field_delimiter`` (``,``);
+  ``kafka.config``; ``schema`` (without it a row is the one text field ``content``);
+* sink: ``topic`` (table placeholders ``${table_name}``... expanded per table);
+  ``bootstrap.servers``; ``semantics`` (``NON``); ``partition_key_fields``; ``partition``;
+  ``assign_partitions``; ``transaction_prefix``; ``format`` (``json``); ``field_delimiter``;
+  ``kafka.config``.
+
+``kafka_conn_id`` (this package's) names an Airflow connection giving ``bootstrap.servers`` and
+client settings (:func:`connection_options`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...spi import SINK
+from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
+from ...spi.schema import Field, Schema, TypeError_, parse_type, schema_from_options
+
+CONN_OPTION = "kafka_conn_id"
+DEFAULT_GROUP = "SeaTunnel-Consumer-Group"
+DEFAULT_DELIMITER = ","
+START_MODES = ("earliest", "group_offsets", "latest", "specific_offsets", "timestamp")
+SEMANTICS = ("NON", "AT_LEAST_ONCE", "EXACTLY_ONCE")
+#: formats this package reads and writes
+SOURCE_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json")
+SINK_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json")
+#: SeaTunnel formats that plan but cannot run here
+LATER_FORMATS = ("avro", "protobuf", "native", "compatible_kafka_connect_json", "compatible_debezium_json")
+#: formats whose records say the row kind (change logs): their rows may be UPDATE/DELETE
+CHANGE_FORMATS = ("canal_json", "debezium_json", "ogg_json", "maxwell_json")
+ERROR_WAYS = ("fail", "skip")
+#: the one field of a source read without a schema (SeaTunnel's simple text table)
+TEXT_FIELD = "content"
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One table of a source: the topics (or a pattern) it reads and how records are decoded."""
+
+    topics: tuple[str, ...]
+    pattern: bool
+    format: str
+    schema: Schema | None
+    field_delimiter: str = DEFAULT_DELIMITER
+    error_way: str = "fail"
+    include_schema: bool = True  # debezium_json: records carry the schema/payload envelope
+
+    @property
+    def table_id(self) -> str:
+        """The table the rows belong to: the topic (the pattern, a comma list as written)."""
+        return ",".join(self.topics)
+
+    def output_schema(self) -> Schema:
+        if self.schema is not None and self.schema.fields:
+            return self.schema
+        return Schema((Field(TEXT_FIELD, parse_type("string")),))
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    bootstrap: str
+    tables: tuple[TopicSpec, ...]
+    group: str = DEFAULT_GROUP
+    start_mode: str = "group_offsets"
+    offsets: Mapping[str, int] = field(default_factory=dict)  # "topic-partition" -> offset
+    timestamp: int | None = None
+    commit_on_checkpoint: bool = True
+    discovery_ms: int = -1
+    client: Mapping[str, str] = field(default_factory=dict)  # kafka.config
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    bootstrap: str
+    topic: str
+    format: str = "json"
+    semantics: str = "NON"
+    key_fields: tuple[str, ...] = ()
+    partition: int | None = None
+    assign_partitions: tuple[str, ...] = ()
+    transaction_prefix: str | None = None
+    field_delimiter: str = DEFAULT_DELIMITER
+    client: Mapping[str, str] = field(default_factory=dict)
+
+
+def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    value = lookup(options, key)
+    return default if value is MISSING or value is None else value
+
+
+def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
+    value = opt(options, key)
+    if value is None:
+        return default
+    text = str(value).strip()
+    text = text.upper() if upper else text.lower()
+    if text in allowed:
+        return text
+    if not upper and text in LATER_FORMATS and key == "format":
+        return text  # plans, cannot run: checks.check says so
+    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
+    raise OptionError(key, f"unknown {key} '{value}'",
+                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
+
+
+def _int(options: Mapping[str, Any], key: str, minimum: int | None = None) -> int | None:
+    value = opt(options, key)
+    if value is None:
+        return None
+    number = as_int(value)
+    if number is None or (minimum is not None and number < minimum):
+        bound = f" >= {minimum}" if minimum is not None else ""
+        raise OptionError(key, f"{key} must be an integer{bound}, found {value!r}")
+    return number
+
+
+def _bool(options: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = opt(options, key)
+    if value is None:
+        return default
+    parsed = as_bool(value)
+    if parsed is None:
+        raise OptionError(key, f"{key} must be true or false, found {value!r}")
+    return parsed
+
+
+def client_config(options: Mapping[str, Any]) -> dict[str, str]:
+    """``kafka.config``: Kafka client properties (strings), as written."""
+    value = opt(options, "kafka.config")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise OptionError("kafka.config", "kafka.config must be an object of Kafka client properties",
+                          'kafka.config = { "max.poll.records" = "500" }')
+    return {str(k): _scalar(v) for k, v in value.items()}
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def bootstrap_of(options: Mapping[str, Any], required: bool = True) -> str:
+    value = opt(options, "bootstrap.servers")
+    if value is None:
+        if not required:
+            return ""
+        raise OptionError("bootstrap.servers", "the option 'bootstrap.servers' is required",
+                          'set bootstrap.servers = "host:9092" (or kafka_conn_id = "<an Airflow connection>")')
+    servers = [s.strip() for s in str(value).split(",") if s.strip()]
+    for s in servers:
+        host, _, port = s.rpartition(":")
+        if not host or as_int(port) is None:
+            raise OptionError("bootstrap.servers", f"broker {s!r} is not host:port", 'bootstrap.servers = "host:9092"')
+    if not servers:
+        raise OptionError("bootstrap.servers", "bootstrap.servers names no broker", 'bootstrap.servers = "host:9092"')
+    return ",".join(servers)
+
+
+def _schema(options: Mapping[str, Any]) -> Schema | None:
+    try:
+        return schema_from_options(options)
+    except TypeError_ as e:
+        raise OptionError("schema", str(e)) from None
+
+
+def _topic_spec(block: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> TopicSpec:
+    merged = {**(defaults or {}), **block}
+    raw = opt(merged, "topic")
+    if raw is None or not str(raw).strip():
+        raise OptionError("topic", "the option 'topic' is required", 'set topic = "orders" (a comma list, or a '
+                                                                     "regular expression with pattern = true)")
+    pattern = _bool(merged, "pattern", False)
+    topics = (str(raw).strip(),) if pattern else tuple(t.strip() for t in str(raw).split(",") if t.strip())
+    if pattern:
+        try:
+            re.compile(topics[0])
+        except re.error as e:
+            raise OptionError("topic", f"topic {topics[0]!r} is not a regular expression: {e}") from None
+    fmt = _enum(merged, "format", SOURCE_FORMATS, "json")
+    schema = _schema(merged)
+    if fmt in CHANGE_FORMATS and (schema is None or not schema.fields):
+        raise OptionError("schema", f"format {fmt} needs a schema (the fields of the captured table)",
+                          "add schema = { fields { id = bigint, ... } }")
+    return TopicSpec(topics, pattern, fmt, schema, str(opt(merged, "field_delimiter", DEFAULT_DELIMITER)),
+                     _enum(merged, "format_error_handle_way", ERROR_WAYS, "fail"),
+                     _bool(merged, "debezium_record_include_schema", True))
+
+
+def _offsets(options: Mapping[str, Any]) -> dict[str, int]:
+    value = opt(options, "start_mode.offsets")
+    if not isinstance(value, Mapping) or not value:
+        raise OptionError("start_mode.offsets", "start_mode specific_offsets needs start_mode.offsets",
+                          'start_mode.offsets = { "orders-0" = 70, "orders-1" = 10 }')
+    out: dict[str, int] = {}
+    for k, v in value.items():
+        topic, _, part = str(k).rpartition("-")
+        number = as_int(v)
+        if not topic or as_int(part) is None or number is None or number < 0:
+            raise OptionError("start_mode.offsets", f"start_mode.offsets entry {k} = {v!r} is not "
+                                                    "<topic>-<partition> = <offset>", '"orders-0" = 70')
+        out[str(k)] = number
+    return out
+
+
+def source_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> SourceOptions:
+    """A source block, checked (``need_bootstrap`` false: ``kafka_conn_id`` may give it later)."""
+    bootstrap = bootstrap_of(options, required=need_bootstrap or opt(options, CONN_OPTION) is None)
+    table_list = opt(options, "table_list")
+    if table_list is not None and opt(options, "topic") is not None:
+        raise OptionError("table_list", "set either topic or table_list, not both", "keep one of them")
+    if table_list is not None:
+        if not isinstance(table_list, list) or not table_list or not all(isinstance(t, Mapping) for t in table_list):
+            raise OptionError("table_list", "table_list must be a list of objects, each with its topic",
+                              'table_list = [{ topic = "a", format = json, schema = {...} }]')
+        shared = {k: v for k, v in options.items() if k in ("format", "field_delimiter", "format_error_handle_way")}
+        tables = tuple(_topic_spec(t, shared) for t in table_list)
+    else:
+        tables = (_topic_spec(options),)
+    mode = _enum(options, "start_mode", START_MODES, "group_offsets")
+    offsets = _offsets(options) if mode == "specific_offsets" else {}
+    timestamp = _int(options, "start_mode.timestamp", 0)
+    if mode == "timestamp" and timestamp is None:
+        raise OptionError("start_mode.timestamp", "start_mode timestamp needs start_mode.timestamp (epoch ms)",
+                          "start_mode.timestamp = 1667179890315")
+    group = str(opt(options, "consumer.group", DEFAULT_GROUP))
+    return SourceOptions(bootstrap, tables, group, mode, offsets, timestamp,
+                         _bool(options, "commit_on_checkpoint", True),
+                         _int(options, "partition-discovery.interval-millis") or -1, client_config(options))
+
+
+def sink_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> SinkOptions:
+    """A sink block, checked."""
+    bootstrap = bootstrap_of(options, required=need_bootstrap or opt(options, CONN_OPTION) is None)
+    topic = opt(options, "topic")
+    if topic is None or not str(topic).strip():
+        raise OptionError("topic", "the option 'topic' is required", 'set topic = "orders" (or "${table_name}")')
+    fmt = _enum(options, "format", SINK_FORMATS, "json")
+    semantics = _enum(options, "semantics", SEMANTICS, "NON", upper=True)
+    keys = opt(options, "partition_key_fields")
+    if keys is not None and not isinstance(keys, list):
+        keys = [k.strip() for k in str(keys).split(",") if k.strip()]
+    partition = _int(options, "partition", 0)
+    assign = opt(options, "assign_partitions")
+    if assign is not None and not isinstance(assign, list):
+        raise OptionError("assign_partitions", "assign_partitions must be a list of strings",
+                          'assign_partitions = ["shoe", "clothing"]')
+    if partition is not None and keys:
+        raise OptionError("partition", "partition and partition_key_fields exclude each other: every record "
+                                       "goes to the partition", "keep one of them")
+    prefix = opt(options, "transaction_prefix")
+    return SinkOptions(bootstrap, str(topic).strip(), fmt, semantics, tuple(str(k) for k in keys or ()), partition,
+                       tuple(str(a) for a in assign or ()), str(prefix) if prefix else None,
+                       str(opt(options, "field_delimiter", DEFAULT_DELIMITER)), client_config(options))
+
+
+def parse(options: Mapping[str, Any], section: str, need_bootstrap: bool = True) -> SourceOptions | SinkOptions:
+    if section == SINK:
+        return sink_options(options, need_bootstrap)
+    return source_options(options, need_bootstrap)

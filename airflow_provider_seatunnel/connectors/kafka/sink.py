@@ -1,0 +1,227 @@
+"""The Kafka sink: records built by native expressions, written at least once or exactly once.
+
+Each table's rows become records (:func:`records`): ``topic`` (the option with the table's
+placeholders expanded; a ``${field}`` left then names a field whose value is each row's topic),
+``value`` (``format``), ``key`` (``partition_key_fields``), and a partition
+when ``partition`` or ``assign_partitions`` choose one. ``assign_partitions`` (SeaTunnel's message
+content partitioner): a record whose value contains the i-th string goes to partition i, the others
+are spread over the remaining partitions by a hash of the value.
+
+``semantics``:
+
+* ``NON`` / ``AT_LEAST_ONCE``: ``prepare`` writes the records with Spark's Kafka sink (one task
+  per partition of the data, the plan's parallelism); a restore writes them again.
+* ``EXACTLY_ONCE``: ``prepare`` computes the records once and keeps them (Spark's cache);
+  ``commit`` publishes them in ONE Kafka transaction from the driver, under the transactional id
+  ``<transaction_prefix>-<digest of the run (the stream), pipeline and sink>``. The transaction also
+  commits, for the consumer group of that id, an offset whose metadata is the run id: that record
+  of the commit becomes visible atomically with the rows. ``init_transactions`` fences every older
+  producer of the id (an overlapping attempt's transaction is aborted, its commit fails), then the
+  commit record is read: a run (or micro-batch) that committed already writes nothing. Consumers
+  reading ``read_committed`` see every row once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ...spi import Dataset, RunContext, Vertex
+from ...spi.errors import PipelineError
+from ...spi.rows import data_columns, quote
+from ..localfile.placeholders import expand_table_placeholders
+from . import client as kc
+from .formats import encode_key, encode_value
+from .options import SinkOptions
+from .source import PROVIDER_CLASS, ensure_spark_kafka, spark_options
+
+log = logging.getLogger("seatunnel.kafka")
+
+EXACTLY_ONCE = "EXACTLY_ONCE"
+DEFAULT_PREFIX = "seatunnel"
+#: how long an open transaction may stay open before the broker aborts it (unless kafka.config says)
+DEFAULT_TRANSACTION_TIMEOUT_MS = "120000"
+
+
+#: a ``${field}`` left in the topic once the table placeholders are expanded: the row's field names the topic
+COLUMN_TOPIC = re.compile(r"\$\{([^}:]+)\}")
+
+
+class Fenced(PipelineError):
+    """Another attempt took over the transactional id: this one committed nothing (transient)."""
+
+    kind = "superseded"
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:24]
+
+
+def transactional_id(ctx: RunContext, vertex: Vertex, opts: SinkOptions) -> str:
+    """Stable for the run (a stream: every micro-batch), the pipeline and the sink: attempts of one
+    run share it and fence each other."""
+    return f"{opts.transaction_prefix or DEFAULT_PREFIX}-{_digest(ctx.save_mode_run_id, ctx.pipeline_key, vertex.ref)}"
+
+
+def records(df: Any, topic: str, opts: SinkOptions, partitions: int) -> Any:
+    """``df``'s rows as Kafka records: topic, key (or none), value, partition (when chosen)."""
+    from pyspark.sql import functions as F
+
+    value = encode_value(df, opts.format, opts.field_delimiter)
+    column = COLUMN_TOPIC.search(topic)
+    if column is not None and column.group(1) in data_columns(df):  # ${field}: each row's value names its topic
+        topic_col = F.col(quote(column.group(1))).cast("string")
+    else:
+        topic_col = F.lit(topic)
+    columns = [topic_col.alias("topic"), value.alias("value")]
+    key = encode_key(opts.key_fields, opts.format, opts.field_delimiter)
+    if key is not None:
+        columns.append(key.alias("key"))
+    if opts.partition is not None:
+        columns.append(F.lit(opts.partition).cast("int").alias("partition"))
+        return df.select(*columns)
+    if opts.assign_partitions:
+        out = df.select(*columns)
+        assigned = len(opts.assign_partitions)
+        rest = max(partitions - assigned, 1)
+        chosen = F.pmod(F.hash(F.col("value")), F.lit(rest)) + F.lit(assigned if partitions > assigned else 0)
+        for i, text in reversed(list(enumerate(opts.assign_partitions))):
+            chosen = F.when(F.instr(F.col("value"), text) > 0, F.lit(i)).otherwise(chosen)
+        return out.withColumn("partition", chosen.cast("int"))
+    return df.select(*columns)
+
+
+def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Dataset) -> dict[str, Any]:
+    config = kc.librdkafka_config(opts.bootstrap, opts.client)
+    entries: list[dict[str, Any]] = []
+    for table, df in data.items():
+        topic = expand_table_placeholders(opts.topic, table, data_columns(df))
+        partitions = kc.partitions_of(config, topic) if opts.assign_partitions else 0
+        recs = ctx.with_write_faults(vertex, records(df, topic, opts, partitions))
+        if opts.semantics != EXACTLY_ONCE:
+            ensure_spark_kafka(ctx.spark, ctx.plan.env)
+            recs.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
+            entries.append({"table": table, "topic": topic, "status": "written"})
+            log.info("Kafka %s: wrote table %s to topic %s (%s)", vertex.ref, table, topic, opts.semantics)
+            continue
+        staged = ctx.materialize(recs)
+        entries.append({"table": table, "topic": topic, "status": "staged", "df": staged})
+        log.info("Kafka %s: table %s computed for topic %s; published by the commit's transaction", vertex.ref,
+                 table, topic)
+    return {"tables": entries}
+
+
+def _producer(config: Mapping[str, str], opts: SinkOptions, txn_id: str) -> Any:
+    settings = {**config, "transactional.id": txn_id, "enable.idempotence": "true", "partitioner": "murmur2_random",
+                "transaction.timeout.ms": opts.client.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS),
+                "linger.ms": "20", "queue.buffering.max.messages": "200000"}
+    return kc.require().Producer(settings)
+
+
+def committed_run(config: Mapping[str, str], group: str) -> str | None:
+    """The run id the last committed transaction of ``group`` recorded, None when it never committed.
+
+    Read after ``init_transactions``: the broker finishes (or aborts) the id's earlier transaction
+    before it hands out the new epoch, so its record is in place by then."""
+    ck = kc.require()
+    client = kc.admin(config)  # kept until the answer is in: a dropped client never completes its futures
+    request = [ck.ConsumerGroupTopicPartitions(group)]
+    futures = client.list_consumer_group_offsets(request, require_stable=True, request_timeout=kc.TIMEOUT_S)
+    found = futures[group].result(timeout=kc.TIMEOUT_S * 2)
+    runs = [tp.metadata for tp in (found.topic_partitions or []) if tp.offset >= 0 and tp.metadata]
+    return runs[0] if runs else None
+
+
+def _send(producer: Any, row: Any) -> None:
+    kwargs: dict[str, Any] = {"value": row["value"]}
+    fields = row.__fields__
+    if "key" in fields and row["key"] is not None:
+        kwargs["key"] = row["key"]
+    if "partition" in fields and row["partition"] is not None:
+        kwargs["partition"] = int(row["partition"])
+    while True:
+        try:
+            producer.produce(row["topic"], **kwargs)
+            return
+        except BufferError:  # the local queue is full: let deliveries drain it
+            producer.poll(0.05)
+
+
+def _fail(e: BaseException, what: str) -> PipelineError:
+    ck = kc.require()
+    err = e.args[0] if e.args and isinstance(e.args[0], ck.KafkaError) else None
+    if err is not None and err.code() in (ck.KafkaError._FENCED, ck.KafkaError.PRODUCER_FENCED,
+                                          ck.KafkaError.INVALID_PRODUCER_EPOCH):
+        return Fenced(f"{what}: another attempt of the same run took over the transactional id (fenced): this "
+                      "attempt committed nothing")
+    return kc.KafkaUnavailable(f"{what}: {e}")
+
+
+def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
+    """EXACTLY_ONCE: publish the staged records in one transaction (see the module's docstring)."""
+    staged = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
+    if not staged:
+        return
+    ck = kc.require()
+    config = kc.librdkafka_config(opts.bootstrap, opts.client)
+    txn_id = transactional_id(ctx, vertex, opts)
+    what = f"Kafka transaction {txn_id} of run {ctx.run_id}"
+    producer = _producer(config, opts, txn_id)
+    consumer = None
+    began = False
+    try:
+        producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
+        group = f"{txn_id}-commits"
+        if committed_run(config, group) == ctx.run_id:
+            log.info("Kafka %s: %s committed already: nothing to write", vertex.ref, what)
+            return
+        t0, rows, marker_topic = time.monotonic(), 0, None
+        producer.begin_transaction()
+        began = True
+        for entry in staged:
+            for row in entry["df"].toLocalIterator(prefetchPartitions=True):
+                _send(producer, row)
+                marker_topic = marker_topic or row["topic"]
+                rows += 1
+            ctx.fault_point("sink.move", vertex)
+        if marker_topic is None:  # nothing to publish: no transaction, no record
+            producer.abort_transaction(kc.TIMEOUT_S)
+            began = False
+            log.info("Kafka %s: no rows to publish (%s)", vertex.ref, what)
+            return
+        left = producer.flush(kc.TIMEOUT_S)
+        if left:
+            raise kc.KafkaUnavailable(f"{what}: {left} record(s) not delivered within {kc.TIMEOUT_S:.0f} s")
+        consumer = ck.Consumer({**config, "group.id": group, "enable.auto.commit": "false"})
+        producer.send_offsets_to_transaction([ck.TopicPartition(marker_topic, 0, rows, metadata=ctx.run_id)],
+                                             consumer.consumer_group_metadata(), kc.TIMEOUT_S)
+        producer.commit_transaction(kc.TIMEOUT_S)
+        began = False
+        log.info("Kafka %s: committed %d record(s) to %s in %.1f s (%s)", vertex.ref, rows,
+                 ", ".join(sorted({e['topic'] for e in staged})), time.monotonic() - t0, what)
+    except PipelineError:
+        raise
+    except Exception as e:
+        raise _fail(e, what) from e
+    finally:
+        if began:
+            try:
+                producer.abort_transaction(kc.TIMEOUT_S)
+            except Exception as e:  # best effort: the next init_transactions aborts it too
+                log.warning("Kafka %s: could not abort %s: %s", vertex.ref, what, e)
+        if consumer is not None:
+            consumer.close()
+
+
+def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
+    """Drop the cached records (an open transaction was aborted by ``commit`` already)."""
+    for entry in (info or {}).get("tables", ()):
+        df = entry.get("df")
+        if df is not None:
+            with contextlib.suppress(Exception):  # the session may be gone
+                df.unpersist()

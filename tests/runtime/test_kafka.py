@@ -1,0 +1,331 @@
+"""The Kafka source and sink against a real single-node broker (tests/kafka_server.py, KRaft):
+formats and row kinds, start modes and the batch bound, keys and partitions, exactly-once commits
+that survive restores and fence overlapping attempts, and a streaming sync resumed from its checkpoint."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
+from airflow_provider_seatunnel.connectors.kafka.sink import Fenced, committed_run, transactional_id
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext
+
+
+def topic_name(prefix: str = "t") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def read_back(spark, path) -> list[dict]:
+    return sorted((r.asDict() for r in spark.read.json(str(path)).collect()), key=lambda d: json.dumps(d, sort_keys=True))
+
+
+def source_job(kafka, out, options: str, transform: str = "", mode: str = "BATCH", env: str = "") -> str:
+    return f"""
+        env {{ job.mode = "{mode}", parallelism = 1 {env} }}
+        source {{ Kafka {{ plugin_output = "k", bootstrap.servers = "{kafka.bootstrap}", {options} }} }}
+        transform {{ {transform} }}
+        sink {{ LocalFile {{ plugin_input = "{'x' if transform else 'k'}", path = "{out}", file_format_type = "json" }} }}
+    """
+
+
+FIELDS = "schema = { fields { id = bigint, name = string, score = \"decimal(6,2)\", ts = timestamp } }"
+
+
+# ------------------------------------------------------------------------------------------------
+# source: formats, row kinds, start modes
+# ------------------------------------------------------------------------------------------------
+
+def test_json_records_become_typed_rows_read_up_to_the_offsets_seen_at_start(run_job, spark, kafka, tmp_path):
+    t = kafka.create_topic(topic_name(), partitions=2)
+    kafka.produce(t, [json.dumps({"id": i, "name": f"n{i}", "score": "1.50", "ts": "2024-01-02 03:04:05"})
+                      for i in range(5)] + ['{"id": "7", "name": null}'], keys=None)
+    run_job(source_job(kafka, tmp_path / "o", f'topic = "{t}", start_mode = earliest, {FIELDS}'))
+    rows = read_back(spark, tmp_path / "o")
+    assert [r["id"] for r in rows] == [0, 1, 2, 3, 4, 7]  # "7" read as a bigint, as SeaTunnel's reader does
+    assert rows[0]["score"] == 1.5 and rows[0]["ts"].startswith("2024-01-02T03:04:05")
+    assert rows[-1]["name"] is None
+
+
+def test_text_records_and_a_source_without_schema(run_job, spark, kafka, tmp_path):
+    t = kafka.create_topic(topic_name())
+    kafka.produce(t, ["1|ann|2.5", "2||", "3|cy"])
+    run_job(source_job(kafka, tmp_path / "o", f'topic = "{t}", start_mode = earliest, format = text, '
+                       'field_delimiter = "|", schema = { fields { id = int, name = string, score = double } }'))
+    assert read_back(spark, tmp_path / "o") == [{"id": 1, "name": "ann", "score": 2.5},
+                                                    {"id": 2, "name": None, "score": None},
+                                                    {"id": 3, "name": "cy", "score": None}]
+    run_job(source_job(kafka, tmp_path / "c", f'topic = "{t}", start_mode = earliest'))
+    assert sorted(r["content"] for r in read_back(spark, tmp_path / "c")) == ["1|ann|2.5", "2||", "3|cy"]
+
+
+CHANGES = {
+    "debezium_json": [
+        {"schema": {}, "payload": {"before": None, "after": {"id": 1, "name": "a"}, "op": "c"}},
+        {"schema": {}, "payload": {"before": {"id": 1, "name": "a"}, "after": {"id": 1, "name": "b"}, "op": "u"}},
+        {"schema": {}, "payload": {"before": {"id": 1, "name": "b"}, "after": None, "op": "d"}},
+        None,  # a tombstone
+    ],
+    "canal_json": [
+        {"data": [{"id": "1", "name": "a"}, {"id": "2", "name": "z"}], "type": "INSERT", "database": "d", "table": "t"},
+        {"data": [{"id": "1", "name": "b"}], "old": [{"name": "a"}], "type": "UPDATE"},
+        {"data": [{"id": "1", "name": "b"}], "type": "DELETE"},
+        {"data": None, "type": "CREATE", "isDdl": True, "sql": "create table t"},
+    ],
+    "ogg_json": [
+        {"table": "D.T", "op_type": "I", "after": {"id": 1, "name": "a"}},
+        {"table": "D.T", "op_type": "U", "before": {"id": 1, "name": "a"}, "after": {"id": 1, "name": "b"}},
+        {"table": "D.T", "op_type": "D", "before": {"id": 1, "name": "b"}},
+    ],
+    "maxwell_json": [
+        {"database": "d", "table": "t", "type": "insert", "data": {"id": 1, "name": "a"}},
+        {"database": "d", "table": "t", "type": "update", "data": {"id": 1, "name": "b"}, "old": {"name": "a"}},
+        {"database": "d", "table": "t", "type": "delete", "data": {"id": 1, "name": "b"}},
+    ],
+}
+KINDS = {
+    "debezium_json": [("+I", "a"), ("-U", "a"), ("+U", "b"), ("-D", "b")],
+    "canal_json": [("+I", "a"), ("+I", "z"), ("-U", "a"), ("+U", "b"), ("-D", "b")],
+    "ogg_json": [("+I", "a"), ("-U", "a"), ("+U", "b"), ("-D", "b")],
+    "maxwell_json": [("+I", "a"), ("-U", "a"), ("+U", "b"), ("-D", "b")],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CHANGES))
+def test_change_log_formats_give_row_kinds(run_job, spark, kafka, tmp_path, fmt):
+    t = kafka.create_topic(topic_name())
+    kafka.produce(t, [json.dumps(v) if v is not None else None for v in CHANGES[fmt]] + ["not json"])
+    transform = 'RowKindExtractor { plugin_input = "k", plugin_output = "x", transform_type = SHORT }'
+    run_job(source_job(kafka, tmp_path / "o", f'topic = "{t}", start_mode = earliest, format = {fmt}, '
+                       'schema = { fields { id = int, name = string } }', transform))
+    rows = spark.read.json(str(tmp_path / "o")).orderBy("row_kind").collect()
+    got = sorted((r["row_kind"], r["name"]) for r in rows)
+    assert got == sorted(KINDS[fmt])
+
+
+def test_start_modes(run_job, spark, kafka, tmp_path):
+    import time
+
+    from confluent_kafka import Consumer, TopicPartition
+
+    t = kafka.create_topic(topic_name(), partitions=2)
+    kafka.produce(t, [json.dumps({"id": i}) for i in range(4)], partition=0)
+    kafka.produce(t, [json.dumps({"id": 10 + i}) for i in range(3)], partition=1)
+    time.sleep(0.05)
+    cut = int(time.time() * 1000)
+    time.sleep(0.05)
+    kafka.produce(t, [json.dumps({"id": 20})], partition=1)
+    base = f'topic = "{t}", schema = {{ fields {{ id = int }} }}'
+
+    def ids(name: str, options: str) -> list[int]:
+        run_job(source_job(kafka, tmp_path / name, f"{base}, {options}"))
+        path = tmp_path / name
+        return sorted(r["id"] for r in read_back(spark, path)) if any(path.glob("*.json")) else []
+
+    assert ids("e", "start_mode = earliest") == [0, 1, 2, 3, 10, 11, 12, 20]
+    assert ids("l", "start_mode = latest") == []
+    assert ids("s", f'start_mode = specific_offsets, start_mode.offsets = {{ "{t}-0" = 3, "{t}-1" = 2 }}') == [3, 12, 20]
+    assert ids("ts", f"start_mode = timestamp, start_mode.timestamp = {cut}") == [20]
+    # group_offsets: the group's committed offsets; partitions it never committed start at the end (Kafka's default)
+    c = Consumer(kafka.config(**{"group.id": "g1"}))
+    c.commit(offsets=[TopicPartition(t, 0, 2)], asynchronous=False)
+    c.close()
+    assert ids("g", 'start_mode = group_offsets, consumer.group = "g1"') == [2, 3]
+    assert ids("g2", 'consumer.group = "g1", kafka.config = { "auto.offset.reset" = "earliest" }') == [2, 3, 10, 11, 12, 20]
+
+
+def test_a_table_list_reads_each_topic_as_its_table(plan_of, spark, kafka):
+    a, b = kafka.create_topic(topic_name("a")), kafka.create_topic(topic_name("b"))
+    kafka.produce(a, [json.dumps({"id": 1})])
+    kafka.produce(b, ["x,2"])
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ Kafka {{ plugin_output = "k", bootstrap.servers = "{kafka.bootstrap}", start_mode = earliest,
+                  table_list = [{{ topic = "{a}", schema = {{ fields {{ id = int }} }} }},
+                                {{ topic = "{b}", format = text, schema = {{ fields {{ s = string, n = int }} }} }}] }} }}
+        sink {{ Console {{ plugin_input = "k" }} }}
+    """)
+    pipeline = plan.pipelines[0]
+    vertex = next(v for v in pipeline.vertices if v.kind == "source")
+    data = KAFKA.read(RunContext(spark, plan, pipeline, "tl"), vertex)
+    assert sorted(data) == sorted([a, b])
+    assert [r["id"] for r in data[a].collect()] == [1]
+    assert [(r["s"], r["n"]) for r in data[b].collect()] == [("x", 2)]
+
+
+# ------------------------------------------------------------------------------------------------
+# sink: formats, keys, partitions
+# ------------------------------------------------------------------------------------------------
+
+def sink_job(kafka, options: str, rows: list[tuple] | None = None, parallelism: int = 2) -> str:
+    rows = rows if rows is not None else [("INSERT", 1, "a"), ("INSERT", 2, "b"), ("UPDATE_BEFORE", 2, "b"),
+                                         ("UPDATE_AFTER", 2, "c"), ("DELETE", 1, "a")]
+    listed = ", ".join(f'{{ kind = {k}, fields = [{i}, "{n}"] }}' for k, i, n in rows)
+    return f"""
+        env {{ job.mode = "BATCH", parallelism = {parallelism} }}
+        source {{ FakeSource {{ plugin_output = "f", schema = {{ fields {{ id = int, name = string }} }}, rows = [{listed}] }} }}
+        sink {{ Kafka {{ plugin_input = "f", bootstrap.servers = "{kafka.bootstrap}", {options} }} }}
+    """
+
+
+def values(kafka, topic, isolation="read_committed") -> list:
+    return [(k.decode() if k else None, json.loads(v) if v and v.startswith(b"{") else v.decode(), p)
+            for k, v, p, _o in kafka.consume(topic, isolation=isolation)]
+
+
+def test_sink_formats_keys_and_partitions(run_job, kafka):
+    t = kafka.create_topic(topic_name(), partitions=3)
+    run_job(sink_job(kafka, f'topic = "{t}", partition_key_fields = ["id"]', parallelism=1))
+    got = values(kafka, t)
+    assert sorted(v["name"] for _k, v, _p in got) == ["a", "a", "b", "b", "c"]  # json ignores row kinds
+    by_key = {}
+    for k, _v, p in got:
+        by_key.setdefault(k, set()).add(p)
+    assert sorted(by_key) == ['{"id":1}', '{"id":2}'] and all(len(ps) == 1 for ps in by_key.values())
+
+    d = kafka.create_topic(topic_name())
+    run_job(sink_job(kafka, f'topic = "{d}", format = debezium_json, partition = 0', parallelism=1))
+    ops = sorted((v["op"], (v["after"] or v["before"])["name"]) for _k, v, _p in values(kafka, d))
+    assert ops == [("c", "a"), ("c", "b"), ("c", "c"), ("d", "a"), ("d", "b")]
+
+    x = kafka.create_topic(topic_name())
+    run_job(sink_job(kafka, f'topic = "{x}", format = text, field_delimiter = ";"', parallelism=1))
+    assert sorted(v for _k, v, _p in values(kafka, x)) == ["1;a", "1;a", "2;b", "2;b", "2;c"]
+
+
+def test_assign_partitions_and_a_topic_per_row(run_job, kafka):
+    t = kafka.create_topic(topic_name(), partitions=4)
+    rows = [("INSERT", i, name) for i, name in enumerate(["shoe1", "hat", "shoe2", "coat", "cap"])]
+    run_job(sink_job(kafka, f'topic = "{t}", assign_partitions = ["shoe", "coat"]', rows, parallelism=1))
+    placed = {v["name"]: p for _k, v, p in values(kafka, t)}
+    assert placed["shoe1"] == placed["shoe2"] == 0 and placed["coat"] == 1
+    assert placed["hat"] in (2, 3) and placed["cap"] in (2, 3)
+    a, b = topic_name("pa"), topic_name("pb")
+    kafka.create_topic(a), kafka.create_topic(b)
+    run_job(sink_job(kafka, 'topic = "${name}"', [("INSERT", 1, a), ("INSERT", 2, b), ("INSERT", 3, a)], parallelism=1))
+    assert sorted(v["id"] for _k, v, _p in values(kafka, a)) == [1, 3]
+    assert [v["id"] for _k, v, _p in values(kafka, b)] == [2]
+
+
+# ------------------------------------------------------------------------------------------------
+# EXACTLY_ONCE
+# ------------------------------------------------------------------------------------------------
+
+def eo_ctx(plan_of, spark, kafka, topic: str, run_id: str, attempt: int = 1, fault: str | None = None):
+    rows = [("INSERT", i, f"n{i}") for i in range(12)]
+    plan = plan_of(sink_job(kafka, f'topic = "{topic}", semantics = EXACTLY_ONCE', rows, parallelism=3))
+    pipeline = plan.pipelines[0]
+    ctx = RunContext(spark, plan, pipeline, run_id, attempt=attempt,
+                     options=faults.from_environment({faults.ENV: fault}) if fault else {})
+    return ctx, next(v for v in pipeline.vertices if v.kind == "sink")
+
+
+def frame(spark, n: int = 12):
+    from airflow_provider_seatunnel.spi.rows import with_kind
+
+    return {"default": with_kind(spark.createDataFrame([(i, f"n{i}") for i in range(n)], "id int, name string")
+                                 .repartition(3))}
+
+
+def ids_in(kafka, topic, isolation="read_committed") -> list[int]:
+    return sorted(v["id"] for _k, v, _p in values(kafka, topic, isolation))
+
+
+def test_exactly_once_survives_a_failed_commit_and_a_repeated_one(plan_of, spark, kafka):
+    t = kafka.create_topic(topic_name("eo"), partitions=2)
+    # attempt 1 dies inside the commit, after its records were sent: the transaction never commits
+    ctx, vertex = eo_ctx(plan_of, spark, kafka, t, "E1", fault="sink.move")
+    info = KAFKA.prepare(ctx, vertex, frame(spark))
+    assert ids_in(kafka, t) == []  # prepare publishes nothing
+    with pytest.raises(faults.InjectedFault):
+        KAFKA.commit(ctx, vertex, info)
+    assert ids_in(kafka, t) == [] and len(ids_in(kafka, t, "read_uncommitted")) <= 12  # sent (in part), aborted
+    # the restore commits every row once and records the run
+    ctx2, _ = eo_ctx(plan_of, spark, kafka, t, "E1", attempt=2)
+    info2 = KAFKA.prepare(ctx2, vertex, frame(spark))
+    KAFKA.commit(ctx2, vertex, info2)
+    assert ids_in(kafka, t) == list(range(12))
+    group = transactional_id(ctx2, vertex, sink_opts(vertex)) + "-commits"
+    assert recorded(kafka, group) == "E1"
+    # a commit repeated after a crash, and a later attempt of the same run, publish nothing more
+    KAFKA.commit(ctx2, vertex, info2)
+    ctx3, _ = eo_ctx(plan_of, spark, kafka, t, "E1", attempt=3)
+    KAFKA.commit(ctx3, vertex, KAFKA.prepare(ctx3, vertex, frame(spark)))
+    assert ids_in(kafka, t) == list(range(12))
+    # another run id is another commit
+    ctx4, _ = eo_ctx(plan_of, spark, kafka, t, "E2")
+    KAFKA.commit(ctx4, vertex, KAFKA.prepare(ctx4, vertex, frame(spark, n=2)))
+    assert ids_in(kafka, t) == sorted([*range(12), 0, 1])
+
+
+def recorded(kafka, group: str):
+    """The run the group's last transaction recorded (the broker writes it just after the commit returns)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while (found := committed_run(kafka.config(), group)) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def sink_opts(vertex):
+    from airflow_provider_seatunnel.connectors.kafka.options import sink_options
+
+    return sink_options(vertex.config)
+
+
+def test_an_overlapping_attempt_is_fenced(plan_of, spark, kafka):
+    from confluent_kafka import Producer
+
+    t = kafka.create_topic(topic_name("fence"))
+    ctx, vertex = eo_ctx(plan_of, spark, kafka, t, "F1")
+    # a zombie attempt of the same run holds an open transaction with rows in it
+    zombie = Producer(kafka.config(**{"transactional.id": transactional_id(ctx, vertex, sink_opts(vertex))}))
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(t, json.dumps({"id": 99, "name": "zombie"}))
+    zombie.flush(30)
+    ctx2, _ = eo_ctx(plan_of, spark, kafka, t, "F1", attempt=2)
+    KAFKA.commit(ctx2, vertex, KAFKA.prepare(ctx2, vertex, frame(spark, n=3)))
+    with pytest.raises(Exception, match=r"(?i)fenc|epoch"):
+        zombie.commit_transaction(30)
+    assert ids_in(kafka, t) == [0, 1, 2]
+    # an older attempt that prepared first and commits last is fenced by the newer one's commit, or
+    # finds the run committed: never a second copy
+    old, _ = eo_ctx(plan_of, spark, kafka, t, "F2")
+    new, _ = eo_ctx(plan_of, spark, kafka, t, "F2", attempt=2)
+    info_old = KAFKA.prepare(old, vertex, frame(spark, n=2))
+    KAFKA.commit(new, vertex, KAFKA.prepare(new, vertex, frame(spark, n=2)))
+    KAFKA.commit(old, vertex, info_old)
+    assert ids_in(kafka, t) == [0, 0, 1, 1, 2]
+    assert Fenced.deterministic is False
+
+
+# ------------------------------------------------------------------------------------------------
+# STREAMING
+# ------------------------------------------------------------------------------------------------
+
+def test_a_streaming_sync_reads_each_record_once_across_runs(plan_of, spark, kafka, tmp_path):
+    from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+
+    t = kafka.create_topic(topic_name("s"), partitions=2)
+    kafka.produce(t, [json.dumps({"id": i}) for i in range(5)])
+    plan = plan_of(source_job(kafka, tmp_path / "o", f'topic = "{t}", start_mode = earliest, '
+                              'schema = { fields { id = int } }', mode="STREAMING",
+                              env=f', checkpoint.root = "{tmp_path / "ck"}"'))
+
+    def sync(run_id: str) -> dict:
+        return run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id))
+
+    first = sync("r1")
+    assert sorted(r["id"] for r in read_back(spark, tmp_path / "o")) == list(range(5))
+    kafka.produce(t, [json.dumps({"id": i}) for i in range(5, 8)])
+    second = sync("r2")
+    assert sorted(r["id"] for r in read_back(spark, tmp_path / "o")) == list(range(8))  # each record once
+    assert sum(b["written"] for b in first["streaming"]["batches"]) == 5
+    assert sum(b["written"] for b in second["streaming"]["batches"]) == 3
+    sync("r3")  # nothing new
+    assert len(read_back(spark, tmp_path / "o")) == 8
