@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...spi.errors import PipelineError, RuntimeConfigError
@@ -27,6 +28,8 @@ SHARED_PROPERTIES = frozenset({
 })
 _JAAS = re.compile(r'(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
 TIMEOUT_S = 30.0
+#: error codes worth another try whatever the client says (librdkafka names them by number)
+_RETRIABLE = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
 class KafkaUnavailable(PipelineError):
@@ -56,8 +59,27 @@ def librdkafka_config(bootstrap: str, client: Mapping[str, str]) -> dict[str, st
     return out
 
 
+def retrying(call: Callable[[], Any], deadline_s: float = TIMEOUT_S) -> Any:
+    """``call()``, again while it fails with an error Kafka marks retriable (a coordinator still
+    loading, a leader moving), until ``deadline_s`` has passed."""
+    ck = require()
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            return call()
+        except ck.KafkaException as e:
+            err = e.args[0] if e.args else None
+            retriable = isinstance(err, ck.KafkaError) and (err.retriable() or err.code() in _RETRIABLE)
+            if not retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def admin(config: Mapping[str, str]) -> Any:
-    return require().admin.AdminClient(dict(config))
+    require()
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(dict(config))
 
 
 def topics_of(config: Mapping[str, str], topics: Iterable[str], pattern: bool) -> dict[str, int]:

@@ -131,8 +131,12 @@ def committed_run(config: Mapping[str, str], group: str) -> str | None:
     ck = kc.require()
     client = kc.admin(config)  # kept until the answer is in: a dropped client never completes its futures
     request = [ck.ConsumerGroupTopicPartitions(group)]
-    futures = client.list_consumer_group_offsets(request, require_stable=True, request_timeout=kc.TIMEOUT_S)
-    found = futures[group].result(timeout=kc.TIMEOUT_S * 2)
+
+    def ask() -> Any:
+        futures = client.list_consumer_group_offsets(request, require_stable=True, request_timeout=kc.TIMEOUT_S)
+        return futures[group].result(timeout=kc.TIMEOUT_S * 2)
+
+    found = kc.retrying(ask)
     runs = [tp.metadata for tp in (found.topic_partitions or []) if tp.offset >= 0 and tp.metadata]
     return runs[0] if runs else None
 
