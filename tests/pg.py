@@ -127,7 +127,8 @@ def start(database: str = "seatunnel_test", user: str = "seatunnel") -> PgServer
         server.stop()
         raise PgUnavailable(f"initdb failed: {init.stderr.strip()}")
     options = ("-c listen_addresses=127.0.0.1 -c unix_socket_directories={sock} -c fsync=off "
-               "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60 -p {port}")
+               "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60 -c wal_level=logical "
+               "-c max_replication_slots=20 -c max_wal_senders=20 -p {port}")
     for _ in range(5):  # the free port may be taken between the probe and the start
         server.port = free_port()
         started = server._run([str(bindir / "pg_ctl"), "-D", str(server.data), "-l", str(root / "server.log"),
@@ -141,7 +142,8 @@ def start(database: str = "seatunnel_test", user: str = "seatunnel") -> PgServer
         server.stop()
         raise PgUnavailable(f"pg_ctl start failed: {started.stderr.strip()}\n{log}")
     try:
-        server.sql(f"CREATE USER {user} WITH PASSWORD '{server.password}'", database="postgres", admin=True)
+        server.sql(f"CREATE USER {user} WITH REPLICATION PASSWORD '{server.password}'", database="postgres",
+                   admin=True)
         server.sql(f"CREATE DATABASE {database} OWNER {user}", database="postgres", admin=True)
         server.sql(f"GRANT ALL ON SCHEMA public TO {user}", admin=True)
     except BaseException:

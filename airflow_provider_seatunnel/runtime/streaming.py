@@ -218,6 +218,20 @@ def _stop_all(queries: list[_Query]) -> None:
                 log.warning("%s: could not stop its query: %s", q.label, e)
 
 
+def _one_query_per_exclusive_source(ctx: RunContext, w: Any) -> None:
+    """A source whose position lives outside the checkpoint (``Connector.exclusive_stream``) feeds one
+    sink: two queries would advance its position independently, and the slower one lose changes."""
+    sinks = list(w.sinks())
+    for v in ctx.pipeline.vertices:
+        if v.kind == "source" and getattr(w.connectors.get(v.id), "exclusive_stream", False) and len(sinks) > 1:
+            from ..spi.errors import RuntimeConfigError
+
+            raise RuntimeConfigError(f"{ctx.label(v)} feeds {len(sinks)} sinks ({', '.join(s.ref for s in sinks)}); "
+                                     "its replication position is shared, so a STREAMING pipeline may write it to "
+                                     "one sink: write to one sink and copy from there, or capture twice (two "
+                                     "sources, two slots)").located(ctx.label(v), ctx.pipeline_key)
+
+
 def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None,
                            stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``ctx.pipeline`` as streaming queries until they end (``available_now``) or ``stop`` is set;
@@ -232,6 +246,7 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
                else f"processing_time, every {info.interval_ms} ms")
     say(f"streaming ({trigger}); checkpoint {info.checkpoint}")
     w = walk(ctx, say, streaming=True)
+    _one_query_per_exclusive_source(ctx, w)
 
     queries: list[_Query] = []
     for v in w.sinks():

@@ -48,6 +48,10 @@ class Connector:
     committer: ClassVar[bool] = False
     stores_deletes: ClassVar[bool] = False
     secrets: ClassVar[frozenset[str]] = frozenset()
+    #: a STREAMING source whose read position lives outside the pipeline's checkpoint (a database's
+    #: replication slot, advanced when a micro-batch is recorded): one query may read it, so its
+    #: pipeline may have one sink
+    exclusive_stream: ClassVar[bool] = False
     description: ClassVar[str] = ""
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -58,3 +58,16 @@ def test_templated_variables_still_find_their_pipeline():
     for p in parsed.pipelines:
         assert rendered.pipeline(p.task_id).name == p.name
         assert rendered.pipeline(p.task_id).task_id.rsplit("_", 1)[0] == p.task_id.rsplit("_", 1)[0]
+
+
+def test_seatunnel_cdc_is_a_scheduled_cdc_sync_into_a_warehouse_table():
+    dag = _load_dag("seatunnel_cdc")
+    variables = dag.get_task(next(t for t in dag.task_ids if t not in ("orders_cdc.prepare", "orders_cdc.summary"))
+                             ).variables
+    plan = compile_job(ROOT / "dags" / "configs" / "cdc_sync.conf", variables)
+    assert plan.mode == "STREAMING" and len(plan.pipelines) == 1
+    plugins = sorted(v.plugin for v in plan.pipelines[0].vertices)
+    assert plugins == ["Jdbc", "Postgres-CDC"]
+    assert not [w for w in plan.warnings if w.get("code") == "not-runnable"]
+    assert dag.max_active_runs == 1 and dag.catchup is False
+    assert "{{ var.value.cdc_source_password }}" in variables.values()  # the secret comes when the task runs

@@ -1,0 +1,175 @@
+"""Postgres-CDC against a real PostgreSQL (tests/pg.py, wal_level = logical): the snapshot then every
+change with its row kind, the snapshot-to-stream hand-over with writes during the snapshot, a CDC sync
+into a Jdbc table upserted on its primary key that ends equal to its source, a replayed micro-batch
+after a crash, and the slot advancing only once Spark recorded a micro-batch."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import uuid
+
+import pytest
+
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext
+from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+from airflow_provider_seatunnel.spi.errors import PipelineError
+
+
+def table(db, columns: str = "id int primary key, name text, score numeric(8,2), at timestamp, ok boolean") -> str:
+    name = f"src_{uuid.uuid4().hex[:8]}"
+    db.sql(f"CREATE TABLE {name} ({columns}); ALTER TABLE {name} REPLICA IDENTITY FULL")
+    return name
+
+
+def cdc_block(db, name: str, extra: str = "") -> str:
+    return (f'Postgres-CDC {{ plugin_output = "c", base-url = "{db.url}", username = "{db.user}", '
+            f'password = "{db.password}", table-names = ["{db.database}.public.{name}"] {extra} }}')
+
+
+def sync(spark, plan, run_id: str, options=None):
+    return run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id, options=options or {}))
+
+
+def rows_of(spark, path) -> list[tuple]:
+    import glob
+
+    if not glob.glob(f"{path}/*.json"):
+        return []
+    return sorted((r["row_kind"], r["id"], r["name"]) for r in spark.read.json(str(path)).collect())
+
+
+def test_snapshot_then_changes_with_row_kinds(plan_of, spark, db, tmp_path):
+    name = table(db)
+    db.sql(f"INSERT INTO {name} VALUES (1, 'a', 1.50, '2024-01-02 03:04:05', true), (2, 'b', null, null, false)")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(db, name)} }}
+        transform {{ RowKindExtractor {{ plugin_input = "c", plugin_output = "k", transform_type = SHORT }} }}
+        sink {{ LocalFile {{ plugin_input = "k", path = "{tmp_path / 'out'}", file_format_type = "json" }} }}
+    """)
+    sync(spark, plan, "r1")
+    first = spark.read.json(str(tmp_path / "out")).collect()
+    assert sorted((r["row_kind"], r["id"], r["name"]) for r in first) == [("+I", 1, "a"), ("+I", 2, "b")]
+    typed = {r["id"]: r for r in first}
+    assert typed[1]["score"] == 1.5 and typed[1]["at"].startswith("2024-01-02T03:04:05") and typed[1]["ok"] is True
+    db.sql(f"INSERT INTO {name} VALUES (3, 'c', 2, null, true); UPDATE {name} SET name = 'bb' WHERE id = 2; "
+           f"DELETE FROM {name} WHERE id = 1")
+    sync(spark, plan, "r2")
+    assert rows_of(spark, tmp_path / "out") == sorted([("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"), ("-U", 2, "b"),
+                                                       ("+U", 2, "bb"), ("-D", 1, "a")])
+    sync(spark, plan, "r3")  # nothing new: nothing written
+    assert len(rows_of(spark, tmp_path / "out")) == 6
+
+
+def jdbc_sync_plan(plan_of, db, name: str, target: str, tmp_path) -> object:
+    return plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}", parallelism = 2 }}
+        source {{ {cdc_block(db, name)} }}
+        sink {{ Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}",
+                       password = "{db.password}", table = "{target}", primary_keys = ["id"],
+                       generate_sink_sql = true, database = "{db.database}" }} }}
+    """)
+
+
+def contents(db, name: str) -> list[list]:
+    return db.sql(f"SELECT id, name, score FROM {name} ORDER BY id")
+
+
+def random_changes(db, name: str, rng: random.Random, count: int, next_id: list[int]) -> None:
+    for _ in range(count):
+        ids = [int(r[0]) for r in db.sql(f"SELECT id FROM {name}")]
+        action = rng.random()
+        if action < 0.5 or not ids:
+            next_id[0] += 1
+            db.sql(f"INSERT INTO {name} VALUES ({next_id[0]}, 'n{next_id[0]}', {rng.randint(0, 99)}, now(), true)")
+        elif action < 0.8:
+            db.sql(f"UPDATE {name} SET name = 'u{rng.randint(0, 999)}', score = score + 1 WHERE id = {rng.choice(ids)}")
+        else:
+            db.sql(f"DELETE FROM {name} WHERE id = {rng.choice(ids)}")
+
+
+def test_a_sync_into_an_upserted_table_ends_equal_to_its_source_with_writes_during_the_snapshot(plan_of, spark, db,
+                                                                                                   tmp_path):
+    name = table(db)
+    db.sql(f"INSERT INTO {name} SELECT g, 'r' || g, g, now(), true FROM generate_series(1, 300) g")
+    target = f"dst_{uuid.uuid4().hex[:8]}"
+    db.sql(f"CREATE TABLE {target} (id int primary key, name text, score numeric(8,2), at timestamp, ok boolean)")
+    plan = jdbc_sync_plan(plan_of, db, name, target, tmp_path)
+    rng, next_id, stop = random.Random(7), [1000], threading.Event()
+
+    def writer() -> None:  # changes while the first run takes its snapshot and streams
+        while not stop.is_set():
+            random_changes(db, name, rng, 1, next_id)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        sync(spark, plan, "j1")
+    finally:
+        stop.set()
+        thread.join()
+    random_changes(db, name, rng, 30, next_id)
+    sync(spark, plan, "j2")
+    assert contents(db, target) == contents(db, name)
+    assert len(contents(db, name)) > 250
+
+
+def test_a_crash_after_the_sink_committed_replays_the_same_changes_once(plan_of, spark, db, tmp_path):
+    name = table(db, "id int primary key, name text")
+    db.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(db, name)} }}
+        transform {{ RowKindExtractor {{ plugin_input = "c", plugin_output = "k", transform_type = SHORT }} }}
+        sink {{ LocalFile {{ plugin_input = "k", path = "{tmp_path / 'out'}", file_format_type = "json" }} }}
+    """)
+    sync(spark, plan, "c1")
+    publication = db.sql(f"SELECT pubname FROM pg_publication_tables WHERE tablename = '{name}'")[0][0]
+    slot = publication[: -len("_pub")]
+    before_changes = db.sql("SELECT pg_current_wal_lsn()")[0][0]
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b'); UPDATE {name} SET name = 'aa' WHERE id = 1")
+    # the sink commits micro-batch 1, then the driver dies before Spark records it
+    with pytest.raises(PipelineError, match=r"injected fault at batch\.committed"):
+        sync(spark, plan, "c2", faults.from_environment({faults.ENV: "batch.committed"}))
+    # the slot did not advance past the micro-batch Spark did not record: its changes are still there
+    kept = db.sql(f"SELECT confirmed_flush_lsn <= '{before_changes}'::pg_lsn FROM pg_replication_slots "
+                  f"WHERE slot_name = '{slot}'")
+    assert kept == [["t"]]
+    sync(spark, plan, "c3")  # replays micro-batch 1 (the sink finds it committed), then nothing new
+    db.sql(f"INSERT INTO {name} VALUES (3, 'c')")
+    sync(spark, plan, "c4")  # Spark hands a source its recorded micro-batches when it plans the next one
+    advanced = db.sql(f"SELECT confirmed_flush_lsn > '{before_changes}'::pg_lsn FROM pg_replication_slots "
+                      f"WHERE slot_name = '{slot}'")
+    assert advanced == [["t"]]
+    assert rows_of(spark, tmp_path / "out") == sorted([("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"),
+                                                       ("+U", 1, "aa"), ("+I", 3, "c")])
+
+
+def test_batch_mode_reads_the_tables_once(run_job, spark, db, tmp_path):
+    name = table(db, "id int primary key, name text")
+    db.sql(f"INSERT INTO {name} SELECT g, 'r' || g FROM generate_series(1, 50) g")
+    run_job(f"""
+        env {{ job.mode = "BATCH", parallelism = 2 }}
+        source {{ {cdc_block(db, name)} }}
+        sink {{ LocalFile {{ plugin_input = "c", path = "{tmp_path / 'b'}", file_format_type = "json" }} }}
+    """)
+    ids = sorted(r["id"] for r in spark.read.json(str(tmp_path / "b")).collect())
+    assert ids == list(range(1, 51))
+
+
+def test_one_capture_may_feed_one_sink_in_a_stream(plan_of, spark, db, tmp_path):
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+
+    name = table(db, "id int primary key, name text")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(db, name)} }}
+        sink {{ Console {{ plugin_input = "c" }}
+               LocalFile {{ plugin_input = "c", path = "{tmp_path / 'x'}", file_format_type = "json" }} }}
+    """)
+    with pytest.raises(RuntimeConfigError, match="feeds 2 sinks"):
+        sync(spark, plan, "x")
+    assert json.dumps(plan.to_dict()).count(db.password) == 0
