@@ -136,7 +136,8 @@ def start(database: str = "seatunnel_test", user: str = "seatunnel") -> MyServer
         server.process = subprocess.Popen(
             [MARIADBD, "--no-defaults", f"--datadir={root / 'data'}", f"--socket={server.socket}",
              f"--port={server.port}", "--bind-address=127.0.0.1", f"--pid-file={root / 'mysqld.pid'}",
-             f"--log-error={log}", "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=64M",
+             f"--log-error={log}", "--skip-name-resolve", f"--log-bin={root / 'binlog'}", "--binlog-format=ROW",
+             "--binlog-row-image=FULL", "--binlog-row-metadata=FULL", "--server-id=1", "--innodb-buffer-pool-size=64M",
              "--innodb-log-file-size=32M", "--innodb-flush-log-at-trx-commit=0", "--max-connections=100",
              "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", *as_root],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -40,11 +40,12 @@ _BUILTIN_MODULES = {
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
     "kafka": "kafka",
     "postgres-cdc": "postgres_cdc",
+    "mysql-cdc": "mysql_cdc",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
-    SOURCE: ("MySQL-CDC", "SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
+    SOURCE: ("SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
              "Elasticsearch", "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),

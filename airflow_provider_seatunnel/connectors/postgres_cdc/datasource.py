@@ -21,18 +21,17 @@ them back to the table's types with native expressions.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
 SPEC_OPTION = "seatunnel.postgres_cdc.secret"
-KIND_COLUMN = "__st_kind"
 
 
 def connect(conn: Mapping[str, Any], **kw: Any) -> Any:
@@ -42,20 +41,9 @@ def connect(conn: Mapping[str, Any], **kw: Any) -> Any:
                            password=conn.get("password"), connect_timeout=30, **kw)
 
 
-class SnapshotPart(InputPartition):
-    def __init__(self, path: str):
-        self.path = path
-
-
 class ChangePart(InputPartition):
     def __init__(self, start: int, end: int):
         self.start, self.end = start, end
-
-
-def snapshot_files(directory: str) -> list[str]:
-    if not os.path.isdir(directory):
-        return []
-    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".parquet"))
 
 
 def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tuple[Any, ...]]:
@@ -113,12 +101,7 @@ class _StreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            table = pq.read_table(partition.path)
-            nullable = pa.schema([f.with_nullable(True) for f in table.schema])  # as the stream's schema declares
-            yield from table.cast(nullable).to_batches()
+            yield from read_snapshot(partition)
             return
         assert isinstance(partition, ChangePart)
         yield from read_changes(self.spec, partition.start, partition.end)

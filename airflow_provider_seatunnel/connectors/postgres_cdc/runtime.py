@@ -1,7 +1,7 @@
 """Postgres-CDC on the Spark driver: the snapshot taken at a slot's consistent point, the streams.
 
 Per captured table, once per stream (its state under the source's state directory,
-``<table>/snapshot.json``, says it was done):
+``<table>/capture.json``, says it was done):
 
 1. a publication ``<slot>_pub`` for the table and a logical replication slot (``pgoutput``) are
    created; with ``startup.mode = initial`` the slot is created over a replication connection that
@@ -9,7 +9,8 @@ Per captured table, once per stream (its state under the source's state director
    transaction committed before the slot's consistent point, the slot every one after it;
 2. Spark reads the table through JDBC inside that snapshot (``SET TRANSACTION SNAPSHOT``, split
    over the plan's parallelism on an integer primary key) and writes it, as text, to
-   ``<table>/snapshot/``; then the state file records the slot and its consistent point.
+   ``<table>/snapshot/``; then the state file (``<table>/capture.json``) records the slot and its
+   consistent point (:mod:`..cdc_stream`).
 
 A run killed before the state file exists starts over (the slot is dropped and created again: no
 micro-batch has read from it). The stream (:mod:`.datasource`) then reads the snapshot files and
@@ -26,8 +27,19 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
-from ...spi.rows import ROW_KIND, with_kind
-from .datasource import KIND_COLUMN, NAME, SPEC_OPTION, connect
+from ...spi.rows import with_kind
+from ..cdc_stream import (
+    as_text,
+    load_state,
+    local_dir,
+    refuse_orphan_checkpoint,
+    save_state,
+    schema_of,
+    table_dir,
+    text_schema,
+    typed,
+)
+from .datasource import NAME, SPEC_OPTION, connect
 from .options import OptionError, PgCdcOptions, parse
 from .pgoutput import lsn_int, lsn_text
 
@@ -105,27 +117,6 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
 # STREAMING
 # ---------------------------------------------------------------------------------------------
 
-def _local(uri: str) -> str:
-    if uri.startswith("file:"):
-        return uri[len("file:"):].replace("///", "/", 1) if uri.startswith("file:///") else uri[len("file:"):]
-    if "://" in uri:
-        raise RuntimeConfigError(f"Postgres-CDC keeps its snapshot under checkpoint.root, which must be a local (or "
-                                 f"shared, mounted) directory here; found {uri}")
-    return uri
-
-
-def _to_text(df: Any) -> Any:
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    columns = []
-    for f in df.schema.fields:
-        c = F.col(f"`{f.name}`")
-        text = F.concat(F.lit("\\x"), F.lower(F.hex(c))) if isinstance(f.dataType, T.BinaryType) else c.cast("string")
-        columns.append(text.alias(f.name))
-    return df.select(*columns, F.lit(0).cast("tinyint").alias(KIND_COLUMN))
-
-
 def _publication(conn: Any, name: str, table: str) -> None:
     if conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone() is None:
         conn.execute(f"CREATE PUBLICATION {name} FOR TABLE {table}")
@@ -159,18 +150,13 @@ def take_snapshot(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: st
                                          "REPLICATION attribute; the server wal_level = logical)")
             lsn, snapshot = lsn_int(res.get_value(0, 1).decode()), res.get_value(0, 2).decode()
             init = f"BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT '{snapshot}'"
-            typed = _typed_read(ctx, opts, table, max(1, int(vertex.parallelism)), init)
-            _to_text(typed).write.mode("overwrite").parquet(snapshot_dir)
+            table_df = _typed_read(ctx, opts, table, max(1, int(vertex.parallelism)), init)
+            as_text(table_df).write.mode("overwrite").parquet(snapshot_dir)
         finally:
             replication.close()
-    state = {"slot": slot, "publication": publication, "lsn": lsn, "table": table,
-             "schema": (typed.schema.json() if opts.startup_mode != "latest" else None)}
-    if state["schema"] is None:
-        state["schema"] = _typed_read(ctx, opts, table, 1).schema.json()
-    tmp = os.path.join(directory, "snapshot.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f)
-    os.replace(tmp, os.path.join(directory, "snapshot.json"))
+    schema = (table_df if opts.startup_mode != "latest" else _typed_read(ctx, opts, table, 1)).schema
+    state = {"slot": slot, "publication": publication, "lsn": lsn, "table": table, "schema": schema.json()}
+    save_state(directory, state)
     log.info("Postgres-CDC %s: %s captured from LSN %s (slot %s, publication %s)%s", vertex.ref, table,
              lsn_text(lsn), slot, publication,
              "" if opts.startup_mode == "latest" else f"; snapshot written to {snapshot_dir}")
@@ -187,54 +173,24 @@ def _register(spark: Any) -> None:
 
 
 def _stream(ctx: RunContext, opts: PgCdcOptions, state: dict[str, Any], directory: str) -> Any:
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    schema = T.StructType.fromJson(json.loads(state["schema"]))
-    text = T.StructType([T.StructField(f.name, T.StringType()) for f in schema.fields] +
-                        [T.StructField(KIND_COLUMN, T.ByteType())])
+    schema = schema_of(state)
     spec = {"conn": opts.conn, "slot": state["slot"], "publication": state["publication"], "table": state["table"],
             "snapshot": os.path.join(directory, "snapshot"), "snapshot_lsn": state["lsn"],
             "columns": [f.name for f in schema.fields]}
     _register(ctx.spark)
-    raw = ctx.spark.readStream.format(NAME).schema(text).option(SPEC_OPTION, json.dumps(spec)).load()
-    columns = []
-    for f in schema.fields:
-        c = F.col(f"`{f.name}`")
-        # bytea is '\\x<hex>' in both the snapshot and pgoutput; booleans 't'/'f' cast as 'true'/'false' do
-        binary = isinstance(f.dataType, T.BinaryType)
-        value = F.unhex(F.substring(c, 3, 1 << 30)) if binary else c.cast(f.dataType)
-        columns.append(value.alias(f.name))
-    return raw.select(*columns, F.col(KIND_COLUMN).alias(ROW_KIND))
-
-
-def _refuse_orphan_checkpoint(ctx: RunContext, table: str, root: str) -> None:
-    """A pipeline checkpoint whose queries already ran, without this source's state: its offsets
-    name a slot that is gone; starting over would lose the changes in between."""
-    stream = ctx.stream
-    if stream is None:
-        return
-    queries = os.path.join(_local(stream.checkpoint), "queries")
-    if os.path.isdir(queries) and any(os.scandir(queries)):
-        raise RuntimeConfigError(f"the stream of {table} has a checkpoint ({queries}) but no capture state under "
-                                 f"{root}: delete the pipeline's checkpoint directory to start it over (a new "
-                                 "snapshot)")
+    raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
+    return typed(raw, schema)
 
 
 def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
     opts = options_of(vertex)
-    root = _local(ctx.state_dir(vertex))
+    root = local_dir(ctx.state_dir(vertex), "Postgres-CDC")
     out: Dataset = {}
     for index, table in enumerate(opts.tables):
-        directory = os.path.join(root, table.replace("/", "_"))
-        os.makedirs(directory, exist_ok=True)
-        marker = os.path.join(directory, "snapshot.json")
-        slot = slot_name(ctx, vertex, opts, index)
-        if os.path.exists(marker):
-            with open(marker, encoding="utf-8") as f:
-                state = json.load(f)
-        else:
-            _refuse_orphan_checkpoint(ctx, table, root)
-            state = take_snapshot(ctx, vertex, opts, table, slot, directory)
+        directory = table_dir(root, table)
+        state = load_state(directory)
+        if state is None:
+            refuse_orphan_checkpoint(ctx, table, root, "Postgres-CDC")
+            state = take_snapshot(ctx, vertex, opts, table, slot_name(ctx, vertex, opts, index), directory)
         out[f"{opts.database}.{table}"] = _stream(ctx, opts, state, directory)
     return out

@@ -1,0 +1,162 @@
+"""What the change data capture sources share: a stream of text rows with row kinds whose first
+micro-batch starts with a snapshot written as files, the capture state kept beside them, and the
+cast back to the tables' types.
+
+A CDC source captures each table once per stream: the driver takes the snapshot at a position of
+the database's change log (a replication slot's consistent point, a binlog position) and writes it
+under ``<state dir>/<table>/snapshot/`` as Parquet files of text values plus the row-kind column
+:data:`KIND_COLUMN`; ``<table>/capture.json`` then records the position and the table's Spark
+schema (written last, atomically: a run killed before it starts the capture over). The stream's
+reader (a PySpark Python data source, in Spark's Python workers) reads those files as the first
+part of its first micro-batch (:func:`read_snapshot`), then the change log; the driver casts the
+text back (:func:`typed`) with native expressions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pyspark.sql.datasource import InputPartition
+
+from ..spi import RunContext
+from ..spi.errors import RuntimeConfigError
+from ..spi.rows import ROW_KIND
+
+KIND_COLUMN = "__st_kind"
+STATE_FILE = "capture.json"
+
+
+class SnapshotPart(InputPartition):
+    """One snapshot file of a stream's first micro-batch."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+
+def snapshot_files(directory: str) -> list[str]:
+    if not os.path.isdir(directory):
+        return []
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".parquet"))
+
+
+def read_snapshot(part: SnapshotPart) -> Iterator[Any]:
+    """The Arrow batches of a snapshot file, nullable as the stream's schema declares them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(part.path)
+    yield from table.cast(pa.schema([f.with_nullable(True) for f in table.schema])).to_batches()
+
+
+def local_dir(uri: str, plugin: str) -> str:
+    """A state directory's local path (Python workers read the snapshot files from it)."""
+    if uri.startswith("file://"):
+        return uri[len("file://"):]
+    if uri.startswith("file:"):
+        return uri[len("file:"):]
+    if "://" in uri:
+        raise RuntimeConfigError(f"{plugin} keeps its snapshot under checkpoint.root, which must be a local (or "
+                                 f"shared, mounted) directory here; found {uri}")
+    return uri
+
+
+def table_dir(root: str, table: str) -> str:
+    directory = os.path.join(root, table.replace("/", "_"))
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def load_state(directory: str) -> dict[str, Any] | None:
+    path = os.path.join(directory, STATE_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return dict(json.load(f))
+
+
+def save_state(directory: str, state: Mapping[str, Any]) -> None:
+    tmp = os.path.join(directory, STATE_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(dict(state), f)
+    os.replace(tmp, os.path.join(directory, STATE_FILE))
+
+
+def refuse_orphan_checkpoint(ctx: RunContext, table: str, root: str, plugin: str) -> None:
+    """A pipeline checkpoint whose queries already ran, without the capture state of ``table``: its
+    offsets name a position of a capture that is gone; starting over would lose the changes between."""
+    stream = ctx.stream
+    if stream is None:
+        return
+    queries = os.path.join(local_dir(stream.checkpoint, plugin), "queries")
+    if os.path.isdir(queries) and any(os.scandir(queries)):
+        raise RuntimeConfigError(f"the stream of {table} has a checkpoint ({queries}) but no capture state under "
+                                 f"{root}: delete the pipeline's checkpoint directory to start it over (a new "
+                                 "snapshot)")
+
+
+def as_text(df: Any) -> Any:
+    """``df`` (a table's rows as Spark read them) as text columns plus an INSERT row kind: how a
+    snapshot is written. Binary values as ``\\x<hex>``, as PostgreSQL writes bytea."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    columns = []
+    for f in df.schema.fields:
+        c = F.col(f"`{f.name}`")
+        text = F.concat(F.lit("\\x"), F.lower(F.hex(c))) if isinstance(f.dataType, T.BinaryType) else c.cast("string")
+        columns.append(text.alias(f.name))
+    return df.select(*columns, F.lit(0).cast("tinyint").alias(KIND_COLUMN))
+
+
+def text_schema(schema: Any) -> Any:
+    """The stream's declared schema: every column of ``schema`` as a string, plus the row kind."""
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(f.name, T.StringType()) for f in schema.fields] +
+                        [T.StructField(KIND_COLUMN, T.ByteType())])
+
+
+def typed(raw: Any, schema: Any) -> Any:
+    """The stream's text columns cast back to ``schema``'s types (booleans from ``t``/``true``/``1``,
+    binary from ``\\x<hex>``), the row kind into the hidden column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    columns = []
+    for f in schema.fields:
+        c = F.col(f"`{f.name}`")
+        binary = isinstance(f.dataType, T.BinaryType)
+        columns.append((F.unhex(F.substring(c, 3, 1 << 30)) if binary else c.cast(f.dataType)).alias(f.name))
+    return raw.select(*columns, F.col(KIND_COLUMN).alias(ROW_KIND))
+
+
+def schema_of(state: Mapping[str, Any]) -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType.fromJson(json.loads(state["schema"]))
+
+
+def text_value(value: Any) -> str | None:
+    """A value a database client returned, as the text the stream carries (None stays None)."""
+    import datetime
+    import decimal
+
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "\\x" + bytes(value).hex()
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, datetime.timedelta):  # MySQL TIME
+        seconds = int(value.total_seconds())
+        return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)

@@ -1,0 +1,162 @@
+"""MySQL-CDC against a real MariaDB (tests/mysql.py, binlog_format = ROW): the snapshot then every
+change with its row kind, a sync with writes during the snapshot into a PostgreSQL table upserted on
+its key that ends equal to its source, a replayed micro-batch after a crash, MySQL-CDC into Kafka as
+debezium_json exactly once, and BATCH reads."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import uuid
+
+import pytest
+
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext
+from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+from airflow_provider_seatunnel.spi.errors import PipelineError
+from tests import mysql
+
+
+@pytest.fixture(scope="module")
+def my():
+    with mysql.running() as server:
+        yield server
+
+
+def table(my, columns: str = "id INT PRIMARY KEY, name VARCHAR(20), score DECIMAL(8,2), at DATETIME(3), ok BOOLEAN"):
+    name = f"src_{uuid.uuid4().hex[:8]}"
+    my.sql(f"CREATE TABLE {name} ({columns})")
+    return name
+
+
+def cdc_block(my, name: str, extra: str = "") -> str:
+    return (f'MySQL-CDC {{ plugin_output = "c", base-url = "{my.url}", username = "{my.user}", '
+            f'password = "{my.password}", table-names = ["{my.database}.{name}"] {extra} }}')
+
+
+def sync(spark, plan, run_id: str, options=None):
+    return run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id, options=options or {}))
+
+
+def kinds_of(spark, path) -> list[tuple]:
+    import glob
+
+    if not glob.glob(f"{path}/*.json"):
+        return []
+    return sorted((r["row_kind"], r["id"], r["name"]) for r in spark.read.json(str(path)).collect())
+
+
+def file_job(my, name: str, tmp_path) -> str:
+    return f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(my, name)} }}
+        transform {{ RowKindExtractor {{ plugin_input = "c", plugin_output = "k", transform_type = SHORT }} }}
+        sink {{ LocalFile {{ plugin_input = "k", path = "{tmp_path / 'out'}", file_format_type = "json" }} }}
+    """
+
+
+def test_snapshot_then_binlog_changes_with_row_kinds(plan_of, spark, my, tmp_path):
+    name = table(my)
+    my.sql(f"INSERT INTO {name} VALUES (1, 'a', 1.50, '2024-01-02 03:04:05.120', 1), (2, 'b', NULL, NULL, 0)")
+    plan = plan_of(file_job(my, name, tmp_path))
+    sync(spark, plan, "r1")
+    first = {r["id"]: r for r in spark.read.json(str(tmp_path / "out")).collect()}
+    assert sorted(first) == [1, 2] and first[1]["row_kind"] == "+I"
+    assert first[1]["score"] == 1.5 and first[1]["at"].startswith("2024-01-02T03:04:05.12") and first[1]["ok"] is True
+    my.sql(f"INSERT INTO {name} VALUES (3, 'c', 2, NULL, 1); UPDATE {name} SET name = 'bb' WHERE id = 2; "
+           f"DELETE FROM {name} WHERE id = 1")
+    sync(spark, plan, "r2")
+    assert kinds_of(spark, tmp_path / "out") == sorted([("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"),
+                                                        ("-U", 2, "b"), ("+U", 2, "bb"), ("-D", 1, "a")])
+    sync(spark, plan, "r3")
+    assert len(kinds_of(spark, tmp_path / "out")) == 6
+
+
+def test_a_crash_after_the_sink_committed_replays_the_same_binlog_range_once(plan_of, spark, my, tmp_path):
+    name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
+    my.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    plan = plan_of(file_job(my, name, tmp_path))
+    sync(spark, plan, "c1")
+    my.sql(f"INSERT INTO {name} VALUES (2, 'b'); UPDATE {name} SET name = 'aa' WHERE id = 1")
+    with pytest.raises(PipelineError, match=r"injected fault at batch\.committed"):
+        sync(spark, plan, "c2", faults.from_environment({faults.ENV: "batch.committed"}))
+    sync(spark, plan, "c3")
+    assert kinds_of(spark, tmp_path / "out") == sorted([("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"),
+                                                        ("+U", 1, "aa")])
+
+
+def test_a_sync_into_an_upserted_table_ends_equal_to_its_source(plan_of, spark, my, db, tmp_path):
+    name = table(my)
+    my.sql(f"INSERT INTO {name} SELECT seq, CONCAT('r', seq), seq, NOW(), 1 FROM seq_1_to_300")
+    target = f"dst_{uuid.uuid4().hex[:8]}"
+    db.sql(f"CREATE TABLE {target} (id int primary key, name text, score numeric(8,2), at timestamp, ok boolean)")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}", parallelism = 2 }}
+        source {{ {cdc_block(my, name)} }}
+        sink {{ Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}",
+                       password = "{db.password}", table = "{target}", primary_keys = ["id"],
+                       generate_sink_sql = true, database = "{db.database}" }} }}
+    """)
+    rng, next_id, stop = random.Random(11), [1000], threading.Event()
+
+    def change() -> None:
+        ids = [int(r[0]) for r in my.sql(f"SELECT id FROM {name}")]
+        action = rng.random()
+        if action < 0.5 or not ids:
+            next_id[0] += 1
+            my.sql(f"INSERT INTO {name} VALUES ({next_id[0]}, 'n{next_id[0]}', {rng.randint(0, 99)}, NOW(), 1)")
+        elif action < 0.8:
+            my.sql(f"UPDATE {name} SET name = 'u{rng.randint(0, 999)}', score = score + 1 WHERE id = {rng.choice(ids)}")
+        else:
+            my.sql(f"DELETE FROM {name} WHERE id = {rng.choice(ids)}")
+
+    def writer() -> None:
+        while not stop.is_set():
+            change()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        sync(spark, plan, "j1")
+    finally:
+        stop.set()
+        thread.join()
+    for _ in range(30):
+        change()
+    sync(spark, plan, "j2")
+    source = [[r[0], r[1], r[2]] for r in my.sql(f"SELECT id, name, score FROM {name} ORDER BY id")]
+    assert db.sql(f"SELECT id, name, score FROM {target} ORDER BY id") == source
+    assert len(source) > 250
+
+
+def test_mysql_cdc_into_kafka_as_debezium_json_exactly_once(plan_of, spark, my, kafka, tmp_path):
+    name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
+    my.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
+    topic = kafka.create_topic(f"cdc_{uuid.uuid4().hex[:8]}")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(my, name)} }}
+        sink {{ Kafka {{ plugin_input = "c", bootstrap.servers = "{kafka.bootstrap}", topic = "{topic}",
+                        format = debezium_json, semantics = EXACTLY_ONCE, partition_key_fields = ["id"] }} }}
+    """)
+    sync(spark, plan, "k1")
+    my.sql(f"UPDATE {name} SET name = 'bb' WHERE id = 2; DELETE FROM {name} WHERE id = 1")
+    with pytest.raises(PipelineError, match=r"injected fault at batch\.committed"):
+        sync(spark, plan, "k2", faults.from_environment({faults.ENV: "batch.committed"}))
+    sync(spark, plan, "k3")
+    got = [json.loads(v) for _k, v, _p, _o in kafka.consume(topic)]
+    ops = sorted((m["op"], (m["after"] or m["before"])["name"]) for m in got)
+    assert ops == [("c", "a"), ("c", "b"), ("c", "bb"), ("d", "a"), ("d", "b")]  # an update is d then c
+
+
+def test_batch_mode_reads_the_tables_once(run_job, spark, my, tmp_path):
+    name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
+    my.sql(f"INSERT INTO {name} SELECT seq, CONCAT('r', seq) FROM seq_1_to_40")
+    run_job(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ {cdc_block(my, name)} }}
+        sink {{ LocalFile {{ plugin_input = "c", path = "{tmp_path / 'b'}", file_format_type = "json" }} }}
+    """)
+    assert sorted(r["id"] for r in spark.read.json(str(tmp_path / "b")).collect()) == list(range(1, 41))
