@@ -19,6 +19,9 @@ ROW_KIND = "__st_row_kind"
 #: per key orders by :func:`arrival_order`
 ARRIVAL = "__st_arrival"
 HIDDEN = (ROW_KIND, ARRIVAL)
+#: Spark column metadata key a source sets on a column its table gained after the stream started
+#: (``schema-changes.enabled``): a sink that follows schema changes adds such a column to its target
+ADDED_COLUMN = "seatunnel.added_column"
 ROW_KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 SHORT_KINDS = ("+I", "-U", "+U", "-D")
 
@@ -72,6 +75,11 @@ def arrival_order(df: DataFrame) -> Column:
     from pyspark.sql import functions as F
 
     return F.col(ARRIVAL) if ARRIVAL in df.columns else F.monotonically_increasing_id()
+
+
+def added_columns(df: DataFrame) -> list[str]:
+    """The data columns of ``df`` marked :data:`ADDED_COLUMN` (a schema change to follow)."""
+    return [f.name for f in df.schema.fields if f.name not in HIDDEN and (f.metadata or {}).get(ADDED_COLUMN)]
 
 
 def quote(name: str) -> str:

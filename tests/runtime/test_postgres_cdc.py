@@ -173,3 +173,33 @@ def test_one_capture_may_feed_one_sink_in_a_stream(plan_of, spark, db, tmp_path)
     with pytest.raises(RuntimeConfigError, match="feeds 2 sinks"):
         sync(spark, plan, "x")
     assert json.dumps(plan.to_dict()).count(db.password) == 0
+
+
+def test_a_column_added_to_the_source_is_added_to_the_jdbc_target(plan_of, spark, db, tmp_path):
+    name = table(db, "id int primary key, name text")
+    db.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    target = f"dst_{uuid.uuid4().hex[:8]}"
+    db.sql(f"CREATE TABLE {target} (id int primary key, name text)")
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(db, name, ", schema-changes.enabled = true")} }}
+        sink {{ Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}",
+                       password = "{db.password}", table = "{target}", primary_keys = ["id"],
+                       generate_sink_sql = true, database = "{db.database}" }} }}
+    """)
+    sync(spark, plan, "s1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b'); ALTER TABLE {name} ADD COLUMN score int; "
+           f"INSERT INTO {name} VALUES (3, 'c', 30); UPDATE {name} SET score = 10 WHERE id = 1")
+    sync(spark, plan, "s2")  # the run finds the new column when it starts: the stream and the target take it
+    assert db.sql(f"SELECT id, name, score FROM {target} ORDER BY id") == [["1", "a", "10"], ["2", "b", None],
+                                                                           ["3", "c", "30"]]
+
+
+def test_a_column_that_appears_while_a_stream_runs_fails_the_micro_batch_for_a_replay():
+    from airflow_provider_seatunnel.connectors.cdc_stream import SchemaChanged, unknown_columns
+
+    spec = {"table": "public.t", "columns": ["id", "name"], "schema_changes": True}
+    unknown_columns(spec, ["id", "name"])
+    with pytest.raises(SchemaChanged, match="gained the column"):
+        unknown_columns(spec, ["id", "name", "score"])
+    unknown_columns({**spec, "schema_changes": False}, ["id", "name", "score"])  # left out, as SeaTunnel does

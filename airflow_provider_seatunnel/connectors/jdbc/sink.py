@@ -20,7 +20,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
-from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
+from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
 from .commit import (
     abort_entry,
     commit_id,
@@ -36,7 +36,7 @@ from .dialects import Dialect, flat
 from .errors import reraise
 from .options import DEFAULT_BATCH_SIZE, opt_int, schema_save_mode
 from .savemodes import create_database, save_mode_once
-from .target import KIND_COLUMN, Target, resolve_keys, target_of
+from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -151,7 +151,34 @@ def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str,
             return None
         if target.table is not None:
             save_mode_once(ctx, vertex, connection, target, config, schema)
+            add_columns(vertex, connection, target, schema)
     return token
+
+
+def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) -> list[str]:
+    """Follow a source's schema change: columns marked :data:`...spi.rows.ADDED_COLUMN` that the target
+    table lacks are added to it (``ALTER TABLE ... ADD``, nullable, the dialect's type). Unmarked
+    columns the table lacks still fail the write: a typo must not grow a table."""
+    from .connection import columns_of
+
+    marked = [f for f in schema.fields if (f.metadata or {}).get(ADDED_COLUMN)]
+    if not marked or not table_exists(connection, target, target.ide(target.table or "")):
+        return []
+    present = {name.lower() for name, _t, _s in columns_of(connection, f"SELECT * FROM {target.ident}")}
+    added = []
+    for f in marked:
+        if target.ide(f.name).lower() in present:
+            continue
+        sql_type = target.dialect.sql_type(f.dataType)
+        if sql_type is None:
+            raise RuntimeConfigError(f"cannot add the column {f.name} to {target.label}: no {target.dialect.family} "
+                                     f"type for {f.dataType.simpleString()}")
+        execute(connection, f"ALTER TABLE {target.ident} ADD {target.dialect.column(target.ide(f.name))} {sql_type}")
+        added.append(f.name)
+    if added:
+        log.info("Jdbc %s: added the column(s) %s to %s (a schema change of the source)", vertex.ref,
+                 ", ".join(added), target.label)
+    return added
 
 
 def _setup_or_create_database(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any],

@@ -22,7 +22,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, text_value
+from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, text_value, unknown_columns
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -93,6 +93,7 @@ def read_changes(spec: Mapping[str, Any], start: Mapping[str, Any], end: Mapping
             if here > stop:
                 break
             if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
+                unknown_columns(spec, [c.name for c in event.columns])
                 pending.extend((*(text_value(values.get(c)) for c in columns), kind) for values, kind in _rows(event))
             elif isinstance(event, XidEvent) or (isinstance(event, QueryEvent) and
                                                  str(event.query).strip().upper() == "COMMIT"):
@@ -138,7 +139,7 @@ class _StreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition)
+            yield from read_snapshot(partition, list(self.spec["columns"]))
             return
         assert isinstance(partition, ChangePart)
         yield from read_changes(self.spec, partition.start, partition.end)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.options import MISSING, OptionError, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
 
 STARTUP_MODES = ("initial", "latest")
 LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
@@ -29,6 +29,7 @@ class MyCdcOptions:
     startup_mode: str = "initial"
     server_ids: tuple[int, int] | None = None
     url: str = ""
+    schema_changes: bool = False  # schema-changes.enabled: follow columns added to the tables
 
     @property
     def conn(self) -> dict[str, Any]:
@@ -65,6 +66,14 @@ def _server_ids(options: Any, tables: int) -> tuple[int, int] | None:
     return low, high
 
 
+def schema_changes(options: Any) -> bool:
+    value = opt(options, "schema-changes.enabled", False)
+    parsed = as_bool(value)
+    if parsed is None:
+        raise OptionError("schema-changes.enabled", f"schema-changes.enabled must be true or false, found {value!r}")
+    return parsed
+
+
 def parse(options: Any) -> MyCdcOptions:
     url = opt(options, "base-url")
     if url is None:
@@ -92,4 +101,4 @@ def parse(options: Any) -> MyCdcOptions:
     user, password = opt(options, "username"), opt(options, "password")
     return MyCdcOptions(parts.hostname, parts.port or 3306, None if user is None else str(user),
                         None if password is None else str(password), tables, mode,
-                        _server_ids(options, len(tables)), text)
+                        _server_ids(options, len(tables)), text, schema_changes(options))

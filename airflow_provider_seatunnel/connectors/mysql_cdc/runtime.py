@@ -30,6 +30,7 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.rows import with_kind
 from ..cdc_stream import (
     KIND_COLUMN,
+    evolve,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
@@ -191,10 +192,16 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
         if state is None:
             refuse_orphan_checkpoint(ctx, table, root, "MySQL-CDC")
             state = take_snapshot(opts, table, directory)
+        elif opts.schema_changes:
+            added = evolve(directory, state, table_schema(opts, table))
+            if added:
+                log.info("MySQL-CDC %s: %s gained the column(s) %s; the stream carries them from now on", vertex.ref,
+                         table, ", ".join(added))
         schema = schema_of(state)
         spec = {"conn": opts.conn, "table": table, "columns": [f.name for f in schema.fields],
                 "snapshot": os.path.join(directory, "snapshot"), "snapshot_position": state["position"],
-                "server_id": opts.server_id(index, f"{ctx.pipeline_key}:{vertex.ref}"), "mariadb": state["mariadb"]}
+                "server_id": opts.server_id(index, f"{ctx.pipeline_key}:{vertex.ref}"), "mariadb": state["mariadb"],
+                "schema_changes": opts.schema_changes}
         raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
         out[table] = typed(raw, schema)
     return out

@@ -26,7 +26,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files
+from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, unknown_columns
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
@@ -56,6 +56,8 @@ def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tupl
         for tx in transactions((r[0] for r in rows), {}):
             if not start <= tx.commit_lsn < end:
                 continue
+            for relation, *_ in tx.changes:
+                unknown_columns(spec, relation.columns)
             for values, kind in changes(tx, columns):
                 if any(v is UNCHANGED for v in values):
                     raise ValueError(f"a change of {spec['table']} lacks a large (TOASTed) value it did not modify: "
@@ -101,7 +103,7 @@ class _StreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition)
+            yield from read_snapshot(partition, list(self.spec["columns"]))
             return
         assert isinstance(partition, ChangePart)
         yield from read_changes(self.spec, partition.start, partition.end)

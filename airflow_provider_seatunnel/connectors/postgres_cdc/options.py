@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ...spi.options import MISSING, OptionError, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
 
 STARTUP_MODES = ("initial", "latest")
 #: SeaTunnel's other modes and plug-ins: they plan, but cannot run here
@@ -35,6 +35,7 @@ class PgCdcOptions:
     plugin: str = "pgoutput"
     split_size: int = DEFAULT_SPLIT_SIZE
     url: str = ""
+    schema_changes: bool = False  # schema-changes.enabled: follow columns added to the tables
     url_params: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -91,6 +92,14 @@ def _tables(options: Mapping[str, Any], database: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def schema_changes(options: Any) -> bool:
+    value = opt(options, "schema-changes.enabled", False)
+    parsed = as_bool(value)
+    if parsed is None:
+        raise OptionError("schema-changes.enabled", f"schema-changes.enabled must be true or false, found {value!r}")
+    return parsed
+
+
 def parse(options: Mapping[str, Any]) -> PgCdcOptions:
     url, host, port, database, params = _url(options)
     mode = str(opt(options, "startup.mode", "initial")).strip().lower()
@@ -108,4 +117,5 @@ def parse(options: Mapping[str, Any]) -> PgCdcOptions:
     user, password = opt(options, "username"), opt(options, "password")
     return PgCdcOptions(host, port, database, None if user is None else str(user),
                         None if password is None else str(password), _tables(options, database), mode,
-                        None if slot is None else str(slot).lower(), plugin, split, url, params)
+                        None if slot is None else str(slot).lower(), plugin, split, url,
+                        schema_changes=schema_changes(options), url_params=params)

@@ -30,6 +30,7 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.rows import with_kind
 from ..cdc_stream import (
     as_text,
+    evolve,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
@@ -176,7 +177,7 @@ def _stream(ctx: RunContext, opts: PgCdcOptions, state: dict[str, Any], director
     schema = schema_of(state)
     spec = {"conn": opts.conn, "slot": state["slot"], "publication": state["publication"], "table": state["table"],
             "snapshot": os.path.join(directory, "snapshot"), "snapshot_lsn": state["lsn"],
-            "columns": [f.name for f in schema.fields]}
+            "columns": [f.name for f in schema.fields], "schema_changes": opts.schema_changes}
     _register(ctx.spark)
     raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
     return typed(raw, schema)
@@ -192,5 +193,10 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
         if state is None:
             refuse_orphan_checkpoint(ctx, table, root, "Postgres-CDC")
             state = take_snapshot(ctx, vertex, opts, table, slot_name(ctx, vertex, opts, index), directory)
+        elif opts.schema_changes:
+            added = evolve(directory, state, _typed_read(ctx, opts, table, 1).schema)
+            if added:
+                log.info("Postgres-CDC %s: %s gained the column(s) %s; the stream carries them from now on",
+                         vertex.ref, table, ", ".join(added))
         out[f"{opts.database}.{table}"] = _stream(ctx, opts, state, directory)
     return out
