@@ -10,8 +10,9 @@ attempt 2 of the same run id run as two ``seatunnel-airflow run`` processes, in 
 * ``paused``: attempt 1's processes (spark-submit and the Python driver) get SIGSTOP a random
   moment around its commit phase, attempt 2 runs, then attempt 1 gets SIGCONT and finishes;
 * ``lock``: around attempt 1's commit phase the first target is locked from outside (a psql
-  session holding ``LOCK TABLE`` for Jdbc, the target's commit lock for LocalFile) while attempt 2
-  starts; the lock is released once attempt 2 finished or after a while.
+  session holding ``LOCK TABLE`` for Jdbc, the target's commit lock for LocalFile, the broker
+  stopped by SIGSTOP for Kafka) while attempt 2 starts; the lock is released once attempt 2
+  finished or after a while.
 
 Then: every target must hold every row exactly once, and, when an attempt reported success,
 right then (the metrics never claim rows that were not committed). Should both attempts fail (a
@@ -66,6 +67,10 @@ def outside_lock(sink_type: str, work: Path, resources: Any) -> Iterator[Callabl
             session.stdin.write(f"BEGIN;\nLOCK TABLE public.{table} IN ACCESS EXCLUSIVE MODE;\n")
             session.stdin.flush()
             held.append(session)
+        elif sink_type == "Kafka":
+            paused = resources.kafka.paused()
+            paused.__enter__()
+            held.append(paused)
         else:
             from airflow_provider_seatunnel.connectors.localfile.fencing import commit_lock
 

@@ -2,8 +2,8 @@
 
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
-:mod:`hive_targets`), one pipeline with two sinks of that type, and two kinds of trial, each on fresh
-targets that already hold rows of an earlier run:
+:mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`), one pipeline with two sinks of that type, and two
+kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it) from outside at a random moment: a
@@ -62,6 +62,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import hive_targets  # noqa: E402
+import kafka_targets  # noqa: E402
 import overlap  # noqa: E402
 import store_targets  # noqa: E402
 
@@ -303,6 +304,13 @@ class SinkType:
     rows: int  # default --rows
     raw_label: str
     reading: str  # what "visible" and the raw count mean
+    moves: int | None = None  # sink.move occurrences per run, when not the first sink's raw count
+    #: a job reading something else than the CSV files: ``(work, expected rows, resources)`` -> (env settings,
+    #: source block writing the dataset "rows"); then the progress events that mark the first write and the
+    #: last sink's data staged (a STREAMING job reports queries and micro-batches)
+    source: Callable[[Path, list[Row], contextlib.ExitStack], tuple[str, str]] | None = None
+    writing: str = r": writing$"
+    prepared: str = "prepared"
 
 
 LOCALFILE_READING = (
@@ -344,6 +352,11 @@ SINK_TYPES: dict[str, SinkType] = {
        for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},
     "Hive": SinkType(lambda work, rows, res: hive_targets.hive_sinks(rows, res, Sink), POINTS, 5_000, "raw files",
                      hive_targets.READING),
+    "Kafka": SinkType(lambda work, rows, res: kafka_targets.kafka_sinks(rows, res, Sink), POINTS, 5_000,
+                      "raw records", kafka_targets.READING, moves=kafka_targets.MOVES),
+    "Kafka source": SinkType(lambda work, rows, res: kafka_targets.fresh_stream(work, localfile_sinks(work, rows, res)),
+                             (*POINTS, "batch.committed"), 5_000, "raw files", kafka_targets.SOURCE_READING,
+                             source=kafka_targets.kafka_source, writing="query started", prepared=": micro-batch"),
 }
 
 
@@ -364,16 +377,18 @@ def make_input(folder: Path, rows: int, files: int = 4) -> list[Row]:
     return expected
 
 
-def job_text(source: Path, sinks: list[Sink]) -> str:
+def job_text(source: Path, sinks: list[Sink], other: tuple[str, str] | None = None) -> str:
+    """The CSV files of ``source`` → ``sinks``; ``other``: (env settings, source block) instead of the CSV files."""
     blocks = "\n  ".join(s.block for s in sinks)
-    return f"""
-env {{ job.name = "restore_faults", parallelism = 2, spark.ui.enabled = false,
-       spark.driver.extraJavaOptions = "{QUICK_JVM}" }}
-source {{
-  LocalFile {{
+    env, block = other or ("", f"""LocalFile {{
     plugin_output = "rows", path = "{source}", file_format_type = "csv"
     schema = {{ fields {{ id = bigint, name = string, grp = string }} }}
-  }}
+  }}""")
+    return f"""
+env {{ job.name = "restore_faults", parallelism = 2, spark.ui.enabled = false,
+       spark.driver.extraJavaOptions = "{QUICK_JVM}"{", " + env if env else ""} }}
+source {{
+  {block}
 }}
 sink {{
   {blocks}
@@ -563,8 +578,10 @@ def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sin
     return t
 
 
-def kill_moment(i: int, rng: random.Random, base: Run, writing: float, sinks: list[Sink]) -> tuple[str, Callable]:
-    """Trial ``i``'s SIGKILL: (description, ``kill(events, elapsed)``)."""
+def kill_moment(i: int, rng: random.Random, base: Run, writing: float, sinks: list[Sink],
+                marks: tuple[str, str] = (r": writing$", "prepared")) -> tuple[str, Callable]:
+    """Trial ``i``'s SIGKILL: (description, ``kill(events, elapsed)``); ``marks``: the events of the first
+    write (a regular expression) and of a sink's data staged (:class:`SinkType`'s ``writing``, ``prepared``)."""
     if i % 3 == 0:  # anywhere in the run
         at = rng.uniform(0.5, base.seconds)
 
@@ -575,13 +592,13 @@ def kill_moment(i: int, rng: random.Random, base: Run, writing: float, sinks: li
         delay = rng.uniform(0.0, max(0.5, base.seconds - writing))
 
         def kill(events, elapsed, delay=delay):
-            start = next((t for t, e in events if e.endswith(": writing")), None)
+            start = next((t for t, e in events if re.search(marks[0], e)), None)
             return start is not None and elapsed >= start + delay
         return f"SIGKILL spark-submit, {delay:.2f}s after writing starts", kill
     delay = rng.uniform(0.0, 0.15)  # around the commit phase: a short delay after the last sink reported "prepared"
 
     def kill(events, elapsed, delay=delay):
-        done = [t for t, e in events if f"sink[{len(sinks) - 1}]" in e and "prepared" in e]
+        done = [t for t, e in events if f"sink[{len(sinks) - 1}]" in e and marks[1] in e]
         return bool(done) and elapsed >= done[0] + delay
     return f"SIGKILL spark-submit, {delay * 1000:.0f}ms after the last sink prepared", kill
 
@@ -598,7 +615,8 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
         expected = make_input(work / "input", rows)
         sinks = kind.build(work, rows, resources)
         conf = work / "job.conf"
-        conf.write_text(job_text(work / "input", sinks))
+        other = kind.source(work, expected, resources) if kind.source else None
+        conf.write_text(job_text(work / "input", sinks, other))
 
         # baseline: an undisturbed run, for the moments to kill at
         for s in sinks:
@@ -608,9 +626,9 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
         for s in sinks:
             lost, extra = _difference(s.read(), s.final(expected))
             assert not lost and not extra, f"{s.name}: the baseline run lost {lost} and added {extra}"
-        writing = next(t for t, e in base.events if e.endswith(": writing"))
+        writing = next(t for t, e in base.events if re.search(kind.writing, e))
         print(f"{name} baseline: {base.seconds:.1f}s, first sink writes at {writing:.1f}s", file=sys.stderr)
-        files = max(1, sinks[0].raw() - 1) if sinks[0].raw else 1
+        files = kind.moves or (max(1, sinks[0].raw() - 1) if sinks[0].raw else 1)
 
         trials: list[Trial] = []
 
@@ -620,14 +638,14 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
                   f"lost {t.lost} dup {t.duplicated}" + "".join(f"\n    {d}" for d in t.details), file=sys.stderr)
 
         for i in range(args.kill_trials):
-            what, kill = kill_moment(i, rng, base, writing, sinks)
+            what, kill = kill_moment(i, rng, base, writing, sinks, (kind.writing, kind.prepared))
             n = len(trials) + 1
             record(trial(n, f"{slug}-trial{n:03d}", "kill", what, conf, work, sinks, expected, kill=kill))
         for _ in range(args.fault_trials):
             point, action = rng.choice(kind.points), rng.choice(("raise", "kill"))
             count = {"sink.write": rng.randrange(0, rows // 4), "sink.move": rng.randrange(0, files),
                      "sink.prepared": rng.randrange(0, len(sinks)), "sink.commit": rng.randrange(0, len(sinks)),
-                     "pipeline.committed": 0}[point]
+                     "pipeline.committed": 0, "batch.committed": 0}[point]
             spec = f"{point}={action}" + (f"+{count}" if count else "")
             n = len(trials) + 1
             record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec))

@@ -22,7 +22,7 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from ..spi import RunContext
-from ..spi.errors import RuntimeConfigError
+from ..spi.errors import PipelineError, RuntimeConfigError
 from ..spi.rows import ADDED_COLUMN, ROW_KIND
 
 KIND_COLUMN = "__st_kind"
@@ -55,18 +55,15 @@ def read_snapshot(part: SnapshotPart, columns: list[str]) -> Iterator[Any]:
     yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
 
 
-class SchemaChanged(RuntimeError):
-    """A change carries a column the stream does not know yet: the pipeline must restart to take it in."""
-
-
 def unknown_columns(spec: Mapping[str, Any], names: Iterable[str]) -> None:
-    """With ``schema-changes.enabled``, fail on a column the stream's schema lacks (the restart adds it
-    and replays the same changes); without, such columns are left out as SeaTunnel leaves them."""
+    """With ``schema-changes.enabled``, fail on a column the stream's schema lacks (a transient
+    :class:`PipelineError`, raised in a Python worker and relayed with its message: the restart adds the
+    column and replays the same changes); without, such columns are left out as SeaTunnel leaves them."""
     if not spec.get("schema_changes"):
         return
     new = [n for n in names if n not in spec["columns"]]
     if new:
-        raise SchemaChanged(f"{spec['table']} gained the column(s) {', '.join(new)} while the stream ran: the pipeline "
+        raise PipelineError(f"{spec['table']} gained the column(s) {', '.join(new)} while the stream ran: the pipeline "
                             "fails now and its next run (a retry) replays these changes with them")
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from ...spi.errors import RuntimeConfigError
 from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, unknown_columns
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
@@ -60,9 +61,9 @@ def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tupl
                 unknown_columns(spec, relation.columns)
             for values, kind in changes(tx, columns):
                 if any(v is UNCHANGED for v in values):
-                    raise ValueError(f"a change of {spec['table']} lacks a large (TOASTed) value it did not modify: "
-                                     f"run ALTER TABLE {spec['table']} REPLICA IDENTITY FULL so that changes carry "
-                                     "whole rows")
+                    raise RuntimeConfigError(f"a change of {spec['table']} lacks a large (TOASTed) value it did "
+                                             f"not modify: run ALTER TABLE {spec['table']} REPLICA IDENTITY FULL so "
+                                             "that changes carry whole rows")
                 yield (*values, kind)
 
 
