@@ -299,8 +299,18 @@ def _launch(java: str, jars: str, root: Path) -> KafkaServer:
         raise KafkaUnavailable(f"formatting Kafka's storage failed:\n{(formatted.stdout + formatted.stderr)[-3000:]}")
     with open(root / "kafka.log", "wb") as log:
         process = subprocess.Popen([*base, "kafka.Kafka", str(root / "server.properties")], cwd=root, stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                   preexec_fn=_die_with_parent)
     return KafkaServer(root, port, controller_port, process)
+
+
+def _die_with_parent() -> None:
+    """In the broker's process before it runs Java: Linux sends it SIGTERM when the process that started it
+    dies, so a test run killed half way (SIGKILL, a timeout) leaves no broker behind."""
+    import ctypes
+
+    with contextlib.suppress(OSError):  # not Linux: the fixture's stop() is the only clean-up
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def start() -> KafkaServer:
