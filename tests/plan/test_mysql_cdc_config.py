@@ -37,7 +37,6 @@ def test_a_cdc_job_plans_with_its_tables_and_validates(write_conf, plan_of, caps
 @pytest.mark.parametrize("extra, key, message", [
     (', startup.mode = "sometimes"', "startup.mode", "unknown startup.mode"),
     (', server-id = "9-1"', "server-id", "is not a number or a range"),
-    (', server-id = "5400"', "server-id", "holds 1 id(s) for 2 tables"),
     (', snapshot.split.size = -1', "snapshot.split.size", "positive integer"),
 ])
 def test_bad_options_fail_at_their_line(config_error, extra, key, message):
@@ -55,6 +54,12 @@ def test_what_plans_but_cannot_run(write_conf, plan_of, extra):
     plan = plan_of(job(extra))
     assert [w.get("code") for w in plan.warnings] == ["not-runnable"]
     assert main(["validate", str(write_conf(job(extra)))]) == 2
+
+
+def test_fewer_server_ids_than_tables_is_a_warning_naming_the_ids_taken(plan_of):
+    plan = plan_of(job(', server-id = "5400"'))
+    (warning,) = plan.warnings
+    assert warning["key"] == "server-id" and "5400..5401" in warning["message"]
 
 
 def test_each_table_reads_the_binlog_with_its_own_server_id():

@@ -52,12 +52,18 @@ def test_tables_must_be_database_schema_table_of_the_url(config_error):
                                                                   "")).problems[0].message
 
 
-@pytest.mark.parametrize("extra", [', startup.mode = earliest', ', decoding.plugin.name = wal2json',
-                                   ', format = compatible_debezium_json'])
+@pytest.mark.parametrize("extra", [', startup.mode = earliest', ', format = compatible_debezium_json'])
 def test_what_plans_but_cannot_run(write_conf, plan_of, extra):
     plan = plan_of(job(extra))
     assert [w.get("code") for w in plan.warnings] == ["not-runnable"]
     assert main(["validate", str(write_conf(job(extra)))]) == 2
+
+
+def test_other_decoding_plugins_are_decoded_with_pgoutput(write_conf, plan_of):
+    text = job(', decoding.plugin.name = "decoderbufs"')
+    (warning,) = plan_of(text).warnings
+    assert warning["key"] == "decoding.plugin.name" and "pgoutput" in warning["message"]
+    assert main(["validate", str(write_conf(text))]) == 0
 
 
 def test_lineage_tables_and_the_driver_jar():

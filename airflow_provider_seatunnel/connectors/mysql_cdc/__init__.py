@@ -47,7 +47,7 @@ def _templated(options: Mapping[str, Any]) -> bool:
 class MySqlCdc(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter, Lineage):
     name = "MySQL-CDC"
     kinds = frozenset({SOURCE})
-    required = ("base-url", "table-names")
+    required = ()  # base-url and table-names: options.parse says so, at their keys
     identity = ("base-url", "table-names")
     exclusive_stream = False  # the binlog has no consumer position: any number of queries may read it
     description = "Captures a MySQL or MariaDB database's tables: a snapshot, then every change (the binlog)."
@@ -60,6 +60,13 @@ class MySqlCdc(Connector, SchemaInference, SourceTables, BatchSource, StreamingS
         except OptionError as e:
             return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
         problems = []
+        if options.server_ids is not None and options.server_ids[1] - options.server_ids[0] + 1 < len(options.tables):
+            low = options.server_ids[0]
+            problems.append(job.problem(f"server-id gives {options.server_ids[1] - low + 1} id(s) for "
+                                        f"{len(options.tables)} tables: each captured table reads the binlog with its "
+                                        f"own id, here {low}..{low + len(options.tables) - 1}", plugin,
+                                        key="server-id", severity="warning",
+                                        hint=f'server-id = "{low}-{low + len(options.tables) - 1}"'))
         if options.startup_mode in LATER_STARTUP_MODES:
             problems.append(job.cannot_run(f"startup.mode {options.startup_mode} is not supported by this package",
                                            plugin, key="startup.mode", hint="use initial or latest"))

@@ -35,7 +35,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema, TableKeys
-from .options import LATER_PLUGINS, LATER_STARTUP_MODES, OptionError, opt, parse
+from .options import LATER_STARTUP_MODES, OTHER_PLUGINS, OptionError, opt, parse
 
 __all__ = ["CONNECTOR", "PostgresCdc"]
 
@@ -50,7 +50,7 @@ class PostgresCdc(Connector, SchemaInference, SourceTables, BatchSource, Streami
                   Lineage):
     name = "Postgres-CDC"
     kinds = frozenset({SOURCE})
-    required = ("base-url", "table-names")
+    required = ()  # base-url and table-names: options.parse says so, at their keys
     identity = ("base-url", "table-names", "slot.name")
     exclusive_stream = True
     description = "Captures a PostgreSQL database's tables: a snapshot, then every change (logical replication)."
@@ -66,9 +66,11 @@ class PostgresCdc(Connector, SchemaInference, SourceTables, BatchSource, Streami
         if options.startup_mode in LATER_STARTUP_MODES:
             problems.append(job.cannot_run(f"startup.mode {options.startup_mode} is not supported by this package",
                                            plugin, key="startup.mode", hint="use initial or latest"))
-        if options.plugin in LATER_PLUGINS:
-            problems.append(job.cannot_run(f"decoding.plugin.name {options.plugin} is not supported by this package",
-                                           plugin, key="decoding.plugin.name", hint="use pgoutput"))
+        if options.plugin in OTHER_PLUGINS:
+            problems.append(job.problem(f"decoding.plugin.name {options.plugin}: changes are decoded with pgoutput "
+                                        "(built into PostgreSQL 10 and later) whatever plug-in is named; the named "
+                                        "one need not be installed", plugin, key="decoding.plugin.name",
+                                        severity="warning", hint="set decoding.plugin.name = pgoutput"))
         fmt = str(opt(plugin.options, "format", "default")).strip().lower()
         if fmt != "default":
             problems.append(job.cannot_run(f"format {fmt} is not supported by this package", plugin, key="format",

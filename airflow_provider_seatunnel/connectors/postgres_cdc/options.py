@@ -1,7 +1,8 @@
 """Postgres-CDC options as SeaTunnel names them: ``base-url`` (``jdbc:postgresql://host:port/db``),
 ``username``, ``password``, ``database-names``, ``schema-names``, ``table-names``
 (``database.schema.table`` each), ``startup.mode`` (``initial``: snapshot then changes; ``latest``:
-changes from the start of the stream), ``slot.name``, ``decoding.plugin.name`` (``pgoutput``),
+changes from the start of the stream), ``slot.name``, ``decoding.plugin.name`` (``pgoutput``; the
+others are decoded with pgoutput all the same),
 ``snapshot.split.size``, ``exactly_once``, ``format``. :func:`parse` raises :class:`OptionError`
 naming the key."""
 
@@ -18,7 +19,8 @@ STARTUP_MODES = ("initial", "latest")
 #: SeaTunnel's other modes and plug-ins: they plan, but cannot run here
 LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
 PLUGINS = ("pgoutput",)
-LATER_PLUGINS = ("decoderbufs", "wal2json", "wal2json_rds", "wal2json_streaming", "wal2json_rds_streaming")
+#: SeaTunnel's other plug-ins: accepted, the changes are decoded with pgoutput all the same (a warning says so)
+OTHER_PLUGINS = ("decoderbufs", "wal2json", "wal2json_rds", "wal2json_streaming", "wal2json_rds_streaming")
 DEFAULT_SPLIT_SIZE = 8096
 
 
@@ -106,7 +108,7 @@ def parse(options: Mapping[str, Any]) -> PgCdcOptions:
     if mode not in STARTUP_MODES + LATER_STARTUP_MODES:
         raise OptionError("startup.mode", f"unknown startup.mode '{mode}'", "use initial or latest")
     plugin = str(opt(options, "decoding.plugin.name", "pgoutput")).strip().lower()
-    if plugin not in PLUGINS + LATER_PLUGINS:
+    if plugin not in PLUGINS + OTHER_PLUGINS:
         raise OptionError("decoding.plugin.name", f"unknown decoding.plugin.name '{plugin}'", "use pgoutput")
     split = as_int(opt(options, "snapshot.split.size", DEFAULT_SPLIT_SIZE))
     if split is None or split < 1:
