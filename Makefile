@@ -140,7 +140,8 @@ $(S3A_JAR):
 
 # Apache Kafka: the single-node KRaft broker the Kafka tests start (tests/kafka_server.py builds its class path from
 # these with mvn, offline; log4j's SLF4J binding gives it a log), and Spark's Kafka source and sink with their
-# dependencies (kafka-clients, commons-pool2, the token provider). The jar named is the last one fetched.
+# dependencies (kafka-clients, commons-pool2, the token provider), and spark-avro (Kafka's format = avro; PySpark
+# ships the Avro library itself).
 KAFKA_VERSION := 4.2.0
 SPARK_KAFKA_VERSION := 4.2.0
 KAFKA_JAR := $(HOME)/.m2/repository/org/apache/kafka/kafka_2.13/$(KAFKA_VERSION)/kafka_2.13-$(KAFKA_VERSION).jar
@@ -153,6 +154,11 @@ $(KAFKA_JAR):
 $(SPARK_KAFKA_JAR):
 	@$(MVN_GET) -Dartifact=org.apache.spark:spark-sql-kafka-0-10_2.13:$(SPARK_KAFKA_VERSION) \
 	  || echo "warning: could not fetch Spark's Kafka source with mvn: the Kafka connector tests fail"
+SPARK_AVRO_JAR := $(HOME)/.m2/repository/org/apache/spark/spark-avro_2.13/$(SPARK_KAFKA_VERSION)/spark-avro_2.13-$(SPARK_KAFKA_VERSION).jar
+test-deps: $(SPARK_AVRO_JAR)
+$(SPARK_AVRO_JAR):
+	@$(MVN_GET) -Dartifact=org.apache.spark:spark-avro_2.13:$(SPARK_KAFKA_VERSION) -Dtransitive=false \
+	  || echo "warning: could not fetch spark-avro with mvn: the Kafka avro tests fail"
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

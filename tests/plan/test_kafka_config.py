@@ -99,15 +99,26 @@ def test_bad_options_fail_at_their_line(config_error, section, options, key, mes
     assert problem.key == key and problem.plugin.endswith("Kafka") and problem.file and problem.line is not None
 
 
-def test_avro_and_protobuf_plan_but_cannot_run(write_conf, plan_of):
+def test_protobuf_and_compatible_formats_plan_but_cannot_run(write_conf, plan_of):
     text = f"""
-        source {{ Kafka {{ plugin_output = "k", {BROKERS}, topic = "t", format = avro,
+        source {{ Kafka {{ plugin_output = "k", {BROKERS}, topic = "t", format = compatible_kafka_connect_json,
                            schema = {{ fields {{ id = int }} }} }} }}
         sink {{ Kafka {{ plugin_input = "k", {BROKERS}, topic = "u", format = protobuf }} }}
     """
     plan = plan_of(text)
     assert [w.get("code") for w in plan.warnings].count("not-runnable") == 2
     assert main(["validate", str(write_conf(text))]) == 2
+
+
+def test_avro_needs_a_schema_and_adds_spark_avro(config_error, plan_of):
+    problem = config_error(f"""
+        source {{ Kafka {{ plugin_output = "k", {BROKERS}, topic = "t", format = avro }} }}
+        sink {{ Console {{ plugin_input = "k" }} }}
+    """).problems[0]
+    assert problem.key == "schema" and "needs a schema" in problem.message
+    names = [j.rsplit("/", 1)[-1] for j in KAFKA.jars({"format": "avro"}, {})]
+    assert any(n.startswith("spark-avro_2.13-") for n in names)
+    assert not any(n.startswith("spark-avro") for n in [j.rsplit("/", 1)[-1] for j in KAFKA.jars({}, {})])
 
 
 def test_lineage_names_each_topic_as_openlineage_does():

@@ -9,10 +9,13 @@ from airflow_provider_seatunnel.plan import compile_job
 
 @pytest.fixture(scope="session")
 def spark():
+    from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
     from airflow_provider_seatunnel.runtime.session import get_session
 
+    # the jars a run of a Kafka job (format avro) is given through spark.jars, as spark-submit gives them
+    jars = KAFKA.jars({"format": "avro"}, {})
     session = get_session("seatunnel-tests", {"spark.ui.enabled": False, "spark.sql.shuffle.partitions": 4},
-                          "local[2]")
+                          "local[2]", jars=jars)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -107,7 +107,11 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
         return any(str(opt(b, "format", default)).lower() in CHANGE_FORMATS for b in blocks if isinstance(b, Mapping))
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        return checks.spark_kafka_jars(env)
+        """Spark's Kafka source and sink; ``spark-avro`` too for ``format = avro``."""
+        jars = checks.spark_kafka_jars(env)
+        avro = checks.spark_avro_jar() if checks.uses_avro(options) else None
+        named = str(env.get("spark.jars", "")) + "," + str(env.get("spark.jars.packages", ""))
+        return jars + ([avro] if avro and "spark-avro" not in named else [])
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """``kafka://<first broker>/<topic>`` per topic, as OpenLineage names Kafka datasets."""

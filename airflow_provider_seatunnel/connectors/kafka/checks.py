@@ -102,6 +102,25 @@ def _jar(group: str, artifact: str, version: str) -> str:
     return os.path.join(m2_repository(), group, artifact, version, f"{artifact}-{version}.jar")
 
 
+def spark_avro_jar() -> str | None:
+    """``spark-avro`` for the PySpark in use, from Maven's local repository (``format = avro``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        jar = _jar("org/apache/spark", "spark-avro_2.13", version("pyspark"))
+    except PackageNotFoundError:
+        return None
+    return jar if os.path.isfile(jar) else None
+
+
+def uses_avro(options: Mapping[str, Any]) -> bool:
+    tables = opt(options, "table_list")
+    blocks = [t for t in tables if isinstance(t, Mapping)] if isinstance(tables, list) else []
+    formats = [str(opt(b, "format", opt(options, "format", "json"))).lower() for b in blocks] or \
+        [str(opt(options, "format", "json")).lower()]
+    return "avro" in formats
+
+
 def spark_kafka_jars(env: Mapping[str, Any]) -> list[str]:
     """Spark's Kafka source/sink jars for the PySpark in use from Maven's local repository (``make
     test-deps`` fetches them), its dependencies at the versions its pom names; nothing when
@@ -141,6 +160,6 @@ def _pom_version(pom: str, artifact: str) -> str | None:
 
 
 def missing_jars_hint() -> str:
-    return (f"Spark's Kafka source and sink ({SPARK_KAFKA[1]} and its dependencies) are not in {m2_repository()}: "
-            "run `make test-deps`, or set env spark.jars.packages = "
+    return (f"Spark's Kafka source and sink ({SPARK_KAFKA[1]} and its dependencies; spark-avro_2.13 for format "
+            f"avro) are not in {m2_repository()}: run `make test-deps`, or set env spark.jars.packages = "
             '"org.apache.spark:spark-sql-kafka-0-10_2.13:<your Spark version>"')

@@ -29,6 +29,9 @@ parsing); ``skip`` drops them (and reads a value that does not fit its type as n
 formats drop records they cannot parse whatever the option says, as SeaTunnel's Kafka source does.
 Text: a blank or missing field is null.
 
+``avro``: raw Avro binary records of the schema SeaTunnel derives from the row type (:func:`avro_schema`),
+read with ``from_avro``.
+
 Writing (:func:`encode`): ``json`` writes the fields as an object (dates and timestamps in ISO
 form); ``text`` joins them with ``field_delimiter`` (null as the empty string); ``debezium_json``
 writes ``{before, after, op}`` (+I/+U: ``op = c`` with ``after``; -U/-D: ``op = d`` with
@@ -93,6 +96,14 @@ def decode(raw: Any, spec: TopicSpec) -> Any:
     schema = spec.output_schema()
     if spec.schema is None or not spec.schema.fields:
         return raw.select(value.alias(TEXT_FIELD), kind_literal(0).alias(ROW_KIND))
+    if spec.format == "avro":
+        from pyspark.sql.avro.functions import from_avro
+
+        mode = "FAILFAST" if spec.error_way == "fail" else "PERMISSIVE"
+        record = from_avro(F.col("value"), avro_schema(spec.schema.to_spark()), {"mode": mode}).alias("__r")
+        rows = raw.where(F.col("value").isNotNull()).select(record).where(F.col("__r").isNotNull())
+        return rows.select(*[F.col(f"__r.{quote(f.name)}").cast(f.type.to_spark()).alias(f.name)
+                             for f in spec.schema.fields], kind_literal(0).alias(ROW_KIND))
     if spec.format == "text":
         parts = F.split(value, re.escape(spec.field_delimiter), -1)
         rows = raw.where(F.col("value").isNotNull()).select(parts.alias("__p"))
@@ -229,6 +240,12 @@ def encode_value(df: Any, fmt: str, delimiter: str) -> Any:
     columns = data_columns(df)
     if fmt == "text":
         return _text_of(columns, delimiter)
+    if fmt == "avro":
+        from pyspark.sql import types as T
+        from pyspark.sql.avro.functions import to_avro
+
+        data = T.StructType([f for f in df.schema.fields if f.name in columns])
+        return to_avro(F.struct(*[F.col(quote(c)) for c in columns]), avro_schema(data))
     row = F.struct(*[F.col(quote(c)) for c in columns])
     if fmt == "json":
         return _json_of(columns)
@@ -244,7 +261,45 @@ def encode_value(df: Any, fmt: str, delimiter: str) -> Any:
 
 
 def encode_key(fields: Sequence[str], fmt: str, delimiter: str) -> Any:
-    """The record key of ``partition_key_fields`` (None: records without a key)."""
+    """The record key of ``partition_key_fields`` (None: records without a key): text for ``text``,
+    else JSON."""
     if not fields:
         return None
     return _text_of(fields, delimiter) if fmt == "text" else _json_of(fields)
+
+
+def _avro_type(name: str, dtype: Any) -> Any:
+    """SeaTunnel's Avro type for a Spark type: no nulls, ``tinyint``/``smallint`` as ``int``, decimals as
+    ``bytes`` with the decimal logical type, timestamps as ``local-timestamp-millis``, rows as records named
+    after their field."""
+    from pyspark.sql import types as T
+
+    simple = {T.StringType: "string", T.BinaryType: "bytes", T.ByteType: "int", T.ShortType: "int",
+              T.IntegerType: "int", T.LongType: "long", T.FloatType: "float", T.DoubleType: "double",
+              T.BooleanType: "boolean", T.NullType: "null"}
+    for spark_type, avro in simple.items():
+        if isinstance(dtype, spark_type):
+            return avro
+    if isinstance(dtype, T.DecimalType):
+        return {"type": "bytes", "logicalType": "decimal", "precision": dtype.precision, "scale": dtype.scale}
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        return {"type": "long", "logicalType": "local-timestamp-millis"}
+    if isinstance(dtype, T.DateType):
+        return {"type": "int", "logicalType": "date"}
+    if isinstance(dtype, T.ArrayType):
+        return {"type": "array", "items": _avro_type(name, dtype.elementType)}
+    if isinstance(dtype, T.MapType):
+        return {"type": "map", "values": _avro_type(name, dtype.valueType)}
+    if isinstance(dtype, T.StructType):
+        return {"type": "record", "name": name, "fields": [{"name": f.name, "type": _avro_type(f.name, f.dataType)}
+                                                           for f in dtype.fields]}
+    raise ValueError(f"format avro cannot hold the field {name} of type {dtype.simpleString()} (as in SeaTunnel)")
+
+
+def avro_schema(struct: Any) -> str:
+    """The Avro schema SeaTunnel derives from a row type (the record ``SeaTunnelRecord``), as JSON:
+    records are raw Avro binary of that schema, no header, no registry."""
+    import json
+
+    return json.dumps({"type": "record", "name": "SeaTunnelRecord",
+                       "fields": [{"name": f.name, "type": _avro_type(f.name, f.dataType)} for f in struct.fields]})

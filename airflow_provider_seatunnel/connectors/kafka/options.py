@@ -37,10 +37,10 @@ DEFAULT_DELIMITER = ","
 START_MODES = ("earliest", "group_offsets", "latest", "specific_offsets", "timestamp")
 SEMANTICS = ("NON", "AT_LEAST_ONCE", "EXACTLY_ONCE")
 #: formats this package reads and writes
-SOURCE_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json")
-SINK_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json")
+SOURCE_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json", "avro")
+SINK_FORMATS = ("json", "text", "canal_json", "debezium_json", "ogg_json", "maxwell_json", "avro")
 #: SeaTunnel formats that plan but cannot run here
-LATER_FORMATS = ("avro", "protobuf", "native", "compatible_kafka_connect_json", "compatible_debezium_json")
+LATER_FORMATS = ("protobuf", "native", "compatible_kafka_connect_json", "compatible_debezium_json")
 #: formats whose records say the row kind (change logs): their rows may be UPDATE/DELETE
 CHANGE_FORMATS = ("canal_json", "debezium_json", "ogg_json", "maxwell_json")
 ERROR_WAYS = ("fail", "skip")
@@ -195,8 +195,8 @@ def _topic_spec(block: Mapping[str, Any], defaults: Mapping[str, Any] | None = N
             raise OptionError("topic", f"topic {topics[0]!r} is not a regular expression: {e}") from None
     fmt = _enum(merged, "format", SOURCE_FORMATS, "json")
     schema = _schema(merged)
-    if fmt in CHANGE_FORMATS and (schema is None or not schema.fields):
-        raise OptionError("schema", f"format {fmt} needs a schema (the fields of the captured table)",
+    if (fmt in CHANGE_FORMATS or fmt == "avro") and (schema is None or not schema.fields):
+        raise OptionError("schema", f"format {fmt} needs a schema (the fields of the records)",
                           "add schema = { fields { id = bigint, ... } }")
     return TopicSpec(topics, pattern, fmt, schema, str(opt(merged, "field_delimiter", DEFAULT_DELIMITER)),
                      _enum(merged, "format_error_handle_way", ERROR_WAYS, "fail"),

@@ -102,9 +102,9 @@ def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Dataset) -
     for table, df in data.items():
         topic = expand_table_placeholders(opts.topic, table, data_columns(df))
         partitions = kc.partitions_of(config, topic) if opts.assign_partitions else 0
+        ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=opts.format == "avro")
         recs = ctx.with_write_faults(vertex, records(df, topic, opts, partitions))
         if opts.semantics != EXACTLY_ONCE:
-            ensure_spark_kafka(ctx.spark, ctx.plan.env)
             recs.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
             entries.append({"table": table, "topic": topic, "status": "written"})
             log.info("Kafka %s: wrote table %s to topic %s (%s)", vertex.ref, table, topic, opts.semantics)

@@ -39,6 +39,7 @@ log = logging.getLogger("seatunnel.kafka")
 
 #: Spark's Kafka data source; named by class so that a session given the jars late finds it too
 PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+AVRO_CLASS = "org.apache.spark.sql.avro.functions"
 
 #: Kafka client properties Spark's source manages itself (setting them is refused by Spark)
 _SPARK_MANAGED = frozenset({"group.id", "auto.offset.reset", "key.deserializer", "value.deserializer",
@@ -54,24 +55,29 @@ def spark_options(opts: SourceOptions | Any) -> dict[str, str]:
     return out
 
 
-def ensure_spark_kafka(spark: Any, env: Mapping[str, Any]) -> None:
-    """Make Spark's Kafka source and sink usable: a session started without them (a run started by
-    the engine has them through ``spark.jars``) gets the jars added to the driver's class loader
-    and shipped to the executors."""
+def ensure_spark_kafka(spark: Any, env: Mapping[str, Any], avro: bool = False) -> None:
+    """Make Spark's Kafka source and sink (and with ``avro`` spark-avro) usable: a session started
+    without them (a run started by the engine has them through ``spark.jars``) gets the jars added to
+    the driver's class loader and shipped to the executors."""
     from py4j.protocol import Py4JError
 
-    from .checks import missing_jars_hint, spark_kafka_jars
+    from .checks import missing_jars_hint, spark_avro_jar, spark_kafka_jars
 
     jvm = spark._jvm
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    try:
-        jvm.java.lang.Class.forName(PROVIDER_CLASS, False, loader)
-        return
-    except Py4JError:
-        pass
-    jars = spark_kafka_jars(env)
+    wanted = [(PROVIDER_CLASS, spark_kafka_jars(env))]
+    if avro:
+        wanted.append((AVRO_CLASS, [j for j in [spark_avro_jar()] if j]))
+    jars: list[str] = []
+    for cls, candidates in wanted:
+        try:
+            jvm.java.lang.Class.forName(cls, False, loader)
+        except Py4JError:
+            if not candidates:
+                raise RuntimeConfigError(missing_jars_hint()) from None
+            jars.extend(candidates)
     if not jars:
-        raise RuntimeConfigError(missing_jars_hint())
+        return
     for jar in jars:
         loader.addURL(jvm.java.io.File(jar).toURI().toURL())
         spark._jsc.sc().addJar(jar)
@@ -142,7 +148,7 @@ def _read_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: Topi
     if total == 0:
         return _empty(ctx, spec)
     parallelism = max(1, int(vertex.parallelism))
-    ensure_spark_kafka(ctx.spark, ctx.plan.env)
+    ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=spec.format == "avro")
     reader = (ctx.spark.read.format(PROVIDER_CLASS).options(**_reader_options(opts))
               .option("assign", json.dumps({t: list(range(n)) for t, n in parts.items()}))
               .option("startingOffsets", _offsets_json(start)).option("endingOffsets", _offsets_json(end)))
@@ -166,7 +172,7 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
 
 
 def _stream_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: TopicSpec) -> Any:
-    ensure_spark_kafka(ctx.spark, ctx.plan.env)
+    ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=spec.format == "avro")
     reader = ctx.spark.readStream.format(PROVIDER_CLASS).options(**_reader_options(opts))
     if spec.pattern:
         reader = reader.option("subscribePattern", spec.topics[0])
