@@ -48,10 +48,10 @@ def kinds_of(spark, path) -> list[tuple]:
     return sorted((r["row_kind"], r["id"], r["name"]) for r in spark.read.json(str(path)).collect())
 
 
-def file_job(my, name: str, tmp_path) -> str:
+def file_job(my, name: str, tmp_path, extra: str = "") -> str:
     return f"""
         env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
-        source {{ {cdc_block(my, name)} }}
+        source {{ {cdc_block(my, name, extra)} }}
         transform {{ RowKindExtractor {{ plugin_input = "c", plugin_output = "k", transform_type = SHORT }} }}
         sink {{ LocalFile {{ plugin_input = "k", path = "{tmp_path / 'out'}", file_format_type = "json" }} }}
     """
@@ -60,7 +60,7 @@ def file_job(my, name: str, tmp_path) -> str:
 def test_snapshot_then_binlog_changes_with_row_kinds(plan_of, spark, my, tmp_path):
     name = table(my)
     my.sql(f"INSERT INTO {name} VALUES (1, 'a', 1.50, '2024-01-02 03:04:05.120', 1), (2, 'b', NULL, NULL, 0)")
-    plan = plan_of(file_job(my, name, tmp_path))
+    plan = plan_of(file_job(my, name, tmp_path, ", schema-changes.enabled = true"))
     sync(spark, plan, "r1")
     first = {r["id"]: r for r in spark.read.json(str(tmp_path / "out")).collect()}
     assert sorted(first) == [1, 2] and first[1]["row_kind"] == "+I"
@@ -70,8 +70,11 @@ def test_snapshot_then_binlog_changes_with_row_kinds(plan_of, spark, my, tmp_pat
     sync(spark, plan, "r2")
     assert kinds_of(spark, tmp_path / "out") == sorted([("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"),
                                                         ("-U", 2, "b"), ("+U", 2, "bb"), ("-D", 1, "a")])
+    # a column added between runs: the next run's rows carry it
+    my.sql(f"ALTER TABLE {name} ADD COLUMN extra INT; INSERT INTO {name} (id, name, extra) VALUES (4, 'd', 40)")
     sync(spark, plan, "r3")
-    assert len(kinds_of(spark, tmp_path / "out")) == 6
+    rows = {(r["row_kind"], r["id"]): r for r in spark.read.json(str(tmp_path / "out")).collect()}
+    assert len(rows) == 7 and rows[("+I", 4)]["extra"] == 40 and rows[("+I", 3)]["extra"] is None
 
 
 def test_a_crash_after_the_sink_committed_replays_the_same_binlog_range_once(plan_of, spark, my, tmp_path):
