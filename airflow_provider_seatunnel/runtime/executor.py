@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..plan.model import PlanVertex
-from ..spi import TwoPhaseSink
+from ..spi import AcknowledgesRead, TwoPhaseSink
 from ..spi.errors import PipelineError
 from . import faults
 from .context import RunContext, now
@@ -39,6 +39,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     try:
         sink_counts = _prepare_sinks(w, say, prepared)
         _commit(w, say, prepared)
+        _acknowledge(w, say)
     finally:
         w.unpersist()
     try:
@@ -56,6 +57,18 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
             say(f"{ctx.label(w.by_id[k])}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
                 "rows were written as plain rows")
     return finished_metrics(ctx, started, t0, per_source, per_table)
+
+
+def _acknowledge(w: Walk, say: Callable[[str], None]) -> None:
+    """Every sink committed: the sources that record what a run read (:class:`..spi.AcknowledgesRead`) do."""
+    ctx = w.ctx
+    for v in ctx.pipeline.vertices:
+        connector = w.connectors.get(v.id)
+        if v.kind == "source" and isinstance(connector, AcknowledgesRead):
+            try:
+                connector.acknowledge(ctx, v)
+            except Exception as e:  # the data is committed: a failure here only costs a re-read
+                say(f"{ctx.label(v)}: could not record what this run read: {e}")
 
 
 def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex, Any]]) -> SinkCounts:

@@ -211,6 +211,15 @@ class RetiresCommits(Protocol):
 
 
 @runtime_checkable
+class AcknowledgesRead(Protocol):
+    def acknowledge(self, ctx: RunContext, vertex: Vertex) -> None:
+        """BATCH: every sink of the pipeline committed what this source read in this run; record that at
+        the source (Kafka commits its consumer group's offsets). Called once after the commit; a failure
+        is logged, never raised (the data is committed already)."""
+        ...
+
+
+@runtime_checkable
 class SaveModes(Protocol):
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
         """Apply the schema/data save modes once for ``run_id`` (no Spark, on the task's worker);

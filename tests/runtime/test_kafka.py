@@ -137,6 +137,28 @@ def test_start_modes(run_job, spark, kafka, tmp_path):
     assert ids("g2", 'consumer.group = "g1", kafka.config = { "auto.offset.reset" = "earliest" }') == [2, 3, 10, 11, 12, 20]
 
 
+def test_batch_runs_from_group_offsets_read_new_records_each_run(run_job, spark, kafka, tmp_path):
+    t = kafka.create_topic(topic_name("g"), partitions=2)
+    kafka.produce(t, [json.dumps({"id": i}) for i in range(4)])
+    options = (f'topic = "{t}", consumer.group = "sync_{t}", kafka.config = {{ "auto.offset.reset" = "earliest" }}, '
+               'schema = { fields { id = int } }')
+
+    def ids(name: str) -> list[int]:
+        run_job(source_job(kafka, tmp_path / name, options), run_id=name)
+        path = tmp_path / name
+        return sorted(r["id"] for r in read_back(spark, path)) if any(path.glob("*.json")) else []
+
+    assert ids("a") == [0, 1, 2, 3]  # a new group: from the beginning (auto.offset.reset), then committed
+    assert ids("b") == []
+    kafka.produce(t, [json.dumps({"id": i}) for i in range(4, 6)])
+    assert ids("c") == [4, 5]
+    no_commit = options + ", commit_on_checkpoint = false"
+    kafka.produce(t, [json.dumps({"id": 6})])
+    for name in ("d", "e"):  # without commits every run starts where the group last committed
+        run_job(source_job(kafka, tmp_path / name, no_commit), run_id=name)
+        assert sorted(r["id"] for r in read_back(spark, tmp_path / name)) == [6]
+
+
 def test_a_table_list_reads_each_topic_as_its_table(plan_of, spark, kafka):
     a, b = kafka.create_topic(topic_name("a")), kafka.create_topic(topic_name("b"))
     kafka.produce(a, [json.dumps({"id": 1})])

@@ -26,6 +26,7 @@ from urllib.parse import quote
 from ...spi import (
     SINK,
     SOURCE,
+    AcknowledgesRead,
     BatchSource,
     ChangeEmitter,
     ConnectionInfo,
@@ -73,8 +74,8 @@ def _sink(vertex: Vertex) -> SinkOptions:
     return options
 
 
-class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter, TwoPhaseSink,
-            NeedsJars, Lineage, FromConnection):
+class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, AcknowledgesRead, ChangeEmitter,
+            TwoPhaseSink, NeedsJars, Lineage, FromConnection):
     name = "Kafka"
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
@@ -165,6 +166,11 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
         from .source import read_stream
 
         return read_stream(ctx, vertex, _source(vertex))
+
+    def acknowledge(self, ctx: RunContext, vertex: Vertex) -> None:
+        from .source import acknowledge
+
+        acknowledge(ctx, vertex, _source(vertex))
 
     # sink --------------------------------------------------------------------------------------
 

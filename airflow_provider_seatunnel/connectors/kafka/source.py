@@ -37,6 +37,10 @@ from .options import SourceOptions, TopicSpec
 
 log = logging.getLogger("seatunnel.kafka")
 
+#: (run id, pipeline, vertex) -> the offsets a BATCH read ends at, per (topic, partition): committed to
+#: ``consumer.group`` once the pipeline committed (:func:`acknowledge`)
+_READ_TO: dict[tuple[str, str, str], dict[tuple[str, int], int]] = {}
+
 #: Spark's Kafka data source; named by class so that a session given the jars late finds it too
 PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 AVRO_CLASS = "org.apache.spark.sql.avro.functions"
@@ -142,6 +146,7 @@ def _read_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: Topi
     marks = kc.watermarks(config, parts)
     start = start_offsets(opts, config, parts, marks)
     end = {tp: hi for tp, (_lo, hi) in marks.items()}
+    _READ_TO.setdefault((ctx.run_id, ctx.pipeline_key, vertex.id), {}).update(end)
     total = sum(end[tp] - start[tp] for tp in marks)
     log.info("Kafka %s: reading %s (%d partition(s), start_mode %s): offsets %s to %s, at most %d record(s)",
              vertex.ref, ", ".join(parts), len(marks), opts.start_mode, _offsets_json(start), _offsets_json(end), total)
@@ -169,6 +174,19 @@ def table_ids(opts: SourceOptions) -> list[str]:
 
 def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     return {tid: _read_table(ctx, vertex, opts, spec) for tid, spec in zip(table_ids(opts), opts.tables, strict=True)}
+
+
+def acknowledge(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> None:
+    """BATCH, after the pipeline committed: with ``commit_on_checkpoint`` (the default) commit the offsets
+    the read ended at for ``consumer.group``, so that a later ``group_offsets`` run starts after them. A
+    run killed between its commit and this one leaves the group behind: the next run reads those records
+    again (SeaTunnel's Kafka source commits the same way, after its checkpoint)."""
+    end = _READ_TO.pop((ctx.run_id, ctx.pipeline_key, vertex.id), {})
+    if not opts.commit_on_checkpoint or not end:
+        return
+    kc.commit_group(kc.librdkafka_config(opts.bootstrap, opts.client), opts.group, end)
+    log.info("Kafka %s: committed the offsets read (%d partition(s)) for consumer group %s", vertex.ref, len(end),
+             opts.group)
 
 
 def _stream_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: TopicSpec) -> Any:
