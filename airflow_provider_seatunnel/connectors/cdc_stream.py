@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from ..spi import RunContext
 from ..spi.errors import PipelineError, RuntimeConfigError
@@ -34,6 +34,51 @@ class SnapshotPart(InputPartition):
 
     def __init__(self, path: str):
         self.path = path
+
+
+class ChangePart(InputPartition):
+    """The changes of a micro-batch: from offset ``start`` to offset ``end``."""
+
+    def __init__(self, start: dict[str, Any], end: dict[str, Any]):
+        self.start, self.end = start, end
+
+
+class SnapshotThenChanges(DataSourceStreamReader):
+    """A CDC stream's reader: the first micro-batch (from :meth:`initialOffset`) is the snapshot files
+    followed by the changes after the snapshot's position, later ones the changes between their offsets.
+
+    A subclass says where changes start after the snapshot (:meth:`snapshot_offset`), how offsets
+    order (:meth:`order`), the latest offset (:meth:`latestOffset`) and how a range's changes are read
+    (:meth:`changes`)."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self.spec = spec
+
+    def snapshot_offset(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def order(self, offset: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def changes(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
+        raise NotImplementedError
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        parts: list[InputPartition] = []
+        begin = start
+        if start == self.initialOffset():
+            parts.extend(SnapshotPart(f) for f in snapshot_files(self.spec["snapshot"]))
+            begin = self.snapshot_offset()
+        if self.order(end) > self.order(begin):
+            parts.append(ChangePart(dict(begin), dict(end)))
+        return parts
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        if isinstance(partition, SnapshotPart):
+            yield from read_snapshot(partition, list(self.spec["columns"]))
+            return
+        assert isinstance(partition, ChangePart)
+        yield from self.changes(partition.start, partition.end)
 
 
 def snapshot_files(directory: str) -> list[str]:

@@ -17,12 +17,12 @@ snapshot's binlog position, placed before the changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
-from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, text_value, unknown_columns
+from ..cdc_stream import SnapshotThenChanges, text_value, unknown_columns
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -51,11 +51,6 @@ def binlog_end(conn: Mapping[str, Any]) -> dict[str, Any]:
     if row is None:
         raise RuntimeError("the server writes no binlog: start it with log_bin, binlog_format = ROW")
     return {"file": row[0], "pos": int(row[1])}
-
-
-class ChangePart(InputPartition):
-    def __init__(self, start: dict[str, Any], end: dict[str, Any]):
-        self.start, self.end = start, end
 
 
 def _rows(event: Any) -> Iterator[tuple[dict, int]]:
@@ -114,12 +109,15 @@ class MySqlCdcDataSource(DataSource):
         return _StreamReader(json.loads(self.options[SPEC_OPTION]))
 
 
-class _StreamReader(DataSourceStreamReader):
-    def __init__(self, spec: dict[str, Any]):
-        self.spec = spec
-
+class _StreamReader(SnapshotThenChanges):
     def initialOffset(self) -> dict:
         return dict(INITIAL)
+
+    def snapshot_offset(self) -> dict[str, Any]:
+        return dict(self.spec["snapshot_position"])
+
+    def order(self, offset: Mapping[str, Any]) -> tuple[int, int]:
+        return position_key(offset)
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         candidates = [binlog_end(self.spec["conn"]), dict(self.spec["snapshot_position"])]
@@ -127,22 +125,8 @@ class _StreamReader(DataSourceStreamReader):
             candidates.append(dict(start))
         return max(candidates, key=position_key)
 
-    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        parts: list[InputPartition] = []
-        begin = start
-        if position_key(start)[1] < 0:
-            parts.extend(SnapshotPart(f) for f in snapshot_files(self.spec["snapshot"]))
-            begin = dict(self.spec["snapshot_position"])
-        if position_key(end) > position_key(begin):
-            parts.append(ChangePart(dict(begin), dict(end)))
-        return parts
-
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition, list(self.spec["columns"]))
-            return
-        assert isinstance(partition, ChangePart)
-        yield from read_changes(self.spec, partition.start, partition.end)
+    def changes(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
+        return read_changes(self.spec, start, end)
 
     def commit(self, end: dict) -> None:
         """Nothing to release: the server keeps its binlogs for ``expire_logs_days`` whatever readers did."""

@@ -12,9 +12,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
+from ..cdc_source import LATER_STARTUP_MODES
 
 STARTUP_MODES = ("initial", "latest")
-LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
 #: the replica server ids this package takes when ``server-id`` is unset (SeaTunnel: a random one of a range)
 DEFAULT_SERVER_IDS = (5400, 6400)
 

@@ -21,13 +21,13 @@ them back to the table's types with native expressions.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
 from ...spi.errors import RuntimeConfigError
-from ..cdc_stream import SnapshotPart, read_snapshot, snapshot_files, unknown_columns
+from ..cdc_stream import SnapshotThenChanges, unknown_columns
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
@@ -40,11 +40,6 @@ def connect(conn: Mapping[str, Any], **kw: Any) -> Any:
 
     return psycopg.connect(host=conn["host"], port=conn["port"], dbname=conn["dbname"], user=conn["user"],
                            password=conn.get("password"), connect_timeout=30, **kw)
-
-
-class ChangePart(InputPartition):
-    def __init__(self, start: int, end: int):
-        self.start, self.end = start, end
 
 
 def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tuple[Any, ...]]:
@@ -78,12 +73,15 @@ class PostgresCdcDataSource(DataSource):
         return _StreamReader(json.loads(self.options[SPEC_OPTION]))
 
 
-class _StreamReader(DataSourceStreamReader):
-    def __init__(self, spec: dict[str, Any]):
-        self.spec = spec
-
+class _StreamReader(SnapshotThenChanges):
     def initialOffset(self) -> dict:
         return {"lsn": -1}
+
+    def snapshot_offset(self) -> dict[str, Any]:
+        return {"lsn": int(self.spec["snapshot_lsn"])}
+
+    def order(self, offset: Mapping[str, Any]) -> int:
+        return int(offset.get("lsn", -1))
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         with connect(self.spec["conn"], autocommit=True) as conn:
@@ -92,22 +90,8 @@ class _StreamReader(DataSourceStreamReader):
         begin = int((start or {}).get("lsn", -1))
         return {"lsn": max(flushed, begin, int(self.spec["snapshot_lsn"]))}
 
-    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        begin, stop = int(start.get("lsn", -1)), int(end.get("lsn", -1))
-        parts: list[InputPartition] = []
-        if begin < 0:
-            parts.extend(SnapshotPart(f) for f in snapshot_files(self.spec["snapshot"]))
-            begin = int(self.spec["snapshot_lsn"])
-        if stop > begin:
-            parts.append(ChangePart(begin, stop))
-        return parts
-
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition, list(self.spec["columns"]))
-            return
-        assert isinstance(partition, ChangePart)
-        yield from read_changes(self.spec, partition.start, partition.end)
+    def changes(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
+        return read_changes(self.spec, int(start["lsn"]), int(end["lsn"]))
 
     def commit(self, end: dict) -> None:
         """Advance the slot's confirmed position to ``end`` (only forward)."""

@@ -14,10 +14,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
+from ..cdc_source import LATER_STARTUP_MODES
 
 STARTUP_MODES = ("initial", "latest")
 #: SeaTunnel's other modes and plug-ins: they plan, but cannot run here
-LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
 PLUGINS = ("pgoutput",)
 #: SeaTunnel's other plug-ins: accepted, the changes are decoded with pgoutput all the same (a warning says so)
 OTHER_PLUGINS = ("decoderbufs", "wal2json", "wal2json_rds", "wal2json_streaming", "wal2json_rds_streaming")
