@@ -154,6 +154,19 @@ def test_mysql_cdc_into_kafka_as_debezium_json_exactly_once(plan_of, spark, my, 
     assert ops == [("c", "a"), ("c", "b"), ("c", "bb"), ("d", "a"), ("d", "b")]  # an update is d then c
 
 
+def test_a_stream_started_from_another_thread_captures_its_table(plan_of, spark, my, tmp_path):
+    """The session is handed over, never looked up as the thread's active one (a stop-able stream runs
+    in a thread of its own)."""
+    name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
+    my.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    plan = plan_of(file_job(my, name, tmp_path))
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(sync(spark, plan, "t1")))
+    worker.start()
+    worker.join()
+    assert outcome and kinds_of(spark, tmp_path / "out") == [("+I", 1, "a")]
+
+
 def test_batch_mode_reads_the_tables_once(run_job, spark, my, tmp_path):
     name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
     my.sql(f"INSERT INTO {name} SELECT seq, CONCAT('r', seq) FROM seq_1_to_40")

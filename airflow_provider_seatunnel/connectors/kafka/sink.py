@@ -9,8 +9,9 @@ are spread over the remaining partitions by a hash of the value.
 
 ``semantics``:
 
-* ``NON`` / ``AT_LEAST_ONCE``: ``prepare`` writes the records with Spark's Kafka sink (one task
-  per partition of the data, the plan's parallelism); a restore writes them again.
+* ``NON`` / ``AT_LEAST_ONCE``: ``prepare`` computes the records once (Spark's cache, where the
+  engine's row counters count) and writes them with Spark's Kafka sink (one task per partition of the
+  data, the plan's parallelism); a restore writes them again.
 * ``EXACTLY_ONCE``: ``prepare`` computes the records once and keeps them (Spark's cache);
   ``commit`` publishes them in ONE Kafka transaction from the driver, under the transactional id
   ``<transaction_prefix>-<digest of the run (the stream), pipeline and sink>``. The transaction also
@@ -104,12 +105,17 @@ def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Dataset) -
         partitions = kc.partitions_of(config, topic) if opts.assign_partitions else 0
         ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=opts.format == "avro")
         recs = ctx.with_write_faults(vertex, records(df, topic, opts, partitions))
+        # computed once into Spark's cache: the engine's row counters count in that pass (Spark's Kafka
+        # writer runs its job outside the query execution they observe)
+        staged = ctx.materialize(recs)
         if opts.semantics != EXACTLY_ONCE:
-            recs.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
+            try:
+                staged.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
+            finally:
+                staged.unpersist()
             entries.append({"table": table, "topic": topic, "status": "written"})
             log.info("Kafka %s: wrote table %s to topic %s (%s)", vertex.ref, table, topic, opts.semantics)
             continue
-        staged = ctx.materialize(recs)
         entries.append({"table": table, "topic": topic, "status": "staged", "df": staged})
         log.info("Kafka %s: table %s computed for topic %s; published by the commit's transaction", vertex.ref,
                  table, topic)

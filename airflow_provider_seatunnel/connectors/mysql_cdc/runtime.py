@@ -85,10 +85,8 @@ def spark_type(data_type: str, column_type: str, precision: Any, scale: Any) -> 
     return "string"  # char, varchar, text, enum, set, json
 
 
-def table_schema(opts: MyCdcOptions, table: str) -> Any:
-    """The table's Spark schema from ``information_schema`` (needs the driver's active session)."""
-    from pyspark.sql import SparkSession
-
+def table_schema(spark: Any, opts: MyCdcOptions, table: str) -> Any:
+    """The table's Spark schema from ``information_schema``."""
     database, name = table.split(".", 1)
     with connect(opts.conn) as c, c.cursor() as cur:
         cur.execute("SELECT column_name, data_type, column_type, numeric_precision, numeric_scale FROM "
@@ -98,8 +96,6 @@ def table_schema(opts: MyCdcOptions, table: str) -> Any:
     if not rows:
         raise RuntimeConfigError(f"table {table} does not exist (or the user may not see it)")
     ddl = ", ".join(f"`{r[0]}` {spark_type(r[1], r[2], r[3], r[4])}" for r in rows)
-    spark = SparkSession.getActiveSession()
-    assert spark is not None
     return spark.createDataFrame([], ddl).schema
 
 
@@ -142,10 +138,10 @@ def _write_snapshot(cursor: Any, table: str, columns: list[str], directory: str)
     return rows
 
 
-def take_snapshot(opts: MyCdcOptions, table: str, directory: str) -> dict[str, Any]:
+def take_snapshot(spark: Any, opts: MyCdcOptions, table: str, directory: str) -> dict[str, Any]:
     import pymysql.cursors
 
-    schema = table_schema(opts, table)
+    schema = table_schema(spark, opts, table)
     columns = [f.name for f in schema.fields]
     with connect(opts.conn) as c:
         mariadb = "mariadb" in str(c.get_server_info()).lower()
@@ -191,9 +187,9 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
         state = load_state(directory)
         if state is None:
             refuse_orphan_checkpoint(ctx, table, root, "MySQL-CDC")
-            state = take_snapshot(opts, table, directory)
+            state = take_snapshot(ctx.spark, opts, table, directory)
         elif opts.schema_changes:
-            added = evolve(directory, state, table_schema(opts, table))
+            added = evolve(directory, state, table_schema(ctx.spark, opts, table))
             if added:
                 log.info("MySQL-CDC %s: %s gained the column(s) %s; the stream carries them from now on", vertex.ref,
                          table, ", ".join(added))
@@ -218,7 +214,7 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
     for table in opts.tables:
         directory = tempfile.mkdtemp(prefix="seatunnel-mysql-cdc-")
         try:
-            state = take_snapshot(opts, table, directory)
+            state = take_snapshot(ctx.spark, opts, table, directory)
             schema = schema_of(state)
             raw = ctx.spark.read.schema(text_schema(schema)).parquet(os.path.join(directory, "snapshot")) \
                 if state["rows"] else ctx.spark.createDataFrame([], text_schema(schema))
