@@ -272,7 +272,7 @@ def test_exactly_once_survives_a_failed_commit_and_a_repeated_one(plan_of, spark
     KAFKA.commit(ctx2, vertex, info2)
     assert ids_in(kafka, t) == list(range(12))
     group = transactional_id(ctx2, vertex, sink_opts(vertex)) + "-commits"
-    assert recorded(kafka, group) == "E1"
+    assert recorded(kafka, group, [t]) == "E1"
     # a commit repeated after a crash, and a later attempt of the same run, publish nothing more
     KAFKA.commit(ctx2, vertex, info2)
     ctx3, _ = eo_ctx(plan_of, spark, kafka, t, "E1", attempt=3)
@@ -284,12 +284,12 @@ def test_exactly_once_survives_a_failed_commit_and_a_repeated_one(plan_of, spark
     assert ids_in(kafka, t) == sorted([*range(12), 0, 1])
 
 
-def recorded(kafka, group: str):
+def recorded(kafka, group: str, topics):
     """The run the group's last transaction recorded (the broker writes it just after the commit returns)."""
     import time
 
     deadline = time.monotonic() + 10
-    while (found := committed_run(kafka.config(), group)) is None and time.monotonic() < deadline:
+    while (found := committed_run(kafka.config(), group, topics)) is None and time.monotonic() < deadline:
         time.sleep(0.1)
     return found
 
@@ -371,3 +371,17 @@ def test_avro_records_as_seatunnel_writes_them_round_trip(run_job, spark, kafka,
     rows = sorted(read_back(spark, tmp_path / "o"), key=lambda r: r["id"])
     assert [(r["id"], r["name"], r["amount"], r["small"]) for r in rows] == [(1, "a", 1.5, 3), (2, "b", 20.25, -1)]
     assert rows[1]["ts"].startswith("2024-05-06T07:08:09")
+
+
+def test_an_exactly_once_commit_on_a_fresh_broker_waits_for_its_group_coordinator(plan_of, spark):
+    """A broker that has just started answers offset requests "not coordinator" while it creates its
+    offsets topic: the commit record is read through a consumer, which retries. (Read through the admin
+    client, that answer crashed librdkafka 2.16's thread in 5 of 7 restore-trial runs on a fresh broker,
+    exit 139; this test does not hit that window every time, the trials do.)"""
+    from tests import kafka_server
+
+    with kafka_server.running() as fresh:
+        t = fresh.create_topic(topic_name("fresh"))
+        ctx, vertex = eo_ctx(plan_of, spark, fresh, t, "N1")
+        KAFKA.commit(ctx, vertex, KAFKA.prepare(ctx, vertex, frame(spark, n=4)))
+        assert ids_in(fresh, t) == [0, 1, 2, 3]

@@ -29,7 +29,7 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
@@ -129,21 +129,26 @@ def _producer(config: Mapping[str, str], opts: SinkOptions, txn_id: str) -> Any:
     return kc.require().Producer(settings)
 
 
-def committed_run(config: Mapping[str, str], group: str) -> str | None:
+def committed_run(config: Mapping[str, str], group: str, topics: Collection[str]) -> str | None:
     """The run id the last committed transaction of ``group`` recorded, None when it never committed.
 
     Read after ``init_transactions``: the broker finishes (or aborts) the id's earlier transaction
-    before it hands out the new epoch, so its record is in place by then."""
+    before it hands out the new epoch, so its record is in place by then. The record is on partition 0
+    of the first record's topic, one of ``topics``. Asked by a consumer of ``group`` reading
+    ``read_committed`` (which makes the broker answer with stable offsets only): a "not coordinator"
+    answer (a coordinator still loading, or moving) is an error it raises and :func:`kc.retrying`
+    retries; an admin client's offset request answered so crashes librdkafka's thread instead."""
     ck = kc.require()
-    client = kc.admin(config)  # kept until the answer is in: a dropped client never completes its futures
-    request = [ck.ConsumerGroupTopicPartitions(group)]
-
-    def ask() -> Any:
-        futures = client.list_consumer_group_offsets(request, require_stable=True, request_timeout=kc.TIMEOUT_S)
-        return futures[group].result(timeout=kc.TIMEOUT_S * 2)
-
-    found = kc.retrying(ask)
-    runs = [tp.metadata for tp in (found.topic_partitions or []) if tp.offset >= 0 and tp.metadata]
+    if not topics:
+        return None
+    consumer = ck.Consumer({**config, "group.id": group, "enable.auto.commit": "false",
+                            "isolation.level": "read_committed"})
+    try:
+        wanted = [ck.TopicPartition(t, 0) for t in sorted(set(topics))]
+        found = kc.retrying(lambda: consumer.committed(wanted, timeout=kc.TIMEOUT_S))
+    finally:
+        consumer.close()
+    runs = [tp.metadata for tp in found if tp.offset >= 0 and tp.metadata]
     return runs[0] if runs else None
 
 
@@ -160,6 +165,11 @@ def _send(producer: Any, row: Any) -> None:
             return
         except BufferError:  # the local queue is full: let deliveries drain it
             producer.poll(0.05)
+
+
+def _code(e: BaseException) -> int | None:
+    err = e.args[0] if e.args and isinstance(e.args[0], kc.require().KafkaError) else None
+    return None if err is None else int(err.code())
 
 
 def _fail(e: BaseException, what: str) -> PipelineError:
@@ -187,7 +197,8 @@ def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str
     try:
         producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
         group = f"{txn_id}-commits"
-        if committed_run(config, group) == ctx.run_id:
+        topics = {r["topic"] for e in staged for r in e["df"].select("topic").distinct().collect()}
+        if committed_run(config, group, topics) == ctx.run_id:
             log.info("Kafka %s: %s committed already: nothing to write", vertex.ref, what)
             return
         t0, rows, marker_topic = time.monotonic(), 0, None
@@ -217,6 +228,12 @@ def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str
     except PipelineError:
         raise
     except Exception as e:
+        if began and _code(e) == ck.KafkaError._FATAL:  # produce() hides why; the transaction's next call says
+            began = False
+            try:
+                producer.abort_transaction(kc.TIMEOUT_S)
+            except Exception as cause:
+                raise _fail(cause, what) from e
         raise _fail(e, what) from e
     finally:
         if began:
