@@ -24,6 +24,10 @@ The Jdbc types write tables of a private PostgreSQL server (``tests/pg.py``) rea
 ``primary_keys = ["id"]`` into tables keyed by ``id`` that also hold a stale version of one
 input row (the restore must leave each id once, with the input's values).
 
+``Kafka source`` turns the job around: the input rows are records of a Kafka topic, read by a
+STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
+checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
+
     python benchmarks/restore_faults.py [--sink TYPE ...] [--kill-trials 20] [--fault-trials 20]
                                         [--overlap-trials 20] [--seed 7] [--rows N]
 
@@ -355,7 +359,7 @@ SINK_TYPES: dict[str, SinkType] = {
     "Kafka": SinkType(lambda work, rows, res: kafka_targets.kafka_sinks(rows, res, Sink), POINTS, 5_000,
                       "raw records", kafka_targets.READING, moves=kafka_targets.MOVES),
     "Kafka source": SinkType(lambda work, rows, res: kafka_targets.fresh_stream(work, localfile_sinks(work, rows, res)),
-                             (*POINTS, "batch.committed"), 5_000, "raw files", kafka_targets.SOURCE_READING,
+                             kafka_targets.STREAM_POINTS, 5_000, "raw files", kafka_targets.SOURCE_READING,
                              source=kafka_targets.kafka_source, writing="query started", prepared=": micro-batch"),
 }
 
@@ -747,11 +751,12 @@ def render(recorded: dict[str, Any]) -> str:
 def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
     kind = SINK_TYPES.get(name)
     bad = [t for t in trials if not t.ok]
+    given = "CSV (4 files)" if kind is None or kind.source is None else "the source described below"
     lines = [
         f"## {name}",
         "",
         f"Run on {meta['generated']} UTC; {meta['cpus']} CPUs, Python {meta['python']}, seed {meta['seed']}. "
-        f"Job: {meta['rows']:,} rows of CSV (4 files) → one pipeline with {len(meta['sinks'])} sinks: "
+        f"Job: {meta['rows']:,} rows of {given} → one pipeline with {len(meta['sinks'])} sinks: "
         + ", ".join(meta["sinks"]) + f". An undisturbed run takes {meta['baseline_seconds']:.1f} s (the first sink "
         f"starts writing at {meta['writing_at']:.1f} s). Fault points: " + ", ".join(f"`{p}`" for p in meta["points"])
         + ".",
