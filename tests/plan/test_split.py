@@ -25,10 +25,10 @@ sink { Elasticsearch { } }
 """
 
 ONE_SOURCE_TWO_SINKS = """
-source { MySQL-CDC { } }
+source { SqlServer-CDC { } }
 sink {
-  Elasticsearch { plugin_input = "MySQL-CDC" }
-  JDBC { plugin_input = "MySQL-CDC", url = "jdbc:mysql://db/x", driver = "d" }
+  Elasticsearch { plugin_input = "SqlServer-CDC" }
+  JDBC { plugin_input = "SqlServer-CDC", url = "jdbc:mysql://db/x", driver = "d" }
 }
 """
 
