@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
-from airflow_provider_seatunnel.connectors.kafka.sink import Fenced, committed_run, transactional_id
+from airflow_provider_seatunnel.connectors.kafka.sink import Fenced, committed_runs, transactional_id
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.executor import RunContext
 
@@ -292,9 +292,9 @@ def recorded(kafka, group: str, topics):
     import time
 
     deadline = time.monotonic() + 10
-    while (found := committed_run(kafka.config(), group, topics)) is None and time.monotonic() < deadline:
+    while not (found := committed_runs(kafka.config(), group, topics)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return found
+    return found[0] if found else None
 
 
 def sink_opts(vertex):

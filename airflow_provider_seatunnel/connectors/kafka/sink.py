@@ -129,8 +129,10 @@ def _producer(config: Mapping[str, str], opts: SinkOptions, txn_id: str) -> Any:
     return kc.require().Producer(settings)
 
 
-def committed_run(config: Mapping[str, str], group: str, topics: Collection[str]) -> str | None:
-    """The run id the last committed transaction of ``group`` recorded, None when it never committed.
+def committed_runs(config: Mapping[str, str], group: str, topics: Collection[str]) -> list[str]:
+    """The run ids the committed transactions of ``group`` recorded on partition 0 of ``topics`` (the
+    last one per topic: a stream writing per-row topics may leave its record on several), empty when
+    none committed.
 
     Read after ``init_transactions``: the broker finishes (or aborts) the id's earlier transaction
     before it hands out the new epoch, so its record is in place by then. The record is on partition 0
@@ -140,7 +142,7 @@ def committed_run(config: Mapping[str, str], group: str, topics: Collection[str]
     retries; an admin client's offset request answered so crashes librdkafka's thread instead."""
     ck = kc.require()
     if not topics:
-        return None
+        return []
     consumer = ck.Consumer({**config, "group.id": group, "enable.auto.commit": "false",
                             "isolation.level": "read_committed"})
     try:
@@ -148,8 +150,7 @@ def committed_run(config: Mapping[str, str], group: str, topics: Collection[str]
         found = kc.retrying(lambda: consumer.committed(wanted, timeout=kc.TIMEOUT_S))
     finally:
         consumer.close()
-    runs = [tp.metadata for tp in found if tp.offset >= 0 and tp.metadata]
-    return runs[0] if runs else None
+    return [tp.metadata for tp in found if tp.offset >= 0 and tp.metadata]
 
 
 def _send(producer: Any, row: Any) -> None:
@@ -198,7 +199,7 @@ def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str
         producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
         group = f"{txn_id}-commits"
         topics = {r["topic"] for e in staged for r in e["df"].select("topic").distinct().collect()}
-        if committed_run(config, group, topics) == ctx.run_id:
+        if ctx.run_id in committed_runs(config, group, topics):
             log.info("Kafka %s: %s committed already: nothing to write", vertex.ref, what)
             return
         t0, rows, marker_topic = time.monotonic(), 0, None
