@@ -6,11 +6,15 @@ Re-exported from the config reader so that connectors depend on the contract alo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..config.errors import ConfigError, Problem
 from ..config.hocon import MISSING
 from ..config.loader import JobConfig, PluginConfig
 from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int, lookup
+
+if TYPE_CHECKING:
+    from .errors import RuntimeConfigError
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
            "as_list", "checked_bool", "checked_int", "lookup"]
@@ -27,3 +31,10 @@ class OptionError(ValueError):
 
     def __str__(self) -> str:
         return self.message
+
+    def at_run_time(self) -> RuntimeConfigError:
+        """The same refusal met when a task runs (a hand-written plan skips the compiler): a deterministic
+        :class:`.errors.RuntimeConfigError` naming the key and the hint."""
+        from .errors import RuntimeConfigError
+
+        return RuntimeConfigError(f"option '{self.key}': {self.message}" + (f" ({self.hint})" if self.hint else ""))

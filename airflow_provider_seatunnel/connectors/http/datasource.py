@@ -41,7 +41,7 @@ def checked(options: Mapping[str, Any]) -> HttpOptions:
     try:
         parsed = parse(options)
     except OptionError as e:
-        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+        raise e.at_run_time() from None
     if parsed.paging is not None and parsed.paging.page_type != "pagenumber":
         raise RuntimeConfigError("pageing.page_type Cursor is not supported by this package (use page numbers)")
     return parsed

@@ -9,20 +9,17 @@ import logging
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
+from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 
 log = logging.getLogger("seatunnel.http")
 
-_REGISTERED: set[str] = set()
 
 
 def _register(spark: Any) -> None:
     from .datasource import HttpDataSource
 
-    app = f"{spark.sparkContext.applicationId}:{id(spark)}"
-    if app not in _REGISTERED:
-        spark.dataSource.register(HttpDataSource)
-        _REGISTERED.add(app)
+    register_once(spark, HttpDataSource)
 
 
 def _reader(ctx: RunContext, vertex: Vertex, streaming: bool) -> Any:

@@ -43,7 +43,6 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.errors import RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema, TableKeys
 from . import checks
@@ -59,7 +58,7 @@ def _options(vertex: Vertex) -> SourceOptions | SinkOptions:
     try:
         return parse(vertex.config, vertex.kind)
     except OptionError as e:
-        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+        raise e.at_run_time() from None
 
 
 def _source(vertex: Vertex) -> SourceOptions:

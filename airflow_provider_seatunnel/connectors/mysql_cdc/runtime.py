@@ -27,6 +27,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
+from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc_stream import (
     KIND_COLUMN,
@@ -46,7 +47,6 @@ from .options import MyCdcOptions, OptionError, parse
 
 log = logging.getLogger("seatunnel.mysql_cdc")
 SNAPSHOT_CHUNK = 50_000
-_REGISTERED: set[str] = set()
 _INTEGERS = {"tinyint": ("tinyint", "smallint"), "smallint": ("smallint", "int"), "mediumint": ("int", "int"),
              "int": ("int", "bigint"), "integer": ("int", "bigint"), "bigint": ("bigint", "decimal(20,0)")}
 
@@ -55,7 +55,7 @@ def options_of(vertex: Vertex) -> MyCdcOptions:
     try:
         return parse(vertex.config)
     except OptionError as e:
-        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+        raise e.at_run_time() from None
 
 
 def spark_type(data_type: str, column_type: str, precision: Any, scale: Any) -> str:
@@ -171,10 +171,7 @@ def _write_snapshot_empty(directory: str) -> None:
 def _register(spark: Any) -> None:
     from .datasource import MySqlCdcDataSource
 
-    app = f"{spark.sparkContext.applicationId}:{id(spark)}"
-    if app not in _REGISTERED:
-        spark.dataSource.register(MySqlCdcDataSource)
-        _REGISTERED.add(app)
+    register_once(spark, MySqlCdcDataSource)
 
 
 def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:

@@ -27,6 +27,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
+from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc_stream import (
     as_text,
@@ -45,14 +46,13 @@ from .options import OptionError, PgCdcOptions, parse
 from .pgoutput import lsn_int, lsn_text
 
 log = logging.getLogger("seatunnel.postgres_cdc")
-_REGISTERED: set[str] = set()
 
 
 def options_of(vertex: Vertex) -> PgCdcOptions:
     try:
         return parse(vertex.config)
     except OptionError as e:
-        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+        raise e.at_run_time() from None
 
 
 def slot_name(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, index: int) -> str:
@@ -167,10 +167,7 @@ def take_snapshot(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: st
 def _register(spark: Any) -> None:
     from .datasource import PostgresCdcDataSource
 
-    app = f"{spark.sparkContext.applicationId}:{id(spark)}"
-    if app not in _REGISTERED:
-        spark.dataSource.register(PostgresCdcDataSource)
-        _REGISTERED.add(app)
+    register_once(spark, PostgresCdcDataSource)
 
 
 def _stream(ctx: RunContext, opts: PgCdcOptions, state: dict[str, Any], directory: str) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError
 from ...spi.fencing import Superseded
+from ...spi.pysources import register_once
 from ...spi.rows import data_only, with_kind
 from .client import connected
 from .commit import discard, drop_older, newest_token, read_manifest, table_commit_key, take_token
@@ -27,7 +28,6 @@ from .options import OptionError, RedisOptions, parse
 
 log = logging.getLogger("seatunnel.redis")
 
-_REGISTERED: set[str] = set()
 
 
 def options_of(vertex: Vertex) -> RedisOptions:
@@ -35,7 +35,7 @@ def options_of(vertex: Vertex) -> RedisOptions:
     try:
         options = parse(vertex.config, vertex.kind)
     except OptionError as e:
-        raise RuntimeConfigError(f"option '{e.key}': {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+        raise e.at_run_time() from None
     if options.mode == "cluster":
         raise RuntimeConfigError("mode cluster is not supported by this package (use mode = single)")
     assert options.endpoint is not None  # parse() with need_endpoint
@@ -45,10 +45,7 @@ def options_of(vertex: Vertex) -> RedisOptions:
 def _register(spark: Any) -> None:
     from .datasource import RedisDataSource
 
-    app = f"{spark.sparkContext.applicationId}:{id(spark)}"
-    if app not in _REGISTERED:
-        spark.dataSource.register(RedisDataSource)
-        _REGISTERED.add(app)
+    register_once(spark, RedisDataSource)
 
 
 def _base_spec(options: RedisOptions) -> dict[str, Any]:
