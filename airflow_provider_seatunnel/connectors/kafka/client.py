@@ -108,7 +108,8 @@ def partitions_of(config: Mapping[str, str], topic: str) -> int:
     return found.get(topic, 0)
 
 
-def _consumer(config: Mapping[str, str], group: str | None = None) -> Any:
+def consumer(config: Mapping[str, str], group: str | None = None) -> Any:
+    """A consumer that commits nothing by itself and reads ``read_committed`` (``group``: a placeholder one)."""
     settings = {**config, "enable.auto.commit": "false", "isolation.level": "read_committed",
                 "group.id": group or "seatunnel-offsets"}
     return require().Consumer(settings)
@@ -116,41 +117,41 @@ def _consumer(config: Mapping[str, str], group: str | None = None) -> Any:
 
 def watermarks(config: Mapping[str, str], partitions: Mapping[str, int]) -> dict[tuple[str, int], tuple[int, int]]:
     """(topic, partition) -> (low, high) offsets; high is what a read_committed reader may reach."""
-    consumer = _consumer(config)
+    reader = consumer(config)
     try:
-        return {(t, p): tuple(consumer.get_watermark_offsets(require().TopicPartition(t, p), timeout=TIMEOUT_S))
+        return {(t, p): tuple(reader.get_watermark_offsets(require().TopicPartition(t, p), timeout=TIMEOUT_S))
                 for t, n in partitions.items() for p in range(n)}
     except Exception as e:
         raise KafkaUnavailable(f"cannot read the offsets of {', '.join(partitions)}: {e}") from e
     finally:
-        consumer.close()
+        reader.close()
 
 
 def group_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
     """The offsets ``group`` committed (partitions it never committed are left out)."""
     ck = require()
-    consumer = _consumer(config, group)
+    reader = consumer(config, group)
     try:
         wanted = [ck.TopicPartition(t, p) for t, n in partitions.items() for p in range(n)]
-        found = consumer.committed(wanted, timeout=TIMEOUT_S) if wanted else []
+        found = reader.committed(wanted, timeout=TIMEOUT_S) if wanted else []
     except Exception as e:
         raise KafkaUnavailable(f"cannot read the offsets consumer group {group!r} committed: {e}") from e
     finally:
-        consumer.close()
+        reader.close()
     return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
 
 
 def offsets_for_time(config: Mapping[str, str], partitions: Mapping[str, int], ms: int) -> dict[tuple[str, int], int]:
     """The first offset at or after ``ms`` (epoch ms) per partition; -1 where none is (the end)."""
     ck = require()
-    consumer = _consumer(config)
+    reader = consumer(config)
     try:
         wanted = [ck.TopicPartition(t, p, ms) for t, n in partitions.items() for p in range(n)]
-        found = consumer.offsets_for_times(wanted, timeout=TIMEOUT_S) if wanted else []
+        found = reader.offsets_for_times(wanted, timeout=TIMEOUT_S) if wanted else []
     except Exception as e:
         raise KafkaUnavailable(f"cannot look up offsets by time: {e}") from e
     finally:
-        consumer.close()
+        reader.close()
     return {(tp.topic, tp.partition): tp.offset for tp in found}
 
 
@@ -159,8 +160,8 @@ def commit_group(config: Mapping[str, str], group: str, offsets: Mapping[tuple[s
     if not offsets:
         return
     ck = require()
-    consumer = _consumer(config, group)
+    reader = consumer(config, group)
     try:
-        consumer.commit(offsets=[ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+        reader.commit(offsets=[ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
     finally:
-        consumer.close()
+        reader.close()

@@ -143,13 +143,12 @@ def committed_runs(config: Mapping[str, str], group: str, topics: Collection[str
     ck = kc.require()
     if not topics:
         return []
-    consumer = ck.Consumer({**config, "group.id": group, "enable.auto.commit": "false",
-                            "isolation.level": "read_committed"})
+    reader = kc.consumer(config, group)
     try:
         wanted = [ck.TopicPartition(t, 0) for t in sorted(set(topics))]
-        found = kc.retrying(lambda: consumer.committed(wanted, timeout=kc.TIMEOUT_S))
+        found = kc.retrying(lambda: reader.committed(wanted, timeout=kc.TIMEOUT_S))
     finally:
-        consumer.close()
+        reader.close()
     return [tp.metadata for tp in found if tp.offset >= 0 and tp.metadata]
 
 
@@ -219,7 +218,7 @@ def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str
         left = producer.flush(kc.TIMEOUT_S)
         if left:
             raise kc.KafkaUnavailable(f"{what}: {left} record(s) not delivered within {kc.TIMEOUT_S:.0f} s")
-        consumer = ck.Consumer({**config, "group.id": group, "enable.auto.commit": "false"})
+        consumer = kc.consumer(config, group)
         producer.send_offsets_to_transaction([ck.TopicPartition(marker_topic, 0, rows, metadata=ctx.run_id)],
                                              consumer.consumer_group_metadata(), kc.TIMEOUT_S)
         producer.commit_transaction(kc.TIMEOUT_S)
