@@ -167,10 +167,15 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 
-# The whole suite in .venv, then LOWEST_TESTS in the lowest-versions environment (both always run).
-test: check-java test-deps $(STAMP) $(LOWEST_STAMP) lint
+# The whole suite in .venv, then LOWEST_TESTS in the lowest-versions environment (both always run). The
+# lowest-versions environment, when it must be built, installs (mostly downloads) while the suite runs; its
+# log is .cache/lowest-install.log.
+LOWEST_LOG := .cache/lowest-install.log
+test: check-java test-deps $(STAMP) lint
+	@mkdir -p .cache; ( $(MAKE) --no-print-directory $(LOWEST_STAMP) > $(LOWEST_LOG) 2>&1; echo $$? > $(LOWEST_LOG).rc ) & \
 	$(BIN)/python -m pytest -q --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
-	echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
+	wait; echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
+	if [ "$$(cat $(LOWEST_LOG).rc)" != 0 ]; then tail -n 40 $(LOWEST_LOG); echo "could not build $(LOWEST_VENV)"; exit 1; fi; \
 	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider $(LOWEST_TESTS) || rc=1; \
 	exit $$rc
 

@@ -69,6 +69,7 @@ import hive_targets  # noqa: E402
 import kafka_targets  # noqa: E402
 import overlap  # noqa: E402
 import store_targets  # noqa: E402
+import stream_trials  # noqa: E402
 
 from airflow_provider_seatunnel.connectors import localfile as lf  # noqa: E402
 
@@ -668,10 +669,22 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
             "trials": [{**t.__dict__, "seconds": round(t.seconds, 1)} for t in trials]}
 
 
+def run_pair(name: str, args: argparse.Namespace, resources: Resources) -> dict[str, Any]:
+    """The kill trials of one stream pair (:mod:`stream_trials`); the pair's entry of the results file."""
+    work = Path(tempfile.mkdtemp(prefix="restore-streams-"))
+    harness = {"Trial": Trial, "run_cli": run_cli, "stopped": _stopped, "drivers_of": _drivers_of,
+               "difference": _difference, "sample": _sample, "work": work, "resources": resources,
+               "postgres": _postgres, "mysql": _mysql, "localfile_sinks": localfile_sinks}
+    try:
+        return stream_trials.run_pair(name, args.kill_trials, args.seed, args.rows, harness)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sink", action="append", choices=list(SINK_TYPES),
-                    help="sink type to run (repeatable; default: every type)")
+    ap.add_argument("--sink", action="append", choices=[*SINK_TYPES, *stream_trials.PAIRS],
+                    help="sink type or stream pair to run (repeatable; default: every one)")
     ap.add_argument("--kill-trials", type=int, default=20)
     ap.add_argument("--fault-trials", type=int, default=20)
     ap.add_argument("--overlap-trials", type=int, default=20,
@@ -685,8 +698,9 @@ def main() -> int:
     recorded = json.loads(data_file.read_text()) if data_file.exists() else {}
     ok = True
     with Resources() as resources:
-        for name in args.sink or list(SINK_TYPES):
-            entry = run_type(name, args, resources)
+        for name in args.sink or [*SINK_TYPES, *stream_trials.PAIRS]:
+            entry = (run_type(name, args, resources) if name in SINK_TYPES
+                     else run_pair(name, args, resources))
             ran = {k for k, count in (("kill", args.kill_trials), ("fault", args.fault_trials),
                                       ("overlap", args.overlap_trials)) if count}
             ok = ok and all(Trial(**{**t, "seconds": 0}).ok for t in entry["trials"])
@@ -752,16 +766,18 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
     kind = SINK_TYPES.get(name)
     bad = [t for t in trials if not t.ok]
     given = "CSV (4 files)" if kind is None or kind.source is None else "the source described below"
-    lines = [
-        f"## {name}",
-        "",
-        f"Run on {meta['generated']} UTC; {meta['cpus']} CPUs, Python {meta['python']}, seed {meta['seed']}. "
-        f"Job: {meta['rows']:,} rows of {given} → one pipeline with {len(meta['sinks'])} sinks: "
-        + ", ".join(meta["sinks"]) + f". An undisturbed run takes {meta['baseline_seconds']:.1f} s (the first sink "
-        f"starts writing at {meta['writing_at']:.1f} s). Fault points: " + ", ".join(f"`{p}`" for p in meta["points"])
-        + ".",
-        "",
-    ]
+    lines = [f"## {name}", ""]
+    if meta.get("stream"):
+        lines += [stream_trials.describe(name, meta), ""]
+    else:
+        lines += [
+            f"Run on {meta['generated']} UTC; {meta['cpus']} CPUs, Python {meta['python']}, seed {meta['seed']}. "
+            f"Job: {meta['rows']:,} rows of {given} → one pipeline with {len(meta['sinks'])} sinks: "
+            + ", ".join(meta["sinks"]) + f". An undisturbed run takes {meta['baseline_seconds']:.1f} s (the first "
+            f"sink starts writing at {meta['writing_at']:.1f} s). Fault points: "
+            + ", ".join(f"`{p}`" for p in meta["points"]) + ".",
+            "",
+        ]
     if kind is not None:
         lines += [kind.reading, ""]
     lines += [
@@ -769,7 +785,8 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
         "| drivers left running |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    kinds = {"kill": "SIGKILL of spark-submit", "fault": "injected fault", "overlap": "two attempts at once"}
+    kinds = {"kill": "SIGKILLs of spark-submit" + (" while the source changes" if meta.get("stream") else ""),
+             "fault": "injected fault", "overlap": "two attempts at once"}
     for k, label in kinds.items():
         ts = [t for t in trials if t.kind == k]
         if not ts:
@@ -798,7 +815,7 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
                      + "".join(f"; {d}" for d in t.details) + ".")
     if bad:
         lines.append("")
-    raw = kind.raw_label if kind is not None else "raw"
+    raw = kind.raw_label if kind is not None else "leftovers" if meta.get("stream") else "raw"
     lines += [
         f"### {name}: trials",
         "",
