@@ -46,6 +46,11 @@ MAX_LISTED_BATCHES = 100
 _POLL = 0.2
 
 
+class _StopRequested(Exception):
+    """A micro-batch refused because the stream is stopping: it starts no write, and Spark, which has
+    planned it but not recorded it, replays it on the next run."""
+
+
 # ---------------------------------------------------------------------------------------------
 # One query per (sink, table)
 # ---------------------------------------------------------------------------------------------
@@ -75,13 +80,17 @@ class _Query:
     trigger_since: float | None = None
     running: int | None = None  # the micro-batch foreachBatch is writing
     expired: bool = False
+    stopping: bool = False  # a stop was requested: later micro-batches are refused, not started
 
     @property
     def label(self) -> str:
         return f"{self.ctx.label(self.vertex)}" + (f" table {self.table}" if self.table != "default" else "")
 
     def process(self, batch_df: Any, batch_id: int) -> None:
-        """foreachBatch: the sink's two-phase commit of one micro-batch, keyed by its run id."""
+        """foreachBatch: the sink's two-phase commit of one micro-batch, keyed by its run id; refused
+        once the stream is stopping (:class:`_StopRequested`)."""
+        if self.stopping:
+            raise _StopRequested(f"micro-batch {batch_id} not started: the stream is stopping")
         self.running = int(batch_id)
         try:
             self._process(batch_df, int(batch_id))
@@ -193,7 +202,11 @@ def _rows_read(progress: Any) -> int:
 
 
 def _stop_gracefully(queries: list[_Query], wait_s: float = 60.0) -> None:
-    """Stop each query between micro-batches (its running micro-batch, if any, finishes first)."""
+    """Stop each query between micro-batches: its running micro-batch, if any, finishes first; one that
+    would start meanwhile is refused before it writes (stopping a query interrupts its thread, and a
+    sink interrupted half way, e.g. while connecting, would fail the run)."""
+    for q in queries:
+        q.stopping = True
     deadline = time.monotonic() + wait_s
     for q in queries:
         handle = q.handle

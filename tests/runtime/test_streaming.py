@@ -403,3 +403,21 @@ def python_in(df) -> list[str]:
     """Python nodes and expressions in a stream's analyzed plan (its JSON names every node's class)."""
     plan = df._jdf.queryExecution().analyzed().toJSON()
     return [n for n in PYTHON_NODES if f".{n}\"" in plan]
+
+
+def test_a_micro_batch_starting_while_the_stream_stops_is_refused_before_it_writes():
+    """Stopping a query interrupts its thread: a sink interrupted half way (connecting to its database)
+    would fail the run. Once a stop is requested, a micro-batch that starts is refused before the sink
+    sees it (no error recorded: Spark replays the unrecorded micro-batch on the next run)."""
+    from airflow_provider_seatunnel.runtime import streaming
+
+    class Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"the sink was used: {name}")
+
+    q = streaming._Query(ctx=Untouchable(), vertex=Untouchable(), connector=Untouchable(), table="default",
+                         df=None, checkpoint="", say=print, timeout_ms=None)
+    q.stopping = True
+    with pytest.raises(streaming._StopRequested, match="micro-batch 7 not started"):
+        q.process(Untouchable(), 7)
+    assert q.error is None and q.running is None and q.written == {}
