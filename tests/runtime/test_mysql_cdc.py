@@ -5,6 +5,7 @@ debezium_json exactly once, and BATCH reads."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -176,3 +177,35 @@ def test_batch_mode_reads_the_tables_once(run_job, spark, my, tmp_path):
         sink {{ LocalFile {{ plugin_input = "c", path = "{tmp_path / 'b'}", file_format_type = "json" }} }}
     """)
     assert sorted(r["id"] for r in spark.read.json(str(tmp_path / "b")).collect()) == list(range(1, 41))
+
+
+def test_a_binlog_read_that_ends_short_of_its_range_fails_instead_of_returning_part_of_it(my):
+    """A micro-batch's range ends at a position the server reported; should the dump end before it (the
+    readers' end of binlog trails the reported one during a group commit, a dropped connection), the
+    rows read so far are not the whole range: taking them as such would let the next micro-batch skip
+    the rest. The read goes on from its last whole transaction until the end, or fails the micro-batch."""
+    from airflow_provider_seatunnel.connectors.mysql_cdc import datasource
+
+    name = table(my, "id INT PRIMARY KEY, name VARCHAR(20)")
+    conn = {"host": "127.0.0.1", "port": my.port, "user": my.user, "passwd": my.password}
+    start = datasource.binlog_end(conn)
+    my.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    end = datasource.binlog_end(conn)
+    spec = {"conn": conn, "table": f"{my.database}.{name}", "columns": ["id", "name"], "server_id": 7301}
+    assert [r[:2] for r in datasource.read_changes(spec, start, end)] == [("1", "a")]
+
+    beyond = {**end, "pos": end["pos"] + 10_000}  # not written (yet): the dump ends short of it
+    with pytest.raises(RuntimeError, match=r"could be read to .* only, not to the micro-batch's end"):
+        list(datasource.read_changes(spec, start, beyond, patience_s=2))
+
+    # the rest of the range is written while the read waits for it: the read returns the whole range
+    result: dict = {}
+    reader = threading.Thread(target=lambda: result.update(
+        rows=[r[:2] for r in datasource.read_changes(spec, start, beyond, patience_s=60)]))
+    reader.start()
+    ids = iter(range(2, 100_000))
+    while datasource.binlog_end(conn)["pos"] <= beyond["pos"]:  # one transaction per statement
+        my.sql("".join(f"INSERT INTO {name} VALUES ({i}, 'r{i}'); " for i in itertools.islice(ids, 50)))
+    reader.join(90)
+    whole = [r[:2] for r in datasource.read_changes(spec, start, beyond)]
+    assert result["rows"] == whole and len(whole) > 1 and whole[0] == ("1", "a")

@@ -17,6 +17,7 @@ snapshot's binlog position, placed before the changes.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -28,6 +29,8 @@ NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
 SPEC_OPTION = "seatunnel.mysql_cdc.secret"
 INITIAL = {"file": "", "pos": -1}
+#: how long a micro-batch's binlog read may take to reach its end before the micro-batch fails
+READ_PATIENCE_S = 120.0
 
 
 def position_key(offset: Mapping[str, Any]) -> tuple[int, int]:
@@ -66,34 +69,64 @@ def _rows(event: Any) -> Iterator[tuple[dict, int]]:
             yield row["values"], 3
 
 
-def read_changes(spec: Mapping[str, Any], start: Mapping[str, Any], end: Mapping[str, Any]) -> Iterator[tuple]:
-    """The table's rows changed by transactions committed in ``(start, end]`` (text values, kind)."""
+def read_changes(spec: Mapping[str, Any], start: Mapping[str, Any], end: Mapping[str, Any],
+                 patience_s: float = READ_PATIENCE_S) -> Iterator[tuple]:
+    """The table's rows changed by transactions committed in ``(start, end]`` (text values, kind).
+
+    The read must reach ``end``: a dump that ends short of it (the server's end of binlog for its
+    readers trails the position ``SHOW MASTER STATUS`` reports while a group commit completes; a
+    connection dropped) is read again from the last transaction it completed, until ``end`` or
+    ``patience_s`` seconds, then the micro-batch fails (and is replayed): never a short range taken
+    for a whole one, whose missing changes the next micro-batch would skip."""
+    position, stop = dict(start), position_key(end)
+    deadline = time.monotonic() + patience_s
+    while True:
+        rows: list[tuple] = []
+        reached, position = yield_from_dump(spec, position, stop, rows)
+        yield from rows
+        if reached:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the binlog of {spec['table']} could be read to {position['file']}:{position['pos']} "
+                               f"only, not to the micro-batch's end {end['file']}:{end['pos']}, within "
+                               f"{patience_s:.0f} s: the micro-batch fails and is replayed")
+        time.sleep(0.1)
+
+
+def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tuple[int, int],
+                    rows: list[tuple]) -> tuple[bool, dict[str, Any]]:
+    """One binlog dump from ``start`` (a transaction boundary): the rows of the transactions it
+    completed up to ``stop`` appended to ``rows``; whether it reached ``stop``, and the end of the
+    last transaction it completed (where to read on from)."""
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import QueryEvent, RotateEvent, XidEvent
     from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
     database, table = spec["table"].split(".", 1)
-    columns, stop = list(spec["columns"]), position_key(end)
+    columns = list(spec["columns"])
     stream = BinLogStreamReader(
         connection_settings=dict(spec["conn"]), server_id=int(spec["server_id"]), resume_stream=True, blocking=False,
         log_file=start["file"], log_pos=int(start["pos"]), only_schemas=[database], only_tables=[table],
         only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, XidEvent, QueryEvent, RotateEvent],
         enable_logging=False)  # file and position: the classic dump (the MariaDB mode streams from a GTID)
     pending: list[tuple] = []
+    done = dict(start)
     try:
         for event in stream:
             if isinstance(event, RotateEvent):
                 continue
-            here = position_key({"file": stream.log_file, "pos": event.packet.log_pos})
-            if here > stop:
-                break
+            here = {"file": stream.log_file, "pos": event.packet.log_pos}
+            if position_key(here) > stop:
+                return True, done
             if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
                 unknown_columns(spec, [c.name for c in event.columns])
                 pending.extend((*(text_value(values.get(c)) for c in columns), kind) for values, kind in _rows(event))
             elif isinstance(event, XidEvent) or (isinstance(event, QueryEvent) and
                                                  str(event.query).strip().upper() == "COMMIT"):
-                yield from pending
-                pending = []
+                rows.extend(pending)
+                pending, done = [], here
+        # the dump ended at the server's end for readers: reached if it passed ``stop`` (filtered events count)
+        return position_key({"file": stream.log_file, "pos": stream.log_pos}) >= stop, done
     finally:
         stream.close()
 
