@@ -245,6 +245,65 @@ def _one_query_per_exclusive_source(ctx: RunContext, w: Any) -> None:
                                      "sources, two slots)").located(ctx.label(v), ctx.pipeline_key)
 
 
+def _unfinished_batch(checkpoint: str) -> bool:
+    """Whether a query's checkpoint holds a micro-batch Spark planned (``offsets/<n>``) but did not record
+    done (``commits/<n>``). Spark re-runs it first, and an ``available_now`` query then ends after it,
+    without reading what arrived since: such a run starts its query a second time. A checkpoint this
+    process cannot list (not on a local file system) counts as unfinished (a second start that finds
+    nothing new ends at once)."""
+    import os
+
+    path = checkpoint[len("file://"):] if checkpoint.startswith("file://") else \
+        checkpoint[len("file:"):] if checkpoint.startswith("file:") else checkpoint
+    if "://" in path:
+        return True
+
+    def ids(folder: str) -> list[int]:
+        full = os.path.join(path, folder)
+        return [int(n) for n in os.listdir(full) if n.isdigit()] if os.path.isdir(full) else []
+
+    planned = ids("offsets")
+    return bool(planned) and max(planned) > max(ids("commits"), default=-1)
+
+
+def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop: threading.Event,
+                 say: Callable[[str], None]) -> str | None:
+    """Start ``queries`` and wait until they end, fail (raised) or ``stop`` is set (then stopped
+    gracefully: returns why)."""
+    p = ctx.pipeline
+    for q in queries:
+        writer = q.df.writeStream.foreachBatch(q.process).option("checkpointLocation", q.checkpoint)
+        writer = writer.queryName(f"{p.task_id}:{q.vertex.ref}:{q.table}:{time.time_ns()}")
+        writer = (writer.trigger(availableNow=True) if info.trigger == AVAILABLE_NOW
+                  else writer.trigger(processingTime=f"{info.interval_ms} milliseconds"))
+        try:
+            q.handle = writer.start()
+        except Exception as e:
+            raise ctx.fail(q.vertex, e) from e
+        q.stream_id = str(q.handle.id)
+        q.ready.set()
+        say(f"{q.label}: query started (stream {q.stream_id})")
+    while True:
+        for q in queries:
+            q.poll()
+        failed = next((q for q in queries if q.error is not None or
+                       (q.handle is not None and not q.handle.isActive and q.handle.exception() is not None)),
+                      None)
+        if failed is not None:
+            raise failed.error or ctx.fail(failed.vertex, failed.handle.exception())
+        if all(not q.handle.isActive for q in queries):
+            return None
+        if stop.wait(_POLL):
+            say("stopping: stop requested; running micro-batches finish first")
+            _stop_gracefully(queries)
+            for q in queries:
+                q.poll()
+            failed = next((q for q in queries if q.error is not None), None)
+            if failed is not None:
+                raise failed.error
+            return "stop requested"
+
+
 def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None,
                            stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``ctx.pipeline`` as streaming queries until they end (``available_now``) or ``stop`` is set;
@@ -270,38 +329,12 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
                                   stable=replace(v, ref=f"sink[{key}]")))
     stopped = None
     try:
-        for q in queries:
-            writer = q.df.writeStream.foreachBatch(q.process).option("checkpointLocation", q.checkpoint)
-            writer = writer.queryName(f"{p.task_id}:{q.vertex.ref}:{q.table}:{time.time_ns()}")
-            writer = (writer.trigger(availableNow=True) if info.trigger == AVAILABLE_NOW
-                      else writer.trigger(processingTime=f"{info.interval_ms} milliseconds"))
-            try:
-                q.handle = writer.start()
-            except Exception as e:
-                raise ctx.fail(q.vertex, e) from e
-            q.stream_id = str(q.handle.id)
-            q.ready.set()
-            say(f"{q.label}: query started (stream {q.stream_id})")
-        while True:
-            for q in queries:
-                q.poll()
-            failed = next((q for q in queries if q.error is not None or
-                           (q.handle is not None and not q.handle.isActive and q.handle.exception() is not None)),
-                          None)
-            if failed is not None:
-                raise failed.error or ctx.fail(failed.vertex, failed.handle.exception())
-            if all(not q.handle.isActive for q in queries):
-                break
-            if stop.wait(_POLL):
-                stopped = "stop requested"
-                say(f"stopping: {stopped}; running micro-batches finish first")
-                _stop_gracefully(queries)
-                for q in queries:
-                    q.poll()
-                failed = next((q for q in queries if q.error is not None), None)
-                if failed is not None:
-                    raise failed.error
-                break
+        replays = [q for q in queries if info.trigger == AVAILABLE_NOW and _unfinished_batch(q.checkpoint)]
+        stopped = _run_queries(ctx, queries, info, stop, say)
+        if replays and stopped is None:
+            say(f"{len(replays)} query(ies) re-ran a micro-batch an earlier attempt had planned; reading on to "
+                "what is available now")
+            stopped = _run_queries(ctx, replays, info, stop, say)
     except BaseException:
         _stop_all(queries)
         raise
