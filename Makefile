@@ -160,6 +160,18 @@ $(SPARK_AVRO_JAR):
 	@$(MVN_GET) -Dartifact=org.apache.spark:spark-avro_2.13:$(SPARK_KAFKA_VERSION) -Dtransitive=false \
 	  || echo "warning: could not fetch spark-avro with mvn: the Kafka avro tests fail"
 
+# Delta Lake for the Delta connector: delta-spark built for PySpark's minor version (a build of another minor half
+# works; connectors/delta/checks.py chooses the same artifact) and delta-storage. The Delta kernel modules its pom
+# also lists are not needed.
+DELTA_VERSION := 4.4.0
+DELTA_SPARK := 4.2
+DELTA_JAR := $(HOME)/.m2/repository/io/delta/delta-spark_$(DELTA_SPARK)_2.13/$(DELTA_VERSION)/delta-spark_$(DELTA_SPARK)_2.13-$(DELTA_VERSION).jar
+test-deps: $(DELTA_JAR)
+$(DELTA_JAR):
+	@$(MVN_GET) -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -Dtransitive=false && \
+	$(MVN_GET) -Dartifact=io.delta:delta-spark_$(DELTA_SPARK)_2.13:$(DELTA_VERSION) -Dtransitive=false \
+	  || echo "warning: could not fetch Delta Lake with mvn: the Delta connector tests fail"
+
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
 lint: $(STAMP)

@@ -39,6 +39,7 @@ _BUILTIN_MODULES = {
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
     "kafka": "kafka",
+    "delta": "delta",
     "postgres-cdc": "postgres_cdc",
     "mysql-cdc": "mysql_cdc",
 }

@@ -9,13 +9,15 @@ from airflow_provider_seatunnel.plan import compile_job
 
 @pytest.fixture(scope="session")
 def spark():
+    from airflow_provider_seatunnel.connectors.delta import CONNECTOR as DELTA
     from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
     from airflow_provider_seatunnel.runtime.session import get_session
 
-    # the jars a run of a Kafka job (format avro) is given through spark.jars, as spark-submit gives them
-    jars = KAFKA.jars({"format": "avro"}, {})
+    # the jars a run of a Kafka job (format avro) and of a Delta job is given through spark.jars, as
+    # spark-submit gives them, and the settings a Delta job's session starts with (its SQL extension and catalog)
+    jars = KAFKA.jars({"format": "avro"}, {}) + DELTA.jars({}, {})
     session = get_session("seatunnel-tests", {"spark.ui.enabled": False, "spark.sql.shuffle.partitions": 4},
-                          "local[2]", jars=jars)
+                          "local[2]", jars=jars, session=DELTA.session_conf({}, {}))
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -1,0 +1,181 @@
+"""Delta at compile time (no Spark): the block's problems located at their keys, the sink's keys against
+its input's fields, and what the pipeline's Spark needs: the Delta jars of its Spark version and the
+session settings of Delta's SQL extension and catalog.
+
+Delta's Spark artifact is built for one Spark minor version: ``delta-spark_<major.minor>_2.13``. A jar
+of another minor half works (DataFrame writes succeed, DDL fails with ``NoSuchMethodError``), so the
+artifact is chosen from the installed PySpark's version (:data:`DELTA_RELEASES`), and the run checks
+the jar it loaded against ``spark.version`` (:mod:`.runtime`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import SINK
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from .options import OptionError, SinkOptions, SourceOptions, opt, parse
+
+#: Spark minor version -> the newest Delta release built for it (``io.delta:delta-spark_<minor>_2.13``),
+#: as Maven Central serves them: Delta 4.4.0 for Spark 4.0, 4.1 and 4.2 (Spark 4.0's is older than this
+#: package's floor, PySpark 4.1)
+DELTA_RELEASES = {"4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}
+EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+EXTENSIONS_KEY = "spark.sql.extensions"
+CATALOG_KEY = "spark.sql.catalog.spark_catalog"
+CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+#: source options of each mode only
+STREAM_ONLY = ("start_version", "start_timestamp", "skip_change_commits", "change_data_feed")
+BATCH_ONLY = ("use_version", "use_timestamp")
+
+
+def spark_minor() -> str | None:
+    """``major.minor`` of the installed PySpark (read without importing it: plans are built at DAG-parse
+    time); None when PySpark is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return ".".join(version("pyspark").split(".")[:2])
+    except PackageNotFoundError:
+        return None
+
+
+def coordinates(minor: str) -> list[str]:
+    """The Maven coordinates of Delta for Spark ``minor`` (the ``spark.jars.packages`` line)."""
+    release = DELTA_RELEASES.get(minor, max(DELTA_RELEASES.values()))
+    return [f"io.delta:delta-spark_{minor}_2.13:{release}", f"io.delta:delta-storage:{release}"]
+
+
+def m2_repository() -> str:
+    return os.path.join(os.path.expanduser("~"), ".m2", "repository")
+
+
+def _jar(coordinate: str) -> str:
+    group, artifact, version = coordinate.split(":")
+    return os.path.join(m2_repository(), *group.split("."), artifact, version, f"{artifact}-{version}.jar")
+
+
+def names_delta(env: Mapping[str, Any]) -> bool:
+    """Whether the job's env gives Spark Delta itself (``spark.jars`` or ``spark.jars.packages``)."""
+    named = str(env.get("spark.jars", "")) + "," + str(env.get("spark.jars.packages", ""))
+    return "delta-spark" in named
+
+
+def delta_jars(env: Mapping[str, Any]) -> list[str]:
+    """Delta's jars for the installed PySpark from Maven's local repository (``make test-deps`` fetches
+    them); nothing when the env names Delta itself (a cluster's way: docs/delta.md), when no Delta
+    release is known for the Spark version, or when they are not there (the run says what is missing)."""
+    minor = spark_minor()
+    if names_delta(env) or minor is None or minor not in DELTA_RELEASES:
+        return []
+    jars = [_jar(c) for c in coordinates(minor)]
+    return jars if all(os.path.isfile(j) for j in jars) else []
+
+
+def missing_jars_hint(minor: str | None) -> str:
+    packages = ",".join(coordinates(minor or "4.2"))
+    return (f"Delta's jars for Spark {minor} are not in {m2_repository()}: run `make test-deps`, or set "
+            f'env spark.jars.packages = "{packages}"')
+
+
+def session_conf(env: Mapping[str, Any]) -> dict[str, str]:
+    """Delta's SQL extension (after the env's own extensions) and its catalog as ``spark_catalog``:
+    settings a session takes when it starts only."""
+    given = [e.strip() for e in str(env.get(EXTENSIONS_KEY) or "").split(",") if e.strip()]
+    return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION])), CATALOG_KEY: CATALOG}
+
+
+def _mode(job: JobConfig) -> str:
+    return str(job.env_get("job.mode", "BATCH")).strip().upper()
+
+
+def _source(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    streaming = _mode(job) == "STREAMING"
+    problems: list[Problem] = []
+    for key in BATCH_ONLY if streaming else STREAM_ONLY:
+        if not plugin.has(key):
+            continue
+        if streaming:
+            problems.append(job.problem(f"{key} reads one version of the table; a STREAMING source reads every "
+                                        "commit from where it starts", plugin, key=key,
+                                        hint="use start_version or start_timestamp"))
+        else:
+            problems.append(job.problem(f"{key} applies to STREAMING jobs only: it is ignored", plugin, key=key,
+                                        severity="warning"))
+    return problems
+
+
+def _env(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    problems: list[Problem] = []
+    catalog = job.env_get(CATALOG_KEY)
+    if catalog is not None and str(catalog).strip() != CATALOG:
+        problems.append(job.problem(f"env {CATALOG_KEY} = '{catalog}' is not Delta's catalog: a pipeline with a "
+                                    f"Delta block starts its Spark session with {CATALOG}", None, key=CATALOG_KEY,
+                                    hint=f"remove {CATALOG_KEY} from env"))
+    minor = spark_minor()
+    if minor is not None and minor not in DELTA_RELEASES and not names_delta(job.env):
+        problems.append(job.problem(
+            f"no Delta release is known for Spark {minor} (Delta 4.4.0 is built for Spark "
+            f"{', '.join(DELTA_RELEASES)}): Spark needs Delta's jars of its own minor version", plugin,
+            severity="warning", hint=f'set env spark.jars.packages = "{",".join(coordinates(minor))}" once Delta '
+                                     "publishes them"))
+    return problems
+
+
+def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    """The first option the connector refuses (an error at its key), then mode and env problems."""
+    try:
+        options = parse(plugin.options, plugin.section)
+    except OptionError as e:
+        return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    problems = _env(plugin, job)
+    if isinstance(options, SourceOptions):
+        return problems + _source(plugin, job)
+    if options.data_save_mode == "CUSTOM_PROCESSING":
+        problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Delta sink",
+                                       plugin, key="data_save_mode",
+                                       hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
+    return problems
+
+
+def _unknown(names: Sequence[str], schema: Schema, case_sensitive: bool) -> list[str]:
+    fields = schema.names
+    if case_sensitive:
+        return [n for n in names if n not in fields]
+    lowered = {f.lower() for f in fields}
+    return [n for n in names if n.lower() not in lowered]
+
+
+def schema(plugin: PluginConfig, job: JobConfig,
+           inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+    """A source's rows are known at run time only (the table's log has them). A sink's ``primary_keys``
+    and ``partition_keys`` must name fields of its input, where the input's schema is known."""
+    if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
+        return None, []
+    try:
+        options = parse(plugin.options, SINK)
+    except OptionError:
+        return None, []
+    assert isinstance(options, SinkOptions)
+    problems = []
+    for key, names in (("primary_keys", options.primary_keys), ("partition_keys", options.partition_keys)):
+        unknown = _unknown(names, inputs[0], options.case_sensitive)
+        if unknown:
+            problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
+                                        f"{', '.join(inputs[0].names)})", plugin, key=key))
+    return None, problems
+
+
+def assets_of(options: Mapping[str, Any]) -> list[str]:
+    """The table's location as a URI (OpenLineage's naming of a file system directory), or the empty
+    list when the options do not name one; placeholders left as they are (see :mod:`.` for Unnamed)."""
+    path = opt(options, "path")
+    if path is None:
+        parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+        if any(p is None for p in parts):
+            return []
+        path = f"{str(parts[0]).rstrip('/')}/{parts[1]}.db/{parts[2]}"
+    return [str(path).strip()]

@@ -1,0 +1,306 @@
+"""The Delta sink: ``prepare`` computes each table's rows once into Spark's cache, ``commit`` makes them ONE
+Delta commit that carries the run's identity, so that Delta itself keeps a run from committing twice.
+
+**The identity.** Each commit is an idempotent Delta write: ``txnAppId`` names the (run, pipeline, sink,
+target, upstream table), ``txnVersion`` is the micro-batch in STREAMING (every micro-batch of a stream
+shares the app id: the stream is the run) and 0 in BATCH. Delta records the pair in the commit itself
+and skips a write whose version is not above the one recorded for its app id, inside its optimistic
+commit: a restore of a run whose commit landed writes nothing, and of two overlapping attempts one
+commit lands, the other finds it and writes nothing, or loses the race and fails (transient) before
+committing anything. ``userMetadata`` (JSON: run id, pipeline, sink, table, attempt) makes ``DESCRIBE
+HISTORY`` show which run wrote each version.
+
+App ids are ``seatunnel-<scope>-<pipeline and table>``, where the scope digests (run, sink, target):
+**save modes apply once per scope**, in the scope's first commit, found as the table's first commit whose
+app id starts with the scope. ``DROP_DATA`` is that commit written as an overwrite (the old rows go in
+the same commit as the new ones; a restore finds the commit and never drops what it wrote),
+``RECREATE_SCHEMA`` an overwrite that replaces the schema and partitioning too; later commits of the
+scope (the other pipelines of a split, the other tables, a stream's later micro-batches) append.
+``CREATE_SCHEMA_WHEN_NOT_EXIST`` (and ``IGNORE``): a missing table is created by the commit, with
+``partition_keys`` and ``delta.table.write-props``.
+
+**Upserts** (``primary_keys``): the last change per key (UPDATE_BEFORE rows dropped), then one SQL
+``MERGE``: DELETE rows delete the key's row, INSERT and UPDATE_AFTER rows replace it or are inserted.
+SQL statements take Delta's transaction identity from session settings, set for that statement only
+(left set, every later write of the session would be skipped). A commit that creates or overwrites the
+table writes the changes' rows (DELETE rows left out) instead.
+
+Fault points: ``sink.move`` before the Delta commit, ``sink.commit`` after it (the commit has landed,
+the pipeline does not know yet: the restore must find it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
+from ...spi.rows import ROW_KIND, arrival_order, data_columns, data_only, quote
+from ..localfile.placeholders import expand_table_placeholders
+from .options import SinkOptions, Table
+from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
+
+log = logging.getLogger("seatunnel.delta")
+
+#: the session settings a SQL statement takes Delta's transaction identity and commit text from
+SQL_TXN_APP, SQL_TXN_VERSION = "spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion"
+SQL_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+DELETE, UPDATE_BEFORE = 3, 1
+_SEQ, _RANK = "__st_seq", "__st_rank"
+
+
+class ConcurrentCommit(PipelineError):
+    """Another writer committed to the table while this attempt wrote, in a way Delta cannot reconcile
+    (another attempt of the same run, or a concurrent overwrite): nothing of this attempt was committed.
+    Transient: a retry finds the other commit."""
+
+    kind = "superseded"
+
+
+@dataclass(frozen=True)
+class Txn:
+    """A commit's identity: Delta's ``txnAppId`` and ``txnVersion``, and the scope its save modes go by."""
+
+    app_id: str
+    version: int
+    scope: str
+
+
+def _digest(*parts: Any, size: int = 20) -> str:
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
+
+
+def txn_of(ctx: RunContext, vertex: Vertex, path: str, table: str) -> Txn:
+    """The run (a stream: every micro-batch), the sink and the target make the scope; the pipeline and the
+    upstream table the rest of the app id; the micro-batch (0 in BATCH) the version."""
+    scope = f"seatunnel-{_digest(ctx.save_mode_run_id, vertex.ref, path)}-"
+    return Txn(scope + _digest(ctx.pipeline_key, table, size=12), int(ctx.batch_id or 0), scope)
+
+
+def user_metadata(ctx: RunContext, vertex: Vertex, table: str) -> str:
+    return json.dumps({"seatunnel_run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref,
+                       "table": table, "attempt": ctx.attempt}, sort_keys=True)
+
+
+def target_path(table: Table, upstream: str, columns: list[str]) -> str:
+    """The table's directory for the upstream table ``upstream`` (placeholders expanded)."""
+    return expand_table_placeholders(table.location(), upstream, columns)
+
+
+def resolve(names: tuple[str, ...], columns: list[str], case_sensitive: bool, key: str) -> list[str]:
+    """``names`` as the data spells them; a :class:`RuntimeConfigError` for one the data lacks."""
+    found = {c: c for c in columns} if case_sensitive else {c.lower(): c for c in columns}
+    out = [found.get(n if case_sensitive else n.lower()) for n in names]
+    missing = [n for n, c in zip(names, out, strict=True) if c is None]
+    if missing:
+        raise RuntimeConfigError(f"{key}: {', '.join(missing)} is not a column of the rows "
+                                 f"(columns: {', '.join(columns)})")
+    return [c for c in out if c is not None]
+
+
+def changes(df: Any, keys: list[str], parallelism: int) -> Any:
+    """The last change per key, in arrival order, UPDATE_BEFORE rows dropped; ``parallelism`` partitions
+    grouped by key. Keeps the row-kind column."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    ordered = df.select(*[F.col(quote(c)) for c in data_columns(df)], F.col(ROW_KIND), arrival_order(df).alias(_SEQ))
+    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(_SEQ).desc())
+    return (ordered.where(F.col(ROW_KIND) != UPDATE_BEFORE).repartition(max(1, parallelism), *[quote(k) for k in keys])
+            .withColumn(_RANK, F.row_number().over(window)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
+
+
+# ---------------------------------------------------------------------------------------------
+# prepare
+# ---------------------------------------------------------------------------------------------
+
+def _check_save_modes(opts: SinkOptions, state: TableState, spark: Any) -> None:
+    """Before the scope's first commit: the save modes that refuse a target."""
+    if state.scope_started:
+        return
+    if not state.exists and opts.schema_save_mode == "ERROR_WHEN_SCHEMA_NOT_EXIST":
+        raise RuntimeConfigError(f"schema_save_mode ERROR_WHEN_SCHEMA_NOT_EXIST: {state.path} is not a Delta table")
+    if state.exists and opts.data_save_mode == "ERROR_WHEN_DATA_EXISTS" and has_rows(spark, state.path):
+        raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: the Delta table {state.path} holds rows")
+
+
+def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, table: str, df: Any) -> dict[str, Any]:
+    columns = data_columns(df)
+    path = target_path(opts.table, table, columns)
+    txn = txn_of(ctx, vertex, path, table)
+    spark = df.sparkSession
+    tune(spark, ctx.plan.env)
+    state = table_state(spark, path, txn.app_id, txn.scope)
+    entry: dict[str, Any] = {"table": table, "path": path, "app_id": txn.app_id, "version": txn.version,
+                             "scope": txn.scope}
+    if state.committed is not None and state.committed >= txn.version:
+        log.info("Delta %s: table %s of run %s is committed to %s already (version %d): nothing to write",
+                 vertex.ref, table, ctx.run_id, path, state.version)
+        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
+        return {**entry, "status": "committed"}
+    _check_save_modes(opts, state, spark)
+    if opts.primary_keys:
+        keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "primary_keys")
+        rows = changes(df, keys, int(vertex.parallelism))
+    else:
+        rows = data_only(df)
+    resolve(opts.partition_keys, columns, opts.case_sensitive, "partition_keys")
+    staged = ctx.materialize(ctx.with_write_faults(vertex, rows))
+    log.info("Delta %s: table %s computed for %s; committed by the sink's commit", vertex.ref, table, path)
+    return {**entry, "status": "staged", "df": staged}
+
+
+def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Each table's rows, computed once and cached (nothing is visible yet)."""
+    ensure_delta(ctx.spark, ctx.plan.env)
+    entries: list[dict[str, Any]] = []
+    try:
+        for table, df in data.items():
+            entries.append(_prepare_table(ctx, vertex, opts, table, df))
+    except BaseException:
+        abort(ctx, vertex, {"tables": entries})
+        raise
+    return {"tables": entries}
+
+
+# ---------------------------------------------------------------------------------------------
+# commit
+# ---------------------------------------------------------------------------------------------
+
+def action_of(opts: SinkOptions, state: TableState) -> str:
+    """How the commit writes: ``create`` a missing table, ``recreate``/``overwrite`` it in the scope's
+    first commit (RECREATE_SCHEMA / DROP_DATA), else ``merge`` (primary keys) or ``append``."""
+    if not state.exists:
+        return "create"
+    if not state.scope_started and opts.schema_save_mode == "RECREATE_SCHEMA":
+        return "recreate"
+    if not state.scope_started and opts.data_save_mode == "DROP_DATA":
+        return "overwrite"
+    return "merge" if opts.primary_keys else "append"
+
+
+def _check_columns(opts: SinkOptions, state: TableState, columns: list[str]) -> None:
+    """``case_sensitive``: a column the table spells in another case is refused (Delta would match it)."""
+    if not opts.case_sensitive or not state.exists:
+        return
+    exact = set(state.columns)
+    lowered = {c.lower(): c for c in state.columns}
+    clash = [f"{c} (the table has {lowered[c.lower()]})" for c in columns if c not in exact and c.lower() in lowered]
+    if clash:
+        raise RuntimeConfigError("case_sensitive: the rows' columns differ in case from the table's: "
+                                 + ", ".join(clash))
+
+
+def _write(df: Any, path: str, action: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
+    """One DataFrame write to the table: one Delta commit carrying ``txn``."""
+    from pyspark.sql import functions as F
+
+    if ROW_KIND in df.columns:  # an upsert's rows into a new or emptied table: no DELETE rows to apply
+        df = data_only(df.where(F.col(ROW_KIND) != DELETE))
+    writer = (df.write.format("delta").mode("overwrite" if action in ("recreate", "overwrite") else "append")
+              .option("txnAppId", txn.app_id).option("txnVersion", str(txn.version)).option("userMetadata", meta))
+    if action in ("create", "recreate"):
+        if opts.partition_keys:
+            writer = writer.partitionBy(*resolve(opts.partition_keys, df.columns, opts.case_sensitive,
+                                                 "partition_keys"))
+        for key, value in opts.properties.items():  # table properties of the table this commit creates
+            writer = writer.option(key, value)
+    if action == "recreate":
+        writer = writer.option("overwriteSchema", "true")
+    writer.save(path)
+
+
+@contextlib.contextmanager
+def _session_txn(spark: Any, settings: Mapping[str, str]) -> Any:
+    """``settings`` in the session for one statement, then put back as they were."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def merge_sql(path: str, view: str, columns: list[str], keys: list[str]) -> str:
+    """MERGE of the changes in ``view`` into the table (see the module docstring)."""
+    on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in keys)
+    kind = f"s.{quote(ROW_KIND)}"
+    sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in columns)
+    names, values = ", ".join(quote(c) for c in columns), ", ".join(f"s.{quote(c)}" for c in columns)
+    return (f"MERGE INTO {sql_path(path)} t USING {quote(view)} s ON {on} "
+            f"WHEN MATCHED AND {kind} = {DELETE} THEN DELETE "
+            f"WHEN MATCHED THEN UPDATE SET {sets} "
+            f"WHEN NOT MATCHED AND {kind} <> {DELETE} THEN INSERT ({names}) VALUES ({values})")
+
+
+def _merge(df: Any, path: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
+    spark = df.sparkSession
+    columns = data_columns(df)
+    keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "primary_keys")
+    view = f"st_delta_{txn.app_id.replace('-', '_')}_{txn.version}"
+    df.createOrReplaceTempView(view)
+    try:
+        with _session_txn(spark, {SQL_TXN_APP: txn.app_id, SQL_TXN_VERSION: str(txn.version),
+                                  SQL_USER_METADATA: meta}):
+            spark.sql(merge_sql(path, view, columns, keys)).collect()
+    finally:
+        spark.catalog.dropTempView(view)
+
+
+def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any]) -> None:
+    df, path = entry["df"], entry["path"]
+    txn = Txn(entry["app_id"], entry["version"], entry["scope"])
+    spark = df.sparkSession
+    state = table_state(spark, path, txn.app_id, txn.scope)
+    if state.committed is not None and state.committed >= txn.version:
+        log.info("Delta %s: table %s of run %s was committed to %s meanwhile: nothing to write", vertex.ref,
+                 entry["table"], ctx.run_id, path)
+        return
+    _check_columns(opts, state, data_columns(df))
+    action = action_of(opts, state)
+    meta = user_metadata(ctx, vertex, entry["table"])
+    ctx.fault_point("sink.move", vertex)
+    try:
+        if action == "merge":
+            _merge(df, path, opts, txn, meta)
+        else:
+            _write(df, path, action, opts, txn, meta)
+    except Exception as e:
+        cause = root_cause(e)
+        if "Concurrent" in cause or "DELTA_CONCURRENT" in cause:
+            raise ConcurrentCommit(f"another writer committed to the Delta table {path} meanwhile: nothing of this "
+                                   f"attempt was committed ({cause})") from e
+        raise
+    ctx.fault_point("sink.commit", vertex)
+    log.info("Delta %s: committed table %s to %s (%s, txn %s/%d)", vertex.ref, entry["table"], path, action,
+             txn.app_id, txn.version)
+
+
+def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
+    """One Delta commit per staged table (see the module docstring)."""
+    entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
+    for entry in entries:
+        _commit_table(ctx, vertex, opts, entry)
+    for entry in entries:
+        with contextlib.suppress(Exception):
+            entry["df"].unpersist()
+
+
+def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
+    """Drop the cached rows: nothing was committed by an attempt that aborts before its Delta commit."""
+    for entry in (info or {}).get("tables", ()):
+        df = entry.get("df")
+        if df is not None:
+            with contextlib.suppress(Exception):  # the session may be gone
+                df.unpersist()
