@@ -6,7 +6,7 @@ Re-exported from the config reader so that connectors depend on the contract alo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config.errors import ConfigError, Problem
 from ..config.hocon import MISSING
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .errors import RuntimeConfigError
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
-           "as_list", "checked_bool", "checked_int", "lookup"]
+           "as_list", "bool_option", "checked_bool", "checked_int", "lookup"]
 
 
 @dataclass(frozen=True)
@@ -38,3 +38,15 @@ class OptionError(ValueError):
         from .errors import RuntimeConfigError
 
         return RuntimeConfigError(f"option '{self.key}': {self.message}" + (f" ({self.hint})" if self.hint else ""))
+
+
+def bool_option(options: Any, key: str, default: Any = None) -> Any:
+    """The boolean option ``key`` of a block (``true``/``false`` as SeaTunnel spells them), ``default``
+    when absent or null; anything else is an :class:`OptionError` naming the key."""
+    value = lookup(options, key)
+    if value is MISSING or value is None:
+        return default
+    parsed = as_bool(value)
+    if parsed is None:
+        raise OptionError(key, f"{key} must be true or false, found {value!r}")
+    return parsed

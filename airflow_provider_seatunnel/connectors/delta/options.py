@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ...spi.options import MISSING, OptionError, as_bool, as_int, as_list, lookup
+from ...spi.options import MISSING, OptionError, as_int, as_list, bool_option, lookup
 
 __all__ = ["OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
@@ -107,16 +107,6 @@ def _text(options: Mapping[str, Any], key: str) -> str | None:
     if isinstance(value, (Mapping, list)) or not str(value).strip():
         raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
     return str(value).strip()
-
-
-def _bool(options: Mapping[str, Any], key: str, default: bool = False) -> bool:
-    value = opt(options, key)
-    if value is None:
-        return default
-    parsed = as_bool(value)
-    if parsed is None:
-        raise OptionError(key, f"{key} must be true or false, found {value!r}")
-    return parsed
 
 
 def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
@@ -225,10 +215,11 @@ def source_options(options: Mapping[str, Any]) -> SourceOptions:
     _exclusive(options, "use_version", "use_timestamp")
     _exclusive(options, "start_version", "start_timestamp")
     version = _version(options, "use_version")
-    return SourceOptions(table, _bool(options, "case_sensitive"), columns,
+    return SourceOptions(table, bool_option(options, "case_sensitive", False), columns,
                          int(version) if version is not None else None, timestamp_text(options, "use_timestamp"),
                          _version(options, "start_version", latest=True), timestamp_text(options, "start_timestamp"),
-                         _bool(options, "skip_change_commits"), _bool(options, "change_data_feed"))
+                         bool_option(options, "skip_change_commits", False),
+                         bool_option(options, "change_data_feed", False))
 
 
 def _properties(options: Mapping[str, Any]) -> dict[str, str]:
@@ -252,7 +243,7 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     table = table_of(options, placeholders=True)
     keys, partitions = _names(options, "primary_keys"), _names(options, "partition_keys")
     data_mode = _enum(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA")
-    return SinkOptions(table, _bool(options, "case_sensitive"), keys, partitions,
+    return SinkOptions(table, bool_option(options, "case_sensitive", False), keys, partitions,
                        _enum(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
                        data_mode, _properties(options))
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_int, bool_option, lookup
 from ...spi.schema import Schema, TypeError_, schema_from_options
 from .jsonpath import JsonPath, PathError, UnsupportedPath, compile_path
 
@@ -158,16 +158,6 @@ def _int(options: Mapping[str, Any], key: str, default: int, minimum: int) -> in
     return number
 
 
-def _bool(options: Mapping[str, Any], key: str) -> bool | None:
-    value = opt(options, key)
-    if value is None:
-        return None
-    parsed = as_bool(value)
-    if parsed is None:
-        raise OptionError(key, f"{key} must be true or false, found {value!r}")
-    return parsed
-
-
 def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
     value = opt(options, key)
     if value is None:
@@ -230,7 +220,7 @@ def _paging(options: Mapping[str, Any]) -> Paging | None:
     if isinstance(field_name, (Mapping, list)) or not str(field_name).strip():
         raise OptionError("pageing.page_field", f"pageing.page_field must be a name, found {field_name!r}")
     try:
-        placeholder = _bool(raw, "use_placeholder_replacement")
+        placeholder = bool_option(raw, "use_placeholder_replacement")
         return Paging(page_field=str(field_name), total_page_size=_int(raw, "total_page_size", 0, 0),
                       batch_size=_int(raw, "batch_size", DEFAULT_BATCH_SIZE, 1),
                       start_page_number=_int(raw, "start_page_number", DEFAULT_START_PAGE, 0),
@@ -309,10 +299,10 @@ def parse(options: Mapping[str, Any], lenient: bool = False) -> HttpOptions:
         poll_interval_ms=_int(options, "poll_interval_millis", 0, 0),
         connect_timeout_ms=_int(options, "connect_timeout_ms", DEFAULT_CONNECT_TIMEOUT_MS, 0),
         socket_timeout_ms=_int(options, "socket_timeout_ms", DEFAULT_SOCKET_TIMEOUT_MS, 0),
-        multi_lines=bool(_bool(options, "enable_multi_lines")),
-        keep_params_as_form=_bool(options, "keep_params_as_form"),
-        keep_page_param=_bool(options, "keep_page_param_as_http_param"),
-        missed_null=bool(_bool(options, "json_filed_missed_return_null")),
+        multi_lines=bool(bool_option(options, "enable_multi_lines")),
+        keep_params_as_form=bool_option(options, "keep_params_as_form"),
+        keep_page_param=bool_option(options, "keep_page_param_as_http_param"),
+        missed_null=bool(bool_option(options, "json_filed_missed_return_null")),
         conn_id=str(conn) if conn is not None else None,
         base_url=opt(options, CONN_BASE_URL), authorization=opt(options, CONN_AUTHORIZATION),
         conn_headers={str(k): text_of(v) for k, v in conn_headers.items()} if isinstance(conn_headers, Mapping)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK
-from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
+from ...spi.options import MISSING, OptionError, as_int, bool_option, lookup
 from ...spi.schema import Field, Schema, TypeError_, parse_type, schema_from_options
 
 CONN_OPTION = "kafka_conn_id"
@@ -129,16 +129,6 @@ def _int(options: Mapping[str, Any], key: str, minimum: int | None = None) -> in
     return number
 
 
-def _bool(options: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = opt(options, key)
-    if value is None:
-        return default
-    parsed = as_bool(value)
-    if parsed is None:
-        raise OptionError(key, f"{key} must be true or false, found {value!r}")
-    return parsed
-
-
 def client_config(options: Mapping[str, Any]) -> dict[str, str]:
     """``kafka.config``: Kafka client properties (strings), as written."""
     value = opt(options, "kafka.config")
@@ -186,7 +176,7 @@ def _topic_spec(block: Mapping[str, Any], defaults: Mapping[str, Any] | None = N
     if raw is None or not str(raw).strip():
         raise OptionError("topic", "the option 'topic' is required", 'set topic = "orders" (a comma list, or a '
                                                                      "regular expression with pattern = true)")
-    pattern = _bool(merged, "pattern", False)
+    pattern = bool_option(merged, "pattern", False)
     topics = (str(raw).strip(),) if pattern else tuple(t.strip() for t in str(raw).split(",") if t.strip())
     if pattern:
         try:
@@ -200,7 +190,7 @@ def _topic_spec(block: Mapping[str, Any], defaults: Mapping[str, Any] | None = N
                           "add schema = { fields { id = bigint, ... } }")
     return TopicSpec(topics, pattern, fmt, schema, str(opt(merged, "field_delimiter", DEFAULT_DELIMITER)),
                      _enum(merged, "format_error_handle_way", ERROR_WAYS, "fail"),
-                     _bool(merged, "debezium_record_include_schema", True))
+                     bool_option(merged, "debezium_record_include_schema", True))
 
 
 def _offsets(options: Mapping[str, Any]) -> dict[str, int]:
@@ -241,7 +231,7 @@ def source_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> S
                           "start_mode.timestamp = 1667179890315")
     group = str(opt(options, "consumer.group", DEFAULT_GROUP))
     return SourceOptions(bootstrap, tables, group, mode, offsets, timestamp,
-                         _bool(options, "commit_on_checkpoint", True),
+                         bool_option(options, "commit_on_checkpoint", True),
                          _int(options, "partition-discovery.interval-millis") or -1, client_config(options))
 
 
