@@ -71,3 +71,18 @@ def test_seatunnel_cdc_is_a_scheduled_cdc_sync_into_a_warehouse_table():
     assert not [w for w in plan.warnings if w.get("code") == "not-runnable"]
     assert dag.max_active_runs == 1 and dag.catchup is False
     assert "{{ var.value.cdc_source_password }}" in variables.values()  # the secret comes when the task runs
+
+
+def test_seatunnel_lakehouse_lands_a_kafka_stream_in_a_delta_table_on_a_schedule():
+    dag = _load_dag("seatunnel_lakehouse")
+    group = "orders_lakehouse"
+    task = next(t for t in dag.task_ids if t not in (f"{group}.prepare", f"{group}.summary"))
+    variables = dag.get_task(task).variables
+    assert variables["topic"] == "{{ params.topic }}"
+    plan = compile_job(ROOT / "dags" / "configs" / "kafka_to_delta.conf",
+                       {"bootstrap_servers": "localhost:9092", "topic": "orders", "warehouse": "/tmp/wh",
+                        "checkpoint_root": "/tmp/ck"})
+    assert plan.mode == "STREAMING" and len(plan.pipelines) == 1
+    assert sorted(v.plugin for v in plan.pipelines[0].vertices) == ["Delta", "Kafka"]
+    assert not [w for w in plan.warnings if w.get("code") == "not-runnable"]
+    assert dag.max_active_runs == 1 and dag.catchup is False

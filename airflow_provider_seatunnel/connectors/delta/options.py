@@ -141,6 +141,8 @@ def _location(text: str, key: str, placeholders: bool) -> str:
         raise OptionError(key, f"{key} '{text}' holds a placeholder: only a sink's table options are expanded "
                                "per upstream table")
     bare = PLACEHOLDER.sub("x", text)
+    if "{{" in bare or "{%" in bare:  # an Airflow template: checked once the task renders it
+        return text
     if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", bare) and not bare.startswith("/"):
         raise OptionError(key, f"{key} '{text}' must be an absolute path or a URI",
                           f'{key} = "/data/delta/orders" (or "s3a://bucket/orders")')

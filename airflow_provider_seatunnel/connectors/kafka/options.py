@@ -155,6 +155,8 @@ def bootstrap_of(options: Mapping[str, Any], required: bool = True) -> str:
                           'set bootstrap.servers = "host:9092" (or kafka_conn_id = "<an Airflow connection>")')
     servers = [s.strip() for s in str(value).split(",") if s.strip()]
     for s in servers:
+        if "{{" in s or "{%" in s:  # an Airflow template: checked once the task renders it
+            continue
         host, _, port = s.rpartition(":")
         if not host or as_int(port) is None:
             raise OptionError("bootstrap.servers", f"broker {s!r} is not host:port", 'bootstrap.servers = "host:9092"')
