@@ -28,6 +28,11 @@ input row (the restore must leave each id once, with the input's values).
 STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
 checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
 
+The stream pairs of :mod:`stream_trials` (``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
+``MySQL-CDC → Kafka debezium_json``, ``Kafka → LocalFile``) run ``--kill-trials`` trials each: a new stream
+per trial whose source changes while SIGKILLs hit it, as an ``available_now`` sync or a
+``processing_time`` stream, the target compared with the source at the end.
+
     python benchmarks/restore_faults.py [--sink TYPE ...] [--kill-trials 20] [--fault-trials 20]
                                         [--overlap-trials 20] [--seed 7] [--rows N]
 
