@@ -5,8 +5,9 @@ Re-exported from the config reader so that connectors depend on the contract alo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config.errors import ConfigError, Problem
 from ..config.hocon import MISSING
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
     from .errors import RuntimeConfigError
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
-           "as_list", "bool_option", "checked_bool", "checked_int", "lookup"]
+           "as_list", "bool_option", "checked_bool", "checked_int", "lookup", "run_time_options"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,3 +53,16 @@ def bool_option(options: Any, key: str, default: Any = None) -> Any:
     if parsed is None:
         raise OptionError(key, f"{key} must be true or false, found {value!r}")
     return parsed
+
+
+def run_time_options(parse: Callable[[Any, str], Any], vertex: Any, want: type[T]) -> T:
+    """A vertex's block parsed again when its task runs (a hand-written plan skips the compiler's
+    checks) into ``want`` (its connector's source or sink options): an :class:`OptionError` becomes
+    the deterministic :class:`.errors.RuntimeConfigError` naming the key."""
+    try:
+        options = parse(vertex.config, vertex.kind)
+    except OptionError as e:
+        raise e.at_run_time() from None
+    if not isinstance(options, want):
+        raise TypeError(f"{vertex.kind} options parsed as {type(options).__name__}, not {want.__name__}")
+    return options

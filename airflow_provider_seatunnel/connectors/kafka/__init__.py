@@ -43,34 +43,22 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
 from . import checks
-from .options import CHANGE_FORMATS, CONN_OPTION, OptionError, SinkOptions, SourceOptions, opt, parse
+from .options import CHANGE_FORMATS, CONN_OPTION, SinkOptions, SourceOptions, opt, parse
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "Kafka"]
 
 log = logging.getLogger("seatunnel.kafka")
 
 
-def _options(vertex: Vertex) -> SourceOptions | SinkOptions:
-    """The block's options, checked again (a hand-written plan skips the compiler)."""
-    try:
-        return parse(vertex.config, vertex.kind)
-    except OptionError as e:
-        raise e.at_run_time() from None
-
-
 def _source(vertex: Vertex) -> SourceOptions:
-    options = _options(vertex)
-    assert isinstance(options, SourceOptions)
-    return options
+    return run_time_options(parse, vertex, SourceOptions)
 
 
 def _sink(vertex: Vertex) -> SinkOptions:
-    options = _options(vertex)
-    assert isinstance(options, SinkOptions)
-    return options
+    return run_time_options(parse, vertex, SinkOptions)
 
 
 class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, AcknowledgesRead, ChangeEmitter,
