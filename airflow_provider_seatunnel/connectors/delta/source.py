@@ -20,6 +20,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, kind_literal, quote, with_kind
+from ..localfile.source import at_parallelism
 from .options import SourceOptions
 from .tables import ensure_delta, table_state
 
@@ -46,15 +47,6 @@ def _columns(df: Any, wanted: tuple[str, ...], case_sensitive: bool) -> list[str
     if missing:
         raise RuntimeConfigError(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(have)})")
     return [f for f in found if f is not None]
-
-
-def at_parallelism(df: Any, parallelism: int) -> Any:
-    have = df.rdd.getNumPartitions()
-    if have > parallelism:
-        return df.coalesce(parallelism)
-    if have < parallelism:
-        return df.repartition(parallelism)
-    return df
 
 
 def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:

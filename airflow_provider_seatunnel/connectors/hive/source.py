@@ -16,6 +16,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.rows import quote, with_kind
+from ..localfile.source import at_parallelism
 from .options import config_error, opt, partition_specs, split_table
 from .tables import describe, require_hive
 
@@ -46,15 +47,6 @@ def _columns(df: Any, wanted: list[str]) -> list[str]:
     if missing:
         raise config_error(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(df.columns)})")
     return [by_lower[c.lower()] for c in wanted]
-
-
-def at_parallelism(df: Any, parallelism: int) -> Any:
-    have = df.rdd.getNumPartitions()
-    if have > parallelism:
-        return df.coalesce(parallelism)
-    if have < parallelism:
-        return df.repartition(parallelism)
-    return df
 
 
 def read(ctx: RunContext, vertex: Vertex) -> Dataset:

@@ -190,7 +190,7 @@ def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tu
 # Tables at the plan's parallelism
 # ---------------------------------------------------------------------------------------------
 
-def _at_parallelism(df: Any, parallelism: int, streaming: bool) -> Any:
+def at_parallelism(df: Any, parallelism: int, streaming: bool = False) -> Any:
     """``df`` in exactly ``parallelism`` partitions: Spark's file splits coalesced when there are more
     (no shuffle), the rows repartitioned when there are fewer. A stream's micro-batches are
     coalesced to one partition, or repartitioned (their splits are not known in advance)."""
@@ -222,7 +222,7 @@ def _tables(ctx: RunContext, vertex: Vertex, read_one: ReadOne, streaming: bool)
                                "schema.table")
         out[table] = df
     parallelism = max(1, int(vertex.parallelism))
-    return {t: _at_parallelism(df, parallelism, streaming) for t, df in out.items()}
+    return {t: at_parallelism(df, parallelism, streaming) for t, df in out.items()}
 
 
 def read(ctx: RunContext, vertex: Vertex) -> Dataset:

@@ -20,7 +20,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ..localfile.options import FILE, flag, opt
-from ..localfile.source import _at_parallelism, _columns, _read_columns, _table_id, partition_keys
+from ..localfile.source import _columns, _read_columns, _table_id, at_parallelism, partition_keys
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log
 from .store import Bucket
@@ -103,7 +103,7 @@ def read(ctx: RunContext, vertex: Vertex, dialect: Dialect = S3) -> Dataset:
                                dialect.plugin)
         out[table] = df
     parallelism = max(1, int(vertex.parallelism))
-    return {t: _at_parallelism(df, parallelism, False) for t, df in out.items()}
+    return {t: at_parallelism(df, parallelism) for t, df in out.items()}
 
 
 def _connection_keys(config: Mapping[str, Any], shared: tuple[str, ...]) -> dict[str, Any]:
