@@ -12,7 +12,8 @@ attempt 2 of the same run id run as two ``seatunnel-airflow run`` processes, in 
 * ``lock``: around attempt 1's commit phase the first target is locked from outside (a psql
   session holding ``LOCK TABLE`` for Jdbc, the target's commit lock for LocalFile, the broker
   stopped by SIGSTOP for Kafka) while attempt 2 starts; the lock is released once attempt 2
-  finished or after a while.
+  finished or after a while. Table formats that commit optimistically, with no lock to hold (Delta,
+  Iceberg, Paimon), cycle the other three.
 
 Then: every target must hold every row exactly once, and, when an attempt reported success,
 right then (the metrics never claim rows that were not committed). Should both attempts fail (a
@@ -33,6 +34,13 @@ from pathlib import Path
 from typing import Any
 
 MODES = ("together", "staggered", "paused", "lock")
+#: table formats whose commit is optimistic (no lock an outsider could hold): their trials cycle the other modes
+NO_OUTSIDE_LOCK = ("Delta", "Iceberg", "Paimon")
+
+
+def modes_for(sink_type: str) -> tuple[str, ...]:
+    """The overlap modes a sink type's trials cycle through: ``lock`` only where a target has a lock to hold."""
+    return tuple(m for m in MODES if m != "lock") if sink_type in NO_OUTSIDE_LOCK else MODES
 #: how long a paused attempt or an outside lock holds on at most, when attempt 2 does not finish first
 HOLD_SECONDS = 20.0
 

@@ -665,9 +665,10 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
         harness = {"Trial": Trial, "run_cli": run_cli, "state": _state, "score": score,
                    "sinks": sinks, "expected": expected, "conf": conf, "work": work, "base": base,
                    "children": _children, "drivers_of": _drivers_of, "sink_type": name, "resources": resources}
+        modes = overlap.modes_for(name)
         for i in range(args.overlap_trials):
             n = len(trials) + 1
-            record(overlap.overlap_trial(n, f"{slug}-overlap{n:03d}", overlap.MODES[i % len(overlap.MODES)], rng,
+            record(overlap.overlap_trial(n, f"{slug}-overlap{n:03d}", modes[i % len(modes)], rng,
                                          harness))
     finally:
         shutil.rmtree(work, ignore_errors=True)
