@@ -58,6 +58,11 @@ def _reader(resources: Any) -> _Reader:
     return resources.delta
 
 
+def reader_session(resources: Any) -> Any:
+    """The benchmark run's Spark session with Delta (started on first use, stopped with ``resources``)."""
+    return _reader(resources).spark
+
+
 def delta_sinks(work: Path, rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     """The two sinks of Delta's restore trials (``sink_cls``: :class:`restore_faults.Sink`)."""
     spark = _reader(resources).spark

@@ -1,9 +1,9 @@
 """Restore trials of streams (:mod:`restore_faults`): a source that changes while SIGKILLs hit the pipeline.
 
 Per pair (:data:`PAIRS`) — ``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
-``MySQL-CDC → Kafka debezium_json`` and ``Kafka → LocalFile`` — every trial is a new stream (fresh
-source table or topic, fresh target, fresh checkpoint, a replication slot of its own) run two ways,
-alternating:
+``MySQL-CDC → Kafka debezium_json``, ``Postgres-CDC → Delta upsert`` and ``Kafka → LocalFile`` —
+every trial is a new stream (fresh source table or topic, fresh target, fresh checkpoint, a replication
+slot of its own) run two ways, alternating:
 
 * **available_now**, a scheduled sync: ``seatunnel-airflow run`` of a job with
   ``streaming.trigger = "available_now"`` SIGKILLed (its spark-submit process, from outside) at a
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import cdc_databases
+import delta_targets
 import kafka_targets
 
 Row = tuple
@@ -260,6 +261,25 @@ def my_to_kafka(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
                   _source_rows(my), lambda: replay(kafka.server.consume(TOPIC, timeout=60)))
 
 
+def pg_to_delta(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
+    """A Delta table created by the sink, upserted on ``id`` (one MERGE per micro-batch, deletes applied)."""
+    pg, spark = _pg(h), delta_targets.reader_session(h["resources"])
+    _drop_slots(pg)
+    source = _pg_source(pg, n, rows)
+    path = work / f"delta-{n}"
+    shutil.rmtree(path, ignore_errors=True)
+    block = f'Delta {{ plugin_input = "c", path = "{path}", primary_keys = ["id"] }}'
+
+    def got() -> tuple[list[Row], int]:
+        if not (path / "_delta_log").is_dir():
+            return [], 0
+        df = spark.read.format("delta").load(str(path)).select("id", "name", "score", "at", "ok")
+        return [normal(tuple(r)) for r in df.collect()], 0
+
+    return Stream(source, [block], lambda rng: Writer(pg, TABLE, list(range(1, rows + 1)), rng),
+                  _source_rows(pg), got, drop=lambda: _drop_slots(pg))
+
+
 def kafka_to_localfile(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
     kafka = kafka_targets.broker(h["resources"])
     kafka.reset(STREAM_TOPIC)
@@ -322,6 +342,10 @@ PAIRS: dict[str, Pair] = {
         "The target is a topic of the private Kafka broker (3 partitions), written with `format = debezium_json`, "
         "`semantics = EXACTLY_ONCE`, keyed by `id`; it is read `read_committed` and replayed strictly per key "
         "(a change delivered twice or out of order counts as duplicated).")),
+    "Postgres-CDC → Delta upsert": Pair(pg_to_delta, 3_000, _DB_READING + (
+        "The source is a table of the private PostgreSQL server; the target a Delta table (Delta 4.4.0) the sink "
+        "creates, upserted on `id` (`primary_keys`: one MERGE per micro-batch, deletes applied), read by a Spark "
+        "session of the harness at its newest version.")),
     "Kafka → LocalFile": Pair(kafka_to_localfile, 5_000, (
         "The source is a topic of the private Kafka broker (3 partitions) holding {rows} json records at the start; "
         "while the attempts run a writer appends batches of 1-20 records every 20-200 ms. The two LocalFile "
