@@ -14,9 +14,19 @@ BASE_CONF = {
 }
 
 
+#: Settings that are comma-separated lists: what several plugins ask for is joined, not a conflict
+#: (a pipeline writing Delta and Iceberg tables loads both session extensions).
+LIST_SETTINGS = frozenset({"spark.sql.extensions", "spark.jars", "spark.jars.packages"})
+
+
+def _items(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
 def session_settings(plan: Any, pipeline: Any) -> dict[str, str]:
     """The settings the pipeline's plugins need at session start (:class:`..spi.NeedsSession`);
-    a :class:`..spi.errors.RuntimeConfigError` when two of them ask different values of a key."""
+    list settings (:data:`LIST_SETTINGS`) join every plugin's entries; a
+    :class:`..spi.errors.RuntimeConfigError` when two of them ask different values of another key."""
     from ..spi import NeedsSession, get_connector
     from ..spi.errors import RuntimeConfigError
 
@@ -27,6 +37,9 @@ def session_settings(plan: Any, pipeline: Any) -> dict[str, str]:
         if not isinstance(connector, NeedsSession):
             continue
         for key, value in connector.session_conf(vertex.config, plan.env).items():
+            if key in LIST_SETTINGS and key in out:  # lists: every plugin's entries, each once, in order
+                out[key] = ",".join(dict.fromkeys(_items(out[key]) + _items(str(value))))
+                continue
             if key in out and out[key] != str(value):
                 raise RuntimeConfigError(f"{vertex.ref} {vertex.plugin} needs the session setting {key}={value}, "
                                          f"{asked_by[key]} needs {key}={out[key]}: one session cannot have both")
