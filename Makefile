@@ -18,10 +18,12 @@ check-java:
 # pyproject.toml declares ranges only; .ci/constraints.txt pins the PySpark pair (pyspark and
 # pyspark-client must be one release: docs/install.md), as a user's constraint file would.
 CONSTRAINTS := .ci/constraints.txt
-$(STAMP): pyproject.toml tests/plugin_package/pyproject.toml $(CONSTRAINTS)
+$(STAMP): pyproject.toml tests/plugin_package/pyproject.toml $(CONSTRAINTS) .ci/paimon.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q --constraint $(CONSTRAINTS) -e '.[test]'
+	@# pypaimon (the Paimon connector) without its version caps: .ci/paimon.txt says why
+	$(BIN)/python -m pip install -q --no-deps -r .ci/paimon.txt
 	@# the example third-party connector package (docs/connectors.md) that tests/test_third_party_connector.py runs
 	$(BIN)/python -m pip install -q --no-deps -e tests/plugin_package
 	@touch $@
@@ -42,7 +44,7 @@ LOWEST_STAMP := $(LOWEST_VENV)/.installed
 LOWEST_CONSTRAINTS := .ci/constraints-lowest.txt
 LOWEST_TESTS := tests/test_packaging.py tests/airflow/test_operator.py tests/airflow/test_hook.py \
 	tests/airflow/test_dags.py tests/airflow/test_job_group.py tests/airflow/test_authoring.py \
-	tests/airflow/test_lineage.py \
+	tests/airflow/test_lineage.py tests/runtime/test_iceberg.py \
 	--deselect tests/airflow/test_job_group.py::test_rendering_is_deterministic_across_parses \
 	--deselect tests/airflow/test_job_group.py::test_parsing_context_builds_only_the_task_being_run
 
@@ -171,6 +173,17 @@ $(DELTA_JAR):
 	@$(MVN_GET) -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -Dtransitive=false && \
 	$(MVN_GET) -Dartifact=io.delta:delta-spark_$(DELTA_SPARK)_2.13:$(DELTA_VERSION) -Dtransitive=false \
 	  || echo "warning: could not fetch Delta Lake with mvn: the Delta connector tests fail"
+
+# Apache Iceberg for the Iceberg connector: its Spark runtime built for Spark 4.1 (connectors/iceberg/checks.py chooses
+# the artifact of PySpark's minor version; none is published for Spark 4.2, so the Iceberg runtime tests run in the
+# lowest-versions environment, PySpark 4.1: LOWEST_TESTS). One shaded jar, no dependencies.
+ICEBERG_VERSION := 1.12.0
+ICEBERG_SPARK := 4.1
+ICEBERG_JAR := $(HOME)/.m2/repository/org/apache/iceberg/iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13/$(ICEBERG_VERSION)/iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13-$(ICEBERG_VERSION).jar
+test-deps: $(ICEBERG_JAR)
+$(ICEBERG_JAR):
+	@$(MVN_GET) -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13:$(ICEBERG_VERSION) -Dtransitive=false \
+	  || echo "warning: could not fetch Apache Iceberg with mvn: the Iceberg connector tests fail"
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

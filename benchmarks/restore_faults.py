@@ -2,8 +2,9 @@
 
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
-:mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`), one pipeline with two
-sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of an earlier run:
+:mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
+:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`), one pipeline with two sinks of that type, and two
+kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it) from outside at a random moment: a
@@ -72,8 +73,10 @@ sys.path.insert(0, str(HERE))
 
 import delta_targets  # noqa: E402
 import hive_targets  # noqa: E402
+import iceberg_targets  # noqa: E402
 import kafka_targets  # noqa: E402
 import overlap  # noqa: E402
+import paimon_targets  # noqa: E402
 import store_targets  # noqa: E402
 import stream_trials  # noqa: E402
 
@@ -367,6 +370,10 @@ SINK_TYPES: dict[str, SinkType] = {
                       "raw records", kafka_targets.READING, moves=kafka_targets.MOVES),
     "Delta": SinkType(lambda work, rows, res: delta_targets.delta_sinks(work, rows, res, Sink), POINTS, 5_000,
                       "raw files", delta_targets.READING, moves=delta_targets.MOVES),
+    "Iceberg": SinkType(lambda work, rows, res: iceberg_targets.iceberg_sinks(work, rows, res, Sink), POINTS, 5_000,
+                        "staging branches", iceberg_targets.READING, moves=iceberg_targets.MOVES),
+    "Paimon": SinkType(lambda work, rows, res: paimon_targets.paimon_sinks(work, rows, res, Sink), POINTS, 5_000,
+                       "raw files", paimon_targets.READING, moves=paimon_targets.MOVES),
     "Kafka source": SinkType(lambda work, rows, res: kafka_targets.fresh_stream(work, localfile_sinks(work, rows, res)),
                              kafka_targets.STREAM_POINTS, 5_000, "raw files", kafka_targets.SOURCE_READING,
                              source=kafka_targets.kafka_source, writing="query started", prepared=": micro-batch"),

@@ -40,6 +40,8 @@ _BUILTIN_MODULES = {
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
     "kafka": "kafka",
     "delta": "delta",
+    "iceberg": "iceberg",
+    "paimon": "paimon",
     "postgres-cdc": "postgres_cdc",
     "mysql-cdc": "mysql_cdc",
 }
@@ -48,10 +50,10 @@ _BUILTIN_MODULES = {
 _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
              "Elasticsearch", "S3File",
-             "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris", "StarRocks",
+             "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("Elasticsearch", "S3File",
-           "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Iceberg", "Paimon", "Hudi", "Doris",
+           "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",
                 "FieldRename", "TableFilter"),

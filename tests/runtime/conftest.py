@@ -10,14 +10,21 @@ from airflow_provider_seatunnel.plan import compile_job
 @pytest.fixture(scope="session")
 def spark():
     from airflow_provider_seatunnel.connectors.delta import CONNECTOR as DELTA
+    from airflow_provider_seatunnel.connectors.iceberg import CONNECTOR as ICEBERG
     from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
     from airflow_provider_seatunnel.runtime.session import get_session
 
-    # the jars a run of a Kafka job (format avro) and of a Delta job is given through spark.jars, as
-    # spark-submit gives them, and the settings a Delta job's session starts with (its SQL extension and catalog)
-    jars = KAFKA.jars({"format": "avro"}, {}) + DELTA.jars({}, {})
+    # the jars a run of a Kafka job (format avro), of a Delta job and of an Iceberg job is given through
+    # spark.jars, as spark-submit gives them, and the settings a Delta job's session starts with (its SQL
+    # extension and catalog) with Iceberg's SQL extensions beside Delta's (none on a Spark Iceberg is not built for)
+    delta_jars = DELTA.jars({}, {})  # none: Delta's catalog would not load (the Delta tests say what is missing)
+    jars = KAFKA.jars({"format": "avro"}, {}) + delta_jars + ICEBERG.jars({}, {})
+    settings = dict(DELTA.session_conf({}, {})) if delta_jars else {}
+    extensions = ICEBERG.session_conf({}, settings).get("spark.sql.extensions")
+    if extensions:
+        settings["spark.sql.extensions"] = extensions
     session = get_session("seatunnel-tests", {"spark.ui.enabled": False, "spark.sql.shuffle.partitions": 4},
-                          "local[2]", jars=jars, session=DELTA.session_conf({}, {}))
+                          "local[2]", jars=jars, session=settings)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

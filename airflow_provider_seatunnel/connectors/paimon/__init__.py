@@ -1,0 +1,169 @@
+"""Paimon: Apache Paimon tables as a batch source and an exactly-once sink (appends, upserts with row
+kinds, save modes), written and read by pypaimon inside Spark's tasks.
+
+No Paimon Spark runtime for Spark 4 is served by the Maven repositories this package is built against,
+so the connector uses pypaimon (pure Python, Arrow): :mod:`.sink` writes data files from the executors
+(``mapInArrow``) and commits one snapshot on the driver, fenced against overlapping attempts;
+:mod:`.source` reads the newest snapshot's splits on the executors. Options: :mod:`.options`; the
+private pypaimon API it relies on: :mod:`.compat`. The user's docs: docs/paimon.md.
+
+What cannot run (a ``not-runnable`` warning at compile time): ``catalog_type = hive`` (pypaimon has
+no Hive catalog), a warehouse that is not a local path (the commit lock is a local ``flock``),
+``data_save_mode = CUSTOM_PROCESSING``. A STREAMING job cannot read a Paimon source (batch only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    UNRENDERED,
+    BatchSource,
+    Connector,
+    Dataset,
+    Lineage,
+    RunContext,
+    SchemaInference,
+    TableLineage,
+    TwoPhaseSink,
+    Unnamed,
+    Vertex,
+)
+from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
+from ...spi.schema import Schema
+from .options import (
+    HADOOP_CONF,
+    NAME,
+    PARTITION_KEYS,
+    PRIMARY_KEYS,
+    OptionError,
+    SinkOptions,
+    SourceOptions,
+    local_path,
+    opt,
+    parse,
+)
+
+__all__ = ["CONNECTOR", "Paimon"]
+
+#: SeaTunnel's Hadoop options: accepted, not used (a local warehouse needs no Hadoop settings)
+UNUSED = ("hdfs_site_path", HADOOP_CONF, "paimon.hadoop.conf-path")
+
+
+def _source(vertex: Vertex) -> SourceOptions:
+    return run_time_options(parse, vertex, SourceOptions)
+
+
+def _sink(vertex: Vertex) -> SinkOptions:
+    return run_time_options(parse, vertex, SinkOptions)
+
+
+def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unnamed:
+    parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+    if any(p is None for p in parts):
+        return Unnamed("the Paimon table of options without warehouse, database and table", at_run_time=False)
+    warehouse, database, name = (str(p).strip() for p in parts)
+    if table is not None:
+        from ..localfile.placeholders import expand_table_placeholders
+
+        database, name = expand_table_placeholders(database, table), expand_table_placeholders(name, table)
+    text = f"{local_path(warehouse).rstrip('/')}/{database}.db/{name}"
+    if UNRENDERED.search(text):
+        return Unnamed(f"Paimon table {text!r}")
+    return "file://" + text if text.startswith("/") else text
+
+
+def _unknown(names: Sequence[str], schema: Schema, case_sensitive: bool) -> list[str]:
+    if case_sensitive:
+        return [n for n in names if n not in schema.names]
+    lowered = {f.lower() for f in schema.names}
+    return [n for n in names if n.lower() not in lowered]
+
+
+class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, TwoPhaseSink):
+    name = NAME
+    kinds = frozenset({SOURCE, SINK})
+    required = ()  # warehouse, database, table: options.table_of reports the first missing one
+    identity = ("warehouse", "database", "table")
+    committer = True
+    stores_deletes = True  # with paimon.table.primary-keys; without, every row is appended as it is
+    description = "Reads (batch) and writes Apache Paimon tables through pypaimon, exactly once."
+
+    # compile time ------------------------------------------------------------------------------
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """The first option refused (an error at its key), then what cannot run and what is not used."""
+        try:
+            options = parse(plugin.options, plugin.section)
+        except OptionError as e:
+            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+        problems: list[Problem] = []
+        if options.table.catalog_type == "hive":
+            problems.append(job.cannot_run("catalog_type hive: pypaimon has no Hive catalog", plugin,
+                                           key="catalog_type", hint="use a filesystem catalog (docs/paimon.md)"))
+        elif not options.table.is_local() and not UNRENDERED.search(options.table.warehouse):
+            problems.append(job.cannot_run(f"warehouse '{options.table.warehouse}': only a local warehouse can be "
+                                           "written and read here (the commit lock is a local file lock)", plugin,
+                                           key="warehouse", hint="a path on a local or NFSv4 file system"))
+        for key in UNUSED:
+            if plugin.has(key):
+                problems.append(job.problem(f"{key} is not used: the warehouse is a local directory", plugin,
+                                            key=key, severity="warning"))
+        if isinstance(options, SinkOptions) and options.data_save_mode == "CUSTOM_PROCESSING":
+            problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Paimon sink",
+                                           plugin, key="data_save_mode",
+                                           hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
+        return problems
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        """A source's rows are known at run time only; a sink's keys must name fields of its input."""
+        if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
+            return None, []
+        try:
+            options = parse(plugin.options, SINK)
+        except OptionError:
+            return None, []
+        assert isinstance(options, SinkOptions)
+        problems = []
+        for key, names in ((PRIMARY_KEYS, options.primary_keys), (PARTITION_KEYS, options.partition_keys)):
+            unknown = _unknown(names, inputs[0], options.case_sensitive)
+            if unknown:
+                problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
+                                            f"{', '.join(inputs[0].names)})", plugin, key=key))
+        return None, problems
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        """The table's directory as a URI (``file:///data/paimon/shop.db/orders``)."""
+        return [_location(options)]
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        return [_location(options, table)]
+
+    # run time ----------------------------------------------------------------------------------
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .source import read
+
+        return read(ctx, vertex, _source(vertex))
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .sink import prepare
+
+        return prepare(ctx, vertex, _sink(vertex), data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import commit
+
+        commit(ctx, vertex, _sink(vertex), info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .sink import abort
+
+        abort(ctx, vertex, info)
+
+
+CONNECTOR = Paimon()

@@ -1,0 +1,57 @@
+"""The two places the Paimon connector reaches into pypaimon's private API, each isolated here and
+pinned by a test (tests/runtime/test_paimon.py::test_the_private_pypaimon_hooks_still_hold) that
+fails when pypaimon changes it.
+
+* :func:`with_commit_user`: a write builder whose commits carry the given ``commit_user``. pypaimon's
+  public option (``commit.user-prefix``) only prefixes a random id, and exactly once needs the same
+  user on every attempt of a run, so that a restore finds the run's snapshot by its user.
+* :func:`written_as`: rows written with one row kind. pypaimon's only public way to give a row its
+  kind is the ``rowkind.field`` table option, which stores the kind as a column of the table; the
+  key-value writer asks :func:`pypaimon.write.row_kind.row_kinds` for every batch it is handed, so
+  for the length of one ``write_arrow`` call (same thread) that function answers the given kind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+_KIND = threading.local()
+_INSTALLED: list[bool] = []
+_LOCK = threading.Lock()
+
+
+def with_commit_user(builder: Any, commit_user: str) -> Any:
+    """``builder`` (a pypaimon write builder) committing as ``commit_user``. Private pypaimon API:
+    ``WriteBuilder._with_commit_user`` (2.1.0)."""
+    return builder._with_commit_user(commit_user)
+
+
+def _install() -> None:
+    """Wrap ``pypaimon.write.row_kind.row_kinds`` once per process (see the module docstring)."""
+    with _LOCK:
+        if _INSTALLED:
+            return
+        from pypaimon.write import row_kind
+
+        original = row_kind.row_kinds
+
+        def row_kinds(options: Any, data: Any) -> list[int]:
+            kind = getattr(_KIND, "value", None)
+            return [kind] * data.num_rows if kind is not None else original(options, data)
+
+        row_kind.row_kinds = row_kinds
+        _INSTALLED.append(True)
+
+
+@contextlib.contextmanager
+def written_as(kind: int) -> Iterator[None]:
+    """Rows a key-value writer takes in this thread meanwhile get row kind ``kind`` (0 +I, 2 +U, 3 -D)."""
+    _install()
+    _KIND.value = kind
+    try:
+        yield
+    finally:
+        _KIND.value = None

@@ -1,0 +1,264 @@
+"""The Paimon sink: ``prepare`` writes each table's rows as Paimon data files from Spark's executors,
+``commit`` makes them ONE Paimon snapshot, committed on the driver under the target's commit lock.
+
+**The write.** The rows go through ``mapInArrow`` at the plan's parallelism: each task hands its Arrow
+batches to a pypaimon table write and returns the write's commit messages (pickled) as rows; nothing is
+visible until the driver commits them. A keyed table (``paimon.table.primary-keys``) gets the last
+change per key (UPDATE_BEFORE rows dropped, the rows grouped by key), written with their row kinds:
+INSERT and UPDATE_AFTER rows replace the key's row, DELETE rows delete it (:func:`.compat.written_as`).
+
+**The identity.** Every commit carries a ``commit_user`` naming the scope (run, sink, target) and the
+pipeline and upstream table, and the snapshot properties :data:`.tables.RUN_PROPERTY` (the run id) and
+:data:`.tables.BATCH_PROPERTY` (the micro-batch in STREAMING, 0 in BATCH; also the commit identifier).
+A commit whose user has a snapshot of that batch or a later one is committed already: ``prepare``
+writes nothing for it, ``commit`` skips it.
+
+**Fencing** (:mod:`...spi.fencing`). ``prepare`` takes an attempt token for (commit user, batch) under
+the target's commit lock; ``commit`` holds the lock from its check to its snapshot, and commits only
+while its token is the newest (else :class:`~...spi.fencing.Superseded`, its files deleted). So of two
+overlapping attempts of one run one commits, and the other finds that commit or is superseded; Paimon's
+own snapshot creation (``snapshot-<n>`` created by a rename that fails when it exists) is the last guard.
+
+**Save modes** apply once per scope, in its first commit (a snapshot whose user starts with the scope
+marks it started). A missing table is created before the write (executors open it), as
+``CREATE_SCHEMA_WHEN_NOT_EXIST`` (and ``IGNORE``) say, with the keys and ``paimon.table.write-props``;
+``RECREATE_SCHEMA`` drops and creates it then (not atomic with the data: the run's commit follows);
+``DROP_DATA`` makes the scope's first commit an overwrite (old rows and new in one snapshot).
+
+Fault points: ``sink.move`` before the Paimon commit, ``sink.commit`` after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import pickle
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ...spi import RunContext, Vertex
+from ...spi.errors import RuntimeConfigError
+from ...spi.fencing import Superseded
+from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ..delta.sink import changes, resolve
+from ..localfile.fencing import allocate, commit_lock, newest_token
+from ..localfile.placeholders import expand_table_placeholders
+from . import compat
+from .options import SinkOptions
+from .tables import (
+    BATCH_PROPERTY,
+    RUN_PROPERTY,
+    catalog_options,
+    commits_of,
+    fence_root,
+    get_table,
+    has_rows,
+    marker,
+    open_catalog,
+)
+
+log = logging.getLogger("seatunnel.paimon")
+
+DELETE, UPDATE_AFTER = 3, 2
+MESSAGES_SCHEMA = "message binary"
+
+
+def _digest(*parts: Any, size: int = 20) -> str:
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
+
+
+def commit_user_of(ctx: RunContext, vertex: Vertex, target: str, table: str) -> tuple[str, str]:
+    """(commit user, scope): the scope digests the run (a stream: all its micro-batches), the sink and
+    the target; the user adds the pipeline and the upstream table."""
+    scope = f"seatunnel-{_digest(ctx.save_mode_run_id, vertex.ref, target)}-"
+    return scope + _digest(ctx.pipeline_key, table, size=12), scope
+
+
+def _arrow_schema(df: Any, keys: list[str]) -> Any:
+    """The rows' Arrow schema; primary-key fields NOT NULL (Paimon requires it)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(data_only(df).schema)
+    return pa.schema([f.with_nullable(False) if f.name in keys else f for f in schema])
+
+
+def _create(catalog: Any, identifier: str, df: Any, opts: SinkOptions, parallelism: int) -> None:
+    from pypaimon import Schema
+
+    columns = data_columns(df)
+    keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "paimon.table.primary-keys")
+    partitions = resolve(opts.partition_keys, columns, opts.case_sensitive, "paimon.table.partition-keys")
+    properties = dict(opts.properties)
+    if keys and "bucket" not in properties:  # fixed buckets: executors write them side by side safely
+        properties["bucket"] = str(max(1, parallelism))
+    catalog.create_database(identifier.split(".")[0], True)
+    schema = Schema.from_pyarrow_schema(_arrow_schema(df, keys), partition_keys=partitions or None,
+                                        primary_keys=keys or None, options=properties)
+    catalog.create_table(identifier, schema, False)
+
+
+def _prepare_target(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: dict[str, Any], df: Any) -> Any:
+    """The save modes that refuse, recreate or create the target; the table the rows go to."""
+    catalog = open_catalog(entry["catalog"])
+    table = get_table(catalog, entry["identifier"])
+    if entry["scope_started"]:
+        pass
+    elif table is None and opts.schema_save_mode == "ERROR_WHEN_SCHEMA_NOT_EXIST":
+        raise RuntimeConfigError(f"schema_save_mode ERROR_WHEN_SCHEMA_NOT_EXIST: {entry['identifier']} does not exist")
+    elif table is not None and opts.data_save_mode == "ERROR_WHEN_DATA_EXISTS" and has_rows(table):
+        raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: {entry['identifier']} holds rows")
+    elif table is not None and opts.schema_save_mode == "RECREATE_SCHEMA":
+        catalog.drop_table(entry["identifier"], False)
+        table = None
+    if table is None:
+        _create(catalog, entry["identifier"], df, opts, int(vertex.parallelism))
+        table = catalog.get_table(entry["identifier"])
+    return table
+
+
+def _rows(df: Any, opts: SinkOptions, table: Any, parallelism: int) -> Any:
+    """The rows as the table takes them: its columns in its order (by name), the row kind kept for a keyed
+    table (the last change per key), dropped otherwise."""
+    columns = data_columns(df)
+    names = [str(f.name) for f in table.table_schema.fields]
+    picked = resolve(tuple(names), columns, opts.case_sensitive, "the table's columns")
+    keyed = bool(table.primary_keys)
+    if keyed:
+        keys = resolve(tuple(table.primary_keys), columns, opts.case_sensitive, "the table's primary keys")
+        df = changes(df, keys, parallelism)
+    return df.select(*[df[quote(c)].alias(n) for c, n in zip(picked, names, strict=True)],
+                     *([df[ROW_KIND]] if keyed else []))
+
+
+def write_partition(catalog: Mapping[str, str], identifier: str, user: str, batch: int,
+                    batches: Iterator[Any]) -> Iterator[Any]:
+    """One task's rows (Arrow batches) written as Paimon data files; yields the write's commit messages,
+    pickled (runs on an executor)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = open_catalog(catalog).get_table(identifier)
+    write = compat.with_commit_user(table.new_stream_write_builder(), user).new_write()
+    try:
+        for part in batches:
+            if ROW_KIND not in part.schema.names:
+                write.write_arrow_batch(part)
+                continue
+            kinds = part.column(ROW_KIND)
+            rows = part.drop_columns([ROW_KIND])
+            for kind in (0, UPDATE_AFTER, DELETE):
+                chosen = rows.filter(pc.equal(kinds, pa.scalar(kind, pa.int8())))
+                if chosen.num_rows:
+                    with compat.written_as(kind):
+                        write.write_arrow_batch(chosen)
+        messages = write.prepare_commit(batch)
+    except BaseException:
+        write.abort()
+        raise
+    finally:
+        write.close()
+    yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
+                                     schema=pa.schema([("message", pa.binary())]))
+
+
+def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, upstream: str, df: Any) -> dict[str, Any]:
+    columns = data_columns(df)
+    name = expand_table_placeholders(opts.table.table, upstream, columns)
+    database = expand_table_placeholders(opts.table.database, upstream, columns)
+    identifier = f"{database}.{name}"
+    target = f"{opts.table.root().rstrip('/')}/{database}.db/{name}"
+    user, scope = commit_user_of(ctx, vertex, target, upstream)
+    batch, root = int(ctx.batch_id or 0), fence_root(opts.table, database, name)
+    entry: dict[str, Any] = {"table": upstream, "identifier": identifier, "user": user, "scope": scope,
+                             "batch": batch, "root": root, "catalog": catalog_options(opts.table)}
+    with commit_lock(root, vertex.ref):
+        table = get_table(open_catalog(entry["catalog"]), identifier)
+        found = commits_of(table, user, scope) if table is not None else None
+        if found is not None and found.committed is not None and found.committed >= batch:
+            log.info("Paimon %s: table %s of run %s is committed to %s already: nothing to write", vertex.ref,
+                     upstream, ctx.run_id, identifier)
+            df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
+            return {**entry, "status": "committed"}
+        entry["scope_started"] = bool(found and found.scope_started)
+        entry["token"] = allocate(marker(root, user, batch), int(ctx.attempt))
+    table = _prepare_target(ctx, vertex, opts, entry, df)
+    rows = ctx.with_write_faults(vertex, _rows(df, opts, table, int(vertex.parallelism)))
+    if table.bucket_mode().name == "HASH_DYNAMIC":  # one writer owns the bucket index
+        rows = rows.coalesce(1)
+    args = (entry["catalog"], identifier, user, batch)
+    found_rows = rows.mapInArrow(lambda it: write_partition(*args, it), MESSAGES_SCHEMA).collect()
+    messages = [pickle.loads(r["message"]) for r in found_rows]
+    log.info("Paimon %s: table %s written for %s (%d commit messages, attempt token %d); committed by the sink's "
+             "commit", vertex.ref, upstream, identifier, len(messages), entry["token"])
+    return {**entry, "status": "staged", "messages": messages}
+
+
+def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Each table's rows written as uncommitted data files (see the module docstring)."""
+    entries: list[dict[str, Any]] = []
+    try:
+        for table, df in data.items():
+            entries.append(_prepare_table(ctx, vertex, opts, table, df))
+    except BaseException:
+        abort(ctx, vertex, {"tables": entries})
+        raise
+    return {"tables": entries}
+
+
+def _discard(table: Any, user: str, messages: list[Any]) -> None:
+    """Delete the data files of messages that will never be committed."""
+    with contextlib.suppress(Exception):
+        commit = compat.with_commit_user(table.new_stream_write_builder(), user).new_commit()
+        commit.abort(messages)
+        commit.close()
+
+
+def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any]) -> None:
+    user, batch, identifier = entry["user"], entry["batch"], entry["identifier"]
+    with commit_lock(entry["root"], vertex.ref):
+        table = open_catalog(entry["catalog"]).get_table(identifier)
+        found = commits_of(table, user, entry["scope"])
+        if found.committed is not None and found.committed >= batch:
+            log.info("Paimon %s: table %s of run %s was committed meanwhile: nothing to commit", vertex.ref,
+                     entry["table"], ctx.run_id)
+            return
+        newest = newest_token(marker(entry["root"], user, batch))
+        if newest > entry["token"]:
+            _discard(table, user, entry["messages"])
+            raise Superseded(f"table {identifier}", entry["token"], newest, vertex.ref)
+        overwrite = not found.scope_started and opts.data_save_mode == "DROP_DATA"
+        builder = table.new_batch_write_builder().overwrite() if overwrite else table.new_stream_write_builder()
+        commit = compat.with_commit_user(builder, user).new_commit()
+        properties = {RUN_PROPERTY: ctx.run_id, BATCH_PROPERTY: str(batch)}
+        ctx.fault_point("sink.move", vertex)
+        try:
+            if overwrite:
+                commit.commit(entry["messages"], snapshot_properties=properties)
+            else:
+                commit.commit(entry["messages"], batch, snapshot_properties=properties)
+        finally:
+            commit.close()
+        ctx.fault_point("sink.commit", vertex)
+    log.info("Paimon %s: committed table %s to %s (%s, user %s, batch %d)", vertex.ref, entry["table"], identifier,
+             "overwrite" if overwrite else "append", user, batch)
+
+
+def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
+    """One Paimon snapshot per staged table (see the module docstring)."""
+    for entry in [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]:
+        _commit_table(ctx, vertex, opts, entry)
+
+
+def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
+    """Delete the data files of staged tables whose commit did not land (checked under the lock: a commit
+    that failed after its snapshot was created keeps its files)."""
+    for entry in (info or {}).get("tables", ()):
+        if entry.get("status") != "staged" or not entry.get("messages"):
+            continue
+        with contextlib.suppress(Exception), commit_lock(entry["root"], vertex.ref):
+            table = open_catalog(entry["catalog"]).get_table(entry["identifier"])
+            found = commits_of(table, entry["user"], entry["scope"])
+            if found.committed is None or found.committed < entry["batch"]:
+                _discard(table, entry["user"], entry["messages"])

@@ -1,0 +1,74 @@
+"""The Paimon source: a table's newest snapshot read by pypaimon on Spark's executors, batch only.
+
+The driver plans the read (the table's splits of its newest snapshot, ``read_columns`` or the query's
+columns projected) and hands the splits, pickled, to Spark at the plan's parallelism (at most one task
+per split); each task reads its splits with pypaimon as Arrow batches (``mapInArrow``: no row passes
+through Python one by one). The query's ``WHERE`` is applied by Spark to the rows read. Every row is an
+INSERT (a keyed table's rows as merged at that snapshot).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ...spi import Dataset, RunContext, Vertex
+from ...spi.errors import RuntimeConfigError, root_cause
+from ...spi.rows import with_kind
+from ..localfile.source import at_parallelism
+from .options import SourceOptions
+from .tables import catalog_options, get_table, open_catalog
+
+SPLIT_COLUMN = "split"
+
+
+def _columns(table: Any, wanted: tuple[str, ...], case_sensitive: bool) -> list[str]:
+    """``wanted`` as the table spells them, in their order."""
+    have = [str(f.name) for f in table.table_schema.fields]
+    by_name = {c if case_sensitive else c.lower(): c for c in have}
+    found = [by_name.get(c if case_sensitive else c.lower()) for c in wanted]
+    missing = [c for c, f in zip(wanted, found, strict=True) if f is None]
+    if missing:
+        raise RuntimeConfigError(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(have)})")
+    return [f for f in found if f is not None]
+
+
+def read_splits(catalog: Mapping[str, str], identifier: str, columns: list[str] | None,
+                batches: Iterator[Any]) -> Iterator[Any]:
+    """The rows of the pickled splits in ``batches`` as Arrow batches (runs on an executor)."""
+    table = open_catalog(catalog).get_table(identifier)
+    builder = table.new_read_builder()
+    if columns:
+        builder = builder.with_projection(columns)
+    read = builder.new_read()
+    for part in batches:
+        for blob in part.column(SPLIT_COLUMN).to_pylist():
+            yield from read.to_arrow([pickle.loads(blob)]).to_batches()
+
+
+def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
+    """The table's newest snapshot at up to ``vertex.parallelism`` partitions (see the module docstring)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    catalog = catalog_options(opts.table)
+    identifier = f"{opts.table.database}.{opts.table.table}"
+    table = get_table(open_catalog(catalog), identifier)
+    if table is None:
+        raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in {opts.table.warehouse}")
+    columns = _columns(table, opts.read_columns, opts.case_sensitive) if opts.read_columns else None
+    builder = table.new_read_builder()
+    if columns:
+        builder = builder.with_projection(columns)
+    schema = from_arrow_schema(builder.new_read().to_arrow([]).schema)
+    splits = [(pickle.dumps(s),) for s in builder.new_scan().plan().splits()]
+    tasks = max(1, min(int(vertex.parallelism), len(splits)))
+    blobs = ctx.spark.createDataFrame(splits, f"{SPLIT_COLUMN} binary").repartition(tasks)
+    df = blobs.mapInArrow(lambda it: read_splits(catalog, identifier, columns, it), schema)
+    if opts.where:
+        try:
+            df = df.where(opts.where)
+        except Exception as e:
+            raise RuntimeConfigError(f"query: its WHERE condition '{opts.where}' does not apply to the table: "
+                                     f"{root_cause(e)}") from e
+    return {"default": with_kind(at_parallelism(df, max(1, int(vertex.parallelism))))}

@@ -1,0 +1,216 @@
+"""Paimon on real Spark with pypaimon (a local warehouse): tables written from the executors and read back
+at the plan's parallelism, runs committed once each (the table's rows and its snapshots say so), restores
+after faults injected before and after the Paimon commit, two overlapping attempts of one run of which
+one commits (fenced by the attempt token and the commit lock), upserts of a change log ending equal to
+the expected table, DROP_DATA once per run, save modes that refuse a target, a query's filter and
+projection, and the private pypaimon hooks the connector relies on."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_seatunnel.connectors.paimon import CONNECTOR as PAIMON
+from airflow_provider_seatunnel.connectors.paimon import compat
+from airflow_provider_seatunnel.connectors.paimon.tables import BATCH_PROPERTY, RUN_PROPERTY
+from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+from airflow_provider_seatunnel.spi.fencing import Superseded
+from airflow_provider_seatunnel.spi.rows import with_kind
+
+pypaimon = pytest.importorskip("pypaimon", reason="pip install --no-deps -r .ci/paimon.txt (docs/paimon.md)")
+
+FIELDS = "schema = { fields { id = bigint, name = string, grp = string } }"
+ROWS = [(1, "a", "x"), (2, "b", "y"), (3, "c", "x")]
+
+
+def fake(rows: list[tuple], output: str = "f") -> str:
+    items = ", ".join(f'{{ kind = {r[3] if len(r) > 3 else "INSERT"}, fields = [{r[0]}, {json.dumps(r[1])}, '
+                      f'"{r[2]}"] }}' for r in rows)
+    return f'FakeSource {{ plugin_output = "{output}", parallelism = 1, {FIELDS}, rows = [{items}] }}'
+
+
+def job(source: str, sink: str) -> str:
+    return f"env {{ job.mode = BATCH, parallelism = 2 }}\nsource {{ {source} }}\nsink {{ {sink} }}\n"
+
+
+def paimon_sink(wh: Path, extra: str = "", inputs: str = '"f"') -> str:
+    return f'Paimon {{ plugin_input = {inputs}, warehouse = "{wh}", database = "db", table = "t" {extra} }}'
+
+
+def run(spark, plan_of, text: str, run_id: str, attempt: int = 1, fault: str | None = None) -> list[dict]:
+    plan = plan_of(text)
+    options = faults.from_environment({faults.ENV: fault}) if fault else {}
+    return [run_pipeline(RunContext(spark, plan, p, run_id, attempt, options)) for p in plan.pipelines]
+
+
+def table(wh: Path):
+    return pypaimon.CatalogFactory.create({"warehouse": f"file://{wh}"}).get_table("db.t")
+
+
+def rows(wh: Path) -> list[tuple]:
+    builder = table(wh).new_read_builder()
+    found = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    return sorted(tuple(r.values()) for r in found)
+
+
+def runs_of(wh: Path) -> list[str]:
+    """The run id of each snapshot, oldest first."""
+    return [(s.properties or {}).get(RUN_PROPERTY) for s in table(wh).snapshot_manager().list_snapshots()]
+
+
+def test_a_table_written_and_read_back_at_the_plans_parallelism(spark, plan_of, tmp_path):
+    wh = tmp_path / "wh"
+    [metrics] = run(spark, plan_of, job(fake(ROWS), paimon_sink(wh, ', paimon.table.partition-keys = "grp", '
+                                        'paimon.table.write-props = { "file.format" = "parquet" }')), "w1")
+    assert metrics["write_count"] == 3 and rows(wh) == ROWS
+    assert table(wh).partition_keys == ["grp"] and runs_of(wh) == ["w1"]
+    [snapshot] = table(wh).snapshot_manager().list_snapshots()
+    assert snapshot.properties[BATCH_PROPERTY] == "0" and snapshot.commit_user.startswith("seatunnel-")
+
+    source = (f'Paimon {{ plugin_output = "d", warehouse = "{wh}", database = "db", table = "t", parallelism = 3, '
+              'query = "select NAME, id from t where id >= 2" }')
+    out = tmp_path / "out"
+    plan = plan_of(job(source, f'LocalFile {{ plugin_input = "d", path = "{out}", file_format_type = "json" }}'))
+    p = plan.pipelines[0]
+    [read] = PAIMON.read(RunContext(spark, plan, p, "r1"), p.sources[0]).values()
+    assert read.rdd.getNumPartitions() == 3 and read.columns[:2] == ["name", "id"]
+    assert run_pipeline(RunContext(spark, plan, p, "r1"))["write_count"] == 2
+    assert sorted((r["id"], r["name"]) for r in spark.read.json(str(out)).collect()) == [(2, "b"), (3, "c")]
+
+
+def test_each_run_appends_once_and_a_restore_writes_nothing_more(spark, plan_of, tmp_path):
+    wh = tmp_path / "wh"
+    text = job(fake(ROWS), paimon_sink(wh))
+    run(spark, plan_of, text, "a1")
+    run(spark, plan_of, text, "a2")
+    [restore] = run(spark, plan_of, text, "a2", attempt=2)  # an Airflow retry of a run that committed
+    assert restore["write_count"] == 3  # the rows passed once, counted, and were not written again
+    assert rows(wh) == sorted(ROWS + ROWS) and runs_of(wh) == ["a1", "a2"]
+
+
+@pytest.mark.parametrize("point", ["sink.commit", "sink.move"])
+def test_an_injected_fault_then_the_restore_commits_the_run_once(spark, plan_of, tmp_path, point):
+    """``sink.move`` fails before the Paimon commit (nothing lands), ``sink.commit`` after it (the snapshot
+    landed, the pipeline failed and aborted: its files must stay): the restore writes the run once."""
+    wh = tmp_path / "wh"
+    text = job(fake(ROWS), paimon_sink(wh, ", data_save_mode = DROP_DATA"))
+    run(spark, plan_of, text, "old")
+    with pytest.raises(faults.InjectedFault):
+        run(spark, plan_of, text, "f1", fault=point)
+    assert runs_of(wh) == (["old", "f1"] if point == "sink.commit" else ["old"])
+    assert rows(wh) == ROWS
+    run(spark, plan_of, text, "f1", attempt=2)
+    assert rows(wh) == ROWS and runs_of(wh) == ["old", "f1"]  # DROP_DATA replaced the old rows once
+
+
+def _prepared(spark, plan_of, wh: Path, run_id: str):
+    plan = plan_of(job(fake(ROWS), paimon_sink(wh)))
+    p = plan.pipelines[0]
+    contexts = [RunContext(spark, plan, p, run_id, attempt=n) for n in (1, 2)]
+    data = with_kind(spark.createDataFrame(ROWS, "id bigint, name string, grp string"))
+    return p.sinks[0], contexts, [PAIMON.prepare(ctx, p.sinks[0], {"f": data}) for ctx in contexts]
+
+
+def test_an_overtaken_attempt_cannot_commit_and_two_racing_commits_land_once(spark, plan_of, tmp_path):
+    """Attempt 1 prepared, then attempt 2 (a newer token): attempt 1 alone is superseded, though nothing is
+    committed yet. Then both commit at once in two threads: exactly one snapshot of the run lands."""
+    wh = tmp_path / "wh"
+    run(spark, plan_of, job(fake(ROWS[:1]), paimon_sink(wh)), "seed")
+    sink, contexts, infos = _prepared(spark, plan_of, wh, "o1")
+    with pytest.raises(Superseded):
+        PAIMON.commit(contexts[0], sink, infos[0])
+    assert runs_of(wh) == ["seed"]
+
+    sink, contexts, infos = _prepared(spark, plan_of, wh, "o2")
+    outcome: list[str] = []
+    start = threading.Barrier(2)
+
+    def attempt(n: int) -> None:
+        start.wait()
+        try:
+            PAIMON.commit(contexts[n], sink, infos[n])
+            outcome.append("ok")
+        except Superseded:
+            outcome.append("superseded")
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert runs_of(wh) == ["seed", "o2"] and "ok" in outcome
+    assert rows(wh) == sorted(ROWS[:1] + ROWS)
+
+
+CHANGES_1 = [(1, "a", "x"), (2, "b", "x"), (3, "c", "y"), (4, "d", "y")]
+CHANGES_2 = [(2, "b", "x", "UPDATE_BEFORE"), (2, "B", "x", "UPDATE_AFTER"), (3, "c", "y", "DELETE"),
+             (5, "e", "z", "INSERT"), (6, "f", "z", "INSERT"), (6, "f", "z", "DELETE"), (7, "g", "z", "INSERT"),
+             (7, "g", "z", "UPDATE_BEFORE"), (7, "G", "z", "UPDATE_AFTER"), (9, "gone", "z", "DELETE")]
+
+
+def test_upserts_of_a_change_log_end_equal_to_the_expected_table(spark, plan_of, tmp_path):
+    wh = tmp_path / "wh"
+    sink = paimon_sink(wh, ', paimon.table.primary-keys = "id"')
+    run(spark, plan_of, job(fake(CHANGES_1), sink), "u1")
+    [metrics] = run(spark, plan_of, job(fake(CHANGES_2), sink), "u2")
+    expected = [(1, "a", "x"), (2, "B", "x"), (4, "d", "y"), (5, "e", "z"), (7, "G", "z")]
+    assert rows(wh) == expected and metrics["write_count"] == len(CHANGES_2)
+    parallelism = plan_of(job(fake(CHANGES_1), sink)).pipelines[0].sinks[0].parallelism
+    assert table(wh).primary_keys == ["id"] and table(wh).options.bucket() == parallelism  # fixed buckets
+    run(spark, plan_of, job(fake(CHANGES_2), sink), "u2", attempt=2)
+    assert rows(wh) == expected and runs_of(wh) == ["u1", "u2"]
+
+
+def test_drop_data_replaces_the_table_once_per_run_across_a_split_pipeline(spark, plan_of, tmp_path):
+    wh = tmp_path / "wh"
+    run(spark, plan_of, job(fake([(-1, "old", "g")]), paimon_sink(wh)), "seed")
+    a, b = [(10, "a", "x"), (11, "a", "x")], [(20, "b", "y")]
+    text = job(fake(a, "a") + "\n" + fake(b, "b"), paimon_sink(wh, ", data_save_mode = DROP_DATA", '["a", "b"]'))
+    assert len(plan_of(text).pipelines) == 2
+    run(spark, plan_of, text, "d1")
+    assert rows(wh) == sorted(a + b) and runs_of(wh) == ["seed", "d1", "d1"]
+    run(spark, plan_of, text, "d1", attempt=2)
+    assert rows(wh) == sorted(a + b) and runs_of(wh) == ["seed", "d1", "d1"]
+
+
+def test_save_modes_that_refuse_a_target(spark, plan_of, tmp_path):
+    wh = tmp_path / "wh"
+    with pytest.raises(RuntimeConfigError, match="ERROR_WHEN_SCHEMA_NOT_EXIST"):
+        run(spark, plan_of, job(fake(ROWS), paimon_sink(wh, ", schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST")),
+            "e1")
+    run(spark, plan_of, job(fake(ROWS), paimon_sink(wh)), "seed")
+    with pytest.raises(RuntimeConfigError, match="holds rows"):
+        run(spark, plan_of, job(fake(ROWS), paimon_sink(wh, ", data_save_mode = ERROR_WHEN_DATA_EXISTS")), "e2")
+    run(spark, plan_of, job(fake([(1, "one", "x")]), paimon_sink(wh, ', schema_save_mode = RECREATE_SCHEMA, '
+                                                                   'paimon.table.primary-keys = "id"')), "e3")
+    assert rows(wh) == [(1, "one", "x")] and table(wh).primary_keys == ["id"]
+
+
+def test_the_private_pypaimon_hooks_still_hold(tmp_path):
+    """:mod:`.compat`'s two uses of pypaimon's private API: a write builder's commit user, and the row kind
+    the key-value writer gives the rows of one write call. Fails when pypaimon changes either."""
+    import pyarrow as pa
+
+    catalog = pypaimon.CatalogFactory.create({"warehouse": f"file://{tmp_path}"})
+    catalog.create_database("db", True)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    catalog.create_table("db.t", pypaimon.Schema.from_pyarrow_schema(schema, primary_keys=["id"],
+                                                                      options={"bucket": "1"}), False)
+    t = catalog.get_table("db.t")
+    for ident, (batch, kind) in enumerate([([{"id": 1, "v": "a"}, {"id": 2, "v": "b"}], 0), ([{"id": 1, "v": "a"}], 3)]):
+        write = compat.with_commit_user(t.new_stream_write_builder(), "me").new_write()
+        with compat.written_as(kind):
+            write.write_arrow(pa.Table.from_pylist(batch, schema=schema))
+        messages = write.prepare_commit(ident)
+        write.close()
+        commit = compat.with_commit_user(t.new_stream_write_builder(), "me").new_commit()
+        commit.commit(messages, ident)
+        commit.close()
+    assert [s.commit_user for s in t.snapshot_manager().list_snapshots()] == ["me", "me"]
+    builder = t.new_read_builder()
+    assert builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist() == [{"id": 2, "v": "b"}]
