@@ -196,12 +196,16 @@ lint: $(STAMP)
 # lowest-versions environment, when it must be built, installs (mostly downloads) while the suite runs; its
 # log is .cache/lowest-install.log.
 LOWEST_LOG := .cache/lowest-install.log
+# The suite runs on TEST_WORKERS pytest-xdist workers, a whole test module per worker at a time (module-scoped
+# servers stay with their tests; each worker starts the session servers it needs on its own free ports).
+TEST_WORKERS ?= 2
 test: check-java test-deps $(STAMP) lint
 	@mkdir -p .cache; ( $(MAKE) --no-print-directory $(LOWEST_STAMP) > $(LOWEST_LOG) 2>&1; echo $$? > $(LOWEST_LOG).rc ) & \
-	$(BIN)/python -m pytest -q --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
 	wait; echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
 	if [ "$$(cat $(LOWEST_LOG).rc)" != 0 ]; then tail -n 40 $(LOWEST_LOG); echo "could not build $(LOWEST_VENV)"; exit 1; fi; \
-	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider $(LOWEST_TESTS) || rc=1; \
+	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile \
+	  $(LOWEST_TESTS) || rc=1; \
 	exit $$rc
 
 # The end-to-end trials too long for `make test` (pytest marker `slow`: the 5,000,000-row Console run with the

@@ -30,6 +30,42 @@ if SHORT_LIVED_JVM not in os.environ.get("JAVA_TOOL_OPTIONS", ""):
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+#: The longest test modules (a minute or more each on 2 cores), collected first: `make test` deals whole modules
+#: to its two xdist workers in collection order, so these start early and the workers end together, instead of
+#: one worker running a long module alone at the end. Order only; every module runs.
+LONG_FIRST = (
+    "tests/cluster/test_airflow_services.py", "tests/airflow/test_recurring_sync.py", "tests/runtime/test_faults.py",
+    "tests/airflow/test_job_group_run.py", "tests/runtime/test_delta.py", "tests/airflow/test_incremental_sync.py",
+    "tests/airflow/test_lineage_run.py", "tests/test_third_party_connector.py", "tests/cluster/test_standalone.py",
+    "tests/runtime/test_streaming.py", "tests/runtime/test_end_to_end.py", "tests/runtime/test_kafka.py",
+    "tests/runtime/test_mysql_cdc.py", "tests/runtime/test_jdbc_sink.py", "tests/runtime/test_paimon.py",
+    "tests/runtime/test_hive.py", "tests/airflow/test_operator.py", "tests/plan/test_properties.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FIRST)))
+
+
+#: Lines naming artifacts worth keeping (screenshots), from the reports of the tests that made them: a
+#: report carries its test's user properties from an xdist worker to the controller, which prints them.
+_ARTIFACTS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for name, line in report.user_properties:
+        if name == "artifact" and line not in _ARTIFACTS:
+            _ARTIFACTS.append(str(line))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _ARTIFACTS:
+        terminalreporter.section("test artifacts")
+        for line in _ARTIFACTS:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True)
 def _private_plan_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SEATUNNEL_PLAN_CACHE", str(tmp_path_factory.mktemp("plan-cache")))

@@ -31,19 +31,11 @@ from .services import Service, http_json, stop_all, wait_for
 BIN = Path(sys.executable).parent
 #: Screenshots and other artifacts worth keeping after the run (``.cache/`` is ignored by git).
 ARTIFACTS = Path(os.environ.get("SEATUNNEL_TEST_ARTIFACTS", ROOT / ".cache" / "test-artifacts"))
-_REPORTED: list[str] = []
 
 
-def report_artifact(line: str) -> None:
-    """Name an artifact in pytest's closing summary."""
-    _REPORTED.append(line)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _REPORTED:
-        terminalreporter.section("cluster test artifacts")
-        for line in _REPORTED:
-            terminalreporter.write_line(line)
+def report_artifact(node: Any, line: str) -> None:
+    """Name an artifact in pytest's closing summary (tests/conftest.py prints it, also from xdist workers)."""
+    node.user_properties.append(("artifact", line))
 
 
 

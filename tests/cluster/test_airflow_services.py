@@ -125,7 +125,7 @@ def test_pipelines_run_concurrently_and_report_their_metrics(airflow_services, e
     assert channels.count("web") == ROWS["web_orders"] and channels.count("store") == ROWS["store_orders"]
 
 
-def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, example_run):
+def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, example_run, request):
     """Grid, graph and Gantt views of the run, logged in as the test user; screenshots kept as artifacts."""
     from playwright.sync_api import sync_playwright
 
@@ -181,7 +181,7 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
             page.screenshot(path=str(shots / "airflow-gantt.png"))
         finally:
             browser.close()
-    report_artifact(f"Airflow UI screenshots (grid, graph, Gantt of {DAG_ID}): {shots}")
+    report_artifact(request.node, f"Airflow UI screenshots (grid, graph, Gantt of {DAG_ID}): {shots}")
     for text in (grid_text, graph_text):
         assert "orders" in text and all(local_id in text for local_id in local_ids), text[:3000]
     assert graph_text.count("SeaTunnelOperator") >= len(example_run.pipelines), graph_text[:3000]
