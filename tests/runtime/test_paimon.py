@@ -83,6 +83,24 @@ def test_a_table_written_and_read_back_at_the_plans_parallelism(spark, plan_of, 
     assert sorted((r["id"], r["name"]) for r in spark.read.json(str(out)).collect()) == [(2, "b"), (3, "c")]
 
 
+def test_instants_decimals_and_booleans_keep_their_values(spark, plan_of, tmp_path):
+    """Spark's TIMESTAMP (an instant: what Jdbc and the CDC sources read) is written as Spark hands the rows
+    to the tasks, in the session's time zone (UTC), and reads back as that wall-clock time; the table is
+    created from those rows (it failed to derive an Arrow schema for instants before)."""
+    from datetime import datetime
+    from decimal import Decimal
+
+    wh = tmp_path / "wh"
+    sql = ('Sql { plugin_input = "f", plugin_output = "t", query = "select id, name, CAST(\'2024-01-02 03:04:05\' '
+           'AS TIMESTAMP) + make_interval(0, 0, 0, 0, 0, 0, id) as at, CAST(id / 4 AS DECIMAL(10,2)) as score, '
+           'id % 2 = 0 as ok from f" }')
+    text = job(fake(ROWS), paimon_sink(wh, ', paimon.table.primary-keys = "id"', inputs='"t"')).replace(
+        "sink {", f"transform {{ {sql} }}\nsink {{", 1)
+    run(spark, plan_of, text, "ts1")
+    assert rows(wh) == [(i, n, datetime(2024, 1, 2, 3, 4, 5 + i), Decimal(i / 4).quantize(
+        Decimal("0.01")), i % 2 == 0) for i, n, _g in ROWS]
+
+
 def test_each_run_appends_once_and_a_restore_writes_nothing_more(spark, plan_of, tmp_path):
     wh = tmp_path / "wh"
     text = job(fake(ROWS), paimon_sink(wh))

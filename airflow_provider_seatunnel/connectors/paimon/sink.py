@@ -76,11 +76,11 @@ def commit_user_of(ctx: RunContext, vertex: Vertex, target: str, table: str) -> 
 
 
 def _arrow_schema(df: Any, keys: list[str]) -> Any:
-    """The rows' Arrow schema; primary-key fields NOT NULL (Paimon requires it)."""
+    """The rows' Arrow schema, as Spark hands the rows to the writing tasks (timestamps in the session's time
+    zone); primary-key fields NOT NULL (Paimon requires it)."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(data_only(df).schema)
+    schema = data_only(df).limit(0).toArrow().schema
     return pa.schema([f.with_nullable(False) if f.name in keys else f for f in schema])
 
 
