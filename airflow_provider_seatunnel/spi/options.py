@@ -5,7 +5,8 @@ Re-exported from the config reader so that connectors depend on the contract alo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from .errors import RuntimeConfigError
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
-           "as_list", "bool_option", "checked_bool", "checked_int", "lookup", "run_time_options"]
+           "as_list", "bool_option", "checked_bool", "checked_int", "choice_option", "lookup", "names_option", "option",
+           "run_time_options", "text_option"]
 
 T = TypeVar("T")
 
@@ -41,6 +43,54 @@ class OptionError(ValueError):
         from .errors import RuntimeConfigError
 
         return RuntimeConfigError(f"option '{self.key}': {self.message}" + (f" ({self.hint})" if self.hint else ""))
+
+
+def option(options: Any, key: str, default: Any = None) -> Any:
+    """The option ``key`` of a block as written (dotted keys as SeaTunnel reads them), ``default`` when
+    absent or null."""
+    value = lookup(options, key)
+    return default if value is MISSING or value is None else value
+
+
+def text_option(options: Any, key: str, default: str | None = None) -> str | None:
+    """A string option, stripped; ``default`` when absent; empty, a list or a map is an :class:`OptionError`."""
+    value = option(options, key)
+    if value is None:
+        return default
+    if isinstance(value, (Mapping, list)) or not str(value).strip():
+        raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
+    return str(value).strip()
+
+
+def choice_option(options: Any, key: str, allowed: tuple[str, ...], default: str) -> str:
+    """One of ``allowed`` (upper-case names such as save modes), matched case-insensitively; ``default`` when
+    absent; another value is an :class:`OptionError` suggesting the closest allowed name."""
+    value = option(options, key)
+    if value is None:
+        return default
+    text = str(value).strip().upper()
+    if text in allowed:
+        return text
+    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
+    raise OptionError(key, f"unknown {key} '{value}'",
+                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
+
+
+def names_option(options: Any, key: str) -> tuple[str, ...]:
+    """Column names: a list, or comma-separated strings (SeaTunnel writes key lists both ways); none when
+    absent. Empty names, non-strings and a name given twice (case-insensitively) are an :class:`OptionError`."""
+    value = option(options, key)
+    if value is None:
+        return ()
+    names = [n for item in as_list(value) for n in (item.split(",") if isinstance(item, str) else [item])]
+    if not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise OptionError(key, f"{key} must name columns (a list, or one comma-separated string), found {value!r}",
+                          f'{key} = ["id"]')
+    out = tuple(n.strip() for n in names)
+    twice = sorted({n for n in out if [m.lower() for m in out].count(n.lower()) > 1})
+    if twice:
+        raise OptionError(key, f"{key} names {', '.join(twice)} twice")
+    return out
 
 
 def bool_option(options: Any, key: str, default: Any = None) -> Any:

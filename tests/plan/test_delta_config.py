@@ -92,7 +92,7 @@ def test_a_job_naming_delta_itself_gets_no_jars_and_jar_names_tell_their_spark()
     ('path = "/t", table = "x"', "table", "set either path or warehouse, database and table, not both"),
     ('warehouse = "/wh", table = "t"', "database", "warehouse needs database too"),
     ('warehouse = "/wh", database = "d", table = "a/b"', "table", "must be a name, not a path"),
-    ('path = "/t", primary_keys = [1]', "primary_keys", "must be a list of column names"),
+    ('path = "/t", primary_keys = [1]', "primary_keys", "must name columns"),
     ('path = "/t", partition_keys = "grp, GRP"', "partition_keys", "names GRP, grp twice"),
     ('path = "/t", schema_save_mode = CREATE', "schema_save_mode", "unknown schema_save_mode 'CREATE'"),
     ('path = "/t", data_save_mode = DROP', "data_save_mode", "did you mean 'DROP_DATA'?"),
@@ -113,7 +113,7 @@ def test_bad_sink_options_are_located_errors(config_error, options, key, message
     ('path = "/s", use_version = 1, use_timestamp = 5', "use_timestamp", "exclude each other"),
     ('path = "/s", use_timestamp = "yesterday"', "use_timestamp", "epoch milliseconds or a timestamp"),
     ('path = "/s/${table_name}"', "path", "holds a placeholder"),
-    ('path = "/s", read_columns = []', "read_columns", "must be a list of column names"),
+    ('path = "/s", read_columns = []', "read_columns", "must name columns"),
 ])
 def test_bad_source_options_are_located_errors(config_error, source, key, message):
     [problem] = config_error(job(source=source)).problems

@@ -46,7 +46,7 @@ def test_a_paimon_to_paimon_job_plans_without_warnings(plan_of):
     ('warehouse = "/wh", database = "db", table = "a.b"', "table", "must be a name"),
     (f'{TABLE}, catalog_type = glue', "catalog_type", "unknown catalog_type 'glue'"),
     (f'{TABLE}, catalog_type = hive', "catalog_uri", "catalog_type hive needs catalog_uri"),
-    (f'{TABLE}, paimon.table.primary-keys = [1]', "paimon.table.primary-keys", "must be column names"),
+    (f'{TABLE}, paimon.table.primary-keys = [1]', "paimon.table.primary-keys", "must name columns"),
     (f'{TABLE}, paimon.table.primary-keys = "id", paimon.table.partition-keys = "grp"',
      "paimon.table.partition-keys", "grp is not a primary key"),
     (f'{TABLE}, paimon.table.write-props = "bucket=2"', "paimon.table.write-props", "must be a map"),

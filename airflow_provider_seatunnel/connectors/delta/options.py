@@ -32,14 +32,21 @@ Sink: ``primary_keys`` (upserts: a row replaces the table's row of its key, DELE
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ...spi.options import MISSING, OptionError, as_int, as_list, bool_option, lookup
+from ...spi.options import (
+    OptionError,
+    as_int,
+    bool_option,
+    choice_option,
+    names_option,
+    text_option,
+)
+from ...spi.options import option as opt
 
 __all__ = ["OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
@@ -95,45 +102,12 @@ class SinkOptions:
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
 
 
-def _text(options: Mapping[str, Any], key: str) -> str | None:
-    value = opt(options, key)
-    if value is None:
-        return None
-    if isinstance(value, (Mapping, list)) or not str(value).strip():
-        raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
-    return str(value).strip()
 
 
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = opt(options, key)
-    if value is None:
-        return default
-    text = str(value).strip().upper()
-    if text in allowed:
-        return text
-    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
-    raise OptionError(key, f"unknown {key} '{value}'",
-                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
 
 
-def _names(options: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    """A list of column names: a list of strings, or one comma-separated string."""
-    value = opt(options, key)
-    if value is None:
-        return ()
-    names = as_list(value)
-    if not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise OptionError(key, f"{key} must be a list of column names, found {value!r}", f'{key} = ["id"]')
-    out = tuple(n.strip() for n in names)
-    twice = sorted({n for n in out if [m.lower() for m in out].count(n.lower()) > 1})
-    if twice:
-        raise OptionError(key, f"{key} names {', '.join(twice)} twice")
-    return out
 
 
 def _location(text: str, key: str, placeholders: bool) -> str:
@@ -151,8 +125,8 @@ def _location(text: str, key: str, placeholders: bool) -> str:
 
 def table_of(options: Mapping[str, Any], placeholders: bool = False) -> Table:
     """``path``, or ``warehouse`` + ``database`` + ``table``: exactly one of the two forms."""
-    path, warehouse = _text(options, "path"), _text(options, "warehouse")
-    database, name = _text(options, "database"), _text(options, "table")
+    path, warehouse = text_option(options, "path"), text_option(options, "warehouse")
+    database, name = text_option(options, "database"), text_option(options, "table")
     if path is not None and (warehouse or database or name):
         extra = next(k for k, v in (("warehouse", warehouse), ("database", database), ("table", name)) if v)
         raise OptionError(extra, f"set either path or warehouse, database and table, not both ({extra} is set)",
@@ -213,7 +187,7 @@ def _exclusive(options: Mapping[str, Any], *keys: str) -> None:
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
     table = table_of(options)
-    columns = _names(options, "read_columns")
+    columns = names_option(options, "read_columns")
     _exclusive(options, "use_version", "use_timestamp")
     _exclusive(options, "start_version", "start_timestamp")
     version = _version(options, "use_version")
@@ -243,10 +217,10 @@ def _properties(options: Mapping[str, Any]) -> dict[str, str]:
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
     table = table_of(options, placeholders=True)
-    keys, partitions = _names(options, "primary_keys"), _names(options, "partition_keys")
-    data_mode = _enum(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA")
+    keys, partitions = names_option(options, "primary_keys"), names_option(options, "partition_keys")
+    data_mode = choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA")
     return SinkOptions(table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       _enum(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
+                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
                        data_mode, _properties(options))
 
 

@@ -35,13 +35,20 @@ commit), ``iceberg.table.schema-evolution-enabled`` (new columns of the rows joi
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi.options import MISSING, OptionError, as_int, as_list, bool_option, lookup
+from ...spi.options import (
+    OptionError,
+    as_int,
+    bool_option,
+    choice_option,
+    names_option,
+    text_option,
+)
+from ...spi.options import option as opt
 
 __all__ = ["Catalog", "OptionError", "SinkOptions", "SourceOptions", "TableRef", "parse", "sink_options",
            "source_options"]
@@ -118,45 +125,12 @@ class SinkOptions:
     branch: str = "main"
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
 
 
-def _text(options: Mapping[str, Any], key: str, default: str | None = None) -> str | None:
-    value = opt(options, key)
-    if value is None:
-        return default
-    if isinstance(value, (Mapping, list)) or not str(value).strip():
-        raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
-    return str(value).strip()
 
 
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = opt(options, key)
-    if value is None:
-        return default
-    text = str(value).strip().upper()
-    if text in allowed:
-        return text
-    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
-    raise OptionError(key, f"unknown {key} '{value}'",
-                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
 
 
-def _names(options: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    """Column names: one comma-separated string (as SeaTunnel takes them) or a list."""
-    value = opt(options, key)
-    if value is None:
-        return ()
-    names = [n for item in as_list(value) for n in (item.split(",") if isinstance(item, str) else [item])]
-    if not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise OptionError(key, f"{key} must name columns, found {value!r}", f'{key} = "id,name"')
-    out = tuple(n.strip() for n in names)
-    twice = sorted({n for n in out if [m.lower() for m in out].count(n.lower()) > 1})
-    if twice:
-        raise OptionError(key, f"{key} names {', '.join(twice)} twice")
-    return out
 
 
 def _string_map(options: Mapping[str, Any], key: str, hint: str) -> dict[str, str]:
@@ -176,7 +150,7 @@ def _string_map(options: Mapping[str, Any], key: str, hint: str) -> dict[str, st
 def _catalog(options: Mapping[str, Any]) -> Catalog:
     hint = f'{CATALOG_CONFIG} = {{ type = "hadoop", warehouse = "file:///data/iceberg" }}'
     config = {**_string_map(options, CONNECTION_CONFIG, hint), **_string_map(options, CATALOG_CONFIG, hint)}
-    name = _text(options, "catalog_name", "default") or "default"
+    name = text_option(options, "catalog_name", "default") or "default"
     if not _NAME.match(name):
         raise OptionError("catalog_name", f"catalog_name '{name}' must be a name (letters, digits, _)")
     kind = config.get("type")
@@ -195,7 +169,7 @@ def _catalog(options: Mapping[str, Any]) -> Catalog:
 
 
 def _table(options: Mapping[str, Any], placeholders: bool) -> TableRef:
-    namespace, table = _text(options, "namespace", "default") or "default", _text(options, "table")
+    namespace, table = text_option(options, "namespace", "default") or "default", text_option(options, "table")
     if table is None:
         raise OptionError("table", "the table is not named: set table", 'table = "orders"')
     for key, value in (("namespace", namespace), ("table", table)):
@@ -240,12 +214,12 @@ def _source_tables(options: Mapping[str, Any]) -> tuple[TableRef, ...]:
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
     catalog, tables = _catalog(options), _source_tables(options)
-    columns = _names(options, "read_columns")
+    columns = names_option(options, "read_columns")
     if not columns and isinstance(opt(options, "schema"), Mapping):
         fields = opt(opt(options, "schema"), "fields")
         columns = tuple(str(k) for k in fields) if isinstance(fields, Mapping) else ()
     _exclusive(options, "use_snapshot_id", "use_snapshot_timestamp", "start_snapshot_id")
-    strategy = _enum(options, "stream_scan_strategy", STREAM_SCAN_STRATEGIES, "FROM_LATEST_SNAPSHOT")
+    strategy = choice_option(options, "stream_scan_strategy", STREAM_SCAN_STRATEGIES, "FROM_LATEST_SNAPSHOT")
     for needs, key in (("FROM_SNAPSHOT_ID", "start_snapshot_id"),
                        ("FROM_SNAPSHOT_TIMESTAMP", "start_snapshot_timestamp")):
         if strategy == needs and opt(options, key) is None:
@@ -261,17 +235,17 @@ def source_options(options: Mapping[str, Any]) -> SourceOptions:
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
     catalog, table = _catalog(options), _table(options, True)
-    keys, partitions = _names(options, PRIMARY_KEYS), _names(options, PARTITION_KEYS)
+    keys, partitions = names_option(options, PRIMARY_KEYS), names_option(options, PARTITION_KEYS)
     upsert = bool_option(options, UPSERT, False)
     if upsert and not keys:
         raise OptionError(UPSERT, f"{UPSERT} needs {PRIMARY_KEYS}", f'{PRIMARY_KEYS} = "id"')
-    branch = _text(options, BRANCH, "main") or "main"
+    branch = text_option(options, BRANCH, "main") or "main"
     if not _NAME.match(branch):
         raise OptionError(BRANCH, f"{BRANCH} '{branch}' must be a branch name (letters, digits, _)")
     props_hint = '{ "write.format.default" = "parquet" }'
     return SinkOptions(catalog, table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       _enum(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
-                       _enum(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"),
+                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
+                       choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"),
                        _string_map(options, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
                        _string_map(options, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"),
                        bool_option(options, EVOLUTION, False), upsert, branch)

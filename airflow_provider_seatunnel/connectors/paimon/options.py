@@ -21,13 +21,13 @@ list; the partition keys must be among the primary keys when both are set, as Pa
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi.options import MISSING, OptionError, as_list, bool_option, lookup
+from ...spi.options import OptionError, bool_option, choice_option, names_option, text_option
+from ...spi.options import option as opt
 
 __all__ = ["OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
@@ -78,9 +78,6 @@ class SinkOptions:
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
 
 
 def local_path(warehouse: str) -> str:
@@ -92,44 +89,14 @@ def local_path(warehouse: str) -> str:
     return warehouse
 
 
-def _text(options: Mapping[str, Any], key: str) -> str | None:
-    value = opt(options, key)
-    if value is None:
-        return None
-    if isinstance(value, (Mapping, list)) or not str(value).strip():
-        raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
-    return str(value).strip()
 
 
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = opt(options, key)
-    if value is None:
-        return default
-    text = str(value).strip().upper()
-    if text in allowed:
-        return text
-    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
-    raise OptionError(key, f"unknown {key} '{value}'",
-                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
 
 
-def _names(options: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    """Column names: a list of strings, or one comma-separated string (SeaTunnel's form)."""
-    value = opt(options, key)
-    if value is None:
-        return ()
-    names = as_list(value)
-    if not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise OptionError(key, f"{key} must be column names, found {value!r}", f'{key} = "id"')
-    out = tuple(n.strip() for n in names)
-    twice = sorted({n for n in out if [m.lower() for m in out].count(n.lower()) > 1})
-    if twice:
-        raise OptionError(key, f"{key} names {', '.join(twice)} twice")
-    return out
 
 
 def _name(options: Mapping[str, Any], key: str, placeholders: bool) -> str:
-    value = _text(options, key)
+    value = text_option(options, key)
     if value is None:
         raise OptionError(key, f"{key} is required (the table is <warehouse>/<database>.db/<table>)",
                           f'{key} = "..."')
@@ -143,7 +110,7 @@ def _name(options: Mapping[str, Any], key: str, placeholders: bool) -> str:
 
 def table_of(options: Mapping[str, Any], placeholders: bool = False) -> Table:
     """``warehouse`` + ``database`` + ``table``, and the catalog they are read through."""
-    warehouse = _text(options, "warehouse")
+    warehouse = text_option(options, "warehouse")
     if warehouse is None:
         raise OptionError("warehouse", "warehouse is required: the Paimon warehouse's directory",
                           'warehouse = "/data/paimon"')
@@ -169,7 +136,7 @@ _REFUSED = re.compile(r"\b(group\s+by|order\s+by|having|limit|join|union)\b", re
 
 def _query(options: Mapping[str, Any], table: str) -> tuple[tuple[str, ...], str | None]:
     """``query``'s projection (empty: ``*``) and WHERE condition."""
-    text = _text(options, "query")
+    text = text_option(options, "query")
     if text is None:
         return (), None
     found = _SELECT.match(text)
@@ -191,7 +158,7 @@ def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
     table = table_of(options)
     columns, where = _query(options, table.table)
-    read_columns = _names(options, "read_columns")
+    read_columns = names_option(options, "read_columns")
     if columns and read_columns:
         raise OptionError("read_columns", "read_columns and query's column list exclude each other",
                           "keep one of them")
@@ -211,7 +178,7 @@ def _properties(options: Mapping[str, Any]) -> dict[str, str]:
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
     table = table_of(options, placeholders=True)
-    keys, partitions = _names(options, PRIMARY_KEYS), _names(options, PARTITION_KEYS)
+    keys, partitions = names_option(options, PRIMARY_KEYS), names_option(options, PARTITION_KEYS)
     if keys and partitions:
         lowered = {k.lower() for k in keys}
         outside = [p for p in partitions if p.lower() not in lowered]
@@ -219,8 +186,8 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
             raise OptionError(PARTITION_KEYS, f"{PARTITION_KEYS}: {', '.join(outside)} is not a primary key "
                                               "(a keyed Paimon table's partition keys are among its primary keys)")
     return SinkOptions(table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       _enum(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
-                       _enum(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"), _properties(options))
+                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
+                       choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"), _properties(options))
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:
