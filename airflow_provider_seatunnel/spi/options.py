@@ -6,7 +6,7 @@ Re-exported from the config reader so that connectors depend on the contract alo
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,10 +17,11 @@ from ..config.options import as_bool, as_int, as_list, checked_bool, checked_int
 
 if TYPE_CHECKING:
     from .errors import RuntimeConfigError
+    from .schema import Schema
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
-           "as_list", "bool_option", "checked_bool", "checked_int", "choice_option", "lookup", "names_option", "option",
-           "run_time_options", "text_option"]
+           "as_list", "bool_option", "checked_bool", "checked_int", "choice_option", "key_field_problems", "lookup",
+           "names_option", "option", "run_time_options", "text_option"]
 
 T = TypeVar("T")
 
@@ -91,6 +92,21 @@ def names_option(options: Any, key: str) -> tuple[str, ...]:
     if twice:
         raise OptionError(key, f"{key} names {', '.join(twice)} twice")
     return out
+
+
+def key_field_problems(plugin: PluginConfig, job: JobConfig, schema: Schema,
+                       keys: Sequence[tuple[str, Sequence[str]]], case_sensitive: bool) -> list[Problem]:
+    """A sink's key options (``(option, column names)``: primary keys, partition keys) must name fields of
+    its input ``schema``: an error at each option naming one it lacks (compared as ``case_sensitive`` says)."""
+    fields = schema.names
+    known = set(fields) if case_sensitive else {f.lower() for f in fields}
+    problems = []
+    for key, names in keys:
+        unknown = [n for n in names if (n if case_sensitive else n.lower()) not in known]
+        if unknown:
+            problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
+                                        f"{', '.join(fields)})", plugin, key=key))
+    return problems
 
 
 def bool_option(options: Any, key: str, default: Any = None) -> Any:

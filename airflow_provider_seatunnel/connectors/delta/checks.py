@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems
 from ...spi.schema import Schema
 from .options import OptionError, SinkOptions, SourceOptions, opt, parse
 
@@ -141,12 +141,6 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return problems
 
 
-def _unknown(names: Sequence[str], schema: Schema, case_sensitive: bool) -> list[str]:
-    fields = schema.names
-    if case_sensitive:
-        return [n for n in names if n not in fields]
-    lowered = {f.lower() for f in fields}
-    return [n for n in names if n.lower() not in lowered]
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
@@ -160,13 +154,8 @@ def schema(plugin: PluginConfig, job: JobConfig,
     except OptionError:
         return None, []
     assert isinstance(options, SinkOptions)
-    problems = []
-    for key, names in (("primary_keys", options.primary_keys), ("partition_keys", options.partition_keys)):
-        unknown = _unknown(names, inputs[0], options.case_sensitive)
-        if unknown:
-            problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
-                                        f"{', '.join(inputs[0].names)})", plugin, key=key))
-    return None, problems
+    keys = (("primary_keys", options.primary_keys), ("partition_keys", options.partition_keys))
+    return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
 
 
 def assets_of(options: Mapping[str, Any]) -> list[str]:

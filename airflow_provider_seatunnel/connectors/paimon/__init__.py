@@ -32,7 +32,7 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
+from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, run_time_options
 from ...spi.schema import Schema
 from .options import (
     HADOOP_CONF,
@@ -76,11 +76,6 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
     return "file://" + text if text.startswith("/") else text
 
 
-def _unknown(names: Sequence[str], schema: Schema, case_sensitive: bool) -> list[str]:
-    if case_sensitive:
-        return [n for n in names if n not in schema.names]
-    lowered = {f.lower() for f in schema.names}
-    return [n for n in names if n.lower() not in lowered]
 
 
 class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, TwoPhaseSink):
@@ -128,13 +123,8 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Two
         except OptionError:
             return None, []
         assert isinstance(options, SinkOptions)
-        problems = []
-        for key, names in ((PRIMARY_KEYS, options.primary_keys), (PARTITION_KEYS, options.partition_keys)):
-            unknown = _unknown(names, inputs[0], options.case_sensitive)
-            if unknown:
-                problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
-                                            f"{', '.join(inputs[0].names)})", plugin, key=key))
-        return None, problems
+        keys = ((PRIMARY_KEYS, options.primary_keys), (PARTITION_KEYS, options.partition_keys))
+        return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """The table's directory as a URI (``file:///data/paimon/shop.db/orders``)."""
