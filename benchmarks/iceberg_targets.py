@@ -63,6 +63,20 @@ def _reader(resources: Any) -> _Reader:
     return resources.iceberg
 
 
+def reader_session(resources: Any) -> Any:
+    """The benchmark run's Spark session with Iceberg (started on first use, stopped with ``resources``)."""
+    return _reader(resources).spark
+
+
+def register_catalog(spark: Any, name: str, warehouse: str, namespace: str, table: str) -> str:
+    """Register a hadoop catalog ``name`` on ``warehouse`` with the reader's session; the table's identifier."""
+    from airflow_provider_seatunnel.connectors.iceberg.options import Catalog, TableRef
+    from airflow_provider_seatunnel.connectors.iceberg.tables import identifier, register
+
+    return identifier(register(spark, Catalog(name, {"type": "hadoop", "warehouse": warehouse})),
+                      TableRef(namespace, table))
+
+
 def iceberg_sinks(work: Path, rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     """The two sinks of Iceberg's restore trials (``sink_cls``: :class:`restore_faults.Sink`)."""
     from airflow_provider_seatunnel.connectors.iceberg.options import Catalog, TableRef

@@ -58,6 +58,16 @@ def _seed(warehouse: Path, name: str) -> None:
     commit.close()
 
 
+def read_rows(warehouse: Path, table: str, columns: tuple[str, ...]) -> list[tuple]:
+    """A Paimon table's rows at its newest snapshot (none while the table does not exist)."""
+    database, name = table.split(".")
+    if not any((warehouse / f"{database}.db" / name / "snapshot").glob("snapshot-*")):
+        return []
+    builder = _catalog(warehouse).get_table(table).new_read_builder()
+    found = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    return [tuple(r[c] for c in columns) for r in found]
+
+
 def paimon_sinks(work: Path, rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     """The two sinks of Paimon's restore trials (``sink_cls``: :class:`restore_faults.Sink`)."""
     warehouse = work / "paimon_wh"

@@ -1,9 +1,9 @@
 """Restore trials of streams (:mod:`restore_faults`): a source that changes while SIGKILLs hit the pipeline.
 
 Per pair (:data:`PAIRS`) — ``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
-``MySQL-CDC → Kafka debezium_json``, ``Postgres-CDC → Delta upsert`` and ``Kafka → LocalFile`` —
-every trial is a new stream (fresh source table or topic, fresh target, fresh checkpoint, a replication
-slot of its own) run two ways, alternating:
+``MySQL-CDC → Kafka debezium_json``, ``Postgres-CDC → Delta/Iceberg/Paimon upsert`` and
+``Kafka → LocalFile`` — every trial is a new stream (fresh source table or topic, fresh target, fresh
+checkpoint, a replication slot of its own) run two ways, alternating:
 
 * **available_now**, a scheduled sync: ``seatunnel-airflow run`` of a job with
   ``streaming.trigger = "available_now"`` SIGKILLed (its spark-submit process, from outside) at a
@@ -43,7 +43,9 @@ from typing import Any
 
 import cdc_databases
 import delta_targets
+import iceberg_targets
 import kafka_targets
+import paimon_targets
 
 Row = tuple
 PROCESSING = 'streaming.trigger = "processing_time", checkpoint.interval = 1000'
@@ -61,6 +63,9 @@ def _cents(v: Any) -> Decimal | None:
 
 
 def _moment(v: Any) -> datetime | None:
+    """A naive UTC wall-clock time (the source's timestamps are read as UTC; a reader may give an instant)."""
+    if isinstance(v, datetime) and v.tzinfo is not None:
+        return v.astimezone(timezone.utc).replace(tzinfo=None)
     if v is None or isinstance(v, datetime):
         return v
     return datetime.fromisoformat(str(v).replace("T", " ").rstrip("Z"))
@@ -261,23 +266,53 @@ def my_to_kafka(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
                   _source_rows(my), lambda: replay(kafka.server.consume(TOPIC, timeout=60)))
 
 
-def pg_to_delta(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
-    """A Delta table created by the sink, upserted on ``id`` (one MERGE per micro-batch, deletes applied)."""
-    pg, spark = _pg(h), delta_targets.reader_session(h["resources"])
+def _lakehouse(h: dict[str, Any], n: int, rows: int, block: str, read: Callable[[], list[tuple]]) -> Stream:
+    """Postgres-CDC into a primary-key table the sink creates; ``read`` gives its rows (id, name, score, at, ok)."""
+    pg = _pg(h)
     _drop_slots(pg)
     source = _pg_source(pg, n, rows)
-    path = work / f"delta-{n}"
-    shutil.rmtree(path, ignore_errors=True)
-    block = f'Delta {{ plugin_input = "c", path = "{path}", primary_keys = ["id"] }}'
-
-    def got() -> tuple[list[Row], int]:
-        if not (path / "_delta_log").is_dir():
-            return [], 0
-        df = spark.read.format("delta").load(str(path)).select("id", "name", "score", "at", "ok")
-        return [normal(tuple(r)) for r in df.collect()], 0
-
     return Stream(source, [block], lambda rng: Writer(pg, TABLE, list(range(1, rows + 1)), rng),
-                  _source_rows(pg), got, drop=lambda: _drop_slots(pg))
+                  _source_rows(pg), lambda: ([normal(tuple(r)) for r in read()], 0), drop=lambda: _drop_slots(pg))
+
+
+def pg_to_delta(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
+    """A Delta table created by the sink, upserted on ``id`` (one MERGE per micro-batch, deletes applied)."""
+    spark, path = delta_targets.reader_session(h["resources"]), work / f"delta-{n}"
+    shutil.rmtree(path, ignore_errors=True)
+
+    def read() -> list[tuple]:
+        if not (path / "_delta_log").is_dir():
+            return []
+        return spark.read.format("delta").load(str(path)).select("id", "name", "score", "at", "ok").collect()
+
+    return _lakehouse(h, n, rows, f'Delta {{ plugin_input = "c", path = "{path}", primary_keys = ["id"] }}', read)
+
+
+def pg_to_iceberg(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
+    """An Iceberg table (hadoop catalog) created by the sink, upserted on ``id``; PySpark 4.1 only."""
+    spark, warehouse = iceberg_targets.reader_session(h["resources"]), f"file://{work / f'iceberg-{n}'}"
+    catalog = f'catalog_name = "cdc{n}", iceberg.catalog.config = {{ type = "hadoop", warehouse = "{warehouse}" }}'
+    name = iceberg_targets.register_catalog(spark, f"cdc{n}", warehouse, "bench", TARGET)
+
+    def read() -> list[tuple]:
+        if not spark.catalog.tableExists(name):
+            return []
+        spark.sql(f"REFRESH TABLE {name}")
+        return spark.table(name).select("id", "name", "score", "at", "ok").collect()
+
+    block = (f'Iceberg {{ plugin_input = "c", {catalog}, namespace = "bench", table = "{TARGET}", '
+             'iceberg.table.primary-keys = "id", iceberg.table.upsert-mode-enabled = true }')
+    return _lakehouse(h, n, rows, block, read)
+
+
+def pg_to_paimon(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
+    """A Paimon primary-key table created by the sink, read through pypaimon at its newest snapshot."""
+    warehouse = work / f"paimon-{n}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    block = (f'Paimon {{ plugin_input = "c", warehouse = "{warehouse}", database = "db", table = "{TARGET}", '
+             'paimon.table.primary-keys = "id" }')
+    return _lakehouse(h, n, rows, block, lambda: paimon_targets.read_rows(
+        warehouse, f"db.{TARGET}", ("id", "name", "score", "at", "ok")))
 
 
 def kafka_to_localfile(h: dict[str, Any], work: Path, n: int, rows: int) -> Stream:
@@ -346,6 +381,14 @@ PAIRS: dict[str, Pair] = {
         "The source is a table of the private PostgreSQL server; the target a Delta table (Delta 4.4.0) the sink "
         "creates, upserted on `id` (`primary_keys`: one MERGE per micro-batch, deletes applied), read by a Spark "
         "session of the harness at its newest version.")),
+    "Postgres-CDC → Iceberg upsert": Pair(pg_to_iceberg, 3_000, _DB_READING + (
+        "The source is a table of the private PostgreSQL server; the target an Iceberg table of a hadoop catalog "
+        "(Iceberg 1.12.0, PySpark 4.1: run with the lowest-versions venv's Python) the sink creates, upserted on "
+        "`id` (one MERGE per micro-batch, published by fast-forward), read at `main` by a Spark session of the "
+        "harness.")),
+    "Postgres-CDC → Paimon upsert": Pair(pg_to_paimon, 3_000, _DB_READING + (
+        "The source is a table of the private PostgreSQL server; the target a Paimon primary-key table the sink "
+        "creates (pypaimon 2.1.0), read through pypaimon at its newest snapshot.")),
     "Kafka → LocalFile": Pair(kafka_to_localfile, 5_000, (
         "The source is a topic of the private Kafka broker (3 partitions) holding {rows} json records at the start; "
         "while the attempts run a writer appends batches of 1-20 records every 20-200 ms. The two LocalFile "
