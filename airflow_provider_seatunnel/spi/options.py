@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MISSING", "ConfigError", "JobConfig", "OptionError", "PluginConfig", "Problem", "as_bool", "as_int",
            "as_list", "bool_option", "checked_bool", "checked_int", "choice_option", "key_field_problems", "lookup",
-           "names_option", "option", "run_time_options", "text_option"]
+           "mode_option_problems", "names_option", "option", "run_time_options", "text_option"]
 
 T = TypeVar("T")
 
@@ -106,6 +106,25 @@ def key_field_problems(plugin: PluginConfig, job: JobConfig, schema: Schema,
         if unknown:
             problems.append(job.problem(f"{key}: {', '.join(unknown)} is not a field of the input (fields: "
                                         f"{', '.join(fields)})", plugin, key=key))
+    return problems
+
+
+def mode_option_problems(plugin: PluginConfig, job: JobConfig, batch_only: Sequence[str], stream_only: Sequence[str],
+                         reads: tuple[str, str], hint: str) -> list[Problem]:
+    """A source's options of the other job mode: in STREAMING a BATCH-only option (one version of the data,
+    where a stream reads every change: ``reads`` = (what the option reads, what a stream reads)) is an
+    error with ``hint``; in BATCH a STREAMING-only option is ignored with a warning."""
+    streaming = str(job.env_get("job.mode", "BATCH")).strip().upper() == "STREAMING"
+    problems: list[Problem] = []
+    for key in batch_only if streaming else stream_only:
+        if not plugin.has(key):
+            continue
+        if streaming:
+            problems.append(job.problem(f"{key} reads {reads[0]}; a STREAMING source reads {reads[1]} from where it "
+                                        "starts", plugin, key=key, hint=hint))
+        else:
+            problems.append(job.problem(f"{key} applies to STREAMING jobs only: it is ignored", plugin, key=key,
+                                        severity="warning"))
     return problems
 
 

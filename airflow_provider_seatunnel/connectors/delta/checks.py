@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems
+from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
 from ...spi.schema import Schema
 from .options import OptionError, SinkOptions, SourceOptions, opt, parse
 
@@ -88,24 +88,9 @@ def session_conf(env: Mapping[str, Any]) -> dict[str, str]:
     return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION])), CATALOG_KEY: CATALOG}
 
 
-def _mode(job: JobConfig) -> str:
-    return str(job.env_get("job.mode", "BATCH")).strip().upper()
-
-
 def _source(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    streaming = _mode(job) == "STREAMING"
-    problems: list[Problem] = []
-    for key in BATCH_ONLY if streaming else STREAM_ONLY:
-        if not plugin.has(key):
-            continue
-        if streaming:
-            problems.append(job.problem(f"{key} reads one version of the table; a STREAMING source reads every "
-                                        "commit from where it starts", plugin, key=key,
-                                        hint="use start_version or start_timestamp"))
-        else:
-            problems.append(job.problem(f"{key} applies to STREAMING jobs only: it is ignored", plugin, key=key,
-                                        severity="warning"))
-    return problems
+    return mode_option_problems(plugin, job, BATCH_ONLY, STREAM_ONLY, ("one version of the table", "every commit"),
+                                "use start_version or start_timestamp")
 
 
 def _env(plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems
+from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
 from ...spi.schema import Schema
 from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, OptionError, SinkOptions, SourceOptions, opt, parse
 
@@ -104,24 +104,11 @@ def session_conf(env: Mapping[str, Any]) -> dict[str, str]:
     return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION]))}
 
 
-def _mode(job: JobConfig) -> str:
-    return str(job.env_get("job.mode", "BATCH")).strip().upper()
-
-
 def _source(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    streaming = _mode(job) == "STREAMING"
-    problems: list[Problem] = []
-    for key in BATCH_ONLY if streaming else STREAM_ONLY:
-        if not plugin.has(key):
-            continue
-        if streaming:
-            problems.append(job.problem(f"{key} reads one snapshot of the table; a STREAMING source reads every "
-                                        "snapshot from where it starts", plugin, key=key,
-                                        hint="use stream_scan_strategy (with start_snapshot_id or "
-                                             "start_snapshot_timestamp)"))
-        else:
-            problems.append(job.problem(f"{key} applies to STREAMING jobs only: it is ignored", plugin, key=key,
-                                        severity="warning"))
+    streaming = str(job.env_get("job.mode", "BATCH")).strip().upper() == "STREAMING"
+    problems = mode_option_problems(plugin, job, BATCH_ONLY, STREAM_ONLY, ("one snapshot of the table",
+                                    "every snapshot"), "use stream_scan_strategy (with start_snapshot_id or "
+                                    "start_snapshot_timestamp)")
     if streaming and plugin.has("table_list"):
         problems.append(job.problem("a STREAMING Iceberg source reads one table", plugin, key="table_list",
                                     hint="one source block per table"))
