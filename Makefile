@@ -201,10 +201,10 @@ LOWEST_LOG := .cache/lowest-install.log
 TEST_WORKERS ?= 2
 test: check-java test-deps $(STAMP) lint
 	@mkdir -p .cache; ( $(MAKE) --no-print-directory $(LOWEST_STAMP) > $(LOWEST_LOG) 2>&1; echo $$? > $(LOWEST_LOG).rc ) & \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
 	wait; echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
 	if [ "$$(cat $(LOWEST_LOG).rc)" != 0 ]; then tail -n 40 $(LOWEST_LOG); echo "could not build $(LOWEST_VENV)"; exit 1; fi; \
-	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile \
+	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  $(LOWEST_TESTS) || rc=1; \
 	exit $$rc
 

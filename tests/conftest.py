@@ -31,8 +31,9 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 #: The longest test modules (a minute or more each on 2 cores), collected first: `make test` deals whole modules
-#: to its two xdist workers in collection order, so these start early and the workers end together, instead of
-#: one worker running a long module alone at the end. Order only; every module runs.
+#: to its two xdist workers in collection order (``--no-loadscope-reorder``: xdist would otherwise deal the modules
+#: with the most tests first), so these start early and the workers end together, instead of one worker running a
+#: long module alone at the end. Order only; every module runs.
 LONG_FIRST = (
     "tests/cluster/test_airflow_services.py", "tests/airflow/test_recurring_sync.py", "tests/runtime/test_faults.py",
     "tests/airflow/test_job_group_run.py", "tests/runtime/test_delta.py", "tests/airflow/test_incremental_sync.py",
