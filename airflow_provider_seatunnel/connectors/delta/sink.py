@@ -35,7 +35,7 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,20 +287,28 @@ def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Map
              txn.app_id, txn.version)
 
 
-def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
-    """One Delta commit per staged table (see the module docstring)."""
+def commit_staged(info: Mapping[str, Any] | None, commit_table: Callable[[dict[str, Any]], None]) -> None:
+    """``commit_table`` for each table ``prepare`` staged (in order), then their cached rows dropped."""
     entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
     for entry in entries:
-        _commit_table(ctx, vertex, opts, entry)
-    for entry in entries:
-        with contextlib.suppress(Exception):
-            entry["df"].unpersist()
+        commit_table(entry)
+    release_cached(info)
+
+
+def release_cached(info: Mapping[str, Any] | None) -> None:
+    """Drop the rows ``prepare`` cached for each table (quietly: the session may be gone)."""
+    for entry in (info or {}).get("tables", ()):
+        df = entry.get("df")
+        if df is not None:
+            with contextlib.suppress(Exception):
+                df.unpersist()
+
+
+def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
+    """One Delta commit per staged table (see the module docstring)."""
+    commit_staged(info, lambda entry: _commit_table(ctx, vertex, opts, entry))
 
 
 def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
     """Drop the cached rows: nothing was committed by an attempt that aborts before its Delta commit."""
-    for entry in (info or {}).get("tables", ()):
-        df = entry.get("df")
-        if df is not None:
-            with contextlib.suppress(Exception):  # the session may be gone
-                df.unpersist()
+    release_cached(info)

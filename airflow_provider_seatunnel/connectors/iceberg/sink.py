@@ -55,7 +55,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
-from ..delta.sink import changes, resolve
+from ..delta.sink import changes, commit_staged, release_cached, resolve
 from ..localfile.placeholders import expand_table_placeholders
 from .options import SinkOptions, TableRef
 from .tables import (
@@ -407,19 +407,10 @@ def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Map
 
 def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
     """One published snapshot per staged table (see the module docstring)."""
-    entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
-    for entry in entries:
-        _commit_table(ctx, vertex, opts, entry)
-    for entry in entries:
-        with contextlib.suppress(Exception):
-            entry["df"].unpersist()
+    commit_staged(info, lambda entry: _commit_table(ctx, vertex, opts, entry))
 
 
 def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
     """Drop the cached rows: nothing was published by an attempt that aborts before its fast-forward (a
     staging branch it left is dropped by the next commit of its identity)."""
-    for entry in (info or {}).get("tables", ()):
-        df = entry.get("df")
-        if df is not None:
-            with contextlib.suppress(Exception):  # the session may be gone
-                df.unpersist()
+    release_cached(info)
