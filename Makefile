@@ -220,6 +220,23 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .demo
 
+# -- A Spark Connect server (Connect mode): `make connect-server`, `make connect-server-stop` ----------
+# From the venv's PySpark, in the background, bound to loopback, clients authenticated by a token
+# kept in .cache/connect/token (0600). CONNECT_MASTER=spark://127.0.0.1:7077 runs it on `make cluster`.
+CONNECT_DIR := $(abspath .cache/connect)
+SPARK_CONNECT_PORT ?= 15002
+CONNECT_MASTER ?= local[*]
+
+.PHONY: connect-server connect-server-stop
+
+connect-server: check-java $(STAMP)
+	@$(BIN)/python -m airflow_provider_seatunnel.runtime.connect_server start --dir $(CONNECT_DIR) \
+	  --port $(SPARK_CONNECT_PORT) --master '$(CONNECT_MASTER)'
+
+connect-server-stop:
+	@if [ -x $(BIN)/python ]; then \
+	  $(BIN)/python -m airflow_provider_seatunnel.runtime.connect_server stop --dir $(CONNECT_DIR); fi
+
 # -- A Spark standalone cluster on this machine: `make cluster`, `make cluster-stop` -------------------
 # One master and one worker from the venv's PySpark, in the background, on loopback; pids, logs and
 # the worker's work directory live under .cache/cluster. Point Airflow at it with the connection

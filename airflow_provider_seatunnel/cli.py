@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .config.errors import ConfigError, Problem
@@ -41,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--format", choices=("text", "json", "dot"), default="text", help="output format")
     p.add_argument("--no-cache", action="store_true", help="compile without the plan cache")
-    r = sub.add_parser("run", help="compile, then run the pipelines with spark-submit")
+    r = sub.add_parser("run", help="compile, then run the pipelines with spark-submit (or on a Spark Connect "
+                       "server: --remote)")
     common(r)
     r.add_argument("--pipeline", action="append", metavar="ID",
                    help="run only this pipeline (number or task id; repeatable); default: all")
@@ -60,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep the work directory after the run (it holds the plan with its secrets, readable by "
                         "its owner only, and the pipelines' logs)")
     r.add_argument("--max-parallel", type=int, help="pipelines running at once (default: all)")
+    r.add_argument("--remote", metavar="sc://HOST:PORT",
+                   help="run each pipeline as a session of this Spark Connect server, from this process, instead "
+                        "of a Spark application of its own (spark-submit). Its token comes from the environment "
+                        "variable SPARK_CONNECT_AUTHENTICATE_TOKEN, never from the command line")
     return ap
 
 
@@ -117,9 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .plan.compiler import compile_job
     from .runtime import faults
     from .runtime.launcher import run_pipelines
-    from .runtime.metrics import PipelineMetrics
     from .runtime.pyspark_install import PySparkMismatch, ensure_consistent
-    from .runtime.summary import render_summary
     from .spi import NOT_RUNNABLE
 
     variables = split_cli_variables(args.variable)
@@ -145,9 +149,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     except PySparkMismatch as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    if args.remote:
+        return _run_remote(args, plan, pipelines)
     master = args.master or str(plan.env.get("spark.master") or "local[*]")
     job = run_pipelines(plan, pipelines, master=master, run_id=args.run_id, work_dir=args.work_dir,
                         max_parallel=args.max_parallel, attempt=args.attempt, keep_work_dir=args.keep_work_dir)
+    return _report(args, job)
+
+
+def _run_remote(args: argparse.Namespace, plan: Any, pipelines: list[Any]) -> int:
+    """``run --remote``: the pipelines as Spark Connect sessions (:mod:`.runtime.remote`)."""
+    from .runtime import faults
+    from .runtime.remote import Remote, RemoteAddressError, run_remote_pipelines
+
+    try:
+        remote = Remote.parse(args.remote)
+    except RemoteAddressError as e:
+        print(f"error: --remote: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    if remote.token is not None:  # `ps` shows a command line to every user of the machine
+        print("error: --remote: no token on the command line: set SPARK_CONNECT_AUTHENTICATE_TOKEN in the "
+              "environment", file=sys.stderr)
+        return EXIT_CONFIG
+    unused = [name for name in ("master", "work_dir") if getattr(args, name)]
+    if unused or args.keep_work_dir:
+        names = [f"--{n.replace('_', '-')}" for n in unused] + (["--keep-work-dir"] if args.keep_work_dir else [])
+        print(f"error: {', '.join(names)} do not apply with --remote (the server has its master; nothing is "
+              "written locally)", file=sys.stderr)
+        return EXIT_CONFIG
+    job = run_remote_pipelines(plan, pipelines, remote, run_id=args.run_id, attempt=args.attempt,
+                               max_parallel=args.max_parallel, options=faults.from_environment())
+    return _report(args, job)
+
+
+def _report(args: argparse.Namespace, job: dict[str, Any]) -> int:
+    """Print the job's summary and each failure; write ``--metrics-file``; the exit code."""
+    from .runtime.metrics import PipelineMetrics
+    from .runtime.summary import render_summary
+
     print(render_summary(job))
     if args.metrics_file:
         with open(args.metrics_file, "w") as f:
@@ -155,7 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = [m for m in map(PipelineMetrics.from_dict, job["pipelines"]) if not m.ok]
     for m in failed:
         print(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
-    if failed and not args.keep_work_dir:
+    if failed and not args.keep_work_dir and not args.remote:
         print("note: the work directory with the pipelines' logs was removed; run again with --keep-work-dir "
               "to keep it", file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK

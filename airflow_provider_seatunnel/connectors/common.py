@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..spi.contract import Dataset
 from ..spi.errors import RuntimeConfigError
 from ..spi.rows import ROW_KIND, data_columns
+from ..spi.sessions import is_connect
 
 if TYPE_CHECKING:
     from ..spi.options import JobConfig, PluginConfig, Problem
@@ -62,11 +63,18 @@ def kind_columns(df: Any) -> list[Any]:
 
 
 def check_regex(ctx: Any, pattern: str, what: str) -> None:
-    """Raise :class:`RuntimeConfigError` unless ``pattern`` compiles as a Java regex (checked on the driver)."""
+    """Raise :class:`RuntimeConfigError` unless ``pattern`` compiles as a Java regex: compiled on the
+    driver's JVM (its error names the reason and the index), or on Spark Connect, where there is no
+    JVM here, by the server for a one-row query."""
+    from pyspark.sql import functions as F
+
     try:
-        ctx.spark.sparkContext._jvm.java.util.regex.Pattern.compile(pattern)
-    except Exception as e:  # py4j wraps the PatternSyntaxException
-        text = str(getattr(e, "java_exception", e)).strip().splitlines()
+        if is_connect(ctx.spark):
+            ctx.spark.range(1).select(F.regexp_like(F.lit(""), F.lit(pattern))).collect()
+        else:
+            ctx.spark.sparkContext._jvm.java.util.regex.Pattern.compile(pattern)
+    except Exception as e:  # py4j wraps the PatternSyntaxException; Connect names the parameter
+        text = [line for line in str(getattr(e, "java_exception", e)).strip().splitlines() if line.strip()]
         raise RuntimeConfigError(f"{what} {pattern!r} is not a valid Java regex: "
                                  f"{text[0] if text else type(e).__name__}") from None
 

@@ -31,6 +31,7 @@ from typing import Any
 from ..spi import SINK, Connector, Dataset, RunContext, Sink, Vertex
 from ..spi.options import as_bool, as_int
 from ..spi.rows import ROW_KIND, ROW_KINDS, data_columns, quote
+from ..spi.sessions import is_connect
 
 log = logging.getLogger("seatunnel.console")
 
@@ -105,7 +106,8 @@ def _print_table(ctx: RunContext, table: str, df: Any, delay_ms: int) -> None:
     rows = ctx.materialize(df.select(subtask.alias(_SUBTASK), seq.alias(_SEQ), *fields))
     try:
         last = (-1, -1)
-        for row in chunked(rows, BATCH_ROWS).rdd.toLocalIterator(prefetchPartitions=True):
+        chunks = chunked(rows, BATCH_ROWS)
+        for row in (chunks if is_connect(rows.sparkSession) else chunks.rdd).toLocalIterator(prefetchPartitions=True):
             subtask_id, index = row[0], row[1] + 1
             if (subtask_id, index) <= last:  # the chunks' order is the rows' order; never printed twice
                 raise RuntimeError(f"Console: row {index} of subtask {subtask_id} arrived after row {last[1]} "
@@ -162,6 +164,7 @@ def partition_keys(spark: Any, n: int) -> list[int]:
 class Console(Connector, Sink):
     name = "Console"
     kinds = frozenset({SINK})
+    connect = True
     description = "Prints rows to the log."
 
     def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:

@@ -42,6 +42,7 @@ def _key(options: Mapping[str, Any]) -> str:
 class Copy(Connector, Transform, SchemaInference):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     description = "Copies fields into new columns."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

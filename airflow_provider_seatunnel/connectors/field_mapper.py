@@ -31,6 +31,7 @@ def _mapping(options: Mapping[str, Any]) -> dict[str, str] | None:
 class FieldMapper(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     required = ("field_mapper",)
     description = "Keeps and renames the mapped fields."
 

@@ -40,6 +40,7 @@ def _key(options: Any) -> str:
 class Filter(Connector, Transform, SchemaInference):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     description = "Keeps (include_fields) or drops (exclude_fields) fields."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -32,6 +32,7 @@ def _kinds(options: Any) -> tuple[str, list[str]] | None:
 class FilterRowKind(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     description = "Keeps or drops rows by row kind."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -238,6 +238,7 @@ def _convert(raw: Any, dtype: DataType) -> tuple[Any, Any]:
 class JsonPath(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     required = ("columns",)
     description = "Extracts values from JSON text by path."
 

@@ -160,6 +160,7 @@ def _options(options: Any) -> dict[str, Any]:
 class Replace(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     required = ("replace_field", "pattern", "replacement")
     description = "Replaces text in a field."
 

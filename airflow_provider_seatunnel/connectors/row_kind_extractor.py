@@ -36,6 +36,7 @@ def _exists(field: str) -> str:
 class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     description = "Adds the row kind as a column."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -34,6 +34,7 @@ def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
 class Split(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     required = ("separator", "split_field", "output_fields")
     description = "Splits a string field into several."
 

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
@@ -28,6 +29,7 @@ from ..plan.model import JobPlan, PipelinePlan
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
+from ..runtime.remote import Remote, RemoteAddressError, connect_problems
 from ..spi import ConnectionInfo, FromConnection, get_connector
 from ..spi.errors import PipelineError, exit_failure
 from ..spi.secrets import (
@@ -157,6 +159,9 @@ class SeaTunnelHook(BaseHook):
         self._spark_hook: Any = None
         self._properties: tuple[Path, dict[str, str]] | None = None  # the properties file and the job's settings
         self._spark_connection: SparkConnection | None = None
+        self._remote: Remote | None = None
+        self._remote_known = False  # whether spark_connect() looked the connection up
+        self._connect_attempt: tuple[str, str, int] | None = None  # the attempt running on Spark Connect
 
     # -- compile ---------------------------------------------------------------------------------
 
@@ -373,12 +378,18 @@ class SeaTunnelHook(BaseHook):
                 f"{metrics.where}: {metrics.message}")
 
     def submit(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1) -> dict[str, Any]:
-        """Run one pipeline as a Spark application and wait for it; return its metrics.
+        """Run one pipeline as a Spark application and wait for it (or, with a ``spark_connect``
+        connection, as a session of its server: :meth:`run_connect`); return its metrics.
 
         Raises :class:`SeaTunnelPipelineFailed` (with the metrics and their ``error``) when it fails.
         (``SeaTunnelOperator`` runs the same hook through the Spark provider's operator instead,
         for its durable tracking of applications whose driver runs on the cluster.)
         """
+        if self.spark_connect() is not None:
+            metrics = self.run_connect(pipeline, run_id, attempt)
+            if not metrics.ok:
+                raise SeaTunnelPipelineFailed(self.failure_message(metrics), metrics.to_dict())
+            return metrics.to_dict()
         spark_hook = self.spark_submit_hook(pipeline, run_id, attempt)
         started = now()
         failure: AirflowException | None = None
@@ -414,7 +425,65 @@ class SeaTunnelHook(BaseHook):
                                           {**job, "error": error})
         return job
 
+    # -- Spark Connect ---------------------------------------------------------------------------
+
+    def spark_connect(self) -> Remote | None:
+        """The Spark Connect server a ``spark_connect`` connection names (read as the Spark provider's
+        ``SparkConnectHook`` reads it: host, port, ``login`` as user id, ``password`` as token, extra
+        ``use_ssl``): pipelines then run as its sessions from this process. None for any other
+        connection (spark-submit). The token is registered with Airflow's log masker."""
+        if not self._remote_known:
+            self._remote_known = True
+            try:
+                conn = BaseHook.get_connection(self.spark_conn_id)
+            except AirflowNotFoundException:
+                return None
+            if conn.conn_type == "spark_connect":
+                from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+                from airflow.sdk.log import mask_secret
+
+                if conn.password:
+                    mask_secret(conn.password)
+                    mask_secret(quote(conn.password, safe=""))
+                try:
+                    self._remote = Remote.parse(SparkConnectHook(conn_id=self.spark_conn_id).get_connection_url())
+                except (RemoteAddressError, ValueError) as e:
+                    raise AirflowFailException(f"connection {self.spark_conn_id!r}: {e}") from None
+        return self._remote
+
+    def connect_blockers(self, pipeline: PipelinePlan) -> list[Problem]:
+        """What keeps ``pipeline`` from running on the Spark Connect server (empty without one)."""
+        return connect_problems(self.plan, pipeline) if self.spark_connect() is not None else []
+
+    def run_connect(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1,
+                    say: Any = None) -> PipelineMetrics:
+        """Run one pipeline as a session of :meth:`spark_connect`'s server, from this process; its
+        metrics (secrets masked), a failure's too. ``ConfigError`` for what cannot run there."""
+        from ..runtime import faults
+        from ..runtime.remote import quiet_client_logs, run_remote_pipeline
+
+        remote = self.spark_connect()
+        if remote is None:
+            raise AirflowFailException(f"connection {self.spark_conn_id!r} is no spark_connect connection")
+        p = self.pipeline(pipeline)
+        blockers = not_runnable(self.plan, p) + connect_problems(self.plan, p)
+        if blockers:
+            raise ConfigError(blockers)
+        quiet_client_logs()
+        self._connect_attempt = (run_id, p.task_id, attempt)
+        try:
+            metrics = run_remote_pipeline(remote, self.plan, p, run_id, attempt, options=faults.from_environment(),
+                                          say=say or self.log.info)
+        finally:
+            self._connect_attempt = None
+        return metrics.redacted(secret_values(self.plan))
+
     def on_kill(self) -> None:
-        """Kill the running Spark application (delegates to ``SparkSubmitHook.on_kill``)."""
+        """Kill the running pipeline: its Spark application (``SparkSubmitHook.on_kill``), or, on a
+        Spark Connect server, its session (every operation interrupted, the session released)."""
+        if self._connect_attempt is not None and self._remote is not None:
+            from ..runtime.remote import release_session
+
+            release_session(self._remote, *self._connect_attempt)
         if self._spark_hook is not None:
             self._spark_hook.on_kill()

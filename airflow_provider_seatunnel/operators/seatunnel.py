@@ -303,18 +303,11 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         run_id = self.job_run_id(context)
         ti = context.get("ti")
         attempt = int(getattr(ti, "try_number", None) or 1)
-        blockers = not_runnable(plan, pipeline)
+        blockers = not_runnable(plan, pipeline) + hook.connect_blockers(pipeline)
         if blockers:
             self._refuse(context, plan, pipeline, blockers, run_id, attempt)
-        hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)  # what _get_hook() hands the provider
-        started = now()
-        failure: Exception | None = None
         try:
-            try:
-                super().execute(context)  # SparkSubmitOperator: plain submit, or durable tracking on a cluster
-            except Exception as e:  # the metrics file says why; the exception is the fallback
-                failure = e
-            metrics = self._for_task(hook.pipeline_metrics(pipeline.id, run_id, attempt, started, failure))
+            metrics = self._for_task(self._run(context, pipeline, run_id, attempt))
         finally:
             hook.cleanup()
         self._publish(context, metrics)
@@ -328,13 +321,28 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             raise AirflowFailException(f"{message} (not retried: the same input fails the same way)")
         raise AirflowException(message)
 
+    def _run(self, context: Any, pipeline: PipelinePlan, run_id: str, attempt: int) -> PipelineMetrics:
+        """Run the pipeline: as a session of the Spark Connect server a ``spark_connect`` connection
+        names, from this task; else as a Spark application through the Spark provider's operator."""
+        hook = self.hook
+        if hook.spark_connect() is not None:
+            return hook.run_connect(pipeline.id, run_id, attempt, say=self.log.info)
+        hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)  # what _get_hook() hands the provider
+        started = now()
+        failure: Exception | None = None
+        try:
+            super().execute(context)  # SparkSubmitOperator: plain submit, or durable tracking on a cluster
+        except Exception as e:  # the metrics file says why; the exception is the fallback
+            failure = e
+        return hook.pipeline_metrics(pipeline.id, run_id, attempt, started, failure)
+
     def _refuse(self, context: Any, plan: JobPlan, pipeline: PipelinePlan, blockers: Sequence[Any], run_id: str,
                 attempt: int) -> None:
         """Fail, before any Spark application starts and without a retry, a pipeline holding what
         cannot run here (what ``validate`` refuses); its metrics say why."""
         cause = "; ".join(p.format() for p in blockers)
         plugin = next((p.plugin for p in blockers if p.plugin), None)
-        error = RuntimeConfigError(f"cannot run here (seatunnel-airflow validate refuses it): {cause}", plugin=plugin,
+        error = RuntimeConfigError(f"cannot run here: {cause}", plugin=plugin,
                                    pipeline=pipeline.task_id)
         self._publish(context, self._for_task(PipelineMetrics.failed(pipeline, run_id, attempt, now(), error)))
         self.hook.cleanup()
@@ -388,6 +396,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         """Stop the pipeline's Spark application: a STREAMING pipeline whose driver runs here first gets
         SIGTERM (its running micro-batch commits, its queries stop); then the Spark provider's kill."""
         hook = self.__dict__.get("hook")  # the cached SeaTunnel hook: only there once execute() ran
+        if hook is not None and hook.spark_hook is None:
+            hook.on_kill()  # a pipeline on a Spark Connect server: its session is interrupted and released
         if hook is None or hook.spark_hook is None:
             return  # nothing was submitted
         if hook.plan.mode.upper() == "STREAMING" and hook.plan_path is not None:

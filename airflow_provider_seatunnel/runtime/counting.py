@@ -6,8 +6,9 @@ Two ways to count, one chosen per counter:
   installed PySpark is one it was written for): a filter that keeps every row (partition ids
   are never negative), whose key makes it findable in Spark's SQL plan graphs; their "number of
   output rows" metric is the count. It costs a row almost nothing;
-* otherwise the public API: ``DataFrame.observe`` with an ``Observation`` that counts the rows
-  (an aggregation per row; the first action over the DataFrame is the one counted).
+* otherwise (and always on Spark Connect) the public API: ``DataFrame.observe`` with an
+  ``Observation`` that counts the rows (an aggregation per row; the first action over the
+  DataFrame is the one counted).
 
 Either way Spark pushes no filter below the count, so a source counts every row it read, and a
 DataFrame run by several actions (persisted, recomputed) is counted once.
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..spi.rows import ROW_KIND
+from ..spi.sessions import is_connect
 from . import pyspark_internals as internals
 
 _MARKER_BASE = 1_000_000_000
@@ -38,8 +40,8 @@ class _Observed:
         self._thread: threading.Thread | None = None
 
     def _fetch(self) -> None:
-        try:
-            self._values = dict(self.observation.get)
+        try:  # Spark Connect answers at once: empty until an action over the DataFrame returned
+            self._values = dict(self.observation.get) or None
         except BaseException as e:  # the session stopped, or the action failed: asked again by get
             self._error = e
 
@@ -51,6 +53,8 @@ class _Observed:
             self._thread.join(wait)
             if self._error is not None:
                 raise self._error
+            if self._values is None and not self._thread.is_alive():
+                self._thread = None  # answered "nothing yet": ask again next time
         return self._values
 
 
@@ -98,7 +102,7 @@ def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]
     spark = df.sparkSession
     deletes = deletes and ROW_KIND in df.columns
     delete_rows = F.count_if(F.col(ROW_KIND).isin(1, 3)).alias("deletes") if deletes else None
-    if not internals.STATUS_STORE_COUNTS.applies():
+    if is_connect(spark) or not internals.STATUS_STORE_COUNTS.applies():
         observation = Observation(f"{name}:rows")
         metrics = [F.count(F.lit(1)).alias("rows"), *([delete_rows] if delete_rows is not None else [])]
         return df.observe(observation, *metrics), Counter(spark, None, -1, _Observed(observation))

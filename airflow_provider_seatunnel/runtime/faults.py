@@ -49,7 +49,8 @@ system property (``java_method('java.lang.System', 'setProperty', ...)``) and ho
 (``java_method('java.lang.Thread', 'sleep', ...)``) while a driver thread, polling that
 property, SIGKILLs the driver: the kill lands while the write is running, after ``N`` rows
 of a task. On other masters the executors' JVMs are not the driver's, so the thread kills
-the driver as soon as a Spark stage of the write is running (the row offset is ignored).
+the driver as soon as a Spark stage of the write is running (the row offset is ignored). On a
+Spark Connect session (no JVM in this process) ``kill`` fires on the driver right after the write.
 
 For connector authors (the stable API): call ``df = inject_into_write(ctx, vertex, df)``
 on each DataFrame just before the write action of ``prepare``; in ``commit`` call
@@ -75,6 +76,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..spi.errors import PipelineError
+from ..spi.sessions import is_connect
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -280,6 +282,8 @@ def inject_into_write(ctx: Any, vertex: Any, df: Any) -> Any:
     if fault.action == "raise":
         message = _message(ctx, fault, f": a write task failed after {fault.count} rows")
         return df.where(F.when(at_row, F.raise_error(F.lit(message))).otherwise(F.lit(True)))
+    if is_connect(ctx.spark):  # no JVM here a task could signal: the driver fallback fires after the write
+        return df
     master = str(ctx.spark.sparkContext.master)
     key = f"seatunnel.fault.{uuid.uuid4().hex}"
     with plan.lock:

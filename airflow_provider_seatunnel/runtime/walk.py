@@ -4,7 +4,8 @@ transform chain applied, in topological order, up to the sinks (which the caller
 Each vertex becomes DataFrame operations (Catalyst fuses a chain); a transform whose parallelism
 differs from its input's repartitions (the fusion boundary); in BATCH a vertex feeding several
 consumers is persisted once. Sources are counted in the pass that reads them: by counting points
-in BATCH (:mod:`.counting`), by named observations in STREAMING (Spark reports them per micro-batch).
+in BATCH (:mod:`.counting`), by named observations in STREAMING (Spark reports them per micro-batch);
+on Spark Connect a source a Sql query reads by name is counted by a pass of its own (:func:`_read_by_name`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 
 from ..plan import graph
 from ..plan.model import PlanVertex
-from ..spi import SINK, SOURCE, Connector, get_connector
+from ..spi import SINK, SOURCE, Connector, ReadsTablesByName, get_connector
 from ..spi.errors import DataError, PipelineError
 from ..spi.rows import ARRIVAL, ROW_KIND
+from ..spi.sessions import is_connect
 from .context import RunContext
 from .counting import Counter, count_rows
 
@@ -185,13 +187,26 @@ def walk(ctx: RunContext, say: Callable[[str], None], streaming: bool = False, s
     return w
 
 
+def _read_by_name(w: Walk, vid: str) -> bool:
+    """Whether a consumer of ``vid`` reads it by name through the session's catalog (a Sql query of
+    temporary views). A Spark Connect client learns an observation's counts only from the plans it
+    sends, and a query naming a view hides the view's plan: such a source is counted by its own pass
+    (persisted once, read from there)."""
+    return any(isinstance(w.connectors.get(d) or get_connector(w.by_id[d].plugin), ReadsTablesByName)
+               for d in w.down[vid])
+
+
 def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:
     ctx = w.ctx
     if v.kind == SOURCE:
         data = connector.read_stream(ctx, v) if w.streaming else connector.read(ctx, v)
         if w.schema_only:
             return dict(data)
-        return {table: w._count_source(v.id, table, df) for table, df in data.items()}
+        counted = {table: w._count_source(v.id, table, df) for table, df in data.items()}
+        if not w.streaming and is_connect(ctx.spark) and _read_by_name(w, v.id):
+            counted = {t: ctx.materialize(df) for t, df in counted.items()}
+            w.persisted.extend(counted.values())
+        return counted
     inputs = {name: w.outputs[u] for u, name in zip(w.up[v.id], v.inputs, strict=False)}
     data = connector.apply(ctx, v, inputs)
     if v.parallelism != w.by_id[w.up[v.id][0]].parallelism:

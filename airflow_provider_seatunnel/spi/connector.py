@@ -52,6 +52,9 @@ class Connector:
     #: replication slot, advanced when a micro-batch is recorded): one query may read it, so its
     #: pipeline may have one sink
     exclusive_stream: ClassVar[bool] = False
+    #: runs on a Spark Connect session too (:mod:`.sessions`): needs no driver JVM, no SparkContext
+    #: and no py4j, only the DataFrame API (and Python, on the driver or in Spark's tasks)
+    connect: ClassVar[bool] = False
     description: ClassVar[str] = ""
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

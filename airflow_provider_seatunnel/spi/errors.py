@@ -151,9 +151,18 @@ def _safe_str(error: BaseException) -> str:
         return ""
 
 
+#: how gRPC describes a failed call (the Spark Connect client relays it as its message)
+_GRPC = re.compile(r"status = StatusCode\.(\w+)\s+details = \"([^\"]*)\"")
+#: gRPC statuses no retry fixes: the server refused who we are
+GRPC_REFUSED = ("UNAUTHENTICATED", "PERMISSION_DENIED")
+
+
 def _clean(message: str) -> str:
     """A message's first line (what follows is a stack, a query plan or advice), without Spark's
-    trailing SQLSTATE."""
+    trailing SQLSTATE; a failed gRPC call (Spark Connect) as its status and details."""
+    grpc = _GRPC.search(message)
+    if grpc:
+        return f"Spark Connect call failed: {grpc[1]}: {grpc[2]}"[:_MAX_PART]
     first = next((line.strip() for line in message.splitlines() if line.strip()), "")
     text = "" if _STACK_FRAME.match(first) else _SQLSTATE.sub("", first)
     return text if len(text) <= _MAX_PART else text[:_MAX_PART - 3] + "..."
@@ -234,6 +243,10 @@ def error_from(error: BaseException, plugin: str | None = None, pipeline: str | 
     text = "\n".join([_safe_str(error), *(f"{n}: {m}" for n, m in exception_chain(error))])
     if isinstance(error, MemoryError) or OUT_OF_MEMORY.search(text):
         return OutOfMemory(f"{cause}; {memory_hint(settings or {})}", plugin, pipeline)
+    grpc = _GRPC.search(text)
+    if grpc and grpc[1] in GRPC_REFUSED:
+        return AccessDenied(f"{cause}; check the Spark Connect token (the connection's password, or "
+                            "SPARK_CONNECT_AUTHENTICATE_TOKEN for the command line)", plugin, pipeline)
     if _access_denied(error, text):
         return AccessDenied(f"{cause}; {access_hint(error, cause)}", plugin, pipeline)
     raised = _WORKER_ERROR.search(text)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-_REGISTERED: set[tuple[str, int, str]] = set()
+from .sessions import session_key
+
+_REGISTERED: set[tuple[str, str]] = set()
 
 
 def register_once(spark: Any, source: type) -> None:
     """Register ``source`` (a Python data source class) with ``spark``, once per session."""
-    key = (str(spark.sparkContext.applicationId), id(spark), f"{source.__module__}.{source.__qualname__}")
+    key = (session_key(spark), f"{source.__module__}.{source.__qualname__}")
     if key not in _REGISTERED:
         spark.dataSource.register(source)
         _REGISTERED.add(key)

@@ -33,6 +33,7 @@ log = logging.getLogger("seatunnel.assert")
 class Assert(Connector, SchemaInference, Sink, StreamFinish):
     name = "Assert"
     kinds = frozenset({SINK})
+    connect = True
     required = ("rules",)
     description = "Fails the pipeline when a row or field rule does not hold."
 

@@ -40,6 +40,7 @@ __all__ = ["CONNECTOR", "FakeSource"]
 class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter):
     name = "FakeSource"
     kinds = frozenset({SOURCE})
+    connect = True
     identity = ("schema.table",)
     description = "Generates rows from a schema: random, ranged, templated or explicit."
 

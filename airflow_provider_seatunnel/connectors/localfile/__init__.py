@@ -92,6 +92,7 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
                 TwoPhaseSink, StreamingSource, RetiresCommits):
     name = "LocalFile"
     kinds = frozenset({SOURCE, SINK})
+    connect = True
     identity = ("path",)
     committer = True
     stores_deletes = False

@@ -27,6 +27,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
+from ...spi.sessions import is_connect
 from .formats import read_files
 from .options import COMMITS_DIR, FILE, PENDING_DIR, config_error, flag, java_regex_literal, log, opt, target_path
 
@@ -193,9 +194,13 @@ def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tu
 def at_parallelism(df: Any, parallelism: int, streaming: bool = False) -> Any:
     """``df`` in exactly ``parallelism`` partitions: Spark's file splits coalesced when there are more
     (no shuffle), the rows repartitioned when there are fewer. A stream's micro-batches are
-    coalesced to one partition, or repartitioned (their splits are not known in advance)."""
+    coalesced to one partition, or repartitioned (their splits are not known in advance). On Spark
+    Connect (whose client does not see the splits) the files are coalesced: fewer splits than
+    ``parallelism`` (small files) stay fewer, as SeaTunnel's readers, one per file, do."""
     if streaming:
         return df.coalesce(1) if parallelism == 1 else df.repartition(parallelism)
+    if is_connect(df.sparkSession):  # a Connect client cannot see the splits without running a job
+        return df.coalesce(parallelism)
     have = df.rdd.getNumPartitions()
     if have > parallelism:
         return df.coalesce(parallelism)

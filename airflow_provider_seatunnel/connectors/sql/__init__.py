@@ -63,6 +63,7 @@ NAME = "Sql"
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     kinds = frozenset({TRANSFORM})
+    connect = True
     required = ("query",)
     description = "Runs a Spark SQL query over its input(s)."
 

@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND, quote
+from ...spi.sessions import is_connect
 from .analysis import (
     COMBINING,
     ROW_WISE,
@@ -278,8 +279,9 @@ def _run(ctx: Any, vertex: Any, query: str, frames: list[tuple[str, Any]], decla
             result = ctx.spark.sql(sql)
     except AnalysisException as e:
         raise RuntimeConfigError(f"the query does not run on Spark: {_clean(str(e), views)}") from None
-    finally:
-        for view in registered.values():
+    finally:  # a Spark Connect DataFrame of SQL is analysed again at each action: its views stay,
+        # until the session (one per pipeline attempt) is released
+        for view in registered.values() if not is_connect(ctx.spark) else ():
             ctx.spark.catalog.dropTempView(view.ident)
     if carried and ROW_KIND in result.columns:
         return result
