@@ -7,7 +7,8 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
-  (the driver's JVM; the Python driver dies with it) from outside at a random moment: a
+  (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
+  of the command line itself, or the Spark Connect server killed and restarted) from outside at a random moment: a
   third of the trials anywhere in the run, a third during the writes (a random delay after
   the first sink starts writing, within the baseline run's sink phase), a third around the
   commit phase (0-150 ms after the last sink reported its data prepared).
@@ -71,6 +72,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import connect_targets  # noqa: E402
 import delta_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
@@ -99,6 +101,7 @@ class Resources(contextlib.ExitStack):
     """What sink types share within one benchmark run (the PostgreSQL server), released at exit."""
 
     postgres: Any = None
+    connect: Any = None  # the Spark Connect server of the Connect-mode types (connect_targets.py)
 
 
 @dataclass
@@ -325,6 +328,8 @@ class SinkType:
     source: Callable[[Path, list[Row], contextlib.ExitStack], tuple[str, str]] | None = None
     writing: str = r": writing$"
     prepared: str = "prepared"
+    #: Connect mode (connect_targets.py): what a SIGKILL trial kills, "client" (the command line) or "server"
+    connect: str | None = None
 
 
 LOCALFILE_READING = (
@@ -374,6 +379,9 @@ SINK_TYPES: dict[str, SinkType] = {
                         "staging branches", iceberg_targets.READING, moves=iceberg_targets.MOVES),
     "Paimon": SinkType(lambda work, rows, res: paimon_targets.paimon_sinks(work, rows, res, Sink), POINTS, 5_000,
                        "raw files", paimon_targets.READING, moves=paimon_targets.MOVES),
+    **{f"LocalFile on Spark Connect, {crash} killed": SinkType(
+        localfile_sinks, POINTS, 5_000, "raw files", connect_targets.READING, connect=crash)
+       for crash in ("client", "server")},
     "Kafka source": SinkType(lambda work, rows, res: kafka_targets.fresh_stream(work, localfile_sinks(work, rows, res)),
                              kafka_targets.STREAM_POINTS, 5_000, "raw files", kafka_targets.SOURCE_READING,
                              source=kafka_targets.kafka_source, writing="query started", prepared=": micro-batch"),
@@ -456,17 +464,25 @@ def _drivers_of(run_id: str) -> list[int]:
 
 def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | None = None,
             kill: Callable[[list[tuple[float, str]], float], bool] | None = None,
-            watch: Callable[[subprocess.Popen, list[tuple[float, str]]], None] | None = None) -> Run:
+            watch: Callable[[subprocess.Popen, list[tuple[float, str]]], None] | None = None,
+            connect: tuple[connect_targets.Server, str] | None = None) -> Run:
     """``seatunnel-airflow run``; ``kill(events, elapsed)`` is polled and, when it says so, SIGKILLs spark-submit;
-    ``watch(process, events)`` is told the process and its live list of progress events once it started."""
+    ``watch(process, events)`` is told the process and its live list of progress events once it started.
+    ``connect``: (server, crash) runs on that Spark Connect server; a kill then SIGKILLs the command line
+    itself (crash "client") or restarts the server (crash "server")."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("SEATUNNEL_FAULTS", None)
     if faults:
         env["SEATUNNEL_FAULTS"] = faults
-    cmd = [CLI, "run", str(conf), "--run-id", run_id, "--attempt", str(attempt), "--master", "local[2]",
-           "--work-dir", str(work / f"work-{run_id}-{attempt}")]
+    cmd = [CLI, "run", str(conf), "--run-id", run_id, "--attempt", str(attempt)]
+    if connect is None:
+        cmd += ["--master", "local[2]", "--work-dir", str(work / f"work-{run_id}-{attempt}")]
+    else:
+        extra, extra_env = connect_targets.command(connect[0])
+        cmd += extra
+        env.update(extra_env)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
     events: list[tuple[float, str]] = []
@@ -487,7 +503,14 @@ def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | Non
         watch(proc, events)
     killed_at = None
     while proc.poll() is None:
-        if kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
+        if kill is not None and killed_at is None and kill(events, time.monotonic() - t0) and connect:
+            killed_at = time.monotonic() - t0
+            if connect[1] == "client":
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
+            else:
+                connect[0].restart()
+        elif kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
             submits = _children(proc.pid)
             for pid in submits:
                 with contextlib.suppress(ProcessLookupError):
@@ -572,12 +595,13 @@ def score(t: Trial, sinks: list[Sink], expected: list[Row]) -> None:
 
 
 def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink],
-          expected: list[Row], faults: str | None = None, kill: Callable | None = None) -> Trial:
+          expected: list[Row], faults: str | None = None, kill: Callable | None = None,
+          connect: tuple[connect_targets.Server, str] | None = None) -> Trial:
     t = Trial(n, kind, what)
     for s in sinks:
         s.seed()
     t0 = time.monotonic()
-    first = run_cli(conf, work, run_id, 1, faults=faults, kill=kill)
+    first = run_cli(conf, work, run_id, 1, faults=faults, kill=kill, connect=connect)
     t.first_code = first.code
     t.stopped = _stopped(first)
     if first.killed_at is not None:
@@ -588,7 +612,7 @@ def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sin
         os.kill(pid, signal.SIGKILL)
     t.after_first = [_state(s.read(), s, expected) for s in sinks]
     t.raw_after_first = [s.raw() for s in sinks if s.raw]
-    restore = run_cli(conf, work, run_id, 2)
+    restore = run_cli(conf, work, run_id, 2, connect=connect)
     t.restore_code = restore.code
     score(t, sinks, expected)
     t.raw_after_restore = [s.raw() for s in sinks if s.raw]
@@ -641,7 +665,12 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
         # baseline: an undisturbed run, for the moments to kill at
         for s in sinks:
             s.seed()
-        base = run_cli(conf, work, f"{slug}-baseline", 1)
+        connect = (connect_targets.server(resources), kind.connect) if kind.connect else None
+        if connect:  # the server's first runs are slow (its JIT is cold): the baseline is a warm run
+            run_cli(conf, work, f"{slug}-warmup", 1, connect=connect)
+            for s in sinks:
+                s.seed()
+        base = run_cli(conf, work, f"{slug}-baseline", 1, connect=connect)
         assert base.code == 0, base.stdout + base.stderr
         for s in sinks:
             lost, extra = _difference(s.read(), s.final(expected))
@@ -659,8 +688,13 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
 
         for i in range(args.kill_trials):
             what, kill = kill_moment(i, rng, base, writing, sinks, (kind.writing, kind.prepared))
+            if kind.connect:
+                what = what.replace("SIGKILL spark-submit", {"client": "SIGKILL of the client process",
+                                                             "server": "Spark Connect server killed and restarted"}
+                                    [kind.connect])
             n = len(trials) + 1
-            record(trial(n, f"{slug}-trial{n:03d}", "kill", what, conf, work, sinks, expected, kill=kill))
+            record(trial(n, f"{slug}-trial{n:03d}", "kill", what, conf, work, sinks, expected, kill=kill,
+                         connect=connect))
         for _ in range(args.fault_trials):
             point, action = rng.choice(kind.points), rng.choice(("raise", "kill"))
             count = {"sink.write": rng.randrange(0, rows // 4), "sink.move": rng.randrange(0, files),
@@ -668,12 +702,13 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
                      "pipeline.committed": 0, "batch.committed": 0}[point]
             spec = f"{point}={action}" + (f"+{count}" if count else "")
             n = len(trials) + 1
-            record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec))
+            record(trial(n, f"{slug}-trial{n:03d}", "fault", spec, conf, work, sinks, expected, faults=spec,
+                         connect=connect))
         harness = {"Trial": Trial, "run_cli": run_cli, "state": _state, "score": score,
                    "sinks": sinks, "expected": expected, "conf": conf, "work": work, "base": base,
                    "children": _children, "drivers_of": _drivers_of, "sink_type": name, "resources": resources}
         modes = overlap.modes_for(name)
-        for i in range(args.overlap_trials):
+        for i in range(args.overlap_trials if not kind.connect else 0):  # overlap trials drive spark-submit
             n = len(trials) + 1
             record(overlap.overlap_trial(n, f"{slug}-overlap{n:03d}", modes[i % len(modes)], rng,
                                          harness))
@@ -801,7 +836,10 @@ def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
         "| drivers left running |",
         "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    kinds = {"kill": "SIGKILLs of spark-submit" + (" while the source changes" if meta.get("stream") else ""),
+    crash = {"client": "SIGKILLs of the Connect client (the command line)",
+             "server": "Spark Connect server kills and restarts"}.get(kind.connect if kind is not None else None,
+                                                                    "SIGKILLs of spark-submit")
+    kinds = {"kill": crash + (" while the source changes" if meta.get("stream") else ""),
              "fault": "injected fault", "overlap": "two attempts at once"}
     for k, label in kinds.items():
         ts = [t for t in trials if t.kind == k]

@@ -281,19 +281,19 @@ def server_application(spark: Any) -> tuple[str | None, str | None]:
 
 
 def run_remote_pipeline(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int = 1, *,
-                        options: Mapping[str, Any] | None = None,
-                        say: Callable[[str], None] | None = None) -> PipelineMetrics:
+                        options: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
+                        label: str | None = None) -> PipelineMetrics:
     """Run ``pipeline`` to its commit as a Spark Connect session of ``remote``; its metrics, a
     failure's too (``error`` says why and whether a retry helps). Never raises for a failed run."""
     with connect_mode():
-        return _run_remote(remote, plan, pipeline, run_id, attempt, options, say or log.info)
+        return _run_remote(remote, plan, pipeline, run_id, attempt, options, say or log.info,
+                           label or f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}")
 
 
 def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int,
-                options: Mapping[str, Any] | None, tell: Callable[[str], None]) -> PipelineMetrics:
+                options: Mapping[str, Any] | None, tell: Callable[[str], None], label: str) -> PipelineMetrics:
     from .executor import run_pipeline
 
-    label = f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}"
     started, t0 = now(), time.monotonic()
     spark = None
     try:
@@ -301,8 +301,8 @@ def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: s
         if problems:
             raise RuntimeConfigError("; ".join(p.format() for p in problems))
         spark = open_session(remote, plan, pipeline, run_id, attempt, tell)
-        tell(f"{label}: running on Spark Connect {remote.display()} (attempt {attempt}, run {run_id}, "
-             f"session {spark.session_id}, {time.monotonic() - t0:.1f} s to connect)")
+        tell(f"{label}: running {pipeline.task_id} on Spark Connect {remote.display()} (attempt {attempt}, "
+             f"run {run_id}, session {spark.session_id}, {time.monotonic() - t0:.1f} s to connect)")
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=run_id, attempt=attempt,
                          options=dict(options or {}))
         metrics = PipelineMetrics.from_dict(run_pipeline(ctx, on_event=lambda msg: tell(f"{label}: {msg}")))
@@ -354,7 +354,8 @@ def run_remote_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], remot
     workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda p: run_remote_pipeline(remote, plan, p, run, attempt, options=options,
-                                                              say=tell).redacted(secrets), pipelines))
+                                                              say=tell, label=f"pipeline {p.id}").redacted(secrets),
+                                pipelines))
     for m in results:
         tell(f"pipeline {m.pipeline} {m.task_id}: " + (f"FINISHED (read {m.read_count}, wrote {m.write_count})"
                                                       if m.ok else f"FAILED{m.where}: {m.message}"))

@@ -17,13 +17,13 @@ from airflow_provider_seatunnel.cli import main
 from airflow_provider_seatunnel.runtime.remote import Remote, RemoteAddressError, connect_problems, session_id
 
 from ..spark_connect import connect_server_running, connect_session
-from .test_job_group_run import RESTORE
 from .test_job_group_run import _rows as _json_rows
+from .test_job_group_run import restore_job
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 JOB = """
-env { job.name = "connect_job", parallelism = 2 }
+env { job.name = "connect_job", parallelism = 2, "spark.hadoop.fs.s3a.secret.key" = "sekrit-in-env-42" }
 source {
   FakeSource { plugin_output = "web", row.num = 50, schema = { fields { id = bigint, name = string } } }
   FakeSource { plugin_output = "store", row.num = 30, schema = { fields { id = bigint, name = string } } }
@@ -63,14 +63,7 @@ def _connection(server) -> dict[str, str]:
 
 
 def test_a_job_group_runs_on_the_server_and_a_retry_restores_once(run_dag, server, tmp_path):
-    from airflow_provider_seatunnel.plan import compile_job
-
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "old.json").write_text('{"id": -1, "channel": "old"}\n')
-    conf = tmp_path / "restore.conf"
-    conf.write_text(RESTORE.replace("__OUT__", str(out)))
-    web = next(p.task_id for p in compile_job(conf).pipelines if p.task_id.startswith("web"))
+    out, conf, web = restore_job(tmp_path)
     result = run_dag(GROUP_DAG.format(dag_id="st_connect", config=str(conf)), "st_connect",
                      env={**_connection(server), "SEATUNNEL_FAULTS": f"sink.commit:{web}"})
     tis, log = result["tis"], result["log"]
@@ -80,7 +73,7 @@ def test_a_job_group_runs_on_the_server_and_a_retry_restores_once(run_dag, serve
     assert rows == sorted(2 * [(1, "web"), (2, "web"), (3, "web"), (4, "web"), (101, "store"), (102, "store")])
     metrics = result["xcom"][f"job.{web}"]
     assert metrics["spark_connect"] == server.address and metrics["attempt"] == 2 and metrics["session_id"]
-    assert "running on Spark Connect" in log and "spark-submit" not in log.lower().replace("spark-submit)", "")
+    assert f"running {web} on Spark Connect" in log and "spark-submit" not in log.lower().replace("spark-submit)", "")
     assert server.token not in log and server.token not in json.dumps(result["xcom"])
     job = result["xcom"]["job.summary"]
     assert job["status"] == "FINISHED" and job["write_count"] == 12 and job["read_count"] == 12
@@ -169,7 +162,8 @@ def test_a_job_runs_as_sessions_of_the_server_with_its_counts(token_env, tmp_pat
     assert {p["spark_connect"] for p in pipelines.values()} == {token_env.address}
     assert all(p["application_id"] for p in pipelines.values())  # the server's application
     assert token_env.token not in printed.out + printed.err + json.dumps(job)
-    assert token_env.token not in token_env.log.read_text()
+    for secret in (token_env.token, "sekrit-in-env-42"):  # the token, a secret Spark setting of the job
+        assert secret not in token_env.log.read_text() and secret not in printed.out + printed.err
     assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ  # a classic session can follow in this process
 
 
@@ -204,8 +198,8 @@ def test_a_killed_client_is_restored_once_and_its_session_released(token_env, tm
     first = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == -9, first.stdout[-2000:] + first.stderr[-2000:]
     assert "killing the driver" in first.stderr + first.stdout
-    task_id = next(line.split()[2].rstrip(":") for line in first.stdout.splitlines()
-                   if line.startswith("Pipeline [(1/"))
+    task_id = next(line.split()[3] for line in first.stdout.splitlines()
+                   if line.startswith("pipeline 1: running "))
     # the dead process left its session on the server (as a task whose worker died does)
     stale = connect_session(f"{token_env.address}/;session_id={session_id('k1', task_id, 1)}")
     assert stale.range(3).count() == 3

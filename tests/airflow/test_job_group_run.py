@@ -85,11 +85,8 @@ sink {
 """
 
 
-def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
-    """Both pipelines write one sink (the split clones it); the web pipeline's driver is SIGKILLed
-    half-way through its commit (one file moved) on attempt 1; Airflow retries it. The old data is
-    dropped once (by the first commit, not again by the retry or the other pipeline: their rows survive), and every row
-    is in the sink exactly once."""
+def restore_job(tmp_path: Path) -> tuple[Path, Path, str]:
+    """The RESTORE job over a fresh target that holds an old row: (target, config, the web pipeline's task id)."""
     from airflow_provider_seatunnel.plan import compile_job
 
     out = tmp_path / "out"
@@ -97,7 +94,15 @@ def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
     (out / "old.json").write_text('{"id": -1, "channel": "old"}\n')
     conf = tmp_path / "restore.conf"
     conf.write_text(RESTORE.replace("__OUT__", str(out)))
-    web = next(p.task_id for p in compile_job(conf).pipelines if p.task_id.startswith("web"))
+    return out, conf, next(p.task_id for p in compile_job(conf).pipelines if p.task_id.startswith("web"))
+
+
+def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
+    """Both pipelines write one sink (the split clones it); the web pipeline's driver is SIGKILLed
+    half-way through its commit (one file moved) on attempt 1; Airflow retries it. The old data is
+    dropped once (by the first commit, not again by the retry or the other pipeline: their rows survive), and every row
+    is in the sink exactly once."""
+    out, conf, web = restore_job(tmp_path)
     result = run_dag(GROUP_DAG.format(dag_id="st_restore", config=str(conf)), "st_restore",
                      env={"SEATUNNEL_FAULTS": f"sink.move:{web}=kill+1"})
     tis = result["tis"]
