@@ -214,8 +214,9 @@ def apply_settings(spark: Any, plan: JobPlan, pipeline: PipelinePlan, say: Calla
                 raise
             if not _server_has(spark, key, value):
                 raise RuntimeConfigError(
-                    f"the pipeline needs {key}={value}, which only the Spark Connect server's start can set: "
-                    f"start the server with it, or run this pipeline with spark-submit") from None
+                    f"the pipeline needs the setting {key} (its plugins' value), which only the Spark Connect "
+                    "server's start can set: start the server with it, or run this pipeline with spark-submit"
+                ) from None
     if kept:
         say(f"Spark Connect: the server's own values stay for {', '.join(sorted(kept))} "
             "(only its start sets them)")

@@ -23,7 +23,10 @@ from .test_job_group_run import restore_job
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 JOB = """
-env { job.name = "connect_job", parallelism = 2, "spark.hadoop.fs.s3a.secret.key" = "sekrit-in-env-42" }
+env {
+  job.name = "connect_job", parallelism = 2, "spark.hadoop.fs.s3a.secret.key" = "sekrit-in-env-42",
+  spark.executor.memory = "1g", spark.sql.shuffle.partitions = 3
+}
 source {
   FakeSource { plugin_output = "web", row.num = 50, schema = { fields { id = bigint, name = string } } }
   FakeSource { plugin_output = "store", row.num = 30, schema = { fields { id = bigint, name = string } } }
@@ -162,6 +165,8 @@ def test_a_job_runs_as_sessions_of_the_server_with_its_counts(token_env, tmp_pat
     assert {p["spark_connect"] for p in pipelines.values()} == {token_env.address}
     assert all(p["application_id"] for p in pipelines.values())  # the server's application
     assert token_env.token not in printed.out + printed.err + json.dumps(job)
+    # a setting only the server's start takes keeps the server's value, and the run says so
+    assert "the server's own values stay for spark.executor.memory" in printed.out
     for secret in (token_env.token, "sekrit-in-env-42"):  # the token, a secret Spark setting of the job
         assert secret not in token_env.log.read_text() and secret not in printed.out + printed.err
     assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ  # a classic session can follow in this process
