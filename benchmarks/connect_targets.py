@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,15 @@ def server(resources: Any) -> Server:
         resources.callback(connect_server.stop, running.directory)
         resources.connect = running
     return resources.connect
+
+
+def crash(proc: subprocess.Popen, server: Server, kind: str) -> None:
+    """A trial's crash: SIGKILL of the command line ``proc`` (``client``), or the server restarted (``server``)."""
+    if kind == "client":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+    else:
+        server.restart()
 
 
 def command(server: Server) -> tuple[list[str], dict[str, str]]:

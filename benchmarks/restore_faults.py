@@ -503,20 +503,17 @@ def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | Non
         watch(proc, events)
     killed_at = None
     while proc.poll() is None:
-        if kill is not None and killed_at is None and kill(events, time.monotonic() - t0) and connect:
-            killed_at = time.monotonic() - t0
-            if connect[1] == "client":
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGKILL)
-            else:
-                connect[0].restart()
-        elif kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
-            submits = _children(proc.pid)
-            for pid in submits:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            if submits:
+        if kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
+            if connect is not None:
                 killed_at = time.monotonic() - t0
+                connect_targets.crash(proc, *connect)
+            else:
+                submits = _children(proc.pid)
+                for pid in submits:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                if submits:
+                    killed_at = time.monotonic() - t0
         time.sleep(0.01)
     reader.join(10)
     return Run(proc.returncode, time.monotonic() - t0, events, killed_at, "".join(out_lines), "".join(err))

@@ -45,10 +45,6 @@ sink {{ LocalFile {{ plugin_input = "t", path = "{out}/one", file_format_type = 
 """
 
 
-#: a pipeline's own seconds per command (Connect mode: from opening its session to its commit)
-PIPELINE_SECONDS: dict[str, list[float]] = {}
-
-
 def sixteen(out: Path) -> str:
     """16 independent FakeSource → LocalFile pairs: 16 pipelines."""
     sources = "\n".join(f'  FakeSource {{ plugin_output = "t{i}", row.num = 100, '
@@ -59,20 +55,19 @@ def sixteen(out: Path) -> str:
     return f"{head}\nsource {{\n{sources}\n}}\nsink {{\n{sinks}\n}}\n"
 
 
-def timed(cmd: list[str], env: dict[str, str], metrics: Path | None = None) -> float:
-    """Wall seconds of ``cmd``; with ``metrics`` (``--metrics-file``), the longest pipeline's own
-    seconds are kept in :data:`PIPELINE_SECONDS` under the command."""
+def timed(cmd: list[str], env: dict[str, str], metrics: Path | None = None) -> tuple[float, float | None]:
+    """Wall seconds of ``cmd``, and with ``metrics`` (its ``--metrics-file``) the longest pipeline's own seconds."""
     t0 = time.monotonic()
     proc = subprocess.run([*cmd, *(["--metrics-file", str(metrics)] if metrics else [])], env=env,
                           capture_output=True, text=True)
     seconds = time.monotonic() - t0
+    inside = None
     if metrics is not None and metrics.exists():
-        job = json.loads(metrics.read_text())
-        PIPELINE_SECONDS.setdefault(" ".join(cmd), []).append(max(p.get("seconds") or 0 for p in job["pipelines"]))
+        inside = max(p.get("seconds") or 0 for p in json.loads(metrics.read_text())["pipelines"])
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} failed ({proc.returncode}):\n"
                            f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return seconds
+    return seconds, inside
 
 
 def main() -> int:
@@ -112,6 +107,7 @@ def main() -> int:
                                        "--max-parallel", str(args.max_parallel)], remote_env),
     }
     wall: dict[tuple[str, str], list[float]] = {(j, w): [] for j in jobs for w in ways}
+    one_inside: list[float] = []  # the 10-row pipeline's own seconds in Connect mode
     try:
         for job in jobs:  # an untimed round warms both ways (and the server's JIT)
             for way in ways:
@@ -120,13 +116,14 @@ def main() -> int:
             for job in jobs:
                 order = list(ways) if r % 2 == 0 else list(reversed(ways))
                 for way in order:
-                    wall[job, way].append(timed(*ways[way](confs[job]), metrics=work / "metrics.json"))
+                    seconds, inside = timed(*ways[way](confs[job]), metrics=work / "metrics.json")
+                    wall[job, way].append(seconds)
+                    if job == next(iter(jobs)) and way == "Connect mode" and inside is not None:
+                        one_inside.append(inside)
                     print(f"round {r + 1} {job} {way}: {wall[job, way][-1]:.2f} s", flush=True)
     finally:
         connect_server.stop(work / "server")
-    one = next(iter(jobs))
-    inside = PIPELINE_SECONDS.get(" ".join(ways["Connect mode"](confs[one])[0]), [])
-    args.out.write_text(report(args, jobs, wall, started, statistics.median(inside) if inside else None))
+    args.out.write_text(report(args, jobs, wall, started, statistics.median(one_inside) if one_inside else None))
     print(args.out.read_text())
     return 0
 

@@ -173,9 +173,16 @@ def connect_problems(plan: JobPlan, pipeline: PipelinePlan) -> list[Problem]:
     return found
 
 
-def _fixed(error: BaseException) -> bool:
-    text = str(error)
-    return any(code in text for code in _FIXED)
+def _set(spark: Any, key: str, value: str) -> bool:
+    """Set ``key`` on the session; False when only the server's start can set it (Spark's error classes
+    :data:`_FIXED`); any other failure is raised."""
+    try:
+        spark.conf.set(key, value)
+    except Exception as e:
+        if not any(code in str(e) for code in _FIXED):
+            raise
+        return False
+    return True
 
 
 def _server_has(spark: Any, key: str, value: str) -> bool:
@@ -196,27 +203,13 @@ def apply_settings(spark: Any, plan: JobPlan, pipeline: PipelinePlan, say: Calla
     needed = session_settings(plan, pipeline)
     kept: list[str] = []
     for key, value in spark_conf(plan.env).items():
-        if key in needed or key in ("spark.jars", "spark.jars.packages"):
-            continue
-        try:
-            spark.conf.set(key, value)
-        except Exception as e:
-            if not _fixed(e):
-                raise
+        if key not in needed and key not in ("spark.jars", "spark.jars.packages") and not _set(spark, key, value):
             kept.append(key)
-    for key, value in needed.items():
-        try:
-            if key in LIST_SETTINGS:
-                raise RuntimeError("CANNOT_MODIFY_STATIC_CONFIG")
-            spark.conf.set(key, value)
-        except Exception as e:
-            if not _fixed(e):
-                raise
-            if not _server_has(spark, key, value):
-                raise RuntimeConfigError(
-                    f"the pipeline needs the setting {key} (its plugins' value), which only the Spark Connect "
-                    "server's start can set: start the server with it, or run this pipeline with spark-submit"
-                ) from None
+    for key, value in needed.items():  # list settings are only ever the server's
+        if (key in LIST_SETTINGS or not _set(spark, key, value)) and not _server_has(spark, key, value):
+            raise RuntimeConfigError(
+                f"the pipeline needs the setting {key} (its plugins' value), which only the Spark Connect "
+                "server's start can set: start the server with it, or run this pipeline with spark-submit")
     if kept:
         say(f"Spark Connect: the server's own values stay for {', '.join(sorted(kept))} "
             "(only its start sets them)")
@@ -308,13 +301,10 @@ def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: s
                          options=dict(options or {}))
         metrics = PipelineMetrics.from_dict(run_pipeline(ctx, on_event=lambda msg: tell(f"{label}: {msg}")))
         app_id, ui = server_application(spark)
-        metrics = replace(metrics, application_id=app_id, seconds=round(time.monotonic() - t0, 3)).with_extra(
-            spark_connect=remote.display(),
-                                                                    session_id=spark.session_id)
+        metrics = replace(metrics, application_id=app_id, seconds=round(time.monotonic() - t0, 3))
+        metrics = metrics.with_extra(spark_connect=remote.display(), session_id=spark.session_id)
         return metrics.with_extra(ui_url=ui) if ui else metrics
-    except BaseException as e:  # every failure ends in the metrics
-        if isinstance(e, KeyboardInterrupt | SystemExit):
-            raise
+    except Exception as e:  # every failure ends in the metrics
         error = error_from(e, pipeline=pipeline.task_id, settings=plan.env)
         return PipelineMetrics.failed(pipeline, run_id, attempt, started, error, spark_connect=remote.display())
     finally:

@@ -192,8 +192,7 @@ def _read_by_name(w: Walk, vid: str) -> bool:
     temporary views). A Spark Connect client learns an observation's counts only from the plans it
     sends, and a query naming a view hides the view's plan: such a source is counted by its own pass
     (persisted once, read from there)."""
-    return any(isinstance(w.connectors.get(d) or get_connector(w.by_id[d].plugin), ReadsTablesByName)
-               for d in w.down[vid])
+    return any(isinstance(get_connector(w.by_id[d].plugin), ReadsTablesByName) for d in w.down[vid])
 
 
 def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:
