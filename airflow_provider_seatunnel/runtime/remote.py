@@ -170,6 +170,9 @@ def connect_problems(plan: JobPlan, pipeline: PipelinePlan) -> list[Problem]:
             found.append(Problem(f"{v.plugin} needs the Spark driver's JVM in this process: it runs with "
                                  f"spark-submit, not on a Spark Connect session", plugin=f"{v.ref} {v.plugin}",
                                  severity="error", hint="use a spark connection (spark-submit) for this pipeline"))
+        elif blocker := connector.connect_blocker(v.config):
+            found.append(Problem(blocker, plugin=f"{v.ref} {v.plugin}", severity="error",
+                                 hint="use a spark connection (spark-submit) for this pipeline"))
     return found
 
 

@@ -22,6 +22,8 @@ from ..config.errors import NOT_RUNNABLE
 from .contract import RUNS_AS, SINK, SOURCE, TRANSFORM, ChangeEmitter, StreamingSource, Vertex
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..config.errors import Problem
     from ..config.loader import JobConfig, PluginConfig
 
@@ -68,6 +70,11 @@ class Connector:
                  for key in self.required if not plugin.has(key)]
         found.extend(self.check(plugin, job))
         return found
+
+    def connect_blocker(self, options: Mapping[str, Any]) -> str | None:
+        """Why a block with these options cannot run on a Spark Connect session although the
+        connector declares ``connect`` (None: it can), e.g. a database with no client here."""
+        return None
 
     def can_run(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""

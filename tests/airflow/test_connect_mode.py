@@ -86,8 +86,8 @@ def test_a_pipeline_needing_the_driver_jvm_fails_before_it_runs(run_dag, server,
     conf = tmp_path / "jdbc.conf"
     conf.write_text("""
 env { job.name = "needs_jvm" }
-source { Jdbc { url = "jdbc:postgresql://127.0.0.1:1/db", driver = "org.postgresql.Driver", user = "u",
-                password = "p", query = "select 1 as a", plugin_output = "t" } }
+source { Kafka { bootstrap.servers = "127.0.0.1:1", topic = "orders", format = json, plugin_output = "t",
+                 schema = { fields { a = int } } } }
 sink { LocalFile { plugin_input = "t", path = "%s", file_format_type = "json" } }
 """ % (tmp_path / "out"))
     result = run_dag(GROUP_DAG.format(dag_id="st_connect_jvm", config=str(conf)), "st_connect_jvm",
@@ -137,12 +137,18 @@ def test_addresses_parse_and_never_show_the_token():
 
 def test_what_needs_the_driver_jvm_is_refused_before_a_session_opens(plan_of):
     plan = plan_of("""
-        source { Jdbc { url = "jdbc:postgresql://h/db", driver = "org.postgresql.Driver", query = "select 1",
-                        plugin_output = "t" } }
+        source { Kafka { bootstrap.servers = "h:9092", topic = "t", format = json, plugin_output = "t",
+                         schema = { fields { a = int } } } }
         sink { Console { plugin_input = "t" } }""")
     problems = connect_problems(plan, plan.pipelines[0])
-    assert len(problems) == 1 and problems[0].plugin == "source[0] Jdbc"
+    assert len(problems) == 1 and problems[0].plugin == "source[0] Kafka"
     assert "spark-submit" in problems[0].message
+    jdbc = plan_of("""
+        source { Jdbc { url = "jdbc:postgresql://h/db", driver = "org.postgresql.Driver", query = "select 1",
+                        plugin_output = "t" } }
+        sink { Jdbc { plugin_input = "t", url = "jdbc:sqlite:/tmp/t.db", driver = "org.sqlite.JDBC", query = "x" } }""")
+    (problem,) = connect_problems(jdbc, jdbc.pipelines[0])  # PostgreSQL runs on Connect, SQLite does not
+    assert problem.plugin == "sink[0] Jdbc" and "not jdbc:sqlite" in problem.message
     streaming = plan_of("""env { job.mode = "STREAMING" }
         source { FakeSource { plugin_output = "t", schema = { fields { a = int } } } }
         sink { Console { plugin_input = "t" } }""")

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,14 +157,11 @@ class AirflowServices:
         return http_json(f"{self.url}/api/v2/{path.lstrip('/')}", method, body, token=self.token)
 
 
-@pytest.fixture(scope="module")
-def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
-    """Airflow's API server, scheduler (LocalExecutor, parallelism 4) and DAG processor on a fresh home.
-
-    Pipelines run with ``spark_default`` = ``local[1]``: one small JVM per pipeline task.
-    """
-    home = tmp_path_factory.mktemp("airflow-services")
-    shutil.copytree(ROOT / "dags", home / "dags", ignore=shutil.ignore_patterns("__pycache__"))
+@contextmanager
+def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[AirflowServices]:
+    """Airflow's API server, scheduler (LocalExecutor, parallelism 4) and DAG processor on ``home``
+    (its ``dags`` folder already written), a user ``tester`` (admin); ready once ``dag_id`` is parsed
+    without import errors. ``settings`` add environment variables. Stopped at exit, always."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     user, password = "tester", "tester-password"
@@ -182,6 +180,7 @@ def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
         # every process must sign and check the same tokens (the API's and the tasks')
         "AIRFLOW__API_AUTH__JWT_SECRET": os.urandom(24).hex(),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+        **settings,
     })
     migrate(env)
     airflow = str(BIN / "airflow")
@@ -194,11 +193,23 @@ def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
         def ready() -> bool:
             health = http_json(f"{url}/api/v2/monitor/health")
             return (health["scheduler"]["status"] == "healthy" and health["dag_processor"]["status"] == "healthy"
-                    and "seatunnel_example" in {d["dag_id"] for d in services.api("dags")["dags"]})
+                    and dag_id in {d["dag_id"] for d in services.api("dags")["dags"]})
 
-        wait_for("Airflow's services and the parsed seatunnel_example DAG", ready, 180, services.services, 1.0)
+        wait_for(f"Airflow's services and the parsed {dag_id} DAG", ready, 180, services.services, 1.0)
         errors = services.api("importErrors")["import_errors"]
         assert not errors, errors
         yield services
     finally:
         stop_all(services.services)
+
+
+@pytest.fixture(scope="module")
+def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
+    """:func:`airflow_running` on a fresh home whose DAGs folder is a copy of the project's ``dags/``.
+
+    Pipelines run with ``spark_default`` = ``local[1]``: one small JVM per pipeline task.
+    """
+    home = tmp_path_factory.mktemp("airflow-services")
+    shutil.copytree(ROOT / "dags", home / "dags", ignore=shutil.ignore_patterns("__pycache__"))
+    with airflow_running(home, "seatunnel_example") as services:
+        yield services

@@ -3,7 +3,9 @@
 The data path is Spark's JDBC reader and writer; the driver (a Java class in a jar) is found by
 :func:`.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
 driver side (split bounds, save modes, the commit) go through the same driver, in the Spark
-driver's JVM: no Python database driver. Dialects (:mod:`.dialects`, :mod:`.databases`): quoting,
+driver's JVM; on a Spark Connect session, which has no JVM in this process, through a Python
+driver (:mod:`.pyconnection`: PostgreSQL, MySQL and MariaDB), while Spark's reads and writes run on
+the server with the JDBC driver (a session artifact). Dialects (:mod:`.dialects`, :mod:`.databases`): quoting,
 upsert, types and split hashing as SeaTunnel's dialect of each database writes them; PostgreSQL,
 MySQL/MariaDB and SQLite are tested against real databases, Oracle, SQL Server, DB2 and the others
 are SQL generation only (untested); other databases get ANSI SQL.
@@ -78,6 +80,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
     identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
     committer = True
     stores_deletes = True
+    connect = True
     description = "Reads a query or table, or writes (upserts) a table, through JDBC."
 
     # compile time ------------------------------------------------------------------------------
@@ -89,6 +92,19 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
         from .connection import options_from_connection
 
         return options_from_connection(conn)
+
+    def connect_blocker(self, options: Mapping[str, Any]) -> str | None:
+        """On a Spark Connect session the statements run on the driver go through a Python driver
+        (:mod:`.pyconnection`): PostgreSQL, MySQL and MariaDB URLs only (a URL from an Airflow
+        connection is checked when the pipeline starts)."""
+        from .pyconnection import python_family
+
+        url = str(options.get("url") or "").strip()
+        if not url or "${" in url or python_family(url):
+            return None
+        scheme = url.split(":")[1] if url.count(":") >= 2 else url
+        return (f"on a Spark Connect session Jdbc reaches only PostgreSQL, MySQL and MariaDB (a Python driver "
+                f"runs its statements), not jdbc:{scheme}")
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
         return not ({"user", "password"} & set(options))

@@ -32,7 +32,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import StagingMismatch, Superseded
 from .connection import connect, execute, query, rollback_quietly
-from .errors import reraise, state_of
+from .errors import access_errors, reraise, state_of, statement_errors
 from .options import data_save_mode, mask
 from .statements import move_statements
 from .target import KIND_COLUMN, Target, table_exists, target_of
@@ -76,14 +76,12 @@ def commit_id(ctx: RunContext, vertex: Vertex, table_key: str) -> str:
 
 def ensure_bookkeeping(connection: Any, target: Target) -> None:
     """Create the commit log and the save-mode markers next to the target when missing."""
-    from py4j.protocol import Py4JJavaError
-
     for name, statement in bookkeeping_sql(target):
         if table_exists(connection, target, name):
             continue
         try:
             execute(connection, statement)
-        except Py4JJavaError:
+        except statement_errors():
             if not table_exists(connection, target, name):  # else a concurrent pipeline created it
                 raise
 
@@ -93,23 +91,19 @@ def is_committed(connection: Any, target: Target, key: str) -> bool:
 
 
 def drop_quietly(connection: Any, ident: str) -> None:
-    from py4j.protocol import Py4JError
-
-    with suppress(Py4JError):  # it may not exist (or be gone already)
+    with suppress(*access_errors()):  # it may not exist (or be gone already)
         execute(connection, f"DROP TABLE {ident}")
 
 
 def _record_commit(connection: Any, target: Target, ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any],
                    moved: int) -> bool:
     """Insert the commit-log row; False when a concurrent attempt recorded it first."""
-    from py4j.protocol import Py4JJavaError
-
     try:
         execute(connection, f"INSERT INTO {target.qualified(COMMITS_TABLE)} (commit_id, run_id, pipeline, sink, "
                             "table_name, attempt, rows_moved, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
                             "CURRENT_TIMESTAMP)",
                 (entry["commit_id"], ctx.run_id, ctx.pipeline_key, vertex.ref, target.label, int(ctx.attempt), moved))
-    except Py4JJavaError as e:
+    except statement_errors() as e:
         if state_of(e).startswith("23"):
             return False
         raise
@@ -119,8 +113,6 @@ def _record_commit(connection: Any, target: Target, ctx: RunContext, vertex: Ver
 def take_token(connection: Any, target: Target, ctx: RunContext, vertex: Vertex, key: str) -> int:
     """Take the next attempt token of ``key`` (its own transaction). Waits while another attempt's
     commit holds the key's fence row."""
-    from py4j.protocol import Py4JJavaError
-
     fences = target.qualified(FENCES_TABLE)
     connection.setAutoCommit(False)
     try:
@@ -132,7 +124,7 @@ def take_token(connection: Any, target: Target, ctx: RunContext, vertex: Vertex,
                                         "table_name, attempt, taken_at) VALUES (?, 1, 0, ?, ?, ?, ?, ?, "
                                         "CURRENT_TIMESTAMP)",
                             (key, ctx.run_id, ctx.pipeline_key, vertex.ref, target.label, int(ctx.attempt)))
-                except Py4JJavaError as e:
+                except statement_errors() as e:
                     if not state_of(e).startswith("23"):
                         raise
                     connection.rollback()  # a concurrent attempt inserted it: increment it instead
@@ -204,8 +196,6 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
                     config: Mapping[str, Any]) -> int | None:
     """``DROP_DATA``: delete the target's rows in this transaction if no earlier commit of the run
     (or stream) did; the rows deleted, or None when it was done before."""
-    from py4j.protocol import Py4JJavaError
-
     if target.table is None or data_save_mode(config) != "DROP_DATA":
         return None
     key = digest(ctx.save_mode_run_id, vertex.ref, target.label, "DROP_DATA")
@@ -214,7 +204,7 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
         execute(connection, f"INSERT INTO {target.qualified(SAVEMODES_TABLE)} (savemode_id, run_id, sink, "
                             "table_name, actions, done_at) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
                 (key, ctx.run_id, vertex.ref, target.label, f"dropped the data of {target.label} at commit"))
-    except Py4JJavaError as e:
+    except statement_errors() as e:
         if not state_of(e).startswith("23"):
             raise
         connection.rollback(savepoint)  # an earlier commit of this run dropped it

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
+from ...spi.sessions import is_connect
 from .databases import DATABASES
 from .dialects import Dialect, dialect_of
-from .errors import db_error
+from .errors import StatementError, access_errors, db_error
 from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
+from .pyconnection import open_connection
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -261,7 +263,10 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
                   config: Mapping[str, Any] | None = None) -> None:
     """Make the driver class loadable in this Spark application: when it is not on the
     classpath (a session started without the jar), add :func:`required_jars` to the driver's
-    class loader and ship them to the executors."""
+    class loader and ship them to the executors. A Spark Connect session has them as artifacts
+    already (the connector's :meth:`jars`); its server's own ``spark.jars`` may hold the driver too."""
+    if is_connect(spark):
+        return
     from py4j.protocol import Py4JError
 
     jvm = spark._jvm
@@ -298,7 +303,20 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
 @contextmanager
 def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[Any]:
     """A ``java.sql.Connection`` from the Spark driver's JVM (the driver class instantiated
-    through the context class loader, so that jars added at run time work too)."""
+    through the context class loader, so that jars added at run time work too); on a Spark Connect
+    session, which has no JVM here, a Python driver's connection answering the same calls
+    (:mod:`.pyconnection`)."""
+    if is_connect(spark):
+        try:
+            python = open_connection(conn.url, conn.connection_properties())
+        except StatementError as e:
+            raise db_error(e, f"cannot connect to {conn.safe_url}", conn) from None
+        try:
+            python.setAutoCommit(autocommit)
+            yield python
+        finally:
+            python.close()
+        return
     from py4j.protocol import Py4JError
 
     jvm = spark._jvm
@@ -325,9 +343,7 @@ def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[Any]:
 
 
 def rollback_quietly(connection: Any) -> None:
-    from py4j.protocol import Py4JError
-
-    with suppress(Py4JError):
+    with suppress(*access_errors()):
         connection.rollback()
 
 

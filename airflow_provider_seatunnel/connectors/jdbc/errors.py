@@ -23,9 +23,39 @@ _CONFIG_STATES = ("28", "3D", "3F", "42", "0A", "2B", "3B", "25", "26", "34")
 _NETWORK_ERRORS = ("ConnectException", "UnknownHostException", "SocketTimeoutException", "NoRouteToHostException")
 
 
+class StatementError(Exception):
+    """A statement run through a Python database driver failed (:mod:`.pyconnection`): its message
+    and SQLSTATE, as a ``java.sql.SQLException`` would carry them."""
+
+    def __init__(self, message: str, sql_state: str | None = None) -> None:
+        super().__init__(message)
+        self.sql_state = sql_state
+
+
+def statement_errors() -> tuple[type[BaseException], ...]:
+    """What a failed statement raises: a Java ``SQLException`` through Py4J, or a :class:`StatementError`."""
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:  # a Spark Connect client without py4j
+        return (StatementError,)
+    return (Py4JJavaError, StatementError)
+
+
+def access_errors() -> tuple[type[BaseException], ...]:
+    """:func:`statement_errors` and Py4J's own (a call the JVM could not make)."""
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:
+        return (StatementError,)
+    return (Py4JError, StatementError)
+
+
 def java_chain(error: BaseException) -> list[Any]:
     """The Java throwables behind a Py4J or PySpark error: causes and SQL next-exceptions."""
-    from py4j.protocol import Py4JError
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:
+        return []
 
     start = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     out: list[Any] = []
@@ -67,6 +97,8 @@ def sql_state(throwable: Any) -> str | None:
 
 def state_of(error: BaseException) -> str:
     """The innermost SQLSTATE behind ``error`` ("" when none)."""
+    if isinstance(error, StatementError):
+        return error.sql_state or ""
     states = [s for s in (sql_state(t) for t in java_chain(error)) if s]
     return states[-1] if states else ""
 
@@ -75,20 +107,21 @@ def db_error(error: BaseException, what: str, conn: Conn | None = None) -> Excep
     """A PipelineError for a failed database operation, classified by SQLSTATE: data errors
     (22, 23) deterministic, unreachable databases (08, 53, 57…) retryable, bad statements,
     objects and credentials (42, 3D, 28…) RuntimeConfigError. The text never holds a password."""
-    from py4j.protocol import Py4JError
-
     if isinstance(error, PipelineError):
         return error
     password = conn.password if conn else None
     state, cause, names = None, None, []
-    try:
-        for throwable in java_chain(error):
-            names.append(throwable.getClass().getName())
-            found = sql_state(throwable)
-            if found:
-                state, cause = found, throwable.getMessage()
-    except Py4JError:
-        pass
+    if isinstance(error, StatementError):
+        state, cause = error.sql_state, str(error)
+    else:
+        try:
+            for throwable in java_chain(error):
+                names.append(throwable.getClass().getName())
+                found = sql_state(throwable)
+                if found:
+                    state, cause = found, throwable.getMessage()
+        except access_errors():
+            pass
     if cause is None:
         cause = _message_line(error)
     cause = mask(" ".join(str(cause).split()), password)[:600]
@@ -115,7 +148,7 @@ def _classify(state: str | None, names: list[str], message: str) -> type[Pipelin
         return PipelineError
     if any(n.endswith(_NETWORK_ERRORS) for n in names):
         return PipelineError
-    if "java.lang.ClassNotFoundException" in names:
+    if "java.lang.ClassNotFoundException" in names or "java.lang.ClassNotFoundException" in message:
         return RuntimeConfigError
     if any(code in message for code in (*DETERMINISTIC_SPARK_ERRORS, "UNSUPPORTED_DATA_TYPE")):
         return DataError

@@ -24,7 +24,7 @@ from ...spi import RunContext, Vertex
 from ...spi.rows import HIDDEN
 from .commit import SAVEMODES_TABLE, digest
 from .connection import connect, execute, query, rollback_quietly
-from .errors import state_of
+from .errors import state_of, statement_errors
 from .options import config_error, data_save_mode, opt_bool, opt_text, schema_save_mode
 from .target import Target, resolve_keys, table_exists, target_of
 
@@ -129,8 +129,6 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
     """The save modes, unless this run already applied them to this sink and target (a retry,
     a split clone). The marker row is inserted first, in the transaction of the actions: a
     concurrent clone waits for it, then finds it."""
-    from py4j.protocol import Py4JJavaError
-
     # a STREAMING micro-batch applies save modes once per stream, not per batch
     key = digest(ctx.save_mode_run_id, vertex.ref, target.label)
     if target.dialect.family == "mysql":
@@ -146,7 +144,7 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
             execute(connection, f"INSERT INTO {marker} (savemode_id, run_id, sink, table_name, actions, done_at) "
                                 "VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
                     (key, ctx.run_id, vertex.ref, target.label, ""))
-        except Py4JJavaError as e:
+        except statement_errors() as e:
             if state_of(e).startswith("23"):  # a concurrent clone applied them
                 connection.rollback()
                 return
@@ -200,13 +198,11 @@ def _save_mode_once_locked(ctx: RunContext, vertex: Vertex, connection: Any, tar
 
 def create_database(spark: Any, target: Target) -> None:
     """CREATE DATABASE for a PostgreSQL target whose ``database`` does not exist yet."""
-    from py4j.protocol import Py4JJavaError
-
     assert target.base_conn is not None and target.database
     with connect(spark, target.base_conn) as connection:
         try:
             execute(connection, f"CREATE DATABASE {target.dialect.part(target.database)}")
             log.info("Jdbc: created the database %s", target.database)
-        except Py4JJavaError as e:
+        except statement_errors() as e:
             if state_of(e) != "42P04":  # duplicate_database: a concurrent pipeline created it
                 raise

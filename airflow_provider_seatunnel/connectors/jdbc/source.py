@@ -207,7 +207,7 @@ def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
     if mysql and catalog is None:  # the URL's database, not a namesake elsewhere
         catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
     for cat in dialect.lookups(catalog):
-        for sch in dialect.lookups(schema):
+        for sch in _schemas(connection, schema, dialect):
             for name in dialect.lookups(table):
                 result = connection.getMetaData().getPrimaryKeys(cat, sch, name)
                 names = []
@@ -217,6 +217,15 @@ def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
                 if names:
                     return names[0] if len(names) == 1 else None
     return None
+
+
+def _schemas(connection: Any, schema: str | None, dialect: Dialect) -> list[str | None]:
+    """The schemas to look a table up in: the path's; for an unqualified PostgreSQL name the current
+    schema first (a namesake in another schema would mix its keys in), then any."""
+    if schema is not None or dialect.family != "postgresql":
+        return dialect.lookups(schema)
+    current = connection.getSchema()
+    return [current, None] if current else [None]
 
 
 def catalog_keys(connection: Any, path: str, dialect: Dialect) -> TableKeys:
@@ -232,7 +241,7 @@ def catalog_keys(connection: Any, path: str, dialect: Dialect) -> TableKeys:
         catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
     meta = connection.getMetaData()
     for cat in dialect.lookups(catalog):
-        for sch in dialect.lookups(schema):
+        for sch in _schemas(connection, schema, dialect):
             for name in dialect.lookups(table):
                 pk: dict[int, str] = {}
                 pk_name = None
