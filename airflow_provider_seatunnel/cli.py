@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -177,8 +179,12 @@ def _run_remote(args: argparse.Namespace, plan: Any, pipelines: list[Any]) -> in
         print(f"error: {', '.join(names)} do not apply with --remote (the server has its master; nothing is "
               "written locally)", file=sys.stderr)
         return EXIT_CONFIG
+    stop = threading.Event()
+    if str(plan.mode).upper() == "STREAMING":  # SIGTERM / Ctrl-C: the queries stop between micro-batches
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
     job = run_remote_pipelines(plan, pipelines, remote, run_id=args.run_id, attempt=args.attempt,
-                               max_parallel=args.max_parallel, options=faults.from_environment())
+                               max_parallel=args.max_parallel, options=faults.from_environment(), stop=stop)
     return _report(args, job)
 
 

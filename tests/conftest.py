@@ -41,7 +41,7 @@ LONG_FIRST = (
     "tests/runtime/test_streaming.py", "tests/runtime/test_end_to_end.py", "tests/runtime/test_kafka.py",
     "tests/runtime/test_mysql_cdc.py", "tests/runtime/test_jdbc_sink.py", "tests/runtime/test_paimon.py",
     "tests/runtime/test_hive.py", "tests/airflow/test_connect_mode.py", "tests/airflow/test_operator.py",
-    "tests/airflow/test_connect_jdbc.py",
+    "tests/airflow/test_connect_jdbc.py", "tests/airflow/test_connect_streaming.py",
     "tests/plan/test_properties.py",
 )
 

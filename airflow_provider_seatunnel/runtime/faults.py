@@ -143,6 +143,15 @@ class FaultPlan:
     watching: set[int] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a STREAMING writer on a Spark Connect server gets the plan): the state, not the lock."""
+        with self.lock:
+            return {k: v for k, v in self.__dict__.items() if k != "lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
 
 def parse(spec: str | None) -> tuple[Fault, ...]:
     """The faults of a ``SEATUNNEL_FAULTS`` value (``None`` or blank: none). Raises :class:`FaultSpecError`."""

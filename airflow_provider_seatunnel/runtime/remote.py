@@ -158,21 +158,24 @@ def session_id(run_id: str, task_id: str, attempt: int) -> str:
 
 
 def connect_problems(plan: JobPlan, pipeline: PipelinePlan) -> list[Problem]:
-    """Why ``pipeline`` cannot run in Connect mode (empty: it can): a STREAMING job, or a plugin
-    whose connector needs the driver's JVM (``connect`` not declared)."""
+    """Why ``pipeline`` cannot run in Connect mode (empty: it can): a plugin whose connector needs
+    the driver's JVM (``connect`` not declared; in a STREAMING job, a source without
+    ``connect_stream``), or one whose options its connector cannot serve there (``connect_blocker``)."""
+    streaming = str(plan.mode).upper() == "STREAMING"
+    hint = "use a spark connection (spark-submit) for this pipeline"
     found = []
-    if str(plan.mode).upper() == "STREAMING":
-        found.append(Problem("STREAMING jobs run with spark-submit: Connect mode runs BATCH jobs", severity="error",
-                             hint="use a spark connection (spark-submit) for this job"))
     for v in pipeline.vertices:
         connector = get_connector(v.plugin)
         if connector is None or not getattr(connector, "connect", False):
             found.append(Problem(f"{v.plugin} needs the Spark driver's JVM in this process: it runs with "
                                  f"spark-submit, not on a Spark Connect session", plugin=f"{v.ref} {v.plugin}",
-                                 severity="error", hint="use a spark connection (spark-submit) for this pipeline"))
+                                 severity="error", hint=hint))
+        elif streaming and v.kind == "source" and not getattr(connector, "connect_stream", False):
+            found.append(Problem(f"{v.plugin} reads STREAMING jobs through the Spark driver's JVM in this "
+                                 f"process: it runs with spark-submit, not on a Spark Connect session",
+                                 plugin=f"{v.ref} {v.plugin}", severity="error", hint=hint))
         elif blocker := connector.connect_blocker(v.config):
-            found.append(Problem(blocker, plugin=f"{v.ref} {v.plugin}", severity="error",
-                                 hint="use a spark connection (spark-submit) for this pipeline"))
+            found.append(Problem(blocker, plugin=f"{v.ref} {v.plugin}", severity="error", hint=hint))
     return found
 
 
@@ -279,17 +282,20 @@ def server_application(spark: Any) -> tuple[str | None, str | None]:
 
 def run_remote_pipeline(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int = 1, *,
                         options: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
-                        label: str | None = None) -> PipelineMetrics:
+                        label: str | None = None, stop: threading.Event | None = None) -> PipelineMetrics:
     """Run ``pipeline`` to its commit as a Spark Connect session of ``remote``; its metrics, a
-    failure's too (``error`` says why and whether a retry helps). Never raises for a failed run."""
+    failure's too (``error`` says why and whether a retry helps). Never raises for a failed run. A
+    STREAMING pipeline runs until its queries end or ``stop`` is set (they stop between micro-batches)."""
     with connect_mode():
         return _run_remote(remote, plan, pipeline, run_id, attempt, options, say or log.info,
-                           label or f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}")
+                           label or f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}", stop)
 
 
 def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int,
-                options: Mapping[str, Any] | None, tell: Callable[[str], None], label: str) -> PipelineMetrics:
+                options: Mapping[str, Any] | None, tell: Callable[[str], None], label: str,
+                stop: threading.Event | None = None) -> PipelineMetrics:
     from .executor import run_pipeline
+    from .streaming import run_streaming_pipeline
 
     started, t0 = now(), time.monotonic()
     spark = None
@@ -302,7 +308,11 @@ def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: s
              f"run {run_id}, session {spark.session_id}, {time.monotonic() - t0:.1f} s to connect)")
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=run_id, attempt=attempt,
                          options=dict(options or {}))
-        metrics = PipelineMetrics.from_dict(run_pipeline(ctx, on_event=lambda msg: tell(f"{label}: {msg}")))
+        def event(msg: str) -> None:
+            tell(f"{label}: {msg}")
+
+        metrics = PipelineMetrics.from_dict(run_streaming_pipeline(ctx, on_event=event, stop=stop)
+                                            if str(plan.mode).upper() == "STREAMING" else run_pipeline(ctx, event))
         app_id, ui = server_application(spark)
         metrics = replace(metrics, application_id=app_id, seconds=round(time.monotonic() - t0, 3))
         metrics = metrics.with_extra(spark_connect=remote.display(), session_id=spark.session_id)
@@ -327,11 +337,11 @@ def quiet_client_logs() -> None:
 
 def run_remote_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], remote: Remote, *,
                          run_id: str | None = None, attempt: int = 1, max_parallel: int | None = None,
-                         options: Mapping[str, Any] | None = None,
-                         say: Callable[[str], None] = print) -> dict[str, Any]:
+                         options: Mapping[str, Any] | None = None, say: Callable[[str], None] = print,
+                         stop: threading.Event | None = None) -> dict[str, Any]:
     """The command line's ``run --remote``: ``pipelines`` concurrently, each a session of ``remote``
     from this process; the job's metrics (as :func:`.launcher.run_pipelines` returns them). The
-    plan's secrets are masked in what is said and in the metrics."""
+    plan's secrets are masked in what is said and in the metrics. ``stop`` ends STREAMING pipelines."""
     from .launcher import default_run_id, secret_values
     from .summary import job_metrics
 
@@ -348,8 +358,8 @@ def run_remote_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], remot
     workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda p: run_remote_pipeline(remote, plan, p, run, attempt, options=options,
-                                                              say=tell, label=f"pipeline {p.id}").redacted(secrets),
-                                pipelines))
+                                                              say=tell, label=f"pipeline {p.id}",
+                                                              stop=stop).redacted(secrets), pipelines))
     for m in results:
         tell(f"pipeline {m.pipeline} {m.task_id}: " + (f"FINISHED (read {m.read_count}, wrote {m.write_count})"
                                                       if m.ok else f"FAILED{m.where}: {m.message}"))

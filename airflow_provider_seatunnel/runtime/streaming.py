@@ -8,6 +8,8 @@ Spark's, kept in the query's checkpoint, so a micro-batch Spark replays after a 
 committed in the sink, Spark had not yet recorded it) carries the run id of its first attempt
 and the sink finds it committed: every row is written once. Save modes run once per stream
 (the first micro-batch of a new checkpoint), not per batch.
+On a Spark Connect session the ``foreachBatch`` function runs in the server's Python process:
+:mod:`.streaming_connect` says what changes (the same :func:`write_micro_batch` runs there).
 
 Checkpoints: ``<root>/<job name>/<pipeline task id>/queries/<sink key>/<table>`` (Spark's
 offsets and commit log) and ``.../sources/<source key>/`` (a source's own state, e.g.
@@ -33,10 +35,12 @@ from ..plan.model import PlanVertex
 from ..plan.streaming import AVAILABLE_NOW
 from ..spi import RetiresCommits, StreamFinish, StreamInfo, TwoPhaseSink
 from ..spi.errors import PipelineError
+from ..spi.sessions import is_connect
 from . import faults
 from .context import RunContext, now, slug, stream_of, vertex_key
 from .counting import count_rows
 from .metrics import finished_metrics
+from .streaming_connect import RemoteBatchWriter, observe_writes, observed_row, observed_writes
 from .walk import walk
 
 log = logging.getLogger("seatunnel.runtime")
@@ -49,6 +53,48 @@ _POLL = 0.2
 class _StopRequested(Exception):
     """A micro-batch refused because the stream is stopping: it starts no write, and Spark, which has
     planned it but not recorded it, replays it on the next run."""
+
+
+def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector: Any, table: str, stream_id: str,
+                      df: Any, batch_id: int, before_commit: Callable[[], None] | None = None,
+                      counted: Callable[[], None] | None = None) -> None:
+    """One micro-batch through the sink's two phases, keyed by its run id (``<stream id>:batch-<id>``):
+    ``prepare``, the fault points, ``commit`` (``before_commit`` may refuse it), ``abort`` on any
+    failure; then ``counted`` and the retirement of earlier micro-batches' commit records. ``sv`` is
+    the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes)."""
+    bctx = ctx.for_batch(stream_id, batch_id)
+    try:
+        info = connector.prepare(bctx, sv, {table: df})
+    except Exception as e:
+        raise ctx.fail(v, e) from e
+    try:
+        bctx.fault_point("sink.write", sv)
+        bctx.fault_point("sink.prepared", sv)
+        if before_commit is not None:
+            before_commit()
+        try:
+            if isinstance(connector, TwoPhaseSink):
+                connector.commit(bctx, sv, info)
+            if not faults.reached(bctx, "sink.commit", sv):
+                bctx.fault_point("sink.commit", sv)
+        except Exception as e:
+            raise ctx.fail(v, e) from e
+    except BaseException:
+        if isinstance(connector, TwoPhaseSink):
+            try:
+                connector.abort(bctx, sv, info)
+            except Exception as e:  # best effort, the first error wins
+                log.warning("%s: abort of micro-batch %s failed: %s", ctx.label(v), batch_id, e)
+        raise
+    if counted is not None:
+        counted()
+    bctx.fault_point("batch.committed", sv)
+    if isinstance(connector, RetiresCommits) and batch_id > 0:
+        try:  # Spark recorded every earlier micro-batch before starting this one: none will be replayed
+            connector.retire(bctx, sv, info)
+        except Exception as e:  # bookkeeping only
+            log.warning("%s: could not drop the commit records of micro-batches before %s: %s", ctx.label(v),
+                        batch_id, e)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,6 +127,7 @@ class _Query:
     running: int | None = None  # the micro-batch foreachBatch is writing
     expired: bool = False
     stopping: bool = False  # a stop was requested: later micro-batches are refused, not started
+    remote: bool = False  # on a Spark Connect session: the writer runs on the server (.streaming_connect)
 
     @property
     def label(self) -> str:
@@ -102,44 +149,20 @@ class _Query:
 
     def _process(self, batch_df: Any, batch_id: int) -> None:
         self.ready.wait(60)
-        ctx, v, connector = self.ctx, self.vertex, self.connector
-        sv = self.stable or v  # the sink keys its staging, markers and save modes by sv.ref: stable across edits
-        bctx = ctx.for_batch(self.stream_id, batch_id)
-        df, counter = count_rows(batch_df, f"write:{v.id}:{self.table}:{batch_id}",
-                                 deletes=not connector.stores_deletes)
-        try:
-            info = connector.prepare(bctx, sv, {self.table: df})
-        except Exception as e:
-            raise ctx.fail(v, e) from e
-        try:
-            bctx.fault_point("sink.write", sv)
-            bctx.fault_point("sink.prepared", sv)
+        df, counter = count_rows(batch_df, f"write:{self.vertex.id}:{self.table}:{batch_id}",
+                                 deletes=not self.connector.stores_deletes)
+
+        def expired() -> None:
             if self.expired:
-                raise PipelineError(self._timeout_message(batch_id), ctx.label(v), ctx.pipeline_key)
-            try:
-                if isinstance(connector, TwoPhaseSink):
-                    connector.commit(bctx, sv, info)
-                if not faults.reached(bctx, "sink.commit", sv):
-                    bctx.fault_point("sink.commit", sv)
-            except Exception as e:
-                raise ctx.fail(v, e) from e
-        except BaseException:
-            if isinstance(connector, TwoPhaseSink):
-                try:
-                    connector.abort(bctx, sv, info)
-                except Exception as e:  # best effort, the first error wins
-                    log.warning("%s: abort of micro-batch %s failed: %s", ctx.label(v), batch_id, e)
-            raise
-        counts = counter.get()
+                raise PipelineError(self._timeout_message(batch_id), self.ctx.label(self.vertex), self.ctx.pipeline_key)
+
+        write_micro_batch(self.ctx, self.vertex, self.stable or self.vertex, self.connector, self.table,
+                          self.stream_id, df, batch_id, before_commit=expired, counted=lambda: self._counted(
+                              batch_id, counter.get()))
+
+    def _counted(self, batch_id: int, counts: Mapping[str, int]) -> None:
         self.written[batch_id] = counts.get("rows", 0)
         self.deletes += counts.get("deletes", 0)
-        bctx.fault_point("batch.committed", sv)
-        if isinstance(connector, RetiresCommits) and batch_id > 0:
-            try:  # Spark recorded every earlier micro-batch before starting this one: none will be replayed
-                connector.retire(bctx, sv, info)
-            except Exception as e:  # bookkeeping only
-                log.warning("%s: could not drop the commit records of micro-batches before %s: %s", ctx.label(v),
-                            batch_id, e)
 
     def _timeout_message(self, batch_id: int | None) -> str:
         which = f"micro-batch {batch_id}" if batch_id is not None else "a micro-batch"
@@ -163,6 +186,10 @@ class _Query:
             if "addBatch" not in (p["durationMs"] or {}):
                 continue  # an idle report: no micro-batch ran
             self.progress[batch] = p
+            if self.remote and batch not in self.written:
+                counts = observed_writes(p, self.vertex, self.table)
+                if counts is not None:
+                    self._counted(batch, counts)
             if batch not in self.logged and batch in self.written:
                 self.logged.add(batch)
                 self.say(f"{self.label}: micro-batch {batch}: read {_rows_read(p)} rows, wrote "
@@ -189,7 +216,7 @@ class _Query:
         for p in self.progress.values():
             row = (p["observedMetrics"] or {}).get(name)
             if row is not None:
-                total += int(row["rows"] or 0)
+                total += observed_row(row).get("rows", 0)
         return total
 
 
@@ -197,7 +224,7 @@ def _rows_read(progress: Any) -> int:
     """Rows the sources gave a micro-batch: their observations (``read:...``), else Spark's input rows."""
     observed = [row for name, row in (progress["observedMetrics"] or {}).items() if name.startswith("read:")]
     if observed:
-        return sum(int(row["rows"] or 0) for row in observed)
+        return sum(observed_row(row).get("rows", 0) for row in observed)
     return int(progress["numInputRows"])
 
 
@@ -272,7 +299,14 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
     gracefully: returns why)."""
     p = ctx.pipeline
     for q in queries:
-        writer = q.df.writeStream.foreachBatch(q.process).option("checkpointLocation", q.checkpoint)
+        if q.remote:  # the writer runs in the server's Python process: plain data, counted by an observation
+            writer = observe_writes(q.df, q.vertex, q.table, deletes=not q.connector.stores_deletes).writeStream
+            writer = writer.foreachBatch(RemoteBatchWriter(
+                ctx.plan, ctx.pipeline, ctx.run_id, ctx.attempt, info, q.vertex, q.stable or q.vertex, q.table,
+                q.checkpoint, dict(ctx.options)))
+        else:
+            writer = q.df.writeStream.foreachBatch(q.process)
+        writer = writer.option("checkpointLocation", q.checkpoint)
         writer = writer.queryName(f"{p.task_id}:{q.vertex.ref}:{q.table}:{time.time_ns()}")
         writer = (writer.trigger(availableNow=True) if info.trigger == AVAILABLE_NOW
                   else writer.trigger(processingTime=f"{info.interval_ms} milliseconds"))
@@ -326,7 +360,7 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
         for table, df in w.sink_input(v.id).items():
             checkpoint = f"{info.checkpoint}/queries/{key}/{slug(table)}"
             queries.append(_Query(ctx, v, w.connectors[v.id], table, df, checkpoint, say, info.timeout_ms,
-                                  stable=replace(v, ref=f"sink[{key}]")))
+                                  stable=replace(v, ref=f"sink[{key}]"), remote=is_connect(ctx.spark)))
     stopped = None
     try:
         replays = [q for q in queries if info.trigger == AVAILABLE_NOW and _unfinished_batch(q.checkpoint)]

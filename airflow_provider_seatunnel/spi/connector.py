@@ -57,6 +57,9 @@ class Connector:
     #: runs on a Spark Connect session too (:mod:`.sessions`): needs no driver JVM, no SparkContext
     #: and no py4j, only the DataFrame API (and Python, on the driver or in Spark's tasks)
     connect: ClassVar[bool] = False
+    #: its STREAMING source runs on a Spark Connect session too (reads through the DataFrame API only);
+    #: its sink and transform run there whenever ``connect`` says so (a micro-batch is a batch)
+    connect_stream: ClassVar[bool] = False
     description: ClassVar[str] = ""
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

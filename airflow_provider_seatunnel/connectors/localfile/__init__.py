@@ -93,6 +93,7 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     name = "LocalFile"
     kinds = frozenset({SOURCE, SINK})
     connect = True
+    connect_stream = True  # a file stream: the DataFrame API only
     identity = ("path",)
     committer = True
     stores_deletes = False
