@@ -8,6 +8,7 @@ application on the master, with small executors (1 core, 512 MiB) so that two pi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -113,3 +114,39 @@ def test_job_group_runs_each_pipeline_as_an_application_on_the_standalone_master
         assert local_id in app["name"] and app["name"] == f"standalone:{local_id}", app
         assert app["state"] == "FINISHED", app
         assert app["memoryperexecutor"] == 512 and app["cores"] <= 1, app
+
+
+def test_make_connect_server_runs_on_the_standalone_master(spark_cluster, tmp_path):
+    """``make connect-server CONNECT_MASTER=spark://...``: the Connect server is an application of the
+    cluster, a job's pipelines run as its sessions on the cluster's executors, ``make connect-server-stop``
+    ends it."""
+    from ..conftest import ROOT
+    from ..servers import free_port
+
+    out = tmp_path / "out"
+    conf = tmp_path / "standalone.conf"
+    conf.write_text(JOB.replace("__OUT__", str(out)))
+    port, directory = free_port(), tmp_path / "connect"
+    venv = Path(sys.executable).parent.parent
+    # the suite's venv as it is (-o: never rebuilt by this test, whatever make thinks of its stamp)
+    make = ["make", "-C", str(ROOT), f"VENV={venv}", "-o", f"{venv}/.installed", f"CONNECT_DIR={directory}"]
+    started = subprocess.run([*make, "connect-server", f"SPARK_CONNECT_PORT={port}",
+                              f"CONNECT_MASTER={spark_cluster.master_url}"], capture_output=True, text=True, timeout=300)
+    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+    try:
+        running = list(spark_cluster.status()["activeapps"])
+        assert len(running) == 1 and "Connect" in running[0]["name"], running
+        env = {**{k: v for k, v in os.environ.items() if k != "SEATUNNEL_FAULTS"},
+               "SPARK_CONNECT_AUTHENTICATE_TOKEN": (directory / "token").read_text().strip()}
+        metrics = tmp_path / "metrics.json"
+        run = subprocess.run([sys.executable, "-m", "airflow_provider_seatunnel.cli", "run", str(conf), "--remote",
+                              f"sc://localhost:{port}", "--metrics-file", str(metrics)], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        job = json.loads(metrics.read_text())
+        assert {p["application_id"] for p in job["pipelines"]} == {running[0]["id"]}  # sessions of the one app
+        assert len(_rows(out / "clicks")) == 100 and len(_rows(out / "paid")) == 30
+    finally:
+        stopped = subprocess.run([*make, "connect-server-stop"], capture_output=True, text=True, timeout=120)
+    assert stopped.returncode == 0, stopped.stdout[-2000:] + stopped.stderr[-2000:]
+    assert not spark_cluster.status()["activeapps"]
