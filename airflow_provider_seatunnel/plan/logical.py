@@ -49,6 +49,7 @@ class JobSettings:
     checkpoint_interval_ms: int | None = None
     checkpoint_timeout_ms: int | None = None
     max_pipelines: int = DEFAULT_MAX_PIPELINES
+    progress_interval_s: int = 10  # seconds between live progress lines of a running pipeline (0: none)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ def read_settings(job: JobConfig) -> tuple[JobSettings, list[Problem]]:
         checkpoint_interval_ms=positive_int("checkpoint.interval", None),
         checkpoint_timeout_ms=positive_int("checkpoint.timeout", None),
         max_pipelines=positive_int("plan.max-pipelines", DEFAULT_MAX_PIPELINES) or DEFAULT_MAX_PIPELINES,
+        progress_interval_s=positive_int("progress.interval", 10, minimum=0) or 0,
     )
     return settings, problems
 

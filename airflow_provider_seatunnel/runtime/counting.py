@@ -90,6 +90,18 @@ class Counter:
                 out["deletes"] = int(values.get("deletes") or 0)
         return out
 
+    def live(self) -> int | None:
+        """The rows counted so far, while the action over the DataFrame still runs (a counting point's
+        live SQL metric: finished tasks, and running ones as their executors report); an observation
+        knows nothing until its action ended (None until then). Never waits."""
+        try:
+            if self.key is None:
+                values = self.observed.get(0.0) if self.observed is not None else None
+                return None if values is None else int(values["rows"])
+            return internals.marker_rows(self.spark, self.since, 0.0).get(self.key + _MARKER_BASE, 0)
+        except Exception:  # the session is busy or gone: unknown for now
+            return None
+
 
 def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]:
     """``df`` counted in whatever action runs it, in the same pass: by a counting point where

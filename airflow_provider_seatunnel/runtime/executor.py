@@ -20,6 +20,7 @@ from . import faults
 from .context import RunContext, now
 from .counting import count_rows
 from .metrics import finished_metrics
+from .progress import Progress, interval_of
 from .walk import Walk, walk
 
 log = logging.getLogger("seatunnel.runtime")
@@ -36,11 +37,14 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     started, t0 = now(), time.monotonic()
     w = walk(ctx, say)
     prepared: list[tuple[PlanVertex, Any]] = []
+    progress = Progress(ctx, say, interval_of(ctx.plan.env),
+                        {ctx.label(w.by_id[k]): cs for k, cs in w.source_counters.items()}).start()
     try:
-        sink_counts = _prepare_sinks(w, say, prepared)
+        sink_counts = _prepare_sinks(w, say, prepared, progress)
         _commit(w, say, prepared)
         _acknowledge(w, say)
     finally:
+        progress.stop()
         w.unpersist()
     try:
         ctx.fault_point("pipeline.committed")
@@ -71,7 +75,8 @@ def _acknowledge(w: Walk, say: Callable[[str], None]) -> None:
                 say(f"{ctx.label(v)}: could not record what this run read: {e}")
 
 
-def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex, Any]]) -> SinkCounts:
+def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex, Any]],
+                   progress: Progress | None = None) -> SinkCounts:
     """Phase one: each sink writes its data staged (``prepare``); aborts them all on a failure."""
     ctx = w.ctx
     sink_counts: SinkCounts = {}
@@ -83,6 +88,8 @@ def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[Pla
             for table, df in w.sink_input(v.id).items():
                 counted[table], counter = count_rows(df, f"write:{v.id}:{table}", deletes=deletes)
                 counters.append((table, counter))
+            if progress is not None:
+                progress.watch_sink(ctx.label(v), [c for _, c in counters])
             say(f"{ctx.label(v)}: writing")
             try:
                 info = connector.prepare(ctx, v, counted)  # type: ignore[attr-defined]

@@ -245,7 +245,8 @@ def marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
     Reads Spark's SQL status store, after the listener bus has delivered every event posted so
     far (the end of the action that ran the points is posted before the action returns)."""
     try:
-        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
+        if wait > 0:  # (0: what has arrived, e.g. the live metrics of a running action)
+            spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
     except Exception as e:  # a bus still busy after ``wait``: read what has arrived
         log.debug("listener bus not drained: %s", e)
     store = _status_store(spark)

@@ -25,6 +25,7 @@ and stop. ``checkpoint.timeout`` bounds a micro-batch. Each micro-batch logs a p
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -193,7 +194,9 @@ class _Query:
             if batch not in self.logged and batch in self.written:
                 self.logged.add(batch)
                 self.say(f"{self.label}: micro-batch {batch}: read {_rows_read(p)} rows, wrote "
-                         f"{self.written[batch]} rows in {int(p['durationMs'].get('triggerExecution', 0))} ms")
+                         f"{self.written[batch]} rows in {int(p['durationMs'].get('triggerExecution', 0))} ms "
+                         f"({len(self.written)} micro-batch(es), {sum(self.written.values()):,} rows written so far; "
+                         f"{_per_second(p):,.0f} rows/s)")
         if self.timeout_ms is None or not q.isActive:
             return
         try:
@@ -218,6 +221,15 @@ class _Query:
             if row is not None:
                 total += observed_row(row).get("rows", 0)
         return total
+
+
+def _per_second(progress: Any) -> float:
+    """Spark's processed rows per second of a micro-batch (0 where it reports none or NaN)."""
+    try:
+        value = float(progress["processedRowsPerSecond"] or 0)
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+    return value if math.isfinite(value) else 0.0
 
 
 def _rows_read(progress: Any) -> int:

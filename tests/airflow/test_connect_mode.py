@@ -238,3 +238,29 @@ def test_the_command_line_takes_no_token_and_no_local_options(server, tmp_path, 
     assert "SPARK_CONNECT_AUTHENTICATE_TOKEN" in capsys.readouterr().err
     assert main(["run", str(conf), "--remote", server.address, "--master", "local[1]"]) == 2
     assert main(["run", str(conf), "--remote", "http://x"]) == 2
+
+
+def test_progress_on_a_connect_session_comes_from_the_servers_reports(server, plan_of):
+    from pyspark.sql.connect.session import SparkSession
+
+    from airflow_provider_seatunnel.runtime.context import RunContext
+    from airflow_provider_seatunnel.runtime.counting import count_rows
+    from airflow_provider_seatunnel.runtime.progress import Progress
+    from airflow_provider_seatunnel.runtime.remote import connect_mode
+
+    plan = plan_of('source { FakeSource { plugin_output = "t", schema = { fields { a = int } } } }\n'
+                   'sink { Console { plugin_input = "t" } }')
+    with connect_mode():
+        spark = SparkSession.builder.remote(f"{server.address}/;token={server.token}").create()
+        try:
+            df, counter = count_rows(spark.range(300_000).selectExpr("id % 7 AS a").repartition(3), "progress")
+            said: list[str] = []
+            progress = Progress(RunContext(spark, plan, plan.pipelines[0], "r"), said.append, 3600,
+                                {"source[0] FakeSource": [counter]}).start()
+            assert "read n/a rows" in progress.report()  # an observation: known when its action ended
+            df.write.format("noop").mode("overwrite").save()
+            line = progress.report()
+            progress.stop()
+        finally:
+            spark.stop()
+    assert "read 300,000 rows" in line and "stage(s) done" in line, line

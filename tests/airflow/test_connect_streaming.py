@@ -79,6 +79,7 @@ def test_a_file_stream_is_read_incrementally_and_committed_once(server, token, t
     assert pipeline["read_count"] == 300 and pipeline["write_count"] == 300 and pipeline["session_id"]
     assert pipeline["streaming"]["micro_batches"] == 1 and pipeline["streaming"]["queries"][0]["stream_id"]
     assert "micro-batch 0: read 300 rows, wrote 300 rows" in printed
+    assert "(1 micro-batch(es), 300 rows written so far;" in printed
     _drop(tmp_path / "in", "c.csv", range(300, 350))
     code, job = _run(conf, server.address, tmp_path)
     assert code == 0 and job["pipelines"][0]["read_count"] == 50 and job["pipelines"][0]["write_count"] == 50

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 ISOLATION = """
-env { job.name = "isolation", job.retry.interval.seconds = 1 }
+env { job.name = "isolation", job.retry.interval.seconds = 1, progress.interval = 1 }
 source {
   FakeSource { plugin_output = "web", row.num = 7, schema = { fields { id = bigint, name = string } } }
   FakeSource { plugin_output = "store", row.num = 5, schema = { fields { id = bigint, name = string } } }
@@ -54,6 +55,8 @@ def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_da
     assert len(markers) == 1 and json.loads(markers[0].read_text())["actions"] == [f"drop at commit: {out / 'web'}"]
     log = result["log"]
     assert "Job Statistic Information" in log
+    # live progress in the task log while a pipeline ran (every second here), then the summary as before
+    assert re.search(r"progress after \d+ s: read [\d,]+ rows.*; Spark: ", log), log[-6000:]
     assert "1 of 2 pipelines did not finish" in log and store.split(".", 1)[1] in log
 
 

@@ -1,0 +1,194 @@
+"""Live progress of a running BATCH pipeline, as SeaTunnel's periodic job progress: every
+``progress.interval`` seconds (``env``; default 10, 0 switches it off) one line in the run's log
+(the task log under Airflow) with the rows read and written so far, per source and sink, their
+average rates, and Spark's stage and task progress.
+
+Nothing reads the data again for it. Rows come from the counting points the run counts with
+(:meth:`.counting.Counter.live`: the live SQL metrics of the running write); where a run counts
+with observations instead (Spark Connect, or a PySpark the counting points do not apply to), only
+the end knows the rows and the line says ``n/a`` until a sink's write finished. Stages and tasks come
+from Spark's status tracker, or on a Spark Connect session from the progress the server reports
+with each operation (``SparkSession.registerProgressHandler``). A STREAMING pipeline reports each
+micro-batch instead (:mod:`.streaming`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config.hocon import MISSING
+from ..config.options import lookup
+from ..spi.sessions import is_connect
+
+log = logging.getLogger("seatunnel.runtime")
+
+OPTION = "progress.interval"
+DEFAULT_INTERVAL_S = 10
+
+
+def interval_of(env: Mapping[str, Any]) -> float:
+    """Seconds between two progress lines (``progress.interval``; checked at compile time)."""
+    raw = lookup(env, OPTION)
+    if raw is MISSING or raw is None:
+        return float(DEFAULT_INTERVAL_S)
+    try:
+        return max(0.0, float(str(raw).strip()))
+    except ValueError:
+        return float(DEFAULT_INTERVAL_S)
+
+
+@dataclass
+class Stages:
+    """Spark's stages as last seen: id -> (tasks done, tasks, tasks running)."""
+
+    seen: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    done: set[int] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def text(self) -> str:
+        with self.lock:
+            active = {s: v for s, v in self.seen.items() if s not in self.done}
+            finished = len(self.done)
+        if not active:
+            return f"{finished} stage(s) done" if finished else "no stage started yet"
+        parts = [f"stage {s}: {d}/{n} tasks" + (f" ({r} running)" if r else "")
+                 for s, (d, n, r) in sorted(active.items())]
+        return "; ".join(parts) + (f"; {finished} stage(s) done" if finished else "")
+
+
+class _ConnectHandler:
+    """A Spark Connect progress handler filling :class:`Stages` (called by the client's threads)."""
+
+    def __init__(self, stages: Stages) -> None:
+        self.stages = stages
+
+    def __call__(self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: str | None,
+                 done: bool) -> None:
+        with self.stages.lock:
+            for s in stages or ():
+                self.stages.seen[int(s.stage_id)] = (int(s.num_completed_tasks), int(s.num_tasks), 0)
+                if s.done:
+                    self.stages.done.add(int(s.stage_id))
+
+
+def _tracker_stages(spark: Any, stages: Stages, before: set[int]) -> None:
+    """The stages of the Spark jobs started since the pipeline began (jobs ``before`` excluded), from
+    the status tracker (classic sessions); a stage no longer active counts as done."""
+    tracker = spark.sparkContext.statusTracker()
+    active = {int(s) for s in tracker.getActiveStageIds()}
+    for job in tracker.getJobIdsForGroup():
+        info = tracker.getJobInfo(job) if job not in before else None
+        for sid in info.stageIds if info is not None else ():
+            stage = tracker.getStageInfo(sid)
+            if stage is None:
+                continue
+            with stages.lock:
+                stages.seen[int(sid)] = (int(stage.numCompletedTasks), int(stage.numTasks), int(stage.numActiveTasks))
+                if int(sid) not in active and stage.numCompletedTasks + stage.numFailedTasks >= stage.numTasks:
+                    stages.done.add(int(sid))
+
+
+class Progress:
+    """Reports a pipeline's progress every ``interval`` seconds from a daemon thread until stopped.
+    Sources are watched from the start, each sink from its write on (:meth:`watch_sink`)."""
+
+    def __init__(self, ctx: Any, say: Callable[[str], None], interval: float,
+                 sources: Mapping[str, list[Any]]) -> None:
+        self.ctx, self.say, self.interval = ctx, say, interval
+        self.sources = {label: list(counters) for label, counters in sources.items()}
+        self.sinks: dict[str, list[Any]] = {}
+        self.stages = Stages()
+        self.connect = is_connect(ctx.spark)
+        self._handler: _ConnectHandler | None = None
+        self._before: set[int] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = time.monotonic()
+        self.lines = 0
+
+    def watch_sink(self, label: str, counters: Iterable[Any]) -> None:
+        self.sinks[label] = list(counters)
+
+    def start(self) -> Progress:
+        if self.interval <= 0:
+            return self
+        if self.connect:
+            self._handler = _ConnectHandler(self.stages)
+            self.ctx.spark.registerProgressHandler(self._handler)
+        else:
+            self._before = _jobs(self.ctx.spark)
+        self._thread = threading.Thread(target=self._loop, name="seatunnel-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._handler is not None:
+            try:
+                self.ctx.spark.removeProgressHandler(self._handler)
+            except Exception as e:  # the session is going away
+                log.debug("could not remove the progress handler: %s", e)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.report()
+            except Exception as e:  # progress is informative: never fail the run for it
+                log.debug("progress report failed: %s", e)
+
+    @staticmethod
+    def _rows(counters: list[Any]) -> int | None:
+        values = [c.live() for c in counters]
+        return None if any(v is None for v in values) else sum(values)
+
+    def report(self) -> str:
+        """Say one progress line (and return it)."""
+        if not self.connect:
+            _tracker_stages(self.ctx.spark, self.stages, self._before)
+        now = time.monotonic()
+        read = {label: self._rows(cs) for label, cs in self.sources.items()}
+        written = {label: self._rows(cs) for label, cs in self.sinks.items()}
+        total_read = _total(read.values())
+        total_written = _total(written.values()) if written else 0
+        span = max(now - self._t0, 1e-6)
+        line = (f"progress after {span:.0f} s: read {_count(total_read)} rows{_rate(total_read, span)}"
+                f"{_detail(read)}, wrote {_count(total_written)} rows{_rate(total_written, span)}{_detail(written)}; "
+                f"Spark: {self.stages.text()}")
+        self.lines += 1
+        self.say(line)
+        return line
+
+
+def _jobs(spark: Any) -> set[int]:
+    try:
+        return {int(j) for j in spark.sparkContext.statusTracker().getJobIdsForGroup()}
+    except Exception:  # informative only
+        return set()
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    found = list(values)
+    return None if any(v is None for v in found) else sum(v or 0 for v in found)
+
+
+def _count(n: int | None) -> str:
+    return "n/a" if n is None else f"{n:,}"
+
+
+def _rate(rows: int | None, seconds: float) -> str:
+    """The average since the pipeline started (Spark's live figures move in steps: a task's end, an
+    executor's heartbeat)."""
+    return "" if not rows else f" ({rows / seconds:,.0f} rows/s)"
+
+
+def _detail(by_label: Mapping[str, int | None]) -> str:
+    if len(by_label) < 2:
+        return ""
+    return " [" + ", ".join(f"{label} {_count(n)}" for label, n in by_label.items()) + "]"
