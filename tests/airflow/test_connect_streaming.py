@@ -155,3 +155,26 @@ sink { Console { plugin_input = "t" } }
     error = job["pipelines"][0]["error"]
     assert code == 1 and error["deterministic"] is True and "session_id" not in job["pipelines"][0]
     assert "FakeSource reads STREAMING jobs through the Spark driver's JVM" in error["message"]
+
+
+GROUP_DAG = """
+from datetime import datetime
+from airflow.sdk import DAG
+from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
+
+with DAG({dag_id!r}, schedule=None, start_date=datetime(2024, 1, 1)) as dag:
+    SeaTunnelJobGroup(group_id="job", config={config!r}, spark_conn_id="spark_connect")
+"""
+
+
+def test_a_job_group_syncs_a_stream_on_the_server(run_dag, server, tmp_path):
+    _drop(tmp_path / "in", "a.csv", range(0, 80))
+    conf = _job(tmp_path, f'LocalFile {{ plugin_input = "t", path = "{tmp_path}/out", file_format_type = "json" }}')
+    env = {"AIRFLOW_CONN_SPARK_CONNECT": json.dumps({"conn_type": "spark_connect", "host": "localhost",
+                                                    "port": server.port, "password": server.token})}
+    result = run_dag(GROUP_DAG.format(dag_id="st_connect_stream", config=str(conf)), "st_connect_stream", env=env)
+    assert result["state"] == "success", result["log"][-6000:]
+    pipeline = next(v for t, v in result["xcom"].items() if t not in ("job.prepare", "job.summary"))
+    assert pipeline["mode"] == "STREAMING" and pipeline["write_count"] == 80 and pipeline["session_id"]
+    assert sorted(r["id"] for r in _json_rows(tmp_path / "out")) == list(range(80))
+    assert "micro-batch 0: read 80 rows, wrote 80 rows" in result["log"] and server.token not in result["log"]
