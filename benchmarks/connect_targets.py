@@ -24,6 +24,9 @@ READING = ("The targets are LocalFile's (json + partitioned csv), as in the Loca
            "pipelines that run as Spark Connect sessions (`seatunnel-airflow run --remote`). *Visible after "
            "attempt 1* is what the LocalFile source reads per sink; *raw files* counts the data files a naive "
            "listing sees.")
+JDBC_READING = (" The pipelines run as Spark Connect sessions (`seatunnel-airflow run --remote`): Spark's JDBC writes "
+                "on the server, the staging tables' creation, save modes and commits through the Python driver "
+                "(psycopg) in the killed process.")
 
 
 @dataclass

@@ -382,6 +382,9 @@ SINK_TYPES: dict[str, SinkType] = {
     **{f"LocalFile on Spark Connect, {crash} killed": SinkType(
         localfile_sinks, POINTS, 5_000, "raw files", connect_targets.READING, connect=crash)
        for crash in ("client", "server")},
+    **{f"Jdbc on Spark Connect, {crash} killed": SinkType(
+        jdbc_sinks, JDBC_POINTS, 5_000, "staging tables", JDBC_READING + connect_targets.JDBC_READING, connect=crash)
+       for crash in ("client", "server")},
     "Kafka source": SinkType(lambda work, rows, res: kafka_targets.fresh_stream(work, localfile_sinks(work, rows, res)),
                              kafka_targets.STREAM_POINTS, 5_000, "raw files", kafka_targets.SOURCE_READING,
                              source=kafka_targets.kafka_source, writing="query started", prepared=": micro-batch"),
