@@ -26,6 +26,9 @@ $(STAMP): pyproject.toml tests/plugin_package/pyproject.toml $(CONSTRAINTS) .ci/
 	$(BIN)/python -m pip install -q --no-deps -r .ci/paimon.txt
 	@# the example third-party connector package (docs/connectors.md) that tests/test_third_party_connector.py runs
 	$(BIN)/python -m pip install -q --no-deps -e tests/plugin_package
+	@# the editable installs leave <name>.egg-info beside the sources: with this tree on sys.path (tests, or
+	@# running from here) Python would see each package twice, and Airflow load the SeaTunnel view's plugin twice
+	@rm -rf airflow_provider_seatunnel.egg-info tests/plugin_package/*.egg-info
 	@touch $@
 
 venv: $(STAMP)
@@ -52,6 +55,7 @@ $(LOWEST_STAMP): pyproject.toml $(LOWEST_CONSTRAINTS)
 	$(PYTHON) -m venv $(LOWEST_VENV)
 	$(LOWEST_BIN)/python -m pip install -q --upgrade pip
 	$(LOWEST_BIN)/python -m pip install -q --constraint $(LOWEST_CONSTRAINTS) -e '.[test]'
+	@rm -rf airflow_provider_seatunnel.egg-info  # as above: one copy of the package's metadata
 	@touch $@
 
 .PHONY: test-lowest

@@ -247,6 +247,12 @@ def test_provider_metadata_entry_point():
     assert "airflow-provider-seatunnel" in [name for name, _ in manager.provider_configs]
     link = "airflow_provider_seatunnel.operators.seatunnel.SparkApplicationLink"
     assert link in manager.extra_links_class_names
+    # the SeaTunnel view's plugin, and the page files it serves, which ship with the package
+    (plugin,) = [e for e in entry_points(group="airflow.plugins") if e.value.startswith("airflow_provider_seatunnel")]
+    assert plugin.load().name == "seatunnel"
+    assert "ui/static/*" in PYPROJECT["tool"]["setuptools"]["package-data"]["airflow_provider_seatunnel"]
+    static = Path(__file__).parents[1] / "airflow_provider_seatunnel" / "ui" / "static"
+    assert sorted(f.name for f in static.iterdir()) == ["run.css", "run.html", "run.js"]
     for group in info["operators"] + info["hooks"]:
         for module in group["python-modules"]:
             __import__(module)

@@ -64,8 +64,9 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
 
     def __init__(self, *, config: str | os.PathLike, variables: Mapping[str, Any] | None = None,
                  format: str | None = None, run_key: str, pipelines: Sequence[str] | None = None,
-                 jdbc_conn_id: str | None = None, **kwargs: Any) -> None:
+                 jdbc_conn_id: str | None = None, pipeline_task_ids: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.pipeline_task_ids = list(pipeline_task_ids)  # the group's pipeline tasks, as parsed (the view's links)
         self.format = format or format_of(config)
         self.config = os.fspath(config)
         self.variables = dict(variables or {})
@@ -84,6 +85,7 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
         except KeyError as e:
             raise AirflowFailException(str(e.args[0] if e.args else e)) from None
+        self._publish_view(context, plan, chosen)
         if plan.mode.upper() == "STREAMING":
             # a stream applies them once, at its start (its checkpoint remembers), never per DAG run
             self.log.info("STREAMING job %s: save modes run once per stream, by its first micro-batch", plan.name)
@@ -115,6 +117,28 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
                     self.log.info("%s %s: %s", sink.ref, sink.plugin, action)
                 done += [f"{sink.ref}: {a}" for a in actions] or [f"{sink.ref}: nothing to do"]
         return done
+
+
+    def _publish_view(self, context: Any, plan: Any, chosen: Sequence[Any]) -> None:
+        """The job's graph for the SeaTunnel view of this DAG run (``plan.view``: no options, no secrets),
+        each pipeline with the task that runs it (compiled with this run's variables, a pipeline's task id
+        may differ from the parsed one in its hash: its readable part then names it, as the tasks find theirs)."""
+        from ..plan.view import XCOM_KEY, job_view
+
+        parsed = {t.rsplit(".", 1)[-1]: t for t in self.pipeline_task_ids}
+        by_slug: dict[str, list[str]] = {}
+        for local, task in parsed.items():
+            by_slug.setdefault(local.rsplit("_", 1)[0], []).append(task)
+        tasks = {}
+        for p in chosen:
+            same = by_slug.get(p.task_id.rsplit("_", 1)[0], [])
+            task = parsed.get(p.task_id) or (same[0] if len(same) == 1 else None)
+            if task is not None:
+                tasks[p.task_id] = task
+        try:
+            context["ti"].xcom_push(key=XCOM_KEY, value=job_view(plan, tasks))
+        except Exception as e:  # the view is informative: the run goes on without it
+            self.log.warning("could not publish the job's graph for the SeaTunnel view: %s", e)
 
 
 class SeaTunnelSummaryOperator(BaseOperator):
@@ -221,7 +245,8 @@ class SeaTunnelJobGroup(TaskGroup):
         with self:
             prepare = (SeaTunnelPrepareOperator(
                 task_id=PREPARE_TASK_ID, run_key=group_id, jdbc_conn_id=shared.get("jdbc_conn_id"),
-                pipelines=None if len(selected) == len(plan.pipelines) else [p.task_id for p in selected], **common)
+                pipelines=None if len(selected) == len(plan.pipelines) else [p.task_id for p in selected],
+                pipeline_task_ids=[self.child_id(p.task_id) for p in selected], **common)
                 if build(PREPARE_TASK_ID) else None)
             pipelines = []
             for p in selected:

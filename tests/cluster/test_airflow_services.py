@@ -185,3 +185,66 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
     for text in (grid_text, graph_text):
         assert "orders" in text and all(local_id in text for local_id in local_ids), text[:3000]
     assert graph_text.count("SeaTunnelOperator") >= len(example_run.pipelines), graph_text[:3000]
+
+
+def test_the_seatunnel_view_api_assembles_the_run_through_airflows_api(airflow_services, example_run):
+    """``/seatunnel/api/runs/<dag>/<run>`` (the plugin the provider registers on the API server): the job
+    group's graph from its prepare task, each pipeline's state, counts and links, read through Airflow's
+    REST API as the caller; no credentials, no view."""
+    from .services import http_json
+
+    view = http_json(f"{airflow_services.url}/seatunnel/api/runs/{DAG_ID}/{RUN_ID}", token=airflow_services.token)
+    (group,) = view["groups"]
+    assert group["group"] == "orders" and group["mode"] == "BATCH" and group["states"] == {"success": 4}, group
+    assert group["write_count"] == 2 * sum(ROWS.values()) and view["active"] is False
+    assert {p["airflow_task_id"] for p in group["pipelines"]} == set(example_run.pipelines)
+    for p in group["pipelines"]:
+        source = next(v for v in p["vertices"] if v["kind"] == "source")
+        assert p["read_count"] == ROWS[source["output"]] and p["state"] == "success" and not p["live"], p
+        assert p["log_url"] == f"dags/{DAG_ID}/runs/{RUN_ID}/tasks/{p['airflow_task_id']}?try_number=1"
+        assert p["slots"]["with_fusion"] >= 1 and p["split"]["reason"] and "config" not in source
+    with pytest.raises(OSError, match="HTTP 401"):
+        http_json(f"{airflow_services.url}/seatunnel/api/runs/{DAG_ID}/{RUN_ID}")
+    plugins = airflow_services.api("plugins")["plugins"]
+    (plugin,) = [p for p in plugins if p["name"] == "seatunnel"]
+    assert plugin["external_views"][0]["destination"] == "dag_run"
+
+
+def test_the_seatunnel_view_in_the_ui(airflow_services, example_run, request):
+    """The DAG run's SeaTunnel tab in Chromium, signed in once (the view's requests carry the UI's own
+    session): the job's graph, every pipeline with its state and counts, the search; screenshots
+    kept as artifacts (docs/images/seatunnel-view*.png are copies of them)."""
+    from playwright.sync_api import sync_playwright
+
+    shots = ARTIFACTS / "airflow-ui"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_context(viewport={"width": 1500, "height": 950}).new_page()
+            page.set_default_timeout(90_000)
+            page.goto(f"{airflow_services.url}/dags/{DAG_ID}/runs/{RUN_ID}")
+            page.get_by_label("Username").fill(airflow_services.user)
+            page.get_by_label("Password").fill(airflow_services.password)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"**/dags/{DAG_ID}/runs/{RUN_ID}")
+            page.get_by_role("link", name="SeaTunnel", exact=True).click()  # the plugin's tab on the run's page
+            frame = page.frame_locator("iframe").first
+            frame.get_by_text("Sinks").first.wait_for()
+            time.sleep(0.5)
+            page.screenshot(path=str(shots / "seatunnel-view-tab.png"))
+            in_tab = frame.locator("body").inner_text()
+
+            # the page itself, full size; then searched
+            page.goto(f"{airflow_services.url}/seatunnel/run?dag_id={DAG_ID}&run_id={RUN_ID}")
+            page.get_by_text("Sinks").first.wait_for()
+            page.screenshot(path=str(shots / "seatunnel-view.png"), full_page=True)
+            page.get_by_label("Search pipelines").fill("store")
+            searched = page.locator("main").inner_text()
+        finally:
+            browser.close()
+    report_artifact(request.node, f"SeaTunnel view screenshots: {shots}/seatunnel-view*.png")
+    assert "FakeSource" in in_tab and "LocalFile" in in_tab and "success 4" in in_tab, in_tab[:3000]
+    assert f"read {ROWS['web_orders']:,}" in in_tab and "task log" in in_tab
+    assert "2 of 4 shown" in searched and "store_orders" in searched, searched[:2000]

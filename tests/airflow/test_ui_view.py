@@ -1,0 +1,122 @@
+"""The SeaTunnel view's data (plan/view.py, ui/view.py) and its page with many pipelines.
+
+The page against a real Airflow run is tested in tests/cluster/test_airflow_services.py; here the
+view of a compiled 120-pipeline job (assembled by the view's own code from task states as Airflow's
+REST API reports them) is rendered in headless Chromium from the plugin's app on a loopback port:
+it must stay readable (collapsed pipelines, a state summary that filters, a search).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_seatunnel.plan.view import job_view
+from airflow_provider_seatunnel.ui.view import live_progress, prepare_tasks, run_view
+
+from ..servers import free_port
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _many(n: int) -> str:
+    sources = "\n".join(f'FakeSource {{ plugin_output = "t{i}", row.num = 5, schema = {{ fields {{ a = int }} }} }}'
+                        for i in range(n))
+    sinks = "\n".join(f'LocalFile {{ plugin_input = "t{i}", path = "/tmp/out{i}", file_format_type = "json" }}'
+                      for i in range(n))
+    return f'env {{ job.name = "many", plan.max-pipelines = 500 }}\nsource {{\n{sources}\n}}\nsink {{\n{sinks}\n}}'
+
+
+def _tis(plan, states: list[str]) -> list[dict]:
+    tis = [{"task_id": "job.prepare", "operator": "SeaTunnelPrepareOperator", "state": "success", "try_number": 1}]
+    tis += [{"task_id": f"job.{p.task_id}", "operator": "SeaTunnelOperator", "state": s, "try_number": 1,
+             "duration": 3.5} for p, s in zip(plan.pipelines, states, strict=True)]
+    return tis
+
+
+def test_the_plan_view_carries_the_graph_and_no_options(plan_of):
+    plan = plan_of('env { parallelism = 2 }\n'
+                   'source { Jdbc { url = "jdbc:postgresql://h/db", driver = "org.postgresql.Driver", user = "u", '
+                   'password = "pw-secret-1", query = "select 1 as a", plugin_output = "t" } }\n'
+                   'transform { Sql { plugin_input = "t", plugin_output = "u", query = "select a from t" } }\n'
+                   'sink { Console { plugin_input = "u" } }')
+    view = job_view(plan, {plan.pipelines[0].task_id: "job.x"})
+    (p,) = view["pipelines"]
+    assert p["airflow_task_id"] == "job.x" and [v["kind"] for v in p["vertices"]] == ["source", "transform", "sink"]
+    assert p["chains"] and p["slots"]["with_fusion"] >= 1 and p["vertices"][0]["parallelism"] == 2
+    assert "pw-secret-1" not in json.dumps(view) and "config" not in json.dumps(view)
+
+
+def test_a_run_view_joins_states_metrics_and_live_progress(plan_of):
+    plan = plan_of(_many(3))
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
+    tis = _tis(plan, ["success", "running", "failed"])
+    ok, running, failed = (f"job.{p.task_id}" for p in plan.pipelines)
+    line = ("Pipeline [(2/3)] x: progress after 20 s: read 2,023,744 rows (101,187 rows/s), wrote 1,000 rows "
+            "(50 rows/s); Spark: stage 0: 0/2 tasks (2 running)")
+    view = run_view("d", "r", tis, plans, {ok: {"read_count": 5, "write_count": 5, "ui_url": "http://spark"},
+                                           failed: {"error": {"message": "boom", "deterministic": True}}},
+                    {"state": "running"}, {running: live_progress(["other", line])})
+    (group,) = view["groups"]
+    by_id = {p["airflow_task_id"]: p for p in group["pipelines"]}
+    assert by_id[ok]["read_count"] == 5 and by_id[ok]["spark_ui"] == "http://spark" and not by_id[ok]["live"]
+    assert by_id[running]["live"] and by_id[running]["read_count"] == 2_023_744 and by_id[running]["write_count"] == 1000
+    assert by_id[failed]["error"] == "boom" and group["states"] == {"failed": 1, "running": 1, "success": 1}
+    assert view["active"] and prepare_tasks(tis) == ["job.prepare"]
+    assert by_id[ok]["log_url"] == f"dags/d/runs/r/tasks/{ok}?try_number=1"
+    assert live_progress(["sink[0] LocalFile table t: micro-batch 4: read 10 rows, wrote 10 rows in 80 ms "
+                          "(5 micro-batch(es), 1,234 rows written so far; 125 rows/s)"])["write_count"] == 1234
+
+
+@pytest.fixture
+def view_server():
+    """The plugin's FastAPI app (its page and static files) on a loopback port."""
+    import uvicorn
+
+    from airflow_provider_seatunnel.ui.app import create_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_a_job_of_120_pipelines_stays_readable(plan_of, view_server, tmp_path, request):
+    from playwright.sync_api import sync_playwright
+
+    plan = plan_of(_many(120))
+    states = ["success"] * 100 + ["running"] * 12 + ["failed"] * 3 + ["queued"] * 5
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
+    view = run_view("many_dag", "run_1", _tis(plan, states), plans, {}, {"state": "running"})
+    assert len(view["groups"][0]["pipelines"]) == 120
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run `make test-deps` (apt-get install chromium)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/api/runs/**", lambda route: route.fulfill(json={**view, "active": False}))
+            page.goto(f"{view_server}/run?dag_id=many_dag&run_id=run_1")
+            page.get_by_text("success 100").wait_for()
+            assert page.locator("section.pipeline").count() == 120
+            assert page.locator(".detail").count() == 0  # collapsed: one line per pipeline
+            page.screenshot(path=str(tmp_path / "many.png"))
+            page.get_by_role("button", name="failed 3").click()  # the state summary filters
+            assert page.locator("section.pipeline").count() == 3
+            page.get_by_role("button", name="failed 3").click()
+            page.get_by_label("Search pipelines").fill("t117")  # the search: a dataset name
+            assert page.locator("section.pipeline").count() == 1
+            page.locator("section.pipeline .head").first.click()  # expands its graph
+            assert page.locator(".detail .vertex").count() == 2
+        finally:
+            browser.close()
+    request.node.user_properties.append(("artifact", f"the SeaTunnel view of 120 pipelines: {tmp_path / 'many.png'}"))
