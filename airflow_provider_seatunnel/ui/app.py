@@ -4,6 +4,8 @@
   shown as a tab of the DAG run in Airflow's UI;
 * ``GET /seatunnel/api/runs/{dag_id}/{run_id}``: the view of a DAG run as JSON (:func:`.view.run_view`).
 
+The API server calls itself at the address Airflow's configuration gives (``[api] base_url``).
+
 The API reads everything through Airflow's own REST API (``/api/v2``) with the caller's own
 credentials — the UI's session cookie, or an ``Authorization`` header — so the view shows exactly
 what the user may see, needs no login of its own and never touches Airflow's database; an answer of
@@ -59,10 +61,18 @@ class AirflowApi:
 
 
 def api_base(request: Request) -> str:
-    """``<origin><Airflow's base path>/api/v2/``: where this app is mounted, one level up."""
-    root = request.scope.get("root_path", "").rstrip("/")
-    airflow_root = root[: -len("/seatunnel")] if root.endswith("/seatunnel") else ""
-    return f"{request.url.scheme}://{request.url.netloc}{airflow_root}/api/v2/"
+    """Where Airflow's REST API is, from Airflow's own configuration (``[api] base_url``, else the
+    API server's host and port) — never from the request's Host header, which the caller chooses:
+    the caller's credentials go there."""
+    from airflow.configuration import conf
+
+    base = (conf.get("api", "base_url", fallback="") or "").strip().rstrip("/")
+    if not base:
+        host = conf.get("api", "host", fallback="127.0.0.1") or "127.0.0.1"
+        host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        scheme = "https" if conf.get("api", "ssl_cert", fallback="") else "http"
+        base = f"{scheme}://{host}:{conf.getint('api', 'port', fallback=8080)}"
+    return f"{base}/api/v2/"
 
 
 async def _task_instances(api: AirflowApi, run_path: str) -> list[dict[str, Any]]:

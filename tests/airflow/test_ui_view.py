@@ -120,3 +120,19 @@ def test_a_job_of_120_pipelines_stays_readable(plan_of, view_server, tmp_path, r
         finally:
             browser.close()
     request.node.user_properties.append(("artifact", f"the SeaTunnel view of 120 pipelines: {tmp_path / 'many.png'}"))
+
+
+def test_the_api_server_calls_itself_where_airflows_configuration_says(monkeypatch):
+    """The caller's credentials go to Airflow's configured address, never where a Host header points."""
+    from starlette.requests import Request
+
+    from airflow_provider_seatunnel.ui.app import api_base
+
+    request = Request({"type": "http", "scheme": "http", "server": ("evil.example", 80), "root_path": "/seatunnel",
+                       "path": "/seatunnel/api/runs/d/r", "query_string": b"", "headers": [(b"host", b"evil.example")]})
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.internal:8443/af/")
+    assert api_base(request) == "https://airflow.internal:8443/af/api/v2/"
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "")
+    monkeypatch.setenv("AIRFLOW__API__HOST", "0.0.0.0")
+    monkeypatch.setenv("AIRFLOW__API__PORT", "9090")
+    assert api_base(request) == "http://127.0.0.1:9090/api/v2/"

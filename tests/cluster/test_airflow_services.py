@@ -83,6 +83,16 @@ def example_run(airflow_services: AirflowServices, tmp_path_factory) -> Iterator
             shutil.rmtree(output.parent, ignore_errors=True)
 
 
+def _sign_in(page: Any, services: AirflowServices) -> None:
+    """Open the example run's page, signing in as the test user on the way."""
+    page.set_default_timeout(90_000)
+    page.goto(f"{services.url}/dags/{DAG_ID}/runs/{RUN_ID}")
+    page.get_by_label("Username").fill(services.user)
+    page.get_by_label("Password").fill(services.password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"**/dags/{DAG_ID}/runs/{RUN_ID}")
+
+
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
@@ -145,12 +155,7 @@ def test_ui_shows_one_task_per_pipeline_inside_the_group(airflow_services, examp
             context.add_init_script("localStorage.setItem('react-resizable-panels:grid-ltr', JSON.stringify("
                                     "{'details-panel,main-panel': {expandToSizes: {}, layout: [45, 55]}}));")
             page = context.new_page()
-            page.set_default_timeout(90_000)
-            page.goto(f"{airflow_services.url}/dags/{DAG_ID}/runs/{RUN_ID}")
-            page.get_by_label("Username").fill(airflow_services.user)
-            page.get_by_label("Password").fill(airflow_services.password)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"**/dags/{DAG_ID}/runs/{RUN_ID}")
+            _sign_in(page, airflow_services)
 
             # grid: open the job's group
             page.locator('[aria-label="Toggle group"][data-group-id="orders"]').first.click()
@@ -223,12 +228,7 @@ def test_the_seatunnel_view_in_the_ui(airflow_services, example_run, request):
                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         try:
             page = browser.new_context(viewport={"width": 1500, "height": 950}).new_page()
-            page.set_default_timeout(90_000)
-            page.goto(f"{airflow_services.url}/dags/{DAG_ID}/runs/{RUN_ID}")
-            page.get_by_label("Username").fill(airflow_services.user)
-            page.get_by_label("Password").fill(airflow_services.password)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"**/dags/{DAG_ID}/runs/{RUN_ID}")
+            _sign_in(page, airflow_services)
             page.get_by_role("link", name="SeaTunnel", exact=True).click()  # the plugin's tab on the run's page
             frame = page.frame_locator("iframe").first
             frame.get_by_text("Sinks").first.wait_for()

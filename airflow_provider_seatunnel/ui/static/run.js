@@ -65,7 +65,7 @@ function counts(p) {
 function links(p) {
   return el("span", { class: "links" },
     p.log_url ? el("a", { href: new URL(p.log_url, uiBase).href, target: "_top" }, "task log") : null,
-    p.spark_ui ? el("a", { href: p.spark_ui, target: "_blank", rel: "noopener" }, "Spark UI") : null);
+    /^https?:\/\//.test(p.spark_ui || "") ? el("a", { href: p.spark_ui, target: "_blank", rel: "noopener" }, "Spark UI") : null);
 }
 
 function matches(p, query) {
