@@ -25,9 +25,10 @@ class ConnectServer:
 
 
 @contextmanager
-def connect_server_running(directory: Path, master: str = "local[2]") -> Iterator[ConnectServer]:
+def connect_server_running(directory: Path, master: str = "local[2]",
+                           conf: dict[str, str] | None = None) -> Iterator[ConnectServer]:
     port = free_port()
-    server = connect_server.start(directory, port=port, master=master)
+    server = connect_server.start(directory, port=port, master=master, conf=conf)
     try:
         yield ConnectServer(server.address, port, connect_server.token(directory), server.log, directory)
     finally:

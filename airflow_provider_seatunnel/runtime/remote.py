@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
@@ -357,9 +357,14 @@ def run_remote_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], remot
     started = now()
     workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda p: run_remote_pipeline(remote, plan, p, run, attempt, options=options,
-                                                              say=tell, label=f"pipeline {p.id}",
-                                                              stop=stop).redacted(secrets), pipelines))
+        futures = [pool.submit(lambda p=p: run_remote_pipeline(remote, plan, p, run, attempt, options=options,
+                                                                say=tell, label=f"pipeline {p.id}",
+                                                                stop=stop).redacted(secrets)) for p in pipelines]
+        # waits in short steps: a signal the kernel hands another thread is run by this (main) thread only
+        # when it wakes, and SIGTERM is what stops a STREAMING pipeline
+        while wait(futures, timeout=0.2).not_done:
+            pass
+        results = [f.result() for f in futures]
     for m in results:
         tell(f"pipeline {m.pipeline} {m.task_id}: " + (f"FINISHED (read {m.read_count}, wrote {m.write_count})"
                                                       if m.ok else f"FAILED{m.where}: {m.message}"))

@@ -56,7 +56,9 @@ with DAG({dag_id!r}, schedule=None, start_date=datetime(2024, 1, 1)) as dag:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with connect_server_running(tmp_path_factory.mktemp("connect")) as running:
+    # progress reports every 100 ms (2 s by default): a short action still reports its stages
+    with connect_server_running(tmp_path_factory.mktemp("connect"),
+                                conf={"spark.connect.progress.reportInterval": "100ms"}) as running:
         yield running
 
 
@@ -253,7 +255,8 @@ def test_progress_on_a_connect_session_comes_from_the_servers_reports(server, pl
     with connect_mode():
         spark = SparkSession.builder.remote(f"{server.address}/;token={server.token}").create()
         try:
-            df, counter = count_rows(spark.range(300_000).selectExpr("id % 7 AS a").repartition(3), "progress")
+            df, counter = count_rows(spark.range(0, 300_000, 1, 3).selectExpr("sha2(cast(id AS string), 256) AS a"),
+                                     "progress")
             said: list[str] = []
             progress = Progress(RunContext(spark, plan, plan.pipelines[0], "r"), said.append, 3600,
                                 {"source[0] FakeSource": [counter]}).start()
