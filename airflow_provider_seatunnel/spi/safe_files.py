@@ -1,0 +1,114 @@
+"""Writing into directories other users or earlier runs may have touched, without following symlinks.
+
+The rule: a file the provider writes into an existing directory (logs, metrics, properties, commit
+locks, journals, fence records) is opened with ``O_NOFOLLOW`` — a symlink planted at its name is
+refused, never written through — and a file that must not exist yet is opened with ``O_EXCL``.
+Atomic replacements write a fresh temporary file (``O_EXCL | O_NOFOLLOW``, a random name) and rename
+it over the name: a rename replaces a planted symlink itself, never what it points to. New files
+are private (0600) unless the caller says otherwise; directories made here are 0700.
+
+``O_NOFOLLOW`` guards the last component of a path only: directories the provider creates are
+made here (0700), and a directory found to be a symlink where a private one is wanted is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafePath(OSError):
+    """A path the provider was to write is a symlink (or not a regular file): refused, nothing written."""
+
+
+def _refuse(path: str, what: str) -> UnsafePath:
+    return UnsafePath(errno.ELOOP, f"refusing to write {what} {path}: it is a symlink or not a regular "
+                                   "file (a planted link would redirect the write); remove it and retry", path)
+
+
+def open_fd(path: str, flags: int, mode: int = 0o600, what: str = "the file") -> int:
+    """``os.open`` with ``O_NOFOLLOW`` (and close-on-exec); a symlink at ``path`` raises :class:`UnsafePath`.
+
+    An existing file that is not a regular file (a FIFO, a device) is refused too, so a write never
+    blocks on a planted FIFO."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), mode)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+            raise _refuse(path, what) from e
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _refuse(path, what)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def open_write(path: str, *, append: bool = False, exclusive: bool = False, mode: int = 0o600,
+               text: bool = True, what: str = "the file") -> Iterator[IO[Any]]:
+    """Open ``path`` for writing without following a symlink: truncate (default), append, or create
+    only (``exclusive``: an existing file or link is an error)."""
+    flags = os.O_WRONLY | os.O_CREAT
+    flags |= os.O_EXCL if exclusive else (os.O_APPEND if append else os.O_TRUNC)
+    fd = open_fd(path, flags, mode, what)
+    fh = os.fdopen(fd, ("a" if append else "w") + ("" if text else "b"), **({"encoding": "utf-8"} if text else {}))
+    with fh:
+        yield fh
+
+
+def make_private_dir(path: str) -> None:
+    """Create ``path`` (and its parents) with mode 0700; an existing symlink there is refused."""
+    if os.path.islink(path):
+        raise _refuse(path, "into the directory")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise _refuse(path, "into the directory")
+
+
+def write_atomic(path: str, data: bytes | str, mode: int = 0o600, what: str = "the file") -> None:
+    """Replace ``path`` by ``data`` in one rename: a fresh temporary file (``O_EXCL``, never a link)
+    is written and synced beside it, then renamed over the name (a symlink there is replaced, not followed)."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode, what)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def write_json_atomic(path: str, payload: Mapping[str, Any], mode: int = 0o600) -> None:
+    """:func:`write_atomic` of ``payload`` as indented JSON."""
+    write_atomic(path, json.dumps(payload, indent=1, default=str), mode, "the record")
+
+
+def read_regular(path: str, limit: int | None = None) -> bytes:
+    """Read a regular file without following a symlink at ``path``; more than ``limit`` bytes is an error."""
+    fd = open_fd(path, os.O_RDONLY, 0, "(read) the file")
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(-1 if limit is None else limit + 1)
+    if limit is not None and len(data) > limit:
+        raise OSError(errno.EFBIG, f"{path} is larger than {limit} bytes", path)
+    return data
