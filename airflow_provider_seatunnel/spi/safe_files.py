@@ -65,7 +65,8 @@ def open_write(path: str, *, append: bool = False, exclusive: bool = False, mode
     flags = os.O_WRONLY | os.O_CREAT
     flags |= os.O_EXCL if exclusive else (os.O_APPEND if append else os.O_TRUNC)
     fd = open_fd(path, flags, mode, what)
-    fh = os.fdopen(fd, ("a" if append else "w") + ("" if text else "b"), **({"encoding": "utf-8"} if text else {}))
+    kind = "a" if append else "w"
+    fh: IO[Any] = os.fdopen(fd, kind, encoding="utf-8") if text else os.fdopen(fd, kind + "b")
     with fh:
         yield fh
 
