@@ -5,8 +5,8 @@ What a plan depends on, and so what a hit checks:
 * the key (an HMAC, :func:`cache_key`) covers the config's text, name, resolved location and
   format, the working directory (where relative paths resolve), the variables, the values of the
   environment variables the text references, the provider's settings (:func:`..settings.environment`)
-  and the code: the package version and the size and modification time of its modules, and the
-  connector plugins installed (:func:`code_fingerprint`);
+  and the code (:func:`code_fingerprint`): the package version, the installed distributions
+  (connector plugins included) and, in a source checkout, its modules;
 * the entry records what compiling it read besides the text (:mod:`..config.reads`): every
   included file (its absolute path and an HMAC of its bytes, or that it was missing) and every
   environment variable looked up (an HMAC of its value, or that it was unset). A hit re-reads them:
@@ -51,6 +51,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,21 +141,26 @@ def referenced_names(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """The code a plan comes from: the package version, each module's size and modification time,
-    and the connector plugins installed (entry points and their distributions' versions). Once per process."""
-    package = Path(__file__).resolve().parent.parent
-    files = []
-    for module in sorted(package.rglob("*.py")):
-        st = module.stat()
-        files.append((str(module.relative_to(package)), st.st_size, st.st_mtime_ns))
-    from importlib.metadata import entry_points
-
-    from ..spi.registry import ENTRY_POINT_GROUP
-
-    plugins = sorted((ep.name, ep.value, getattr(ep.dist, "version", None) if ep.dist else None)
-                     for ep in entry_points(group=ENTRY_POINT_GROUP))
-    blob = json.dumps([__version__, files, plugins]).encode()
-    return hashlib.sha256(blob).hexdigest()
+    """The code a plan comes from, once per process: the package version; the modification time of
+    every directory on ``sys.path`` (installing, upgrading or removing any distribution, a connector
+    plugin included, changes its site-packages directory); and, for a source checkout or an
+    editable install (the package not inside a ``site-packages`` directory), each module's size
+    and modification time, so that editing the compiler recompiles."""
+    material: list[Any] = [__version__]
+    for entry in sys.path:
+        try:
+            material.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            material.append((entry, None))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not {"site-packages", "dist-packages"} & set(Path(package).parts):
+        for root, dirs, files in os.walk(package):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(root, name))
+                    material.append((os.path.relpath(os.path.join(root, name), package), st.st_size, st.st_mtime_ns))
+    return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
 
 def cache_key(path: str | None, fmt: str | None, text: str, variables: Mapping[str, Any] | None,
@@ -333,7 +339,9 @@ def _reference(value: Any, text: str, names: list[str], variables: Mapping[str, 
     for name, given in variables.items():
         if type(given) is type(value) and given == value:
             return {"var": str(name)}
-    start = text.find(value) if isinstance(value, str) else -1
+    if not isinstance(value, str):
+        return None
+    start = text.find(value)
     return {"text": [start, start + len(value)]} if start >= 0 else None
 
 
