@@ -281,5 +281,18 @@ def test_size_settings_read_whole_numbers_with_binary_suffixes():
         return settings.size(settings.PLAN_CACHE_MAX_BYTES, {"SEATUNNEL_PLAN_CACHE_MAX_BYTES": raw}, default=7)
 
     assert [size("12"), size("2K"), size("3m"), size("1GB"), size(" ")] == [12, 2048, 3 * 1024 ** 2, 1024 ** 3, 7]
-    with pytest.raises(ValueError, match="plan_cache_max_bytes .*SEATUNNEL_PLAN_CACHE_MAX_BYTES.*'-1'"):
+    with pytest.raises(ValueError, match=r"plan_cache_max_bytes .*SEATUNNEL_PLAN_CACHE_MAX_BYTES.*'-1'"):
         size("-1")
+
+
+def test_a_key_others_can_read_disables_the_cache(write_conf, cache_root, monkeypatch, caplog):
+    path = write_conf(JOB)
+    compile_job(path, {"name": "a"}, environ={})
+    os.chmod(cache_root / cache.KEY_FILE, 0o644)
+    calls = counting(monkeypatch)
+    with caplog.at_level(logging.WARNING, logger=cache.__name__):
+        assert compile_job(path, {"name": "a"}, environ={}).pipelines[0].vertices[0].output == "a"
+        compile_job(path, {"name": "a"}, environ={})
+    assert len(calls) == 2
+    (message,) = [r.getMessage() for r in caplog.records if r.name == cache.__name__]
+    assert "readable or writable by group or others (mode 644)" in message and cache.KEY_FILE in message
