@@ -75,6 +75,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 ** 2
 DEFAULT_MAX_ENTRY_BYTES = 16 * 1024 ** 2
 _KEY_BYTES = 32
 _STALE_TMP_S = 3600
+_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
 _SUBST = re.compile(r"\$\{\??\s*([^}:\s]+)")
 _HEAD, _SEP = b'{"mac":"', b'","body":'
 _BODY_AT = len(_HEAD) + 64 + len(_SEP)
@@ -141,19 +142,22 @@ def referenced_names(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """The code a plan comes from, once per process: the package version; the modification time of
-    every directory on ``sys.path`` (installing, upgrading or removing any distribution, a connector
-    plugin included, changes its site-packages directory); and, for a source checkout or an
-    editable install (the package not inside a ``site-packages`` directory), each module's size
-    and modification time, so that editing the compiler recompiles."""
+    """The code a plan comes from, once per process (a process runs the code it imported): the
+    package version; the modification time of every ``site-packages`` directory on ``sys.path``
+    (installing, upgrading or removing any distribution, a connector plugin or PySpark included,
+    changes it; other ``sys.path`` entries, such as the DAG folder, are left out, so that saving a
+    DAG file does not recompile every plan); and, for a source checkout or an editable install (the
+    package not inside a ``site-packages`` directory), each module's size and modification time,
+    so that editing the compiler recompiles."""
     material: list[Any] = [__version__]
     for entry in sys.path:
-        try:
-            material.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            material.append((entry, None))
+        if os.path.basename(entry.rstrip(os.sep)) in _INSTALL_DIRS:
+            try:
+                material.append((entry, os.stat(entry).st_mtime_ns))
+            except OSError:
+                material.append((entry, None))
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not {"site-packages", "dist-packages"} & set(Path(package).parts):
+    if not _INSTALL_DIRS & set(Path(package).parts):
         for root, dirs, files in os.walk(package):
             dirs.sort()
             for name in sorted(files):

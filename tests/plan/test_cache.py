@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,25 @@ def test_a_key_others_can_read_disables_the_cache(write_conf, cache_root, monkey
     assert len(calls) == 2
     (message,) = [r.getMessage() for r in caplog.records if r.name == cache.__name__]
     assert "readable or writable by group or others (mode 644)" in message and cache.KEY_FILE in message
+
+
+def test_installing_a_distribution_recompiles_saving_a_dag_file_does_not(write_conf, tmp_path, cache_root, monkeypatch):
+    site, dags = tmp_path / "venv" / "site-packages", tmp_path / "dags"
+    site.mkdir(parents=True)
+    dags.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site), str(dags)])
+    cache.code_fingerprint.cache_clear()
+    path = write_conf(JOB)
+    calls = counting(monkeypatch)
+    compile_job(path, {"name": "a"}, environ={})
+    (dags / "new_dag.py").write_text("")
+    os.utime(dags, ns=(1, 1))
+    cache.code_fingerprint.cache_clear()  # a new process
+    compile_job(path, {"name": "a"}, environ={})
+    assert len(calls) == 1
+    (site / "seatunnel_plugin-1.0.dist-info").mkdir()  # pip install a connector plugin
+    os.utime(site, ns=(2, 2))
+    cache.code_fingerprint.cache_clear()
+    compile_job(path, {"name": "a"}, environ={})
+    assert len(calls) == 2
+    cache.code_fingerprint.cache_clear()
