@@ -55,6 +55,21 @@ PLAN_CACHE_DIR = Setting(
     "directory this user owns and others cannot write to (created 0700). ``off`` disables the cache. "
     "Unset: the environment variable SEATUNNEL_PLAN_CACHE, else the user cache directory.",
     "/var/cache/airflow/seatunnel-plans")
+PLAN_CACHE_MAX_ENTRIES = Setting(
+    "plan_cache_max_entries", "SEATUNNEL_PLAN_CACHE_MAX_ENTRIES", "string",
+    "How many compiled plans the plan cache keeps; past it, the least recently used are removed. "
+    "Unset: the environment variable SEATUNNEL_PLAN_CACHE_MAX_ENTRIES, else 1000.",
+    "1000")
+PLAN_CACHE_MAX_BYTES = Setting(
+    "plan_cache_max_bytes", "SEATUNNEL_PLAN_CACHE_MAX_BYTES", "string",
+    "The total size of the plan cache in bytes (a suffix K, M or G multiplies by 1024s); past it, the least "
+    "recently used plans are removed. Unset: the environment variable SEATUNNEL_PLAN_CACHE_MAX_BYTES, else 256M.",
+    "256M")
+PLAN_CACHE_MAX_ENTRY_BYTES = Setting(
+    "plan_cache_max_entry_bytes", "SEATUNNEL_PLAN_CACHE_MAX_ENTRY_BYTES", "string",
+    "The largest plan the plan cache stores, in bytes (K, M, G suffixes); a larger plan is compiled every time "
+    "and not stored (logged). Unset: the environment variable SEATUNNEL_PLAN_CACHE_MAX_ENTRY_BYTES, else 16M.",
+    "16M")
 CHECKPOINT_ROOT = Setting(
     "checkpoint_root", "SEATUNNEL_CHECKPOINT_ROOT", "string",
     "Where STREAMING pipelines keep their checkpoints when the job sets no env option checkpoint.root: a "
@@ -74,7 +89,8 @@ STRICT = Setting(
     "the DAG's import error. An operator's or task group's own strict argument wins. Unset: the environment "
     "variable SEATUNNEL_STRICT, else False.",
     "True")
-SETTINGS = (PLAN_CACHE_DIR, CHECKPOINT_ROOT, JDBC_DRIVER_PATH, STRICT)
+SETTINGS = (PLAN_CACHE_DIR, PLAN_CACHE_MAX_ENTRIES, PLAN_CACHE_MAX_BYTES, PLAN_CACHE_MAX_ENTRY_BYTES, CHECKPOINT_ROOT,
+            JDBC_DRIVER_PATH, STRICT)
 
 
 def airflow_conf() -> Any | None:
@@ -112,6 +128,21 @@ def flag(setting: Setting, environ: Mapping[str, str] | None = None, default: bo
     if raw.lower() in _FALSE:
         return False
     raise ValueError(f"[{SECTION}] {setting.option} (or ${setting.env}) must be true or false, found {raw!r}")
+
+
+def size(setting: Setting, environ: Mapping[str, str] | None = None, default: int = 0) -> int:
+    """A count or byte-size setting: a non-negative integer, optionally with a K, M or G suffix (powers of
+    1024); ``default`` when unset. Raises ValueError naming the option and its environment variable."""
+    raw = value(setting, environ)
+    if raw is None:
+        return default
+    text = raw.upper().removesuffix("B")
+    factor = 1024 ** (" KMG".index(text[-1]) if text and text[-1] in "KMG" else 0)
+    digits = text[:-1] if factor > 1 else text
+    if not digits.strip().isdigit():
+        raise ValueError(f"[{SECTION}] {setting.option} (or ${setting.env}) must be a whole number "
+                         f"(with an optional K, M or G suffix), found {raw!r}")
+    return int(digits) * factor
 
 
 def strict(environ: Mapping[str, str] | None = None) -> bool:

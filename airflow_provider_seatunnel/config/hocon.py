@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import reads
 from .errors import ConfigError, Problem
 from .hocon_lexer import Pos, Token, tokenize
 from .hocon_nodes import (
@@ -230,6 +231,8 @@ class _Parser:
         target = base / name
         candidates = [target] if target.suffix else [target, target.with_suffix(".conf"), target.with_suffix(".json")]
         found = next((c for c in candidates if c.is_file()), None)
+        for c in candidates[:candidates.index(found) if found is not None else None]:
+            reads.file_read(str(c.absolute()), None)  # a file that appears there later changes the config
         if found is None:
             if required:
                 raise self.error(f"included file not found: {target}", pos,
@@ -242,9 +245,11 @@ class _Parser:
         if resolved in self.including or len(self.including) > _MAX_INCLUDE_DEPTH:
             raise self.error(f"include cycle: {found} includes itself", pos, "remove one of the includes")
         try:
-            text = found.read_text(encoding="utf-8")
+            data = found.read_bytes()
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads
         except (OSError, UnicodeDecodeError) as e:
             raise self.error(f"cannot read the included file {found}: {e}", pos) from None
+        reads.file_read(str(found.absolute()), data)
         sub = _Parser(text, str(found), found.suffix.lower() == ".json", self.warnings,
                       (*self.including, resolved))
         t = sub.peek(skip_newlines=True)

@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..config import reads
 from ..config.errors import ConfigError, Problem
 from ..config.loader import detect_format, load_job, read_config_text
 from ..spi import NOT_RUNNABLE
@@ -38,24 +39,24 @@ def compile_job(config: str | os.PathLike, variables: Mapping[str, Any] | None =
     """Compile a job config (a file path or inline text) into a :class:`JobPlan`.
 
     Raises :class:`ConfigError` naming file, line, plugin and key. Plans are cached on
-    disk by content (see :mod:`.cache`): compiling an unchanged config again is a read, its
+    disk by content (see :mod:`.cache`): compiling an unchanged config again (same text, included
+    files, working directory, variables, environment it reads, settings and code) is a read, its
     secrets (never written to the cache) read back from the environment, the variables or the
     config text they came from.
     """
     env = os.environ if environ is None else environ
     path, text = read_config_text(config)
-    directory = cache.cache_dir() if use_cache else None
-    if directory is not None:
-        directory = cache.usable_dir(directory)
+    store = cache.open_store() if use_cache else None
     key = None
-    if directory is not None:
-        key = cache.cache_key(path, format or detect_format(path, text), text, variables, env)
-        hit = cache.cached_plan(directory, key, text, variables, env)
+    if store is not None:
+        key = cache.cache_key(path, format or detect_format(path, text), text, variables, env, store.secret)
+        hit = cache.cached_plan(store, key, text, variables, env)
         if hit is not None:
             return hit
-    plan = cache.without_gc(compile_text, path, text, variables, format, env)
-    if directory is not None and key is not None:
-        cache.write(directory, key, cache.entry_of(plan, text, variables, env))
+    with reads.recording() as seen:  # what the compile reads besides the text: the entry's dependencies
+        plan = cache.without_gc(compile_text, path, text, variables, format, reads.RecordingEnviron(env))
+    if store is not None and key is not None:
+        cache.write(store, key, cache.entry_of(plan, text, variables, env, seen, store), path or "inline config")
     return plan
 
 

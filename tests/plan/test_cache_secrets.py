@@ -71,8 +71,8 @@ def test_a_secret_pieced_together_is_not_cached_and_an_older_entry_is_dropped(wr
     path = write_conf(JOB)
     calls = counting(monkeypatch)
     variables = {"who": "var-user-6"}
-    key = cache.cache_key(str(path), "hocon", path.read_text(), variables, ENV)
-    cache_root.mkdir(mode=0o700)
+    store = cache.open_store()
+    key = cache.cache_key(str(path), "hocon", path.read_text(), variables, ENV, store.secret)
     old = cache_root / f"{key}.json"
     fd = os.open(old, os.O_WRONLY | os.O_CREAT, 0o600)
     with os.fdopen(fd, "w") as f:
