@@ -207,3 +207,17 @@ def test_a_connect_directory_that_is_a_link_is_refused(tmp_path, fake_spark):
     with pytest.raises(UnsafePath):
         connect_server.start(link, port=fake_spark, wait=20)
     assert list(elsewhere.iterdir()) == [] and stat.S_IMODE(elsewhere.stat().st_mode) == 0o755
+
+
+def test_the_demo_log_link_is_refused(tmp_path, victim):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "demo_progress.py"
+    link = tmp_path / "airflow.log"
+    link.symlink_to(victim)
+    proc = subprocess.run([sys.executable, str(script), str(link), "--", "echo", "hello"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 2 and "refusing to write the demo's log" in proc.stderr
+    assert victim.read_text() == PRECIOUS
