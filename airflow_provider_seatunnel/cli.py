@@ -194,16 +194,22 @@ def _report(args: argparse.Namespace, job: dict[str, Any]) -> int:
     from .runtime.summary import render_summary
 
     print(render_summary(job))
-    if args.metrics_file:
-        with open(args.metrics_file, "w") as f:
-            json.dump(job, f, indent=2, default=str)
+    unwritten = False
+    if args.metrics_file:  # a fresh 0600 file renamed over the name: a symlink there is replaced, never followed
+        from .spi.safe_files import write_atomic
+
+        try:
+            write_atomic(args.metrics_file, json.dumps(job, indent=2, default=str), 0o600, "the metrics file")
+        except OSError as e:
+            print(f"error: --metrics-file {args.metrics_file}: {e.strerror or e}", file=sys.stderr)
+            unwritten = True
     failed = [m for m in map(PipelineMetrics.from_dict, job["pipelines"]) if not m.ok]
     for m in failed:
         print(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
     if failed and not args.keep_work_dir and not args.remote:
         print("note: the work directory with the pipelines' logs was removed; run again with --keep-work-dir "
               "to keep it", file=sys.stderr)
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if failed or unwritten else EXIT_OK
 
 
 COMMANDS = {"validate": cmd_validate, "plan": cmd_plan, "run": cmd_run}

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from airflow_provider_seatunnel.spi.safe_files import UnsafePath, open_write
+
 
 def _name(task_id: str) -> str:
     """A pipeline's id without its hash: the hash covers the rendered variables (the output path), so it
@@ -46,7 +48,7 @@ def main(argv: list[str]) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     print(f"  (Airflow's and Spark's logs: {log})", flush=True)
-    with log.open("w", encoding="utf-8") as out:
+    with open_write(str(log), what="the demo's log") as out:  # 0600, never through a symlink at its name
         proc = subprocess.Popen(argv[2:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 encoding="utf-8", errors="replace", bufsize=1)
         assert proc.stdout is not None
@@ -75,4 +77,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except UnsafePath as e:
+        print(f"error: {e.strerror}", file=sys.stderr)
+        sys.exit(2)

@@ -32,6 +32,7 @@ from ..runtime.metrics import FINISHED, PipelineMetrics
 from ..runtime.remote import Remote, RemoteAddressError, connect_problems
 from ..spi import ConnectionInfo, FromConnection, get_connector
 from ..spi.errors import PipelineError, exit_failure
+from ..spi.safe_files import open_write
 from ..spi.secrets import (
     OPENLINEAGE_SECRET,
     OPENLINEAGE_SECRET_REGEX,
@@ -255,11 +256,12 @@ class SeaTunnelHook(BaseHook):
         from .. import __file__ as package_init
 
         path = self.work_dir / "seatunnel-runtime.zip"
-        if not path.exists():
+        if not os.path.lexists(path):  # written once, in the private work directory, never through a link
             import zipfile
 
             roots = [Path(package_init).parent, Path(sqlglot.__file__).parent]
-            with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            with open_write(str(path), exclusive=True, text=False, what="the package zip") as fh, \
+                    zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
                 for root in roots:
                     for file in sorted(root.rglob("*.py")):
                         zf.write(file, file.relative_to(root.parent).as_posix())

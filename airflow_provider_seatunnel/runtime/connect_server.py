@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..spi.safe_files import ensure_private_dir, open_write, read_regular, write_atomic
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 STARTED = "Spark Connect server started"
@@ -45,13 +47,14 @@ class Server:
 
 
 def token(directory: Path) -> str:
-    """The server's token: ``directory/token``, made (0600, random) when missing."""
+    """The server's token: ``directory/token``, made (0600, random, ``O_EXCL``) when missing. An existing
+    one is used only when it is a regular file of this user that no one else may read or write: a
+    symlink there (which would hand the server a token someone else chose or knows) is refused."""
     path = directory / "token"
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
-        with os.fdopen(fd, "w") as f:
+    if not os.path.lexists(path):
+        with open_write(str(path), exclusive=True, mode=stat.S_IRUSR | stat.S_IWUSR, what="the token") as f:
             f.write(secrets.token_urlsafe(32))
-    return path.read_text().strip()
+    return read_regular(str(path), 4096, private=True).decode("utf-8").strip()
 
 
 def _alive(pid: int) -> bool:
@@ -67,8 +70,8 @@ def _alive(pid: int) -> bool:
 
 def running(directory: Path) -> int | None:
     """The pid of the server started from ``directory`` while it runs, else None."""
-    try:
-        pid = int((directory / "server.pid").read_text())
+    try:  # never through a symlink: a planted pid file must not make stop() signal another process
+        pid = int(read_regular(str(directory / "server.pid"), 64))
     except (OSError, ValueError):
         return None
     return pid if _alive(pid) else None
@@ -89,8 +92,7 @@ def start(directory: Path, port: int = 15002, host: str = "127.0.0.1", master: s
     properties file, not to the command line."""
     from .launcher import pyspark_home, submit_environment, write_properties_file
 
-    directory.mkdir(parents=True, exist_ok=True)
-    os.chmod(directory, stat.S_IRWXU)
+    ensure_private_dir(str(directory))  # 0700, this user's, not a symlink
     env = submit_environment()
     if use_token:
         env[TOKEN_ENV] = token(directory)
@@ -100,10 +102,10 @@ def start(directory: Path, port: int = 15002, host: str = "127.0.0.1", master: s
     log = directory / "server.log"
     cmd = [str(pyspark_home() / "bin" / "spark-submit"), "--master", master, "--name", "Spark Connect server",
            "--class", SERVER_CLASS, "--properties-file", str(properties), "spark-internal"]
-    with open(log, "w") as out:
+    with open_write(str(log), what="the server's log") as out:  # a symlink at its name is refused
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                 start_new_session=True)
-    (directory / "server.pid").write_text(str(proc.pid))
+    write_atomic(str(directory / "server.pid"), str(proc.pid), 0o600, "the pid file")
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if proc.poll() is not None:

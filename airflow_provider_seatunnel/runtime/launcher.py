@@ -33,10 +33,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..plan.model import JobPlan, PipelinePlan
-from ..spi.errors import exit_failure
+from ..spi.errors import PipelineError, exit_failure
+from ..spi.safe_files import UnsafePath, open_write, write_atomic
 from ..spi.secrets import embedded, hidden, redaction, scrub
 from .context import now
 from .jars import pipeline_jars
@@ -84,24 +85,18 @@ def write_plan_file(plan: JobPlan, directory: Path) -> Path:
     """The plan with its secrets, readable by its owner only (mode 0600). A directory this call
     creates is made 0700; the mode of one that exists is left as it is (``--work-dir /tmp`` must not
     lock others out of /tmp): the file's own mode keeps the secrets private."""
-    if not directory.exists():
-        directory.mkdir(parents=True)
-        os.chmod(directory, stat.S_IRWXU)
+    if not directory.exists():  # made here 0700 from the start; one that appeared meanwhile: FileExistsError
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=stat.S_IRWXU)
+        os.chmod(directory, stat.S_IRWXU)  # whatever the umask
     return _write_private(directory / "plan.json", json.dumps(plan.to_dict(secrets=True)))
 
 
 def _write_private(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` as a new file only its owner can read (0600): written under a
     fresh name, then renamed over ``path``, so neither a file nor a symbolic link that someone else
-    left at ``path`` (in a shared directory) ever receives it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    left at ``path`` (in a shared directory) ever receives it (:func:`..spi.safe_files.write_atomic`)."""
+    write_atomic(str(path), text, 0o600, "the private file")
     return path
 
 
@@ -288,21 +283,20 @@ def default_run_id() -> str:
     return f"manual__{datetime.now().strftime('%Y%m%dT%H%M%S')}_{uuid.uuid4().hex[:8]}"
 
 
-def _follow(cmd: Sequence[str], env: Mapping[str, str], log_file: Path,
+def _follow(cmd: Sequence[str], env: Mapping[str, str], log: IO[str],
             progress: Callable[[str], None]) -> tuple[int, str]:
-    """Run ``cmd``, its output into ``log_file``; each progress line of the driver goes to
-    ``progress``. Returns the exit code and the last progress line."""
+    """Run ``cmd``, its output into ``log`` (the pipeline's log, opened by the caller); each progress
+    line of the driver goes to ``progress``. Returns the exit code and the last progress line."""
     last = ""
-    with open(log_file, "w") as log:
-        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=dict(env), bufsize=1)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            if PROGRESS_MARK in line:
-                last = line.split(PROGRESS_MARK, 1)[1].strip()
-                progress(last)
-        return proc.wait(), last
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(env), bufsize=1)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        log.write(line)
+        if PROGRESS_MARK in line:
+            last = line.split(PROGRESS_MARK, 1)[1].strip()
+            progress(last)
+    return proc.wait(), last
 
 
 def log_tail(path: Path, size: int = 64 * 1024) -> str:
@@ -339,10 +333,16 @@ class _Run:
         log_file = work_dir / f"pipeline-{p.task_id}.log"
         metrics_file.unlink(missing_ok=True)  # never report an earlier attempt's metrics
         submission = Submission.of(self.plan, p, self.plan_file, self.run_id, self.attempt, metrics_file)
-        cmd, env = local_launch(submission, self.master, work_dir / f"pipeline-{p.task_id}.properties")
-        self.tell(f"pipeline {p.id} {p.task_id}: submitted ({p.name}); log: {log_file}")
         t0 = time.monotonic()
-        code, last = _follow(cmd, env, log_file, lambda line: self.tell(f"pipeline {p.id}: {line}"))
+        try:  # the log never follows a symlink at its name (a planted one fails the pipeline, unsubmitted)
+            with open_write(str(log_file), what="the pipeline's log") as log:
+                cmd, env = local_launch(submission, self.master, work_dir / f"pipeline-{p.task_id}.properties")
+                self.tell(f"pipeline {p.id} {p.task_id}: submitted ({p.name}); log: {log_file}")
+                code, last = _follow(cmd, env, log, lambda line: self.tell(f"pipeline {p.id}: {line}"))
+        except UnsafePath as e:
+            error = PipelineError(f"not submitted: {e.strerror}", pipeline=p.task_id)
+            self.tell(f"pipeline {p.id} {p.task_id}: FAILED: {error}")
+            return PipelineMetrics.failed(p, self.run_id, self.attempt, self.started, error)
         metrics = PipelineMetrics.read(metrics_file)
         if metrics is None or code != 0:  # the root cause from the log's end; exit 52 / OOM: not retried
             error = exit_failure(code, log_tail(log_file), {**spark_conf(self.plan.env), "spark.master": self.master},
@@ -386,8 +386,7 @@ class WorkDir:
         """The files a run writes here: the plan, and each pipeline's properties, metrics and log."""
         names = ["plan.json"]
         for p in pipelines:
-            names += [f"pipeline-{p.task_id}.{suffix}" for suffix in ("properties", "metrics.json",
-                                                                     "metrics.json.tmp", "log")]
+            names += [f"pipeline-{p.task_id}.{suffix}" for suffix in ("properties", "metrics.json", "log")]
         return [self.path / name for name in names]
 
     def remove(self, pipelines: Iterable[PipelinePlan]) -> None:

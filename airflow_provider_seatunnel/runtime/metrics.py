@@ -12,11 +12,11 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..spi.contract import PipelineInfo
 from ..spi.errors import PipelineError
+from ..spi.safe_files import read_regular, write_atomic
 from ..spi.secrets import scrub
 from .context import now
 
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 FINISHED, FAILED, NOT_RUN = "FINISHED", "FAILED", "NOT_RUN"
 
+
+#: The largest metrics file :meth:`PipelineMetrics.read` reads (a per-table count of thousands of tables fits).
+METRICS_LIMIT = 64 * 1024 * 1024
 
 #: The keys of a pipeline's metrics, in the order they are written; ``extra`` keys follow.
 _KEYS = ("pipeline", "task_id", "name", "status", "attempt", "run_id", "start", "end", "seconds", "read_count",
@@ -117,9 +120,10 @@ class PipelineMetrics:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> PipelineMetrics | None:
-        """The metrics file a pipeline's driver wrote, or None when there is none (or it is unreadable)."""
+        """The metrics file a pipeline's driver wrote, or None when there is none (or it is unreadable,
+        over :data:`METRICS_LIMIT` bytes, or not a regular file: a symlink or FIFO at its name is not read)."""
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(read_regular(os.fspath(path), METRICS_LIMIT))
         except (OSError, ValueError):
             return None
         return cls.from_dict(data) if isinstance(data, Mapping) else None
@@ -140,10 +144,9 @@ class PipelineMetrics:
         return out
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_dict` to ``path`` atomically (a reader never sees half a file)."""
-        tmp = Path(f"{os.fspath(path)}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, default=str))
-        os.replace(tmp, path)
+        """Write :meth:`to_dict` to ``path`` atomically (a reader never sees half a file): a fresh 0600
+        temporary file renamed over ``path``, so a symlink planted at either name never redirects it."""
+        write_atomic(os.fspath(path), json.dumps(self.to_dict(), indent=2, default=str), 0o600, "the metrics file")
 
     # -- changes and questions -------------------------------------------------------------------
 

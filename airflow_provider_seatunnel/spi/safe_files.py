@@ -80,6 +80,29 @@ def make_private_dir(path: str) -> None:
         raise _refuse(path, "into the directory")
 
 
+def ensure_private_dir(path: str) -> None:
+    """A directory only this user may enter: created 0700 when missing (as :func:`make_private_dir`),
+    else accepted only when it is a real directory (not a symlink) owned by this user, and set to 0700.
+
+    An existing directory someone else owns (planted in a shared parent) is refused, never written into."""
+    make_private_dir(path)
+    try:  # the checks and the chmod act on what was opened, so a swap of the name after the check is moot
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refuse(path, "into the directory") from e
+        raise
+    try:
+        info = os.fstat(fd)
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise UnsafePath(errno.EPERM, f"refusing to use the directory {path}: it belongs to another user "
+                                          f"(uid {info.st_uid}); remove it or choose another directory", path)
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: str, data: bytes | str, mode: int = 0o600, what: str = "the file") -> None:
     """Replace ``path`` by ``data`` in one rename: a fresh temporary file (``O_EXCL``, never a link)
     is written and synced beside it, then renamed over the name (a symlink there is replaced, not followed)."""
@@ -105,10 +128,20 @@ def write_json_atomic(path: str, payload: Mapping[str, Any], mode: int = 0o600) 
     write_atomic(path, json.dumps(payload, indent=1, default=str), mode, "the record")
 
 
-def read_regular(path: str, limit: int | None = None) -> bytes:
-    """Read a regular file without following a symlink at ``path``; more than ``limit`` bytes is an error."""
+def read_regular(path: str, limit: int | None = None, *, private: bool = False) -> bytes:
+    """Read a regular file without following a symlink at ``path``; more than ``limit`` bytes is an error.
+
+    ``private``: the file must also belong to this user and be closed to group and others (mode 0600 or
+    narrower), as a secret such as a token must be; otherwise :class:`UnsafePath`, nothing read."""
     fd = open_fd(path, os.O_RDONLY, 0, "(read) the file")
     with os.fdopen(fd, "rb") as fh:
+        if private:
+            info = os.fstat(fh.fileno())
+            if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o077:
+                raise UnsafePath(errno.EPERM, f"refusing to read {path}: a private file must belong to this user "
+                                              f"and be readable by it only (mode 0600; it has "
+                                              f"{stat.S_IMODE(info.st_mode):04o}, uid {info.st_uid}); remove it "
+                                              "and retry", path)
         data = fh.read(-1 if limit is None else limit + 1)
     if limit is not None and len(data) > limit:
         raise OSError(errno.EFBIG, f"{path} is larger than {limit} bytes", path)
