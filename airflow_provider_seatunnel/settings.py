@@ -42,6 +42,8 @@ class Setting:
     description: str
     example: str | None
     version_added: str = "0.1.0"
+    #: a secret: Airflow masks it (``airflow config list``, the UI), and it is never logged
+    sensitive: bool = False
 
     @property
     def airflow_env(self) -> str:
@@ -89,8 +91,15 @@ STRICT = Setting(
     "the DAG's import error. An operator's or task group's own strict argument wins. Unset: the environment "
     "variable SEATUNNEL_STRICT, else False.",
     "True")
+JOURNAL_KEY = Setting(
+    "journal_key", "SEATUNNEL_JOURNAL_KEY", "string",
+    "A secret, the same on every worker, that authenticates the commit journals and fence records of sinks on "
+    "stores without file modes (object stores, HDFS, FTP/SFTP): a record that was not sealed with it is refused. "
+    "Unset: the environment variable SEATUNNEL_JOURNAL_KEY, else the sink's own secret credential. Local targets "
+    "keep a private key file beside their commit log instead (docs/security.md).",
+    None, sensitive=True)
 SETTINGS = (PLAN_CACHE_DIR, PLAN_CACHE_MAX_ENTRIES, PLAN_CACHE_MAX_BYTES, PLAN_CACHE_MAX_ENTRY_BYTES, CHECKPOINT_ROOT,
-            JDBC_DRIVER_PATH, STRICT)
+            JDBC_DRIVER_PATH, STRICT, JOURNAL_KEY)
 
 
 def airflow_conf() -> Any | None:
@@ -169,5 +178,6 @@ def provider_config() -> dict[str, Any]:
                        "job that cannot run here is reported. Every option falls back to an environment "
                        "variable of the same meaning (SEATUNNEL_...).",
         "options": {s.option: {"description": s.description, "version_added": s.version_added, "type": s.type,
-                               "example": s.example, "default": None} for s in SETTINGS},
+                               "example": s.example, "default": None, "sensitive": s.sensitive}
+                    for s in SETTINGS},
     }}
