@@ -153,7 +153,10 @@ S3A_VERSION := 3.5.0
 AWS_SDK_VERSION := 2.35.4
 S3A_SDK_MODULES := s3 sts s3-transfer-manager apache-client netty-nio-client
 # the dependency plugin 2.8 (Maven's default for `dependency:get`) resolves test dependencies too (missing here)
-MVN_GET := mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get
+# Maven's local repository named as $(HOME)/.m2 (Java's user.home is the passwd entry's home, not $HOME; the
+# connectors and the tests read $HOME/.m2/repository, so an empty HOME=$$(mktemp -d) is a fresh machine)
+M2_REPO := $(HOME)/.m2/repository
+MVN_GET := mvn -q -B -Dmaven.repo.local=$(M2_REPO) org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get
 S3A_JAR := $(HOME)/.m2/repository/org/apache/hadoop/hadoop-aws/$(S3A_VERSION)/hadoop-aws-$(S3A_VERSION).jar
 test-deps: $(S3A_JAR)
 $(S3A_JAR): | test-debs

@@ -44,6 +44,9 @@ def test_a_fresh_machine_fetches_delta_for_every_pyspark_the_tests_run_on(tmp_pa
                      "spark-avro_2.13", "mysql-connector-j"):
         assert f":{artifact}:" in commands
     assert commands.index("apt-get install") < commands.index("mvn "), "mvn runs before Maven is installed"
+    # into $HOME/.m2, where the connectors look (Maven's default is the passwd entry's home, whatever HOME says)
+    fetches = [line for line in commands.splitlines() if "-Dartifact=" in line]
+    assert fetches and all(f"-Dmaven.repo.local={tmp_path}/.m2/repository " in line for line in fetches), fetches
 
 
 def test_every_debian_path_a_test_names_is_checked_and_installed():
