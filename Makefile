@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 export SEATUNNEL_PLAN_CACHE ?= $(abspath .cache/plans)
 
-.PHONY: demo test lint bench check-java venv clean
+.PHONY: demo test unit integration lint bench check-java venv clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -92,40 +92,59 @@ demo: check-java $(STAMP)
 	@$(BIN)/python scripts/demo_summary.py $(DEMO_DAG)
 
 # What the tests need from Debian: the servers the connector tests start privately on loopback
-# (PostgreSQL, MariaDB, Redis, OpenSSH) and JDBC drivers (PostgreSQL, MariaDB, SQLite), and a
-# headless Chromium (the Airflow UI test; Playwright drives it, downloads nothing). Installing them
-# starts no system service (a policy-rc.d refuses it for the time of the install).
+# (PostgreSQL, MariaDB, Redis, OpenSSH), JDBC drivers (PostgreSQL, MariaDB, SQLite), Maven (it fetches
+# the jars below into ~/.m2 and builds the Kafka broker's class path), and a headless Chromium with a
+# font (the Airflow UI tests; Playwright drives it, downloads nothing). Installing them starts no system
+# service (a policy-rc.d refuses it for the time of the install).
 TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core mariadb-server libmariadb-java \
-	redis-server openssh-server libxerial-sqlite-jdbc-java
+	redis-server openssh-server libxerial-sqlite-jdbc-java maven
 PG_JAR := /usr/share/java/postgresql.jar
-TEST_COMMANDS := chromium mariadbd redis-server /usr/sbin/sshd
+# Every file of TEST_PACKAGES a test or fixture uses, one or more per package: `make test-deps` installs
+# nothing only when all of them are there (tests/test_test_deps.py checks that each path a test names is
+# here and each package has one). `make check-test-deps` lists what is missing.
+TEST_FILES := /usr/lib/postgresql/*/bin/pg_ctl /usr/lib/postgresql/*/bin/initdb $(PG_JAR) \
+	/usr/bin/chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf \
+	/usr/sbin/mariadbd /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/share/java/mariadb-java-client.jar \
+	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar /usr/bin/mvn
 
-.PHONY: test-deps
-test-deps:
-	@missing=0; for c in $(TEST_COMMANDS); do command -v $$c >/dev/null 2>&1 || missing=1; done; \
-	if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f $(PG_JAR) ] && [ $$missing = 0 ]; \
-	then exit 0; fi; \
+.PHONY: test-deps test-debs check-test-deps
+test-deps: test-debs
+# the Debian packages first: the jar targets below run mvn (order-only prerequisites of each)
+test-debs:
+	@missing=; for f in $(TEST_FILES); do [ -e "$$f" ] || missing="$$missing $$f"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	echo "missing:$$missing"; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing $(TEST_PACKAGES) (the connector tests' servers and drivers, Chromium for the UI test)"; \
+	  echo "installing $(TEST_PACKAGES) (the connector tests' servers and drivers, Maven, Chromium for the UI test)"; \
 	  had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1; \
 	  if [ $$had_policy = 0 ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi; \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES) \
 	    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_PACKAGES); }; \
 	  rc=$$?; [ $$had_policy = 1 ] || rm -f /usr/sbin/policy-rc.d; [ $$rc = 0 ] || exit $$rc; \
 	else \
-	  echo "error: the tests need a PostgreSQL server (/usr/lib/postgresql/*/bin), its JDBC driver ($(PG_JAR))" >&2; \
-	  echo "       and Chromium. Install them as root and retry: apt-get install -y --no-install-recommends $(TEST_PACKAGES)" >&2; \
+	  echo "error: the tests need the Debian packages $(TEST_PACKAGES)" >&2; \
+	  echo "       Install them as root and retry: apt-get install -y --no-install-recommends $(TEST_PACKAGES)" >&2; \
 	  exit 1; \
 	fi
 
+# The lists above and TEST_JARS below, one `name=words` line each (tests/test_test_deps.py reads them).
+.PHONY: print-test-deps
+print-test-deps:
+	@echo "packages=$(TEST_PACKAGES)"; echo "files=$(TEST_FILES)"; echo "jars=$(TEST_JARS)"
+
+# What `make test-deps` provides, whether it is there, and that every Debian path a test names is one of TEST_FILES
+# and installed by TEST_PACKAGES (scripts/check_test_deps.py; no installs).
+check-test-deps:
+	@$(PYTHON) scripts/check_test_deps.py --packages "$(TEST_PACKAGES)" --files "$(TEST_FILES)" --jars "$(TEST_JARS)"
+
 # MySQL Connector/J, the driver SeaTunnel's MySQL configs name (com.mysql.cj.jdbc.Driver), into Maven's local
-# repository, where the Jdbc connector finds it; without mvn or the registry the tests use MariaDB Connector/J.
+# repository, where the Jdbc connector finds it (tests/runtime/test_jdbc_mysql.py needs it).
 CONNECTOR_J := com.mysql:mysql-connector-j:9.5.0
 CONNECTOR_J_JAR := $(HOME)/.m2/repository/com/mysql/mysql-connector-j/9.5.0/mysql-connector-j-9.5.0.jar
 test-deps: $(CONNECTOR_J_JAR)
-$(CONNECTOR_J_JAR):
-	@mvn -q -B dependency:get -Dartifact=$(CONNECTOR_J) -Dtransitive=false \
-	  || echo "warning: could not fetch $(CONNECTOR_J) with mvn: the MySQL tests use MariaDB Connector/J"
+$(CONNECTOR_J_JAR): | test-debs
+	@$(MVN_GET) -Dartifact=$(CONNECTOR_J) -Dtransitive=false \
+	  || { echo "error: could not fetch $(CONNECTOR_J) with mvn (the MySQL Connector/J tests fail): check the network to Maven Central" >&2; exit 1; }
 
 # Hadoop's S3A for the S3File connector (connectors/s3file/options.py names the jars it adds): hadoop-aws at the
 # version of PySpark's bundled Hadoop, without the 686 MB AWS SDK bundle it declares, and the AWS SDK v2 modules S3A
@@ -134,49 +153,55 @@ S3A_VERSION := 3.5.0
 AWS_SDK_VERSION := 2.35.4
 S3A_SDK_MODULES := s3 sts s3-transfer-manager apache-client netty-nio-client
 # the dependency plugin 2.8 (Maven's default for `dependency:get`) resolves test dependencies too (missing here)
-MVN_GET := mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get
+# Maven's local repository named as $(HOME)/.m2 (Java's user.home is the passwd entry's home, not $HOME; the
+# connectors and the tests read $HOME/.m2/repository, so an empty HOME=$$(mktemp -d) is a fresh machine)
+M2_REPO := $(HOME)/.m2/repository
+MVN_GET := mvn -q -B -Dmaven.repo.local=$(M2_REPO) org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get
 S3A_JAR := $(HOME)/.m2/repository/org/apache/hadoop/hadoop-aws/$(S3A_VERSION)/hadoop-aws-$(S3A_VERSION).jar
 test-deps: $(S3A_JAR)
-$(S3A_JAR):
+$(S3A_JAR): | test-debs
 	@ok=1; for m in $(S3A_SDK_MODULES); do \
 	  $(MVN_GET) -Dartifact=software.amazon.awssdk:$$m:$(AWS_SDK_VERSION) || ok=0; done; [ $$ok = 1 ] && \
 	$(MVN_GET) -Dartifact=software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1 -Dtransitive=false && \
 	$(MVN_GET) -Dartifact=org.apache.hadoop:hadoop-aws:$(S3A_VERSION) -Dtransitive=false \
-	  || echo "warning: could not fetch Hadoop's S3A with mvn: the S3File tests fail"
+	  || { echo "error: could not fetch Hadoop's S3A with mvn (the S3File tests fail): check the network to Maven Central" >&2; exit 1; }
 
 # Apache Kafka: the single-node KRaft broker the Kafka tests start (tests/kafka_server.py builds its class path from
 # these with mvn, offline; log4j's SLF4J binding gives it a log), and Spark's Kafka source and sink with their
 # dependencies (kafka-clients, commons-pool2, the token provider), and spark-avro (Kafka's format = avro; PySpark
 # ships the Avro library itself).
 KAFKA_VERSION := 4.2.0
-SPARK_KAFKA_VERSION := 4.2.0
+# PySpark's release in .venv (.ci/constraints.txt)
+SPARK_KAFKA_VERSION := $(shell sed -n 's/^pyspark==//p' $(CONSTRAINTS))
 KAFKA_JAR := $(HOME)/.m2/repository/org/apache/kafka/kafka_2.13/$(KAFKA_VERSION)/kafka_2.13-$(KAFKA_VERSION).jar
 SPARK_KAFKA_JAR := $(HOME)/.m2/repository/org/apache/spark/spark-sql-kafka-0-10_2.13/$(SPARK_KAFKA_VERSION)/spark-sql-kafka-0-10_2.13-$(SPARK_KAFKA_VERSION).jar
 test-deps: $(KAFKA_JAR) $(SPARK_KAFKA_JAR)
-$(KAFKA_JAR):
+$(KAFKA_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.logging.log4j:log4j-slf4j-impl:2.25.3 && \
 	$(MVN_GET) -Dartifact=org.apache.kafka:kafka_2.13:$(KAFKA_VERSION) \
-	  || echo "warning: could not fetch Apache Kafka with mvn: the Kafka tests fail"
-$(SPARK_KAFKA_JAR):
+	  || { echo "error: could not fetch Apache Kafka with mvn (the Kafka tests fail): check the network to Maven Central" >&2; exit 1; }
+$(SPARK_KAFKA_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.spark:spark-sql-kafka-0-10_2.13:$(SPARK_KAFKA_VERSION) \
-	  || echo "warning: could not fetch Spark's Kafka source with mvn: the Kafka connector tests fail"
+	  || { echo "error: could not fetch Spark's Kafka source with mvn (the Kafka connector tests fail): check the network to Maven Central" >&2; exit 1; }
 SPARK_AVRO_JAR := $(HOME)/.m2/repository/org/apache/spark/spark-avro_2.13/$(SPARK_KAFKA_VERSION)/spark-avro_2.13-$(SPARK_KAFKA_VERSION).jar
 test-deps: $(SPARK_AVRO_JAR)
-$(SPARK_AVRO_JAR):
+$(SPARK_AVRO_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.spark:spark-avro_2.13:$(SPARK_KAFKA_VERSION) -Dtransitive=false \
-	  || echo "warning: could not fetch spark-avro with mvn: the Kafka avro tests fail"
+	  || { echo "error: could not fetch spark-avro with mvn (the Kafka avro tests fail): check the network to Maven Central" >&2; exit 1; }
 
 # Delta Lake for the Delta connector: delta-spark built for PySpark's minor version (a build of another minor half
-# works; connectors/delta/checks.py chooses the same artifact) and delta-storage. The Delta kernel modules its pom
-# also lists are not needed.
+# works; connectors/delta/checks.py chooses the same artifact) and delta-storage, for each PySpark the tests run on:
+# .venv's (.ci/constraints.txt) and the lowest-versions environment's (.ci/constraints-lowest.txt).
+# The Delta kernel modules its pom also lists are not needed.
 DELTA_VERSION := 4.4.0
-DELTA_SPARK := 4.2
-DELTA_JAR := $(HOME)/.m2/repository/io/delta/delta-spark_$(DELTA_SPARK)_2.13/$(DELTA_VERSION)/delta-spark_$(DELTA_SPARK)_2.13-$(DELTA_VERSION).jar
-test-deps: $(DELTA_JAR)
-$(DELTA_JAR):
+DELTA_SPARKS := $(sort $(shell sed -n 's/^pyspark==\([0-9]*\.[0-9]*\).*/\1/p' $(CONSTRAINTS) $(LOWEST_CONSTRAINTS)))
+DELTA_JARS := $(foreach m,$(DELTA_SPARKS),$(HOME)/.m2/repository/io/delta/delta-spark_$(m)_2.13/$(DELTA_VERSION)/delta-spark_$(m)_2.13-$(DELTA_VERSION).jar)
+test-deps: $(DELTA_JARS)
+# the minor version from the jar's name: delta-spark_<minor>_2.13-<version>.jar
+$(DELTA_JARS): | test-debs
 	@$(MVN_GET) -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) -Dtransitive=false && \
-	$(MVN_GET) -Dartifact=io.delta:delta-spark_$(DELTA_SPARK)_2.13:$(DELTA_VERSION) -Dtransitive=false \
-	  || echo "warning: could not fetch Delta Lake with mvn: the Delta connector tests fail"
+	$(MVN_GET) -Dartifact=io.delta:delta-spark_$(word 2,$(subst _, ,$(notdir $@)))_2.13:$(DELTA_VERSION) -Dtransitive=false \
+	  || { echo "error: could not fetch Delta Lake with mvn (the Delta connector tests fail): check the network to Maven Central" >&2; exit 1; }
 
 # Apache Iceberg for the Iceberg connector: its Spark runtime built for Spark 4.1 (connectors/iceberg/checks.py chooses
 # the artifact of PySpark's minor version; none is published for Spark 4.2, so the Iceberg runtime tests run in the
@@ -185,9 +210,12 @@ ICEBERG_VERSION := 1.12.0
 ICEBERG_SPARK := 4.1
 ICEBERG_JAR := $(HOME)/.m2/repository/org/apache/iceberg/iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13/$(ICEBERG_VERSION)/iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13-$(ICEBERG_VERSION).jar
 test-deps: $(ICEBERG_JAR)
-$(ICEBERG_JAR):
+$(ICEBERG_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13:$(ICEBERG_VERSION) -Dtransitive=false \
-	  || echo "warning: could not fetch Apache Iceberg with mvn: the Iceberg connector tests fail"
+	  || { echo "error: could not fetch Apache Iceberg with mvn (the Iceberg connector tests fail): check the network to Maven Central" >&2; exit 1; }
+
+# Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
+TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
@@ -211,6 +239,19 @@ test: check-java test-deps $(STAMP) lint
 	PATH=$(LOWEST_BIN):$$PATH $(LOWEST_BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  $(LOWEST_TESTS) || rc=1; \
 	exit $$rc
+
+# The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
+# `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
+# with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
+# mariadb, redis, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser) those of one server.
+.PHONY: unit integration
+unit: $(STAMP)
+	SEATUNNEL_UNIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not integration and not slow"
+
+MARK ?= integration
+integration: check-java test-deps $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	  -m "($(MARK)) and not slow"
 
 # The end-to-end trials too long for `make test` (pytest marker `slow`: the 5,000,000-row Console run with the
 # driver capped at 512 MB); run before a release and after changing what they cover.

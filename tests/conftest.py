@@ -12,6 +12,7 @@ import pytest
 
 from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.plan import compile_job
+from tests import markers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +47,15 @@ LONG_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if markers.unit_mode():
+        markers.install_guard()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test by what it needs (tests/markers.py: `integration` and one marker per server), then
+    orders the modules (LONG_FIRST)."""
+    markers.mark(items)
     rank = {path: i for i, path in enumerate(LONG_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FIRST)))
 
@@ -67,6 +76,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("test artifacts")
         for line in _ARTIFACTS:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(autouse=True)
+def _unit_guard(request):
+    """Under SEATUNNEL_UNIT=1 (`make unit`), a test that started a JVM or a server fails (tests/markers.py)."""
+    if not markers.unit_mode():
+        yield
+        return
+    before = markers.jvm_calls()
+    yield
+    markers.check_guard(request.node, before)
 
 
 @pytest.fixture(autouse=True)

@@ -89,7 +89,8 @@ def classpath() -> str:
         raise KafkaUnavailable(f"no mvn on PATH: {INSTALL_HINT}")
     pom.write_text(POM)
     out = CACHE / f"classpath-{KAFKA_VERSION}.{os.getpid()}.tmp"
-    done = subprocess.run([mvn, "-o", "-q", "-B", "-f", str(pom),
+    repository = os.path.join(os.path.expanduser("~"), ".m2", "repository")  # where `make test-deps` put them
+    done = subprocess.run([mvn, "-o", "-q", "-B", "-f", str(pom), f"-Dmaven.repo.local={repository}",
                            "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
                            "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"],
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -40,8 +40,9 @@ from pyhocon.config_tree import NoneValue
 
 from airflow_provider_seatunnel.config import hocon
 from airflow_provider_seatunnel.config.errors import ConfigError
+from tests.markers import examples
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def ours(text: str):
@@ -276,7 +277,7 @@ def test_our_reader_agrees_with_pyhocon_and_the_model(case):
     assert same(mine, other), f"ours differs from pyhocon\n--- text\n{text}\n--- ours\n{mine!r}\n--- pyhocon\n{other!r}"
 
 
-@settings(SETTINGS, max_examples=150)
+@settings(SETTINGS, max_examples=examples(150))
 @given(case=configs())
 def test_json_output_of_the_model_reads_back_the_same(case):
     """JSON is a subset of HOCON: the model dumped as JSON reads back as itself, both ways."""

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_provider_seatunnel.cli import main
+from tests.markers import examples
 
 SEEDS = [
     '''env {
@@ -71,7 +72,7 @@ def conf_path(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("fuzz") / "job.conf"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(text=mutated())
 def test_plan_never_ends_in_a_traceback(text, conf_path, capsys):

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.plan.compiler import compile_text
 from airflow_provider_seatunnel.plan.model import JobPlan
+from tests.markers import examples
 
 FILE = "prop_job.conf"
 TASK_ID = re.compile(r"^[A-Za-z0-9_.-]{1,250}$")
-SETTINGS = settings(max_examples=400, deadline=None,
+SETTINGS = settings(max_examples=examples(400), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
