@@ -74,15 +74,26 @@ def _config_retries(plan: JobPlan, pipeline: PipelinePlan, retries: int | None,
         warnings.warn(f"pipeline {pipeline.task_id}: the config's restore settings win over "
                       f"{', '.join(overridden)}; remove them from the config's env to use the argument",
                       UserWarning, stacklevel=4)
-    return (times if times is not None else retries), (delay if delay is not None else retry_delay)
+    # nothing set anywhere (Airflow fills `retries`/`retry_delay` from the group's and DAG's default_args
+    # before __init__): SeaTunnel's restore policy, as the plan reports it, instead of Airflow's 0 retries
+    default_times, default_delay = default_retry_policy(pipeline)
+    return (times if times is not None else retries if retries is not None else default_times,
+            delay if delay is not None else retry_delay if retry_delay is not None else default_delay)
+
+
+def default_retry_policy(pipeline: PipelinePlan) -> tuple[int, timedelta]:
+    """SeaTunnel's restore policy of a pipeline whose job, task and ``default_args`` set none: the
+    plan's ``job.retry.times`` and ``job.retry.interval.seconds`` with SeaTunnel's defaults (3 restores,
+    3 s apart), the values the plan's text prints."""
+    retry = pipeline.retry or {}
+    return int(retry.get("times", 3)), timedelta(seconds=float(retry.get("interval_seconds", 3)))
 
 
 def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, timedelta | None]:
     """The restore policy the config sets, as Airflow's ``retries`` and ``retry_delay``: the
     pipeline's ``job.retry.times`` and ``job.retry.interval.seconds`` where the job's ``env`` sets
-    them, None where it does not (Airflow's own order decides those: the task's argument, the task
-    group's ``default_args``, the DAG's, then Airflow's defaults). SeaTunnel's defaults for unset
-    keys (3 retries, 3 s apart) are not applied to Airflow tasks."""
+    them, None where it does not (then the task's argument, the task group's ``default_args``, the
+    DAG's, and last SeaTunnel's defaults: :func:`default_retry_policy`)."""
     from ..config.hocon import MISSING
     from ..config.options import lookup
 

@@ -73,13 +73,17 @@ def test_dag_default_args_decide_retries_the_config_leaves_out(tmp_path):
 
 
 def test_retry_precedence(tmp_path):
-    from airflow.configuration import conf
+    # nothing set anywhere: SeaTunnel's restore policy (3 restores, 3 s apart), as the plan's text says,
+    # not Airflow's default of no retry
+    from airflow_provider_seatunnel.plan import compile_job
+    from airflow_provider_seatunnel.plan.render import render_text
 
-    # nothing set anywhere: Airflow's defaults (not SeaTunnel's 3 retries, 3 s apart)
     dag, _ = _group_dag(_conf(tmp_path))
-    airflow_default = (conf.getint("core", "default_task_retries"),
-                       timedelta(seconds=conf.getint("core", "default_task_retry_delay")))
-    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {airflow_default}
+    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {(3, timedelta(seconds=3))}
+    assert "restore: 3 retries, 3s apart" in render_text(compile_job(_conf(tmp_path)))
+    # only the delay set (the DAG's default_args): the number is still SeaTunnel's
+    dag, _ = _group_dag(_conf(tmp_path), {"default_args": {"retry_delay": timedelta(seconds=30)}})
+    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {(3, timedelta(seconds=30))}
     # the config sets job.retry.times only: it wins over every argument; the delay follows Airflow's order
     only_times = _conf(tmp_path, retry=", job.retry.times = 2", name="times.conf")
     dag_args = {"default_args": {"retries": 0, "retry_delay": timedelta(seconds=30)}}
@@ -112,6 +116,9 @@ def test_standalone_operator_retry_precedence(tmp_path):
             warnings.simplefilter("error")  # an argument the config agrees with is not worth a warning
             same = SeaTunnelOperator(task_id="same", config=str(five), pipeline=1, retries=5)
     assert (from_dag.retries, own.retries, config_wins.retries, same.retries) == (1, 0, 5, 5)
+    with DAG("st_standalone_bare", schedule=None, start_date=datetime(2024, 1, 1)):
+        bare = SeaTunnelOperator(task_id="bare", config=str(plain), pipeline=1)
+    assert (bare.retries, bare.retry_delay) == (3, timedelta(seconds=3))  # SeaTunnel's restore policy
 
 
 # -- what cannot run here (problem 4), at parse time -----------------------------------------------
