@@ -224,6 +224,42 @@ def test_dag_processor_view(tmp_path):
         "web → Console", "⚠ store → Cassandra"]
 
 
+RELATIVE_DAG = """
+    from datetime import datetime
+    from pathlib import Path
+    from airflow.sdk import DAG
+    from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+
+    CONFIG = Path(__file__).parent / "configs" / "two.conf"
+    with DAG("st_relative", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
+        SeaTunnelJobGroup(group_id="job", config=CONFIG)
+        SeaTunnelOperator(task_id="alone", config=CONFIG, pipeline=1)
+    print("CONFIGS", sorted({str(t.config) for t in dag.tasks if hasattr(t, "config")}))
+"""
+
+
+def test_a_config_path_relative_to_the_working_directory_is_used_as_given(tmp_path):
+    """A DAG building its config path from ``__file__``, parsed by ``DagBag("dags")`` (a relative
+    folder), asks for ``dags/configs/two.conf``: that file, relative to the working directory, is
+    the config (it was looked for only in ``dags/dags/configs/two.conf``: an import error)."""
+    project = tmp_path / "project"
+    (project / "dags" / "configs").mkdir(parents=True)
+    _conf(project / "dags" / "configs", name="two.conf")
+    (project / "dags" / "st_relative.py").write_text(textwrap.dedent(RELATIVE_DAG))
+    proc = subprocess.run([sys.executable, "-c", DAGBAG.format(folder="dags")], cwd=project,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                               "AIRFLOW_HOME": str(tmp_path / "home"),
+                               "SEATUNNEL_PLAN_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["errors"] == {} and result["dags"] == ["st_relative"]
+    assert len(result["tasks"]["st_relative"]) == 5  # prepare, two pipelines, summary; the standalone task
+    (configs,) = [line for line in proc.stdout.splitlines() if line.startswith("CONFIGS")]
+    assert configs == f"CONFIGS {[str(project / 'dags' / 'configs' / 'two.conf')]}"  # absolute: any worker's cwd
+
+
 # -- what cannot run here (problem 4), at run time ----------------------------------------------
 
 def test_the_task_fails_before_any_spark_submit(monkeypatch):
