@@ -175,8 +175,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         default: the enclosing task group's id, else this task's id. Pipelines of one job share it.
     :param retries: the config's ``job.retry.times`` when it sets it (an Airflow retry is the pipeline
         restore); otherwise this argument, else ``default_args`` (the task group's, then the DAG's),
-        else Airflow's default.
-    :param retry_delay: likewise, the config's ``job.retry.interval.seconds`` first.
+        else SeaTunnel's default restore policy (3 retries), never Airflow's default of none.
+    :param retry_delay: likewise, the config's ``job.retry.interval.seconds`` first; SeaTunnel's 3 s last.
     :param durable: where the driver runs on the cluster, a retry reconnects to an application still
         running instead of submitting another (the Spark provider's tracking; Airflow 3.3+).
     :param py_files: ``--py-files``; with the driver on the cluster it defaults to a zip of this package.

@@ -135,8 +135,8 @@ sink { LocalFile { plugin_input = "web", path = "__OUT__", file_format_type = "j
 
 def test_a_pipeline_killed_once_is_restored_with_no_retry_setting_anywhere(run_dag, tmp_path):
     """Nothing sets retries (not the config, the group, the DAG or default_args): the pipeline task
-    gets SeaTunnel's restore policy, so a driver SIGKILLed in its commit (journal written, no file moved) is restored by
-    the retry, exactly once."""
+    gets SeaTunnel's restore policy, so a driver SIGKILLed in its commit (journal written, no file moved)
+    is restored by the retry, exactly once."""
     from airflow_provider_seatunnel.plan import compile_job
 
     out = tmp_path / "out"
