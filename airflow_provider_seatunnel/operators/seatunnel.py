@@ -188,8 +188,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         At run time such a pipeline always fails with ``AirflowFailException`` before Spark starts.
 
     A relative ``config`` path is looked for in the DAG file's folder, then in the DAG's
-    ``template_searchpath`` (never the working directory); found at parse time, the task holds its
-    absolute path.
+    ``template_searchpath``, then as given relative to the working directory; found at parse time,
+    the task holds its absolute path.
 
     ``inlets``/``outlets`` default to the job's sources and sinks as Airflow assets (a sink's target known
     only at run time as an asset alias, resolved when the pipeline committed); with the OpenLineage provider,
