@@ -81,11 +81,12 @@ def _config_retries(plan: JobPlan, pipeline: PipelinePlan, retries: int | None,
             delay if delay is not None else retry_delay if retry_delay is not None else default_delay)
 
 
-def default_retry_policy(pipeline: PipelinePlan) -> tuple[int, timedelta]:
+def default_retry_policy(pipeline: PipelinePlan | None) -> tuple[int, timedelta]:
     """SeaTunnel's restore policy of a pipeline whose job, task and ``default_args`` set none: the
     plan's ``job.retry.times`` and ``job.retry.interval.seconds`` with SeaTunnel's defaults (3 restores,
-    3 s apart), the values the plan's text prints."""
-    retry = pipeline.retry or {}
+    3 s apart), the values the plan's text prints; those defaults where the pipeline is not known at
+    parse time (a templated config, a job not compiling yet, a pipeline left to choose)."""
+    retry = (pipeline.retry if pipeline is not None else None) or {}
     return int(retry.get("times", 3)), timedelta(seconds=float(retry.get("interval_seconds", 3)))
 
 
@@ -234,10 +235,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                 kwargs.setdefault("outlets", outlets)
             if not in_group:
                 _check_runnable(plan, chosen, strict, kwargs)
-        if retries is not None:
-            kwargs["retries"] = retries
-        if retry_delay is not None:
-            kwargs["retry_delay"] = retry_delay
+        unknown_times, unknown_delay = default_retry_policy(None)  # the pipeline is only known at run time
+        kwargs["retries"] = retries if retries is not None else unknown_times
+        kwargs["retry_delay"] = retry_delay if retry_delay is not None else unknown_delay
         super().__init__(application=str(APP_FILE), conn_id=spark_conn_id, name="seatunnel", durable=durable,
                          **kwargs)
         self.config = config

@@ -121,6 +121,27 @@ def test_standalone_operator_retry_precedence(tmp_path):
     assert (bare.retries, bare.retry_delay) == (3, timedelta(seconds=3))  # SeaTunnel's restore policy
 
 
+def test_a_job_only_known_at_run_time_is_restored_too(tmp_path):
+    """A templated config path, or a pipeline left to choose in a job of two, is not compiled at
+    parse time: with nothing set, the task still gets SeaTunnel's restore policy, not Airflow's 0;
+    an argument or ``default_args`` still decide."""
+    from airflow.sdk import DAG
+
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+
+    two = _conf(tmp_path, name="two.conf")
+    with DAG("st_run_time", schedule=None, start_date=datetime(2024, 1, 1)):
+        templated = SeaTunnelOperator(task_id="templated", config=str(tmp_path / "{{ params.job }}.conf"))
+        unchosen = SeaTunnelOperator(task_id="unchosen", config=str(two))
+        own = SeaTunnelOperator(task_id="own", config=str(tmp_path / "{{ params.job }}.conf"), retries=0)
+    with DAG("st_run_time_args", schedule=None, start_date=datetime(2024, 1, 1),
+             default_args={"retries": 1, "retry_delay": timedelta(seconds=9)}):
+        from_dag = SeaTunnelOperator(task_id="from_dag", config=str(tmp_path / "{{ params.job }}.conf"))
+    restored = (3, timedelta(seconds=3))
+    assert (templated.retries, templated.retry_delay) == (unchosen.retries, unchosen.retry_delay) == restored
+    assert own.retries == 0 and (from_dag.retries, from_dag.retry_delay) == (1, timedelta(seconds=9))
+
+
 # -- what cannot run here (problem 4), at parse time -----------------------------------------------
 
 def test_a_plugin_that_cannot_run_here_marks_its_task_and_warns(tmp_path):
@@ -282,7 +303,8 @@ def test_the_task_fails_before_any_spark_submit(monkeypatch):
 # -- config paths (problem 5) ------------------------------------------------------------------
 
 def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
-    """Problem 5: README's config="configs/orders.conf" raised "config file not found" under the scheduler."""
+    """Problem 5: README's config="configs/orders.conf" raised "config file not found" under the scheduler.
+    The DAG folder and template_searchpath come first; the working directory last (issue 34, item 14)."""
     from airflow.sdk import DAG
 
     from airflow_provider_seatunnel.config.errors import ConfigError
@@ -293,7 +315,8 @@ def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
         d.mkdir(parents=True)
     _conf(dags / "configs", name="orders.conf")
     _conf(shared / "configs", name="shared.conf")
-    (elsewhere / "configs" / "only_here.conf").write_text(TWO.replace("__RETRY__", ""))
+    for name in ("orders.conf", "shared.conf", "only_here.conf"):  # the working directory's namesakes
+        (elsewhere / "configs" / name).write_text(TWO.replace("__RETRY__", ""))
     monkeypatch.chdir(elsewhere)  # the scheduler's working directory is not the DAG folder
     searchpath = {"template_searchpath": [str(shared)]}
     dag, _ = _group_dag("configs/orders.conf", searchpath, fileloc=dags / "orders_dag.py")
@@ -301,17 +324,22 @@ def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
         str(dags / "configs" / "orders.conf")}
     dag, _ = _group_dag("configs/shared.conf", searchpath, fileloc=dags / "orders_dag.py")
     assert {t.config for t in _pipeline_tasks(dag)} == {str(shared / "configs" / "shared.conf")}
-    with pytest.raises(ConfigError, match=r"config file not found: configs/only_here\.conf") as missing:
-        _group_dag("configs/only_here.conf", searchpath, fileloc=dags / "orders_dag.py")
-    assert f"{dags}/configs/only_here.conf" in str(missing.value)
-    assert f"{shared}/configs/only_here.conf" in str(missing.value)
+    # found in neither: the path as given, relative to the working directory, held absolute
+    dag, _ = _group_dag("configs/only_here.conf", searchpath, fileloc=dags / "orders_dag.py")
+    assert {t.config for t in _pipeline_tasks(dag)} == {str(elsewhere / "configs" / "only_here.conf")}
+    with pytest.raises(ConfigError, match=r"config file not found: configs/nowhere\.conf") as missing:
+        _group_dag("configs/nowhere.conf", searchpath, fileloc=dags / "orders_dag.py")
+    for place in (dags, shared, elsewhere):
+        assert f"{place}/configs/nowhere.conf" in str(missing.value)
     # the standalone operator: found at parse time, it holds the absolute path
     with DAG("st_op_paths", schedule=None, start_date=datetime(2024, 1, 1), **searchpath) as dag:
         dag.fileloc = str(dags / "orders_dag.py")
         op = SeaTunnelOperator(task_id="orders", config="configs/orders.conf", pipeline=1)
-        lost = SeaTunnelOperator(task_id="lost", config="configs/only_here.conf", pipeline=1)
+        here = SeaTunnelOperator(task_id="here", config="configs/only_here.conf", pipeline=1)
+        lost = SeaTunnelOperator(task_id="lost", config="configs/nowhere.conf", pipeline=1)
     assert op.config == str(dags / "configs" / "orders.conf") and op.retries is not None
-    assert lost.config == "configs/only_here.conf"
+    assert here.config == str(elsewhere / "configs" / "only_here.conf")
+    assert lost.config == "configs/nowhere.conf"
 
 
 def test_a_config_found_nowhere_at_run_time_names_where_it_looked(tmp_path):
