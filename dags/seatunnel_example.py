@@ -4,6 +4,8 @@ Two generated sources → Sql → Parquet files plus an Assert; the job splits i
 pipelines, which run as four parallel tasks of the ``orders`` group. The files land in
 ``<output_root>/<ds>/orders``; the DAG param ``output_root`` redirects them
 (``airflow dags test seatunnel_example -c '{"output_root": "/data"}'``; ``make demo`` uses ``.demo/output``).
+Nothing here sets retries: each pipeline task is restored up to 3 times, 3 s apart (SeaTunnel's
+default restore policy; ``job.retry.*`` in the config, ``retries=`` or ``default_args`` change it).
 """
 
 from __future__ import annotations

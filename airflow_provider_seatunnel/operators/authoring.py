@@ -6,9 +6,11 @@ Rules:
 
 * **Config paths.** Text is text; an absolute path is itself; a relative path is looked for in
   the DAG file's folder, then in each folder of the DAG's ``template_searchpath`` (the order of
-  Airflow's own template loader), never in the working directory (a scheduler's is not the DAG
-  folder). Not found: a ``ConfigError`` naming every place looked at. Without a DAG (a script),
-  the path is left to the working directory.
+  Airflow's own template loader), and last as given, relative to the working directory (a path a
+  DAG built from its own ``__file__`` while parsed from a relative DAG folder, ``DagBag("dags")``,
+  is ``dags/configs/x.conf``: the DAG folder's ``dags/dags/...`` does not hold it). Found: its
+  absolute path. Not found: a ``ConfigError`` naming every place looked at. Without a DAG (a
+  script), the path is left to the working directory.
 * **Selecting pipelines.** A selector is ``task:PATTERN``, ``plugin:PATTERN``, ``dataset:PATTERN``
   or a bare ``PATTERN`` (any of the three). Patterns are shell-style (``*``, ``?``, ``[...]``)
   and match the whole name: task ids and dataset names as written, plugin names in any case. A
@@ -79,12 +81,16 @@ def search_dirs(dag: Any) -> list[str]:
 
 def find_config(config: str | os.PathLike, dag: Any) -> tuple[str, list[str]]:
     """``(config as the tasks read it, the places looked at)``: text and absolute paths as they
-    are; a relative path as the first existing file among the DAG's :func:`search_dirs` (as
-    given when none has it, or when there is no DAG)."""
+    are; a relative path as the first existing file among the DAG's :func:`search_dirs`, then
+    the path as given relative to the working directory, made absolute (as given when none has
+    it, or when there is no DAG)."""
     s = os.fspath(config)
     if not is_config_path(s) or os.path.isabs(s):
         return s, []
-    candidates = [os.path.normpath(os.path.join(d, s)) for d in search_dirs(dag)]
+    dirs = search_dirs(dag)
+    candidates = [os.path.normpath(os.path.join(d, s)) for d in dirs]
+    if dirs and (here := os.path.abspath(s)) not in candidates:
+        candidates.append(here)
     found = next((c for c in candidates if os.path.isfile(c)), None)
     return (found or s), candidates
 
@@ -93,7 +99,7 @@ def not_found_error(config: str, looked_in: Sequence[str]) -> ConfigError:
     """The error of a relative config path found nowhere, naming every place looked at."""
     return ConfigError.at(f"config file not found: {config}", file=config,
                           hint="looked in " + ", ".join(looked_in) + "; a relative path is looked for in the "
-                          "DAG file's folder, then in the DAG's template_searchpath")
+                          "DAG file's folder, then in the DAG's template_searchpath, then in the working directory")
 
 
 def resolve_config(config: str | os.PathLike, dag: Any) -> str:

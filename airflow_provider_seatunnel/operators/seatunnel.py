@@ -74,15 +74,27 @@ def _config_retries(plan: JobPlan, pipeline: PipelinePlan, retries: int | None,
         warnings.warn(f"pipeline {pipeline.task_id}: the config's restore settings win over "
                       f"{', '.join(overridden)}; remove them from the config's env to use the argument",
                       UserWarning, stacklevel=4)
-    return (times if times is not None else retries), (delay if delay is not None else retry_delay)
+    # nothing set anywhere (Airflow fills `retries`/`retry_delay` from the group's and DAG's default_args
+    # before __init__): SeaTunnel's restore policy, as the plan reports it, instead of Airflow's 0 retries
+    default_times, default_delay = default_retry_policy(pipeline)
+    return (times if times is not None else retries if retries is not None else default_times,
+            delay if delay is not None else retry_delay if retry_delay is not None else default_delay)
+
+
+def default_retry_policy(pipeline: PipelinePlan | None) -> tuple[int, timedelta]:
+    """SeaTunnel's restore policy of a pipeline whose job, task and ``default_args`` set none: the
+    plan's ``job.retry.times`` and ``job.retry.interval.seconds`` with SeaTunnel's defaults (3 restores,
+    3 s apart), the values the plan's text prints; those defaults where the pipeline is not known at
+    parse time (a templated config, a job not compiling yet, a pipeline left to choose)."""
+    retry = (pipeline.retry if pipeline is not None else None) or {}
+    return int(retry.get("times", 3)), timedelta(seconds=float(retry.get("interval_seconds", 3)))
 
 
 def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, timedelta | None]:
     """The restore policy the config sets, as Airflow's ``retries`` and ``retry_delay``: the
     pipeline's ``job.retry.times`` and ``job.retry.interval.seconds`` where the job's ``env`` sets
-    them, None where it does not (Airflow's own order decides those: the task's argument, the task
-    group's ``default_args``, the DAG's, then Airflow's defaults). SeaTunnel's defaults for unset
-    keys (3 retries, 3 s apart) are not applied to Airflow tasks."""
+    them, None where it does not (then the task's argument, the task group's ``default_args``, the
+    DAG's, and last SeaTunnel's defaults: :func:`default_retry_policy`)."""
     from ..config.hocon import MISSING
     from ..config.options import lookup
 
@@ -164,8 +176,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         default: the enclosing task group's id, else this task's id. Pipelines of one job share it.
     :param retries: the config's ``job.retry.times`` when it sets it (an Airflow retry is the pipeline
         restore); otherwise this argument, else ``default_args`` (the task group's, then the DAG's),
-        else Airflow's default.
-    :param retry_delay: likewise, the config's ``job.retry.interval.seconds`` first.
+        else SeaTunnel's default restore policy (3 retries), never Airflow's default of none.
+    :param retry_delay: likewise, the config's ``job.retry.interval.seconds`` first; SeaTunnel's 3 s last.
     :param durable: where the driver runs on the cluster, a retry reconnects to an application still
         running instead of submitting another (the Spark provider's tracking; Airflow 3.3+).
     :param py_files: ``--py-files``; with the driver on the cluster it defaults to a zip of this package.
@@ -177,8 +189,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         At run time such a pipeline always fails with ``AirflowFailException`` before Spark starts.
 
     A relative ``config`` path is looked for in the DAG file's folder, then in the DAG's
-    ``template_searchpath`` (never the working directory); found at parse time, the task holds its
-    absolute path.
+    ``template_searchpath``, then as given relative to the working directory; found at parse time,
+    the task holds its absolute path.
 
     ``inlets``/``outlets`` default to the job's sources and sinks as Airflow assets (a sink's target known
     only at run time as an asset alias, resolved when the pipeline committed); with the OpenLineage provider,
@@ -223,10 +235,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                 kwargs.setdefault("outlets", outlets)
             if not in_group:
                 _check_runnable(plan, chosen, strict, kwargs)
-        if retries is not None:
-            kwargs["retries"] = retries
-        if retry_delay is not None:
-            kwargs["retry_delay"] = retry_delay
+        unknown_times, unknown_delay = default_retry_policy(None)  # the pipeline is only known at run time
+        kwargs["retries"] = retries if retries is not None else unknown_times
+        kwargs["retry_delay"] = retry_delay if retry_delay is not None else unknown_delay
         super().__init__(application=str(APP_FILE), conn_id=spark_conn_id, name="seatunnel", durable=durable,
                          **kwargs)
         self.config = config

@@ -73,13 +73,17 @@ def test_dag_default_args_decide_retries_the_config_leaves_out(tmp_path):
 
 
 def test_retry_precedence(tmp_path):
-    from airflow.configuration import conf
+    # nothing set anywhere: SeaTunnel's restore policy (3 restores, 3 s apart), as the plan's text says,
+    # not Airflow's default of no retry
+    from airflow_provider_seatunnel.plan import compile_job
+    from airflow_provider_seatunnel.plan.render import render_text
 
-    # nothing set anywhere: Airflow's defaults (not SeaTunnel's 3 retries, 3 s apart)
     dag, _ = _group_dag(_conf(tmp_path))
-    airflow_default = (conf.getint("core", "default_task_retries"),
-                       timedelta(seconds=conf.getint("core", "default_task_retry_delay")))
-    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {airflow_default}
+    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {(3, timedelta(seconds=3))}
+    assert "restore: 3 retries, 3s apart" in render_text(compile_job(_conf(tmp_path)))
+    # only the delay set (the DAG's default_args): the number is still SeaTunnel's
+    dag, _ = _group_dag(_conf(tmp_path), {"default_args": {"retry_delay": timedelta(seconds=30)}})
+    assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {(3, timedelta(seconds=30))}
     # the config sets job.retry.times only: it wins over every argument; the delay follows Airflow's order
     only_times = _conf(tmp_path, retry=", job.retry.times = 2", name="times.conf")
     dag_args = {"default_args": {"retries": 0, "retry_delay": timedelta(seconds=30)}}
@@ -112,6 +116,30 @@ def test_standalone_operator_retry_precedence(tmp_path):
             warnings.simplefilter("error")  # an argument the config agrees with is not worth a warning
             same = SeaTunnelOperator(task_id="same", config=str(five), pipeline=1, retries=5)
     assert (from_dag.retries, own.retries, config_wins.retries, same.retries) == (1, 0, 5, 5)
+    with DAG("st_standalone_bare", schedule=None, start_date=datetime(2024, 1, 1)):
+        bare = SeaTunnelOperator(task_id="bare", config=str(plain), pipeline=1)
+    assert (bare.retries, bare.retry_delay) == (3, timedelta(seconds=3))  # SeaTunnel's restore policy
+
+
+def test_a_job_only_known_at_run_time_is_restored_too(tmp_path):
+    """A templated config path, or a pipeline left to choose in a job of two, is not compiled at
+    parse time: with nothing set, the task still gets SeaTunnel's restore policy, not Airflow's 0;
+    an argument or ``default_args`` still decide."""
+    from airflow.sdk import DAG
+
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+
+    two = _conf(tmp_path, name="two.conf")
+    with DAG("st_run_time", schedule=None, start_date=datetime(2024, 1, 1)):
+        templated = SeaTunnelOperator(task_id="templated", config=str(tmp_path / "{{ params.job }}.conf"))
+        unchosen = SeaTunnelOperator(task_id="unchosen", config=str(two))
+        own = SeaTunnelOperator(task_id="own", config=str(tmp_path / "{{ params.job }}.conf"), retries=0)
+    with DAG("st_run_time_args", schedule=None, start_date=datetime(2024, 1, 1),
+             default_args={"retries": 1, "retry_delay": timedelta(seconds=9)}):
+        from_dag = SeaTunnelOperator(task_id="from_dag", config=str(tmp_path / "{{ params.job }}.conf"))
+    restored = (3, timedelta(seconds=3))
+    assert (templated.retries, templated.retry_delay) == (unchosen.retries, unchosen.retry_delay) == restored
+    assert own.retries == 0 and (from_dag.retries, from_dag.retry_delay) == (1, timedelta(seconds=9))
 
 
 # -- what cannot run here (problem 4), at parse time -----------------------------------------------
@@ -217,6 +245,42 @@ def test_dag_processor_view(tmp_path):
         "web → Console", "⚠ store → Cassandra"]
 
 
+RELATIVE_DAG = """
+    from datetime import datetime
+    from pathlib import Path
+    from airflow.sdk import DAG
+    from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+
+    CONFIG = Path(__file__).parent / "configs" / "two.conf"
+    with DAG("st_relative", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
+        SeaTunnelJobGroup(group_id="job", config=CONFIG)
+        SeaTunnelOperator(task_id="alone", config=CONFIG, pipeline=1)
+    print("CONFIGS", sorted({str(t.config) for t in dag.tasks if hasattr(t, "config")}))
+"""
+
+
+def test_a_config_path_relative_to_the_working_directory_is_used_as_given(tmp_path):
+    """A DAG building its config path from ``__file__``, parsed by ``DagBag("dags")`` (a relative
+    folder), asks for ``dags/configs/two.conf``: that file, relative to the working directory, is
+    the config (it was looked for only in ``dags/dags/configs/two.conf``: an import error)."""
+    project = tmp_path / "project"
+    (project / "dags" / "configs").mkdir(parents=True)
+    _conf(project / "dags" / "configs", name="two.conf")
+    (project / "dags" / "st_relative.py").write_text(textwrap.dedent(RELATIVE_DAG))
+    proc = subprocess.run([sys.executable, "-c", DAGBAG.format(folder="dags")], cwd=project,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                               "AIRFLOW_HOME": str(tmp_path / "home"),
+                               "SEATUNNEL_PLAN_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["errors"] == {} and result["dags"] == ["st_relative"]
+    assert len(result["tasks"]["st_relative"]) == 5  # prepare, two pipelines, summary; the standalone task
+    (configs,) = [line for line in proc.stdout.splitlines() if line.startswith("CONFIGS")]
+    assert configs == f"CONFIGS {[str(project / 'dags' / 'configs' / 'two.conf')]}"  # absolute: any worker's cwd
+
+
 # -- what cannot run here (problem 4), at run time ----------------------------------------------
 
 def test_the_task_fails_before_any_spark_submit(monkeypatch):
@@ -239,7 +303,8 @@ def test_the_task_fails_before_any_spark_submit(monkeypatch):
 # -- config paths (problem 5) ------------------------------------------------------------------
 
 def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
-    """Problem 5: README's config="configs/orders.conf" raised "config file not found" under the scheduler."""
+    """Problem 5: README's config="configs/orders.conf" raised "config file not found" under the scheduler.
+    The DAG folder and template_searchpath come first; the working directory last (issue 34, item 14)."""
     from airflow.sdk import DAG
 
     from airflow_provider_seatunnel.config.errors import ConfigError
@@ -250,7 +315,8 @@ def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
         d.mkdir(parents=True)
     _conf(dags / "configs", name="orders.conf")
     _conf(shared / "configs", name="shared.conf")
-    (elsewhere / "configs" / "only_here.conf").write_text(TWO.replace("__RETRY__", ""))
+    for name in ("orders.conf", "shared.conf", "only_here.conf"):  # the working directory's namesakes
+        (elsewhere / "configs" / name).write_text(TWO.replace("__RETRY__", ""))
     monkeypatch.chdir(elsewhere)  # the scheduler's working directory is not the DAG folder
     searchpath = {"template_searchpath": [str(shared)]}
     dag, _ = _group_dag("configs/orders.conf", searchpath, fileloc=dags / "orders_dag.py")
@@ -258,17 +324,22 @@ def test_relative_config_paths_start_at_the_dag_folder(tmp_path, monkeypatch):
         str(dags / "configs" / "orders.conf")}
     dag, _ = _group_dag("configs/shared.conf", searchpath, fileloc=dags / "orders_dag.py")
     assert {t.config for t in _pipeline_tasks(dag)} == {str(shared / "configs" / "shared.conf")}
-    with pytest.raises(ConfigError, match=r"config file not found: configs/only_here\.conf") as missing:
-        _group_dag("configs/only_here.conf", searchpath, fileloc=dags / "orders_dag.py")
-    assert f"{dags}/configs/only_here.conf" in str(missing.value)
-    assert f"{shared}/configs/only_here.conf" in str(missing.value)
+    # found in neither: the path as given, relative to the working directory, held absolute
+    dag, _ = _group_dag("configs/only_here.conf", searchpath, fileloc=dags / "orders_dag.py")
+    assert {t.config for t in _pipeline_tasks(dag)} == {str(elsewhere / "configs" / "only_here.conf")}
+    with pytest.raises(ConfigError, match=r"config file not found: configs/nowhere\.conf") as missing:
+        _group_dag("configs/nowhere.conf", searchpath, fileloc=dags / "orders_dag.py")
+    for place in (dags, shared, elsewhere):
+        assert f"{place}/configs/nowhere.conf" in str(missing.value)
     # the standalone operator: found at parse time, it holds the absolute path
     with DAG("st_op_paths", schedule=None, start_date=datetime(2024, 1, 1), **searchpath) as dag:
         dag.fileloc = str(dags / "orders_dag.py")
         op = SeaTunnelOperator(task_id="orders", config="configs/orders.conf", pipeline=1)
-        lost = SeaTunnelOperator(task_id="lost", config="configs/only_here.conf", pipeline=1)
+        here = SeaTunnelOperator(task_id="here", config="configs/only_here.conf", pipeline=1)
+        lost = SeaTunnelOperator(task_id="lost", config="configs/nowhere.conf", pipeline=1)
     assert op.config == str(dags / "configs" / "orders.conf") and op.retries is not None
-    assert lost.config == "configs/only_here.conf"
+    assert here.config == str(elsewhere / "configs" / "only_here.conf")
+    assert lost.config == "configs/nowhere.conf"
 
 
 def test_a_config_found_nowhere_at_run_time_names_where_it_looked(tmp_path):

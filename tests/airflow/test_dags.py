@@ -86,3 +86,16 @@ def test_seatunnel_lakehouse_lands_a_kafka_stream_in_a_delta_table_on_a_schedule
     assert sorted(v.plugin for v in plan.pipelines[0].vertices) == ["Delta", "Kafka"]
     assert not [w for w in plan.warnings if w.get("code") == "not-runnable"]
     assert dag.max_active_runs == 1 and dag.catchup is False
+
+
+def test_every_example_pipeline_task_is_restored_out_of_the_box():
+    """The example DAGs, their groups and configs set no retries: each pipeline task gets
+    SeaTunnel's restore policy (3 retries, 3 s apart, what the plan's text prints), not Airflow's 0."""
+    from datetime import timedelta
+
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+
+    for name in ("seatunnel_example", "seatunnel_recurring_sync", "seatunnel_cdc", "seatunnel_lakehouse"):
+        pipelines = [t for t in _load_dag(name).tasks if isinstance(t, SeaTunnelOperator)]
+        assert pipelines, name
+        assert {(t.retries, t.retry_delay) for t in pipelines} == {(3, timedelta(seconds=3))}, name

@@ -117,3 +117,36 @@ def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
     assert rows == sorted(2 * [(1, "web"), (2, "web"), (3, "web"), (4, "web"), (101, "store"), (102, "store")])
     job = result["xcom"]["job.summary"]
     assert job["status"] == "FINISHED" and job["write_count"] == 12 and job["read_count"] == 12
+
+
+BARE_RESTORE = """
+env { job.name = "bare_restore" }
+source {
+  FakeSource {
+    plugin_output = "web"
+    schema = { fields { id = bigint, channel = string } }
+    rows = [{ kind = INSERT, fields = [1, "web"] }, { kind = INSERT, fields = [2, "web"] },
+            { kind = INSERT, fields = [3, "web"] }]
+  }
+}
+sink { LocalFile { plugin_input = "web", path = "__OUT__", file_format_type = "json" } }
+"""
+
+
+def test_a_pipeline_killed_once_is_restored_with_no_retry_setting_anywhere(run_dag, tmp_path):
+    """Nothing sets retries (not the config, the group, the DAG or default_args): the pipeline task
+    gets SeaTunnel's restore policy, so a driver SIGKILLed in its commit (journal written, no file moved)
+    is restored by the retry, exactly once."""
+    from airflow_provider_seatunnel.plan import compile_job
+
+    out = tmp_path / "out"
+    conf = tmp_path / "bare.conf"
+    conf.write_text(BARE_RESTORE.replace("__OUT__", str(out)))
+    (task,) = (p.task_id for p in compile_job(conf).pipelines)
+    result = run_dag(GROUP_DAG.format(dag_id="st_bare_restore", config=str(conf)), "st_bare_restore",
+                     env={"SEATUNNEL_FAULTS": f"sink.move:{task}=kill"})
+    tis = result["tis"]
+    assert result["ops"][f"job.{task}"] == {"retries": 3, "retry_delay": 3.0}
+    assert result["state"] == "success", result["log"][-8000:]
+    assert tis[f"job.{task}"]["try_number"] == 2  # killed once, restored by the retry
+    assert sorted(r["id"] for r in _rows(out)) == [1, 2, 3]
