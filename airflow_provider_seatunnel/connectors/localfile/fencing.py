@@ -4,11 +4,14 @@
   an attempt settles earlier attempts and takes its token, and for the whole of a commit (journal,
   drops, renames, marker) or of a roll-back. The kernel releases it when its holder dies, so a
   journal found by the lock's holder belongs to an attempt that is gone: rolling it forward is
-  safe. A holder that is paused (SIGSTOP) keeps it; the others wait, logging whom they wait for.
+  safe. A holder that is paused (SIGSTOP) keeps it; the others wait, logging whom they wait for,
+  at most the sink's ``commit_lock_timeout`` (:class:`CommitLockTimeout`, transient). The lock file
+  is 0600 in the 0700 commit directory and never a followed symlink.
   ``flock`` works on local file systems and on NFSv4 (Linux maps it to a byte-range lock).
 * The **attempt token** of a (run, pipeline, sink, table) is kept in the ``.fence`` file next to
   its commit marker; :func:`allocate` (under the lock) writes the next number. The commit, under
-  the lock, proceeds only while the file still holds the attempt's token.
+  the lock, proceeds only while the file still holds the attempt's token. The file is sealed
+  (:mod:`.records`): one the target did not seal is refused.
 """
 
 from __future__ import annotations
