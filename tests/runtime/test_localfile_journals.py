@@ -205,6 +205,18 @@ def test_the_commit_lock_is_private(tmp_path):
     assert stat.S_IMODE(os.stat(target / COMMITS_DIR).st_mode) == 0o700
 
 
+def test_a_lock_an_older_release_left_open_is_made_private(tmp_path):
+    """A commit directory (0755) and lock (0644) left by an older release are closed to others on first use."""
+    target = tmp_path / "t"
+    (target / COMMITS_DIR).mkdir(parents=True)
+    os.chmod(target / COMMITS_DIR, 0o755)
+    Path(fencing.lock_path(str(target))).write_text("")
+    os.chmod(fencing.lock_path(str(target)), 0o644)
+    with fencing.commit_lock(str(target), "LocalFile[0]"):
+        assert stat.S_IMODE(os.stat(fencing.lock_path(str(target))).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(target / COMMITS_DIR).st_mode) == 0o700
+
+
 def test_a_symlink_at_the_commit_lock_is_refused(tmp_path):
     target, victim = tmp_path / "t", tmp_path / "victim"
     victim.write_text("untouched")

@@ -20,13 +20,14 @@ import contextlib
 import fcntl
 import os
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from ...spi.errors import PipelineError
-from ...spi.safe_files import make_private_dir, open_fd
+from ...spi.safe_files import ensure_private_dir, open_fd
 from .options import COMMITS_DIR, log
 from .records import read_record, write_record
 
@@ -80,11 +81,14 @@ def _acquire(fd: int, target: str, label: str, timeout: float) -> None:
 def commit_lock(target: str, label: str, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
     """Hold the target's commit lock, waiting at most ``timeout`` seconds (then
     :class:`CommitLockTimeout` naming the holder). The commit directory is 0700 and the lock file
-    0600, opened without following a symlink (a link planted at ``.lock`` is refused)."""
+    0600, opened without following a symlink (a link planted at ``.lock`` is refused); both are made
+    private when an older release left them open, and a commit directory of another user is refused."""
     path = lock_path(target)
-    make_private_dir(os.path.dirname(path))
+    ensure_private_dir(os.path.dirname(path))
     fd = open_fd(path, os.O_RDWR | os.O_CREAT, 0o600, "the commit lock")
     try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:  # left by an older release: made private now
+            os.fchmod(fd, 0o600)
         _acquire(fd, target, label, timeout)
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
