@@ -89,6 +89,9 @@ def test_a_planted_journal_deleting_a_directory_outside_is_refused(layout):
     {"drops": [["OUTSIDE/private.txt", "TARGET/.seatunnel-commits/.trash/x"]],
      "trash": "TARGET/.seatunnel-commits/.trash"},
     {"marker": "OUTSIDE/private.txt"},
+    {"moves": [["STAGING/part-0", "TARGET/.seatunnel-commits/.journal-key"]]},
+    {"drops": [["TARGET/.seatunnel-commits", "TARGET/.seatunnel-commits/.trash/x"]],
+     "trash": "TARGET/.seatunnel-commits/.trash"},
 ])
 def test_a_sealed_journal_naming_anything_outside_its_target_is_refused(layout, change):
     """Containment holds even for a journal with a valid seal."""

@@ -106,8 +106,8 @@ def _record_commit(target: str, journal: str, record: Mapping[str, Any], **extra
     marker (one atomic rename; rewritten first with ``extra``)."""
     if record.get("dropped_record"):
         write_record(target, record["dropped_record"], {"run_id": record.get("run_id"), "sink": record.get("sink"),
-                                                     "entries": len(record.get("drops", ())),
-                                                     "at": datetime.now().isoformat()})
+                                                        "entries": len(record.get("drops", ())),
+                                                        "at": datetime.now().isoformat()})
     if extra:
         write_record(target, journal, {**record, **extra})
     marker = record["marker"]

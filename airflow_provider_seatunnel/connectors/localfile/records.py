@@ -112,6 +112,12 @@ def _pairs(value: Any, where: str, what: str) -> list[list[Any]]:
     return value
 
 
+def _not_bookkeeping(target: str, path: str, where: str) -> None:
+    if os.path.relpath(path, target).split(os.sep)[0] in (COMMITS_DIR, STAGING_DIR):
+        raise TamperedRecord(f"refusing the commit record {where}: it names the sink's bookkeeping ({path}); "
+                             "nothing in it was acted on")
+
+
 def check_journal(target: str, record: Mapping[str, Any], where: str, bases: Iterable[str] = ()) -> None:
     """Every path ``record`` names lies where the sink's own files lie; :class:`TamperedRecord` otherwise."""
     commits = commit_dir(target)
@@ -125,18 +131,14 @@ def check_journal(target: str, record: Mapping[str, Any], where: str, bases: Ite
         raise TamperedRecord(f"refusing the commit record {where}: it names the staging base {base}, not this "
                              f"sink's; nothing in it was acted on")
     for src, dst in _pairs(record.get("moves", []), where, "moves"):
-        journals.local_path_inside(staging, src, where) if staging else _inside_any(roots, src, where)
-        final = journals.local_path_inside(target, dst, where)
-        if os.path.relpath(final, target).split(os.sep)[0] in (COMMITS_DIR, STAGING_DIR):
-            raise TamperedRecord(f"refusing the commit record {where}: it publishes into the sink's bookkeeping "
-                                 f"({dst}); nothing in it was acted on")
+        _inside_any([staging] if staging else roots, src, where)
+        _not_bookkeeping(target, journals.local_path_inside(target, dst, where), where)
     trash = record.get("trash")
     if trash is not None:
         journals.local_path_inside(commits, trash, where)
     for entry, trashed in _pairs(record.get("drops", []), where, "drops"):
-        journals.local_path_inside(target, entry, where)
-        journals.local_path_inside(trash, trashed, where) if trash else journals.local_path_inside(commits, trashed,
-                                                                                                   where)
+        _not_bookkeeping(target, journals.local_path_inside(target, entry, where), where)
+        journals.local_path_inside(trash or commits, trashed, where)
     for key in ("marker", "dropped_record"):
         if record.get(key) is not None:
             journals.local_path_inside(commits, record[key], where)
