@@ -218,7 +218,7 @@ def test_commit_stopped_between_moves_rolls_forward_and_readers_never_see_it(spa
     lf.commit(retry, p.sinks[0], again)
     assert not leftover.exists()
     assert_exactly_once(out, [{"id": i, "name": f"n{i}"} for i in range(10)])
-    marker = json.loads((out / lf.COMMITS_DIR / "r1" / p.task_id / "sink-0" / "s.committed").read_text())
+    marker = json.loads((out / lf.COMMITS_DIR / "r1" / p.task_id / "sink-0" / "s.committed").read_text())["body"]
     assert marker["recovered"] is True and marker["files"] == [dst for _, dst in moves]
 
 

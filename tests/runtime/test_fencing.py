@@ -85,7 +85,7 @@ def test_localfile_only_the_newest_attempt_commits(spark, plan_of, tmp_path):
     with pytest.raises(Superseded):  # a zombie commit after the newer one committed records nothing either
         lf.commit(old, sink, stale)
     assert rows_of(spark, out) == list(range(50))
-    marker = json.loads(Path(fresh["tables"][0]["marker"]).read_text())
+    marker = json.loads(Path(fresh["tables"][0]["marker"]).read_text())["body"]  # sealed (records.py)
     assert marker["token"] == 2 and marker["bytes"] == sum(fresh["tables"][0]["sizes"])
 
 

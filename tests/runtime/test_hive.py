@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_seatunnel.connectors.hive import CONNECTOR as HIVE
+from airflow_provider_seatunnel.connectors.hive import records as hive_records
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.session import session_settings
 from airflow_provider_seatunnel.spi.fencing import Superseded
+from airflow_provider_seatunnel.spi.journals import TamperedRecord
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import hive_metastore
 
@@ -154,8 +156,46 @@ def test_a_commit_killed_half_way_is_finished_by_the_restore_exactly_once(hive, 
     assert rows(hive, "d.t_kill") == srt(ROWS)
     HIVE.commit(dying, vertex, info)  # the killed attempt's commit called again: recorded, nothing moves
     assert rows(hive, "d.t_kill") == srt(ROWS) and not journal.exists()
-    marker = json.loads((journal.parent / "committed.json").read_text())
+    marker = json.loads((journal.parent / "committed.json").read_text())["body"]  # sealed (hive/records.py)
     assert marker["token"] == 1 and len(marker["moves"]) == len(info["tables"][0]["files"])
+
+
+def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive, plan_of, metastore, tmp_path):
+    """A killed commit leaves a sealed journal; a planted, edited or escaping one in its place stops
+    the restore with TamperedRecord and nothing in it happens (the file outside stays put)."""
+    hive.sql("CREATE TABLE d.t_forged (id bigint, name string) STORED AS ORC")
+    plan = plan_of(job(fake(ROWS), sink("d.t_forged"), metastore.uri))
+    p, outside = plan.pipelines[0], tmp_path / "private.txt"
+    outside.write_text("secret")
+    df = with_kind(hive.createDataFrame(ROWS, "id bigint, name string, p string").repartition(2))
+    dying = RunContext(hive, plan, p, "f1", options=faults.from_environment({faults.ENV: "sink.move+1"}))
+    info = HIVE.prepare(dying, p.sinks[0], {"f": df})
+    with pytest.raises(faults.InjectedFault):
+        HIVE.commit(dying, p.sinks[0], info)
+    entry = info["tables"][0]
+    journal = Path(entry["commits"].removeprefix("file:")) / "journal.json"
+    sealed = json.loads(journal.read_text())
+    location = entry["location"]
+    body = sealed.get("body", sealed)
+    escaping = {**body, "moves": [[f"file:{outside}", str(body["moves"][0][1])]]}
+    forgeries = {
+        "planted": escaping,  # not sealed at all
+        "edited": {**sealed, "body": escaping},  # the seal no longer matches
+        "escaping": hive_records.seal(location, entry["commits"] + "/journal.json", escaping),  # sealed, outside
+    }
+    for name, forged in forgeries.items():
+        journal.write_text(json.dumps(forged))
+        with pytest.raises(TamperedRecord, match="refusing the commit record"):
+            HIVE.prepare(RunContext(hive, plan, p, "f1", attempt=2), p.sinks[0], {"f": df})
+        assert outside.read_text() == "secret", name
+    journal.write_text(json.dumps(sealed))  # the real journal back: the restore finishes it exactly once
+    assert run_pipeline(RunContext(hive, plan, p, "f1", attempt=3))["write_count"] == 4
+    assert rows(hive, "d.t_forged") == srt((i, n) for i, n, _ in ROWS)
+    token = Path(entry["commits"].removeprefix("file:").replace("/f1/", "/f2/")) / "token-99"
+    token.parent.mkdir(parents=True)
+    token.write_text(json.dumps({"token": 99}))  # a planted token would fence out every attempt
+    with pytest.raises(TamperedRecord):
+        HIVE.prepare(RunContext(hive, plan, p, "f2"), p.sinks[0], {"f": df})
 
 
 def test_an_overtaken_attempt_commits_nothing(hive, plan_of, metastore):

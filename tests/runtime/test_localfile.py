@@ -438,7 +438,8 @@ def test_staging_is_invisible_until_commit(spark, plan_of, tmp_path):
     assert source(plan_of, spark, f'path = "{out}"\nfile_format_type = "parquet"')["default"].count() == 1
     lf.commit(ctx2, sink, info)
     assert spark.read.parquet(str(out)).count() == 4
-    marker = json.loads((out / lf.COMMITS_DIR / "run-2" / ctx.pipeline_key / "sink-0" / "t.committed").read_text())
+    marker_path = out / lf.COMMITS_DIR / "run-2" / ctx.pipeline_key / "sink-0" / "t.committed"
+    marker = json.loads(marker_path.read_text())["body"]  # sealed (records.py)
     assert marker["files"] == [dst for _, dst in staged]
 
 

@@ -31,13 +31,29 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import StagingMismatch, Superseded
 from .options import flag, log, partition_clause, partition_values, sql_string
+from .records import check_journal, read, seal
 from .slots import Slot, newest_token
 from .store import Store, hidden, join
 from .tables import describe, partition_location, partitions
 
 
 def _slot(entry: Mapping[str, Any]) -> Slot:
-    return Slot(entry["commits"], entry["staging"], entry["digest"])
+    return Slot(entry["commits"], entry["staging"], entry["digest"], entry["location"])
+
+
+def read_journal(spark: Any, store: Store, slot: Slot) -> dict[str, Any] | None:
+    """The slot's claimed journal, once its seal and every table and path it names are checked
+    (:mod:`.records`; :class:`~...spi.journals.TamperedRecord` otherwise, nothing acted on)."""
+    record = read(store, slot.location, slot.journal)
+    if record is not None:
+        check_journal(spark, slot, record, slot.journal)
+    return record
+
+
+def is_committed(store: Store, slot: Slot) -> bool:
+    """Whether the slot's marker is there; one the table did not seal (as the journal it was renamed
+    from) is refused."""
+    return store.exists(slot.marker) and read(store, slot.location, slot.marker, slot.journal) is not None
 
 
 def _alter(spark: Any, record: Mapping[str, Any], statement: str) -> None:
@@ -145,9 +161,9 @@ def cleanup(spark: Any, store: Store, slot: Slot, database: str) -> None:
 def settle(spark: Any, store: Store, slot: Slot, label: str) -> str | None:
     """Before staging: "committed" when the slot is done, "recovered" after finishing a claimed
     commit whose attempt is gone (or overlaps this one), else None."""
-    if store.exists(slot.marker):
+    if is_committed(store, slot):
         return "committed"
-    record = store.read_json(slot.journal)
+    record = read_journal(spark, store, slot)
     if record is None:
         return None
     if roll_forward(spark, store, slot, record):
@@ -163,9 +179,9 @@ def settle(spark: Any, store: Store, slot: Slot, label: str) -> str | None:
 
 def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
     spark, store, slot = ctx.spark, Store(ctx.spark), _slot(entry)
-    if store.exists(slot.marker):
+    if is_committed(store, slot):
         return
-    record = store.read_json(slot.journal)
+    record = read_journal(spark, store, slot)
     if record is None:
         newest = newest_token(store, slot)
         if newest != entry["token"]:
@@ -173,7 +189,8 @@ def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> 
             raise Superseded(f"table {entry['target']}", entry["token"], newest, vertex.ref)
         _check_staged(store, vertex, entry, slot)
         planned = _plan(spark, store, entry, slot, flag(vertex.config, "overwrite", False))
-        record = planned if store.create_new(slot.journal, planned) else store.read_json(slot.journal)
+        claimed = store.create_new(slot.journal, seal(slot.location, slot.journal, planned))
+        record = planned if claimed else read_journal(spark, store, slot)
     if record is None:  # claimed and finished by another attempt meanwhile
         return
     if not roll_forward(spark, store, slot, record, ctx, vertex):
@@ -211,7 +228,7 @@ def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
             continue
         try:
             store, slot = Store(ctx.spark), _slot(entry)
-            record = store.read_json(slot.journal)
+            record = read_journal(ctx.spark, store, slot)
             if record is not None and record.get("token") == entry["token"] and not store.exists(slot.marker):
                 roll_back(ctx.spark, store, slot, record, drop_partitions)
             _drop_own_staging(ctx.spark, store, slot, entry)

@@ -11,10 +11,8 @@ from datetime import datetime
 
 from ..localfile.options import safe
 from .options import quote_ident
+from .records import COMMITS_DIR, STAGING_DIR, TamperedRecord, read, seal
 from .store import Store, join
-
-COMMITS_DIR = ".seatunnel-commits"
-STAGING_DIR = ".seatunnel-staging"
 
 
 @dataclass(frozen=True)
@@ -24,6 +22,8 @@ class Slot:
     commits: str
     staging: str
     digest: str
+    #: the table's location (the records are sealed under their path relative to it)
+    location: str = ""
 
     @property
     def journal(self) -> str:
@@ -50,7 +50,7 @@ class Slot:
 def slot_of(location: str, run_id: str, pipeline: str, sink_ref: str, table: str) -> Slot:
     parts = [safe(run_id), safe(pipeline), safe(sink_ref.replace("[", "-").rstrip("]")), safe(table or "default")]
     digest = hashlib.sha1("/".join(parts).encode()).hexdigest()[:16]
-    return Slot(join(location, COMMITS_DIR, *parts), join(location, STAGING_DIR, *parts), digest)
+    return Slot(join(location, COMMITS_DIR, *parts), join(location, STAGING_DIR, *parts), digest, location)
 
 
 def run_tag(run_id: str) -> str:
@@ -59,16 +59,24 @@ def run_tag(run_id: str) -> str:
 
 
 def newest_token(store: Store, slot: Slot) -> int:
-    """The newest attempt token handed out for the slot (0: none yet)."""
+    """The newest attempt token handed out for the slot (0: none yet); its token file must be sealed
+    by the table (:class:`~...spi.journals.TamperedRecord` otherwise: a planted ``token-<n>`` would
+    fence out every attempt)."""
     numbers = [int(n[len("token-"):]) for n in store.children(slot.commits)
                if n.startswith("token-") and n[len("token-"):].isdigit()]
-    return max(numbers, default=0)
+    newest = max(numbers, default=0)
+    if newest:
+        record = read(store, slot.location, slot.token_file(newest))
+        if record is None or record.get("token") != newest:
+            raise TamperedRecord(f"refusing the token file {slot.token_file(newest)}: it does not hold its token")
+    return newest
 
 
 def allocate(store: Store, slot: Slot, attempt: int) -> int:
     """Take the next attempt token: the first ``token-<n>`` above the newest this call creates."""
     token = newest_token(store, slot) + 1
     record = {"attempt": attempt, "pid": os.getpid(), "host": socket.gethostname(), "at": datetime.now().isoformat()}
-    while not store.create_new(slot.token_file(token), {**record, "token": token}):
+    while not store.create_new(slot.token_file(token), seal(slot.location, slot.token_file(token),
+                                                             {**record, "token": token})):
         token += 1
     return token

@@ -13,7 +13,9 @@ How each format is read and written: :mod:`.formats` (xml and binary: :mod:`.doc
 * ``commit`` (:mod:`.commits`) is roll-forward: a journal naming every move, the renames, then the
   journal renamed to the commit marker. An attempt first settles earlier ones: a marker means the
   table is committed (nothing is written again), a journal without marker is finished, staging
-  without journal is discarded. ``abort`` moves back what a started commit published.
+  without journal is discarded. ``abort`` moves back what a started commit published. Every record
+  is sealed by the target and every path a journal names checked to be the sink's own
+  (:mod:`.records`); anything else is refused, never acted on.
 * Readers: the source skips the files named by a pending journal of the target it reads (listing
   the journals before and after the files), so it never sees a commit that is in progress or was
   interrupted; other readers see its files appear one by one while it runs (a few renames) and,

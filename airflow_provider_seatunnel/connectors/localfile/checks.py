@@ -135,12 +135,24 @@ def _check_excel(b: _Block) -> None:
                      hint="save the workbook as .xlsx (openpyxl reads only the zip-based format)")
 
 
+def _seconds(value: object) -> float | None:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if 0 < number < float("inf") else None
+
+
 def _check_sink(b: _Block) -> None:
     for key, allowed in (("schema_save_mode", SCHEMA_SAVE_MODES), ("data_save_mode", DATA_SAVE_MODES)):
         value = opt(b.options, key)
         if value is not None and b.enum(key, value, allowed) and str(value).strip().upper() == "CUSTOM_PROCESSING":
             b.report("data_save_mode CUSTOM_PROCESSING is not supported by file sinks", key,
                      hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS")
+    timeout = opt(b.options, "commit_lock_timeout")
+    if timeout is not None and (isinstance(timeout, bool) or _seconds(timeout) is None):
+        b.report(f"commit_lock_timeout must be a number of seconds > 0, found {timeout!r}", "commit_lock_timeout",
+                 hint="how long a commit waits for the target's commit lock (default 600)")
     expression = opt(b.options, "file_name_expression")
     transactional = as_bool(opt(b.options, "is_enable_transaction", True)) is not False
     if expression is not None and transactional and "${transactionId}" not in str(expression):

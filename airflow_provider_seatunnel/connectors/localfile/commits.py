@@ -27,7 +27,6 @@ the commit bookkeeping runs under the target's commit lock (:mod:`.fencing`).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -38,8 +37,21 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.fencing import StagingMismatch, Superseded
-from .fencing import allocate, commit_lock, fence_path, newest_token, write_json_atomic
-from .options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log
+from .fencing import DEFAULT_LOCK_TIMEOUT, allocate, commit_lock, fence_path, newest_token
+from .options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log, opt
+from .records import check_journal, read_record, record_name, write_record
+
+
+def lock_timeout(vertex: Vertex) -> float:
+    """The sink's ``commit_lock_timeout`` in seconds (checked when the config is compiled)."""
+    value = opt(vertex.config, "commit_lock_timeout")
+    return DEFAULT_LOCK_TIMEOUT if value is None else float(value)
+
+
+def is_committed(target: str, marker: str, journal: str) -> bool:
+    """Whether the commit marker is there; a marker this target did not seal (the journal it was
+    renamed from) is refused (:class:`~...spi.journals.TamperedRecord`)."""
+    return read_record(target, marker, record_name(target, journal)) is not None
 
 
 def _move(src: str, dst: str) -> None:
@@ -89,17 +101,17 @@ def _drop_copy_leftovers(moves: list[list[str]]) -> None:
                     os.remove(os.path.join(folder, entry))
 
 
-def _record_commit(journal: str, record: Mapping[str, Any], **extra: Any) -> None:
+def _record_commit(target: str, journal: str, record: Mapping[str, Any], **extra: Any) -> None:
     """Record a commit: the drop first (when the journal made one), then the journal becomes the
     marker (one atomic rename; rewritten first with ``extra``)."""
     if record.get("dropped_record"):
-        write_json_atomic(record["dropped_record"], {"run_id": record.get("run_id"), "sink": record.get("sink"),
-                                                     "entries": len(record.get("drops", ())),
-                                                     "at": datetime.now().isoformat()})
+        write_record(target, record["dropped_record"], {"run_id": record.get("run_id"), "sink": record.get("sink"),
+                                                        "entries": len(record.get("drops", ())),
+                                                        "at": datetime.now().isoformat()})
     if extra:
-        write_json_atomic(journal, {**record, **extra})
+        write_record(target, journal, {**record, **extra})
     marker = record["marker"]
-    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
     os.replace(journal, marker)
     drop_empty_dir(os.path.dirname(journal))
     if record.get("trash"):
@@ -164,11 +176,17 @@ def _drop_journal_leftovers(folder: str) -> None:
                     os.remove(os.path.join(folder, entry))
 
 
-def _finish_interrupted(journal: str) -> str | None:
+def _finish_interrupted(target: str, journal: str, bases: tuple[str, ...]) -> str | None:
     """Roll forward the commit a journal without marker describes (its owner is gone): its marker
-    path; or, its staged files lost, take back what it published and restore what it dropped: None."""
-    with open(journal, encoding="utf-8") as fh:
-        record = json.load(fh)
+    path; or, its staged files lost, take back what it published and restore what it dropped: None.
+
+    The journal must be sealed by the target and name only the sink's own paths
+    (:func:`.records.check_journal`); otherwise :class:`~...spi.journals.TamperedRecord` and nothing
+    in it is acted on."""
+    record = read_record(target, journal)
+    if record is None:
+        return None
+    check_journal(target, record, journal, bases)
     if "marker" not in record:  # written by a version before fencing
         log.warning("LocalFile: the interrupted commit %s was written by an older version and is left as it is: "
                     "check the files it names, then delete it", journal)
@@ -179,7 +197,7 @@ def _finish_interrupted(journal: str) -> str | None:
     if _can_roll_forward(moves):
         _apply_drops(drops)
         moved = _apply_moves(moves)
-        _record_commit(journal, record, recovered=True)
+        _record_commit(target, journal, record, recovered=True)
         if record.get("staging") and record.get("base"):
             remove_tree(record["staging"], record["base"])
         log.info("LocalFile %s: finished the interrupted commit of run %s (%d of %d files moved now)", label,
@@ -197,16 +215,17 @@ def _finish_interrupted(journal: str) -> str | None:
     return None
 
 
-def settle_target(target: str) -> set[str]:
+def settle_target(target: str, staging_bases: tuple[str, ...] = ()) -> set[str]:
     """Under the commit lock: finish (or take back) every commit a gone attempt left half way at
-    ``target``; the markers recorded now."""
+    ``target``; the markers recorded now. ``staging_bases``: the sink's ``tmp_path`` staging base,
+    when it has one (a journal's staging must lie under the target's or that one)."""
     pending = os.path.join(target, COMMITS_DIR, PENDING_DIR)
     _drop_journal_leftovers(pending)
     recovered: set[str] = set()
     if os.path.isdir(pending):
         for name in sorted(os.listdir(pending)):
             if name.endswith(".json") and not name.startswith("."):
-                marker = _finish_interrupted(os.path.join(pending, name))
+                marker = _finish_interrupted(target, os.path.join(pending, name), staging_bases)
                 if marker:
                     recovered.add(marker)
     drop_empty_dir(pending)
@@ -229,9 +248,9 @@ def settle(ctx: RunContext, vertex: Vertex, target: str, slot: Mapping[str, str]
     """Before writing, under the commit lock: settle the target (:func:`settle_target`), then
     ("committed" or "recovered", 0) when the (run, pipeline, sink, table) has a marker, else
     (None, the attempt's new token)."""
-    with commit_lock(target, vertex.ref):
-        recovered = settle_target(target)
-        if os.path.exists(slot["marker"]):
+    with commit_lock(target, vertex.ref, lock_timeout(vertex)):
+        recovered = settle_target(target, (slot["base"],))
+        if is_committed(target, slot["marker"], slot["journal"]):
             if os.path.exists(slot["root"]):
                 remove_tree(slot["root"], slot["base"])
             return ("recovered" if slot["marker"] in recovered else "committed"), 0
@@ -256,7 +275,7 @@ def _check_staged(vertex: Vertex, entry: Mapping[str, Any]) -> None:
 
 def _journal_record(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> dict[str, Any]:
     drop = entry.get("drop") or {}  # {"record": path, "trash": dir} when this commit drops the target's data
-    due = bool(drop) and not os.path.exists(drop["record"])
+    due = bool(drop) and read_record(entry["target"], drop["record"]) is None
     return {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
             "attempt": ctx.attempt, "token": entry["token"], "transaction": entry.get("transaction"),
             "files": [dst for _, dst in entry["moves"]], "bytes": sum(entry.get("sizes", ())),
@@ -267,21 +286,22 @@ def _journal_record(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -
 
 
 def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
-    with commit_lock(entry["target"], vertex.ref):
-        settle_target(entry["target"])
+    target = entry["target"]
+    with commit_lock(target, vertex.ref, lock_timeout(vertex)):
+        settle_target(target, (entry["base"],))
         newest = newest_token(entry["marker"])
-        if newest != entry["token"] or os.path.exists(entry["marker"]):
+        if newest != entry["token"] or is_committed(target, entry["marker"], entry["journal"]):
             remove_tree(entry["staging"], entry["base"])
             raise Superseded(f"table {entry['table']} at {entry['target']}", entry["token"], newest, vertex.ref)
         _check_staged(vertex, entry)
         record = _journal_record(ctx, vertex, entry)
-        write_json_atomic(entry["journal"], record)
+        write_record(target, entry["journal"], record)
         _apply_drops(record["drops"])
         for src, dst in entry["moves"]:
             ctx.fault_point("sink.move", vertex)
             _move(src, dst)
         ctx.fault_point("sink.commit", vertex)
-        _record_commit(entry["journal"], record)
+        _record_commit(target, entry["journal"], record)
     remove_tree(entry["staging"], entry["base"])
     if record["drops"]:
         log.info("LocalFile %s: dropped the %d earlier entries of %s (data_save_mode)", vertex.ref,
@@ -305,8 +325,10 @@ def _roll_back(entry: Mapping[str, Any]) -> None:
     journal = entry.get("journal")
     if not journal or not os.path.isfile(journal) or os.path.exists(entry["marker"]):
         return
-    with open(journal, encoding="utf-8") as fh:
-        record = json.load(fh)
+    record = read_record(entry["target"], journal)
+    if record is None:
+        return
+    check_journal(entry["target"], record, journal, (entry["base"],))
     if record.get("token") != entry.get("token"):
         return  # another attempt's journal: the attempt that settles the target finishes it
     for src, dst in record.get("moves", ()):
@@ -326,7 +348,7 @@ def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> No
             continue
         journal = entry.get("journal")
         if journal and os.path.isfile(journal):
-            with commit_lock(entry["target"], vertex.ref):
+            with commit_lock(entry["target"], vertex.ref, lock_timeout(vertex)):
                 _roll_back(entry)
         remove_tree(entry["staging"], entry["base"])
 

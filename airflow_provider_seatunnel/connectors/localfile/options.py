@@ -61,6 +61,8 @@ DEVIATIONS = """\
 * Partition columns come from the directories of the first file, not from its file name.
 * The legacy save_mode option is accepted and ignored (SeaTunnel's LocalFile does not read it).
 * custom_filename and have_partition are accepted and ignored, as in SeaTunnel.
+* commit_lock_timeout (seconds, default 600) is this package's: how long a commit waits for the
+  target's commit lock before it fails (transient, naming the holder).
 """
 
 FORMATS = ("text", "csv", "json", "parquet", "orc", "xml", "binary", "excel")

@@ -20,7 +20,6 @@ path) never collide.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import uuid
@@ -34,7 +33,7 @@ from ...spi.options import as_list
 from ...spi.rows import data_columns
 from .commits import abort, remove_tree, settle
 from .documents import binary_moves
-from .fencing import newest_token, write_json_atomic
+from .fencing import newest_token
 from .formats import writer
 from .options import (
     CODECS,
@@ -65,6 +64,7 @@ from .placeholders import (
     table_config,
     unescape_partition,
 )
+from .records import read_record, write_record
 
 
 def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,10 +182,11 @@ def _savemode_marker(target: str, run_id: str, sink_ref: str) -> str:
 def _save_mode_once(ctx: RunContext, vertex: Vertex, config: Mapping[str, Any], table: str,
                     slot: Mapping[str, str]) -> None:
     """Run the save modes unless this run already did for this sink and target (a retry, a clone)."""
-    if os.path.exists(slot["savemode"]):
+    target = target_path(config)
+    if read_record(target, slot["savemode"]) is not None:
         return
     done = handle_save_mode(config, table)
-    write_json_atomic(slot["savemode"], {"run_id": ctx.run_id, "sink": vertex.ref, "table": table,
+    write_record(target, slot["savemode"], {"run_id": ctx.run_id, "sink": vertex.ref, "table": table,
                                          "actions": done, "drop": drops_at_commit(done),
                                          "at": datetime.now().isoformat()})
     for action in done:
@@ -201,11 +202,12 @@ def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
     if path is None or TABLE_PLACEHOLDER.search(str(path)):
         return None
     config = table_config(vertex.config, "")
-    marker = _savemode_marker(target_path(config), run_id, vertex.ref)
-    if os.path.exists(marker):
+    target = target_path(config)
+    marker = _savemode_marker(target, run_id, vertex.ref)
+    if read_record(target, marker) is not None:
         return []
     done = handle_save_mode(config, "")
-    write_json_atomic(marker, {"run_id": run_id, "sink": vertex.ref, "table": "", "actions": done,
+    write_record(target, marker, {"run_id": run_id, "sink": vertex.ref, "table": "", "actions": done,
                                "drop": drops_at_commit(done), "at": datetime.now().isoformat()})
     return done
 
@@ -238,12 +240,8 @@ def _slot(ctx: RunContext, vertex: Vertex, table: str, target: str, config: Mapp
 
 def _drop_due(slot: Mapping[str, str], target: str, token: int) -> dict[str, str] | None:
     """Where the commit records and sets aside the drop the save modes left to it (None: no drop)."""
-    try:
-        with open(slot["savemode"], encoding="utf-8") as fh:
-            due = bool(json.load(fh).get("drop"))
-    except FileNotFoundError:
-        return None
-    if not due:
+    record = read_record(target, slot["savemode"])
+    if record is None or not record.get("drop"):
         return None
     return {"record": slot["savemode"][: -len(".savemode")] + ".dropped",
             "trash": os.path.join(target, COMMITS_DIR, TRASH_DIR, f"{slot['key']}-{token}")}

@@ -17,19 +17,20 @@ the formats and with the options of the batch source.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
+from ...spi.journals import read_sealed
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
 from ...spi.sessions import is_connect
 from .formats import read_files
 from .options import COMMITS_DIR, FILE, PENDING_DIR, config_error, flag, java_regex_literal, log, opt, target_path
+from .records import TamperedRecord, existing_key, record_name
 
 #: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice
 _STREAM_MAX_FILE_AGE = "36500d"
@@ -108,17 +109,29 @@ def _pending_journals_dir(root: str) -> str | None:
 
 
 def _pending_files(journals: str | None) -> set[str]:
-    """The final files named by the journals of commits not yet recorded."""
+    """The final files named by the journals of commits not yet recorded.
+
+    Only journals sealed by the target (:mod:`.records`) count: a planted or edited journal hides
+    nothing (it is logged, and the sink's next commit refuses it); and hiding only ever removes
+    files from those listed under the source's own path, so no journal makes the source read
+    anything else."""
     out: set[str] = set()
     if journals is None or not os.path.isdir(journals):
         return out
+    target = os.path.dirname(os.path.dirname(journals))
+    key = existing_key(target)
     for name in os.listdir(journals):
-        if not name.endswith(".json"):
+        if not name.endswith(".json") or name.startswith("."):
             continue
+        path = os.path.join(journals, name)
         try:
-            with open(os.path.join(journals, name), encoding="utf-8") as fh:
-                out.update(dst for _, dst in json.load(fh).get("moves", ()))
-        except (OSError, ValueError):  # recorded (renamed to its marker) meanwhile, or being written
+            if key is None:
+                raise TamperedRecord(f"refusing the commit record {path}: its target has no journal key")
+            record = read_sealed(path, key, record_name(target, path))
+            out.update(dst for _, dst in record.get("moves", ()) if isinstance(dst, str))
+        except TamperedRecord as e:
+            log.warning("LocalFile: ignoring a commit journal this target did not seal: %s", e)
+        except (OSError, ValueError, TypeError):  # recorded (renamed to its marker) meanwhile
             continue
     return out
 
