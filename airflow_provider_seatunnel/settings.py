@@ -74,7 +74,14 @@ STRICT = Setting(
     "the DAG's import error. An operator's or task group's own strict argument wins. Unset: the environment "
     "variable SEATUNNEL_STRICT, else False.",
     "True")
-SETTINGS = (PLAN_CACHE_DIR, CHECKPOINT_ROOT, JDBC_DRIVER_PATH, STRICT)
+INCLUDE_PATHS = Setting(
+    "include_paths", "SEATUNNEL_INCLUDE_PATHS", "string",
+    "Directories a job config's ``include`` may read from, besides the config's own directory tree (and the DAG's "
+    "folder and template_searchpath for an operator's config): separated by ':' or ','. Anything else (/etc, "
+    "/proc, a symlink leading out, a device or a FIFO) is refused. Unset: the environment variable "
+    "SEATUNNEL_INCLUDE_PATHS, else only those.",
+    "/opt/airflow/shared-configs")
+SETTINGS = (PLAN_CACHE_DIR, CHECKPOINT_ROOT, JDBC_DRIVER_PATH, STRICT, INCLUDE_PATHS)
 
 
 def airflow_conf() -> Any | None:
