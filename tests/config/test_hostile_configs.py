@@ -83,7 +83,7 @@ def test_five_thousand_appends_to_one_key_read_as_one_list():
 def test_a_deeply_nested_sql_query_is_a_located_syntax_error(query):
     text = (ENV + SOURCE + f'transform {{\n  Sql {{ plugin_input = "f", plugin_output = "t", query = "{query}" }}\n}}\n'
             + 'sink { Console { plugin_input = "t" } }\n')
-    with pytest.raises(ConfigError, match="SQL syntax error: .*(nest|too deep)") as e:
+    with pytest.raises(ConfigError, match=r"SQL syntax error: .*(nest|too deep)") as e:
         compile_text("t.conf", text)
     p = e.value.first
     assert (p.plugin, p.key, p.line) == ("transform[0] Sql", "query", 4)
@@ -206,7 +206,7 @@ def test_a_fifo_is_refused_without_blocking(dags):
 @pytest.mark.parametrize("name", [".", "..", ""])
 def test_including_a_directory_is_a_located_error(dags, name, monkeypatch):
     monkeypatch.chdir(dags / "configs")
-    with pytest.raises(ConfigError, match="is a directory|leads out") as e:
+    with pytest.raises(ConfigError, match=r"is a directory|leads out") as e:
         load_job("main.conf", text=ENV + SOURCE + SINK + f'include required("{name}")\n')
     assert located(e) == ("main.conf", 4, 1)
 
