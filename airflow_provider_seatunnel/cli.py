@@ -1,5 +1,6 @@
 """``seatunnel-airflow``: validate, plan and run SeaTunnel job configs.
 
+Everything printed goes through :func:`_out`, which escapes terminal control characters.
 Exit codes: 0 success; 1 a pipeline failed (``run``); 2 a bad config (ConfigError) or
 bad arguments. A ConfigError is printed as its message, never as a traceback. What is printed
 hides secrets by :mod:`.spi.secrets`' rule; ``run`` removes its work directory (the plan with
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .config.errors import ConfigError, Problem
+from .config.errors import ConfigError, Problem, escape_controls
 from .config.variables import split_cli_variables
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
@@ -71,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _out(text: str, file: Any = None) -> None:
+    """Print ``text`` (to stdout, or ``file``) with its terminal control characters escaped: the one
+    place the command line prints, so that a config's plugin name, key or value holding an escape
+    sequence (``\\x1b[2J``), a carriage return or a bidi override cannot rewrite the terminal."""
+    print(escape_controls(str(text)), file=file if file is not None else sys.stdout)
+
+
 def _attempt(text: str) -> int:
     try:
         value = int(text)
@@ -84,7 +92,7 @@ def _attempt(text: str) -> int:
 def _print_problems(problems: Sequence[Problem], stream=None) -> None:
     stream = stream or sys.stderr
     for p in problems:
-        print(("error: " if p.severity == "error" else "") + p.format(), file=stream)
+        _out(("error: " if p.severity == "error" else "") + p.format(), file=stream)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -94,7 +102,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     errors, warnings, plan = validate_job(args.config, variables, format=args.config_format)
     errors = [Problem(**{**e.to_dict(), "severity": "error"}) for e in errors]
     if args.format == "json":
-        print(json.dumps({"valid": not errors, "errors": [e.to_dict() for e in errors],
+        _out(json.dumps({"valid": not errors, "errors": [e.to_dict() for e in errors],
                           "warnings": [w.to_dict() for w in warnings],
                           "pipelines": len(plan.pipelines) if plan else None}, indent=2))
     else:
@@ -102,7 +110,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _print_problems(errors)
         if not errors and plan is not None:
             n = len(plan.pipelines)
-            print(f"{args.config}: valid ({n} pipeline{'s' if n != 1 else ''})")
+            _out(f"{args.config}: valid ({n} pipeline{'s' if n != 1 else ''})")
     return EXIT_CONFIG if errors else EXIT_OK
 
 
@@ -117,7 +125,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         from .spi.secrets import hidden, scrub
 
         rendered = scrub(rendered, [value for _, value in hidden(plan.to_dict(secrets=True), plan.to_dict())])
-    print(rendered)
+    _out(rendered)
     return EXIT_OK
 
 
@@ -137,19 +145,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         pipelines = [plan.pipeline(ref) for ref in args.pipeline] if args.pipeline else list(plan.pipelines)
     except KeyError as e:
-        print(f"error: {e.args[0]}", file=sys.stderr)
+        _out(f"error: {e.args[0]}", file=sys.stderr)
         return EXIT_CONFIG
     try:
         faults.check_plan(faults.parse(os.environ.get(faults.ENV)), plan)
     except faults.FaultSpecError as e:
-        print(f"error: {e}", file=sys.stderr)
+        _out(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     if os.environ.get(faults.ENV, "").strip():
-        print(f"warning: fault injection is ON: {faults.ENV}={os.environ[faults.ENV]}", file=sys.stderr)
+        _out(f"warning: fault injection is ON: {faults.ENV}={os.environ[faults.ENV]}", file=sys.stderr)
     try:
         ensure_consistent()  # before any spark-submit: a PySpark mixing releases
     except PySparkMismatch as e:
-        print(f"error: {e}", file=sys.stderr)
+        _out(f"error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     if args.remote:
         return _run_remote(args, plan, pipelines)
@@ -167,16 +175,16 @@ def _run_remote(args: argparse.Namespace, plan: Any, pipelines: list[Any]) -> in
     try:
         remote = Remote.parse(args.remote)
     except RemoteAddressError as e:
-        print(f"error: --remote: {e}", file=sys.stderr)
+        _out(f"error: --remote: {e}", file=sys.stderr)
         return EXIT_CONFIG
     if remote.token is not None:  # `ps` shows a command line to every user of the machine
-        print("error: --remote: no token on the command line: set SPARK_CONNECT_AUTHENTICATE_TOKEN in the "
+        _out("error: --remote: no token on the command line: set SPARK_CONNECT_AUTHENTICATE_TOKEN in the "
               "environment", file=sys.stderr)
         return EXIT_CONFIG
     unused = [name for name in ("master", "work_dir") if getattr(args, name)]
     if unused or args.keep_work_dir:
         names = [f"--{n.replace('_', '-')}" for n in unused] + (["--keep-work-dir"] if args.keep_work_dir else [])
-        print(f"error: {', '.join(names)} do not apply with --remote (the server has its master; nothing is "
+        _out(f"error: {', '.join(names)} do not apply with --remote (the server has its master; nothing is "
               "written locally)", file=sys.stderr)
         return EXIT_CONFIG
     stop = threading.Event()
@@ -193,7 +201,7 @@ def _report(args: argparse.Namespace, job: dict[str, Any]) -> int:
     from .runtime.metrics import PipelineMetrics
     from .runtime.summary import render_summary
 
-    print(render_summary(job))
+    _out(render_summary(job))
     unwritten = False
     if args.metrics_file:  # a fresh 0600 file renamed over the name: a symlink there is replaced, never followed
         from .spi.safe_files import write_atomic
@@ -201,13 +209,13 @@ def _report(args: argparse.Namespace, job: dict[str, Any]) -> int:
         try:
             write_atomic(args.metrics_file, json.dumps(job, indent=2, default=str), 0o600, "the metrics file")
         except OSError as e:
-            print(f"error: --metrics-file {args.metrics_file}: {e.strerror or e}", file=sys.stderr)
+            _out(f"error: --metrics-file {args.metrics_file}: {e.strerror or e}", file=sys.stderr)
             unwritten = True
     failed = [m for m in map(PipelineMetrics.from_dict, job["pipelines"]) if not m.ok]
     for m in failed:
-        print(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
+        _out(f"error: pipeline {m.pipeline} ({m.task_id}) failed{m.where}: {m.message}", file=sys.stderr)
     if failed and not args.keep_work_dir and not args.remote:
-        print("note: the work directory with the pipelines' logs was removed; run again with --keep-work-dir "
+        _out("note: the work directory with the pipelines' logs was removed; run again with --keep-work-dir "
               "to keep it", file=sys.stderr)
     return EXIT_FAILED if failed or unwritten else EXIT_OK
 

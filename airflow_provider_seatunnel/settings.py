@@ -98,8 +98,15 @@ JOURNAL_KEY = Setting(
     "Unset: the environment variable SEATUNNEL_JOURNAL_KEY, else the sink's own secret credential. Local targets "
     "keep a private key file beside their commit log instead (docs/security.md).",
     None, sensitive=True)
+INCLUDE_PATHS = Setting(
+    "include_paths", "SEATUNNEL_INCLUDE_PATHS", "string",
+    "Directories a job config's ``include`` may read from, besides the config's own directory tree (and the DAG's "
+    "folder and template_searchpath for an operator's config): separated by ':' or ','. Anything else (/etc, "
+    "/proc, a symlink leading out, a device or a FIFO) is refused. Unset: the environment variable "
+    "SEATUNNEL_INCLUDE_PATHS, else only those.",
+    "/opt/airflow/shared-configs")
 SETTINGS = (PLAN_CACHE_DIR, PLAN_CACHE_MAX_ENTRIES, PLAN_CACHE_MAX_BYTES, PLAN_CACHE_MAX_ENTRY_BYTES, CHECKPOINT_ROOT,
-            JDBC_DRIVER_PATH, STRICT, JOURNAL_KEY)
+            JDBC_DRIVER_PATH, STRICT, JOURNAL_KEY, INCLUDE_PATHS)
 
 
 def airflow_conf() -> Any | None:

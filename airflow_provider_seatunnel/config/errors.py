@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -9,6 +10,18 @@ from dataclasses import dataclass
 #: plugin for something (a file format, a codec, a dialect), that plans but that this package cannot
 #: run. A feature gap, not a mistake in the config.
 NOT_RUNNABLE = "not-runnable"
+
+# C0 controls but newline and tab, DEL, C1 controls, and the Unicode marks that reorder or hide text
+# (bidi embeddings, overrides and isolates, zero-width marks, line and paragraph separators)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character but newline and tab (ESC,
+    carriage return, backspace, bell, C1 controls) and every character that reorders or hides text
+    (bidi overrides, zero-width marks) written as its ``\\uXXXX`` escape, which is also how JSON
+    spells it, so JSON output stays valid and decodes to the same text."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class Problem:
         text += self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return escape_controls(text)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

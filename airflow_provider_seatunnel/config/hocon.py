@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,7 @@ from .hocon_nodes import (
     merge_into,
 )
 from .hocon_resolve import Lookup, resolve
+from .limits import DEFAULT_LIMITS, Limits, include_roots
 
 __all__ = ["MISSING", "PLUGIN_SECTIONS", "Concat", "ConfigList", "ConfigObject", "Layered", "Lookup", "Pos",
            "Subst", "parse", "parse_value_text", "resolve", "to_plain"]
@@ -46,7 +50,17 @@ PLUGIN_SECTIONS = ("source", "transform", "sink")
 _MISSING = MISSING
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 _INCLUDE = re.compile(r'(?:(required)\()?(?:(file|classpath|url)\()?"((?:[^"\\]|\\.)*)"(\)*)\Z')
-_MAX_INCLUDE_DEPTH = 50
+
+
+@dataclass
+class _Reading:
+    """What one read of a config (its file and every include) shares: its bounds, where includes may
+    read from (``roots``; None: from the config's directory tree only) and the includes read so far."""
+
+    limits: Limits = DEFAULT_LIMITS
+    roots: tuple[Path, ...] | None = None
+    includes: int = 0
+    include_dirs: tuple[str, ...] = ()  # besides the config's folder and the include_paths setting
 
 
 # ---------------------------------------------------------------------------
@@ -57,14 +71,28 @@ _VALUE_END = ("NEWLINE", "COMMA", "RBRACE", "RBRACK", "EOF")
 
 class _Parser:
     def __init__(self, text: str, file: str | None, json_syntax: bool,
-                 warnings: list[Problem] | None = None, including: tuple[str, ...] = ()):
+                 warnings: list[Problem] | None = None, including: tuple[str, ...] = (),
+                 reading: _Reading | None = None):
         self.file = file
         self.json = json_syntax
+        self.reading = reading if reading is not None else _Reading()
+        if len(text) > self.reading.limits.max_file_bytes:
+            raise ConfigError.at(f"the config is larger than {self.reading.limits.max_file_bytes} characters",
+                                 file=file, line=1, hint="split it, or raise Limits.max_file_bytes")
         self.toks = tokenize(text, file)
         self.i = 0
         self.warnings = warnings if warnings is not None else []
         self.including = including  # the files whose includes led here (cycle check)
         self.substs = 0  # substitutions read so far
+        self.depth = 0  # objects and lists open around the current token
+
+    def enter(self, pos: Pos, path: tuple[str, ...]) -> None:
+        """One more object or list opens at ``pos``: a located error past ``max_depth`` levels."""
+        self.depth += 1
+        if self.depth > self.reading.limits.max_depth:
+            raise ConfigError.at(f"objects and lists nest deeper than {self.reading.limits.max_depth} levels",
+                                 file=self.file, line=pos.line, col=pos.col, key=".".join(path) or None,
+                                 hint="flatten the value; no job config needs this depth")
 
     # -- helpers
     def peek(self, skip_newlines: bool = False) -> Token:
@@ -200,8 +228,10 @@ class _Parser:
         value = self.parse_value((*path, key), before if isinstance(before, ConfigObject) else None)
         if self.substs != substs:  # only a value with a substitution can refer to itself
             value = _replace_self(value, _spellings((*path, key)), before)
-        if append:
-            value = Concat((ConfigList() if before is MISSING else before, _as_list(value)), kpos)
+        if append:  # a chain of appends stays one flat Concat (not one nested in the next)
+            earlier_parts = before.parts if isinstance(before, Concat) else \
+                (ConfigList() if before is MISSING else before,)
+            value = Concat((*earlier_parts, _as_list(value)), kpos)
             obj[key] = value
             obj.key_pos[key] = kpos
         else:
@@ -227,10 +257,22 @@ class _Parser:
         return self.read_include(name, required, start, path)
 
     def read_include(self, name: str, required: bool, pos: Pos, path: tuple[str, ...]) -> ConfigObject:
+        """The entries of the included file ``name`` (relative to the including file). It must be a
+        regular file under one of the reading's include roots (symlinks followed); at most
+        ``max_includes`` includes are read in all, nested at most ``max_include_depth`` deep."""
+        reading, limits = self.reading, self.reading.limits
+        reading.includes += 1
+        if reading.includes > limits.max_includes:
+            raise self.error(f"more than {limits.max_includes} includes", pos,
+                             "merge the included files, or raise Limits.max_includes")
+        if len(self.including) >= limits.max_include_depth:
+            raise self.error(f"includes nest deeper than {limits.max_include_depth} files", pos,
+                             "include the files from one place, or raise Limits.max_include_depth")
         base = Path(self.file).parent if self.file else Path(os.getcwd())
         target = base / name
-        candidates = [target] if target.suffix else [target, target.with_suffix(".conf"), target.with_suffix(".json")]
-        found = next((c for c in candidates if c.is_file()), None)
+        candidates = [target] if target.suffix or not target.name else \
+            [target, target.with_suffix(".conf"), target.with_suffix(".json")]
+        found = next((c for c in candidates if c.is_file()), None) or next((c for c in candidates if c.exists()), None)
         for c in candidates[:candidates.index(found) if found is not None else None]:
             reads.file_read(str(c.absolute()), None)  # a file that appears there later changes the config
         if found is None:
@@ -241,17 +283,20 @@ class _Parser:
                                          line=pos.line, col=pos.col, severity="warning",
                                          hint='write include required("...") to make it an error'))
             return ConfigObject(pos=pos)
-        resolved = str(found.resolve())
-        if resolved in self.including or len(self.including) > _MAX_INCLUDE_DEPTH:
+        resolved = found.resolve()
+        if reading.roots is None:  # the first include is the top file's (nested ones come later)
+            reading.roots = include_roots(self.file, reading.include_dirs)
+        if not any(resolved.is_relative_to(root) for root in reading.roots):
+            raise self.error(f"include {name!r} leads out of the folders includes may read ({resolved})", pos,
+                             "include files under the config's folder, or add their folder to the "
+                             "[seatunnel] include_paths setting")
+        if str(resolved) in self.including:
             raise self.error(f"include cycle: {found} includes itself", pos, "remove one of the includes")
-        try:
-            data = found.read_bytes()
-            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text() reads
-        except (OSError, UnicodeDecodeError) as e:
-            raise self.error(f"cannot read the included file {found}: {e}", pos) from None
+        data, text = self.read_included_file(resolved, pos)
         reads.file_read(str(found.absolute()), data)
         sub = _Parser(text, str(found), found.suffix.lower() == ".json", self.warnings,
-                      (*self.including, resolved))
+                      (*self.including, str(resolved)), reading)
+        sub.depth = self.depth
         t = sub.peek(skip_newlines=True)
         if t.kind == "LBRACE":
             sub.next()
@@ -263,14 +308,41 @@ class _Parser:
             raise sub.error(f"unexpected {sub.describe(t)} after the end of the included file", t.pos)
         return included
 
+    def read_included_file(self, path: Path, pos: Pos) -> tuple[bytes, str]:
+        """The bytes and text (newlines as ``read_text`` reads them) of the included regular file
+        ``path``, opened without following a symlink put in its place since it was resolved and without
+        blocking on a FIFO; a located error for a directory, a device, a FIFO, an unreadable or too
+        large file."""
+        limit = self.reading.limits.max_file_bytes
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            raise self.error(f"cannot read the included file {path}: {e.strerror}", pos) from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise self.error(f"the included {path} is {kind}", pos, "include a .conf or .json file")
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise self.error(f"the included file {path} is larger than {limit} bytes", pos,
+                             "split it, or raise Limits.max_file_bytes")
+        try:
+            return data, data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        except UnicodeDecodeError as e:
+            raise self.error(f"cannot read the included file {path}: {e}", pos) from None
+
     def parse_plugin_section(self, section: str) -> ConfigList:
         """``source { A { } B { } }`` → an ordered list of blocks; duplicates stay separate."""
         open_tok = self.next()
         blocks = ConfigList(pos=open_tok.pos)
+        self.enter(open_tok.pos, (section,))
         while True:
             t = self.peek(skip_newlines=True)
             if t.kind == "RBRACE":
                 self.next()
+                self.depth -= 1
                 return blocks
             if t.kind == "COMMA":
                 self.next()
@@ -296,17 +368,25 @@ class _Parser:
             blocks.append(block)
             blocks.item_pos.append(npos)
 
-    def parse_value(self, path: tuple[str, ...], earlier: ConfigObject | None = None) -> Any:
+    def parse_value(self, path: tuple[str, ...], earlier: ConfigObject | None = None,
+                    located: tuple[str, ...] | None = None) -> Any:
+        """One value (a concatenation of pieces); ``located``: the value's place for error messages,
+        where it differs from ``path`` (a list element)."""
+        where = path if located is None else located
         parts: list[tuple[Token, Any]] = []
         v: Any
         while True:
             t = self.peek()
             if t.kind == "LBRACE":
                 self.next()
+                self.enter(t.pos, where)
                 v = self.parse_fields(t.pos, closing="RBRACE", path=path, earlier=None if parts else earlier)
+                self.depth -= 1
             elif t.kind == "LBRACK":
                 self.next()
-                v = self.parse_list(t.pos)
+                self.enter(t.pos, where)
+                v = self.parse_list(t.pos, where)
+                self.depth -= 1
             elif t.kind in ("STRING", "UNQUOTED"):
                 self.next()
                 v = t.value
@@ -343,7 +423,7 @@ class _Parser:
             return "".join(pieces)
         return Concat(tuple(pieces), first_tok.pos)
 
-    def parse_list(self, pos: Pos) -> ConfigList:
+    def parse_list(self, pos: Pos, path: tuple[str, ...] = ()) -> ConfigList:
         out = ConfigList(pos=pos)
         while True:
             t = self.peek(skip_newlines=True)
@@ -356,7 +436,7 @@ class _Parser:
             if t.kind == "EOF":
                 raise self.error("missing ']': the list opened here is never closed", pos,
                                  "add the closing bracket")
-            out.append(self.parse_value(()))
+            out.append(self.parse_value((), located=(*path, f"[{len(out)}]")))
             out.item_pos.append(t.pos)
             end = self.peek()
             if end.kind not in ("NEWLINE", "COMMA", "RBRACK"):
@@ -409,10 +489,14 @@ def _unquoted_scalar(text: str) -> Any:
 
 
 def parse(text: str, file: str | None = None, json_syntax: bool = False,
-          warnings: list[Problem] | None = None) -> ConfigObject:
+          warnings: list[Problem] | None = None, *, limits: Limits = DEFAULT_LIMITS,
+          include_dirs: Iterable[str | os.PathLike] = ()) -> ConfigObject:
     """Parse a job config (HOCON in SeaTunnel's dialect, or JSON) without resolving it.
-    Warnings (an optional include that names no file) are appended to ``warnings``."""
-    return _Parser(text, file, json_syntax, warnings).parse_root()
+    Warnings (an optional include that names no file) are appended to ``warnings``. Includes read
+    only from the config's folder tree, ``include_dirs`` and the include_paths setting
+    (:func:`.limits.include_roots`), within ``limits``."""
+    reading = _Reading(limits, include_dirs=tuple(os.fspath(d) for d in include_dirs))
+    return _Parser(text, file, json_syntax, warnings, reading=reading).parse_root()
 
 
 def parse_value_text(text: str) -> Any:

@@ -159,7 +159,8 @@ class _Lexer:
                     out.append(chr(int(text[j + 2 : j + 6], 16)))
                     j += 6
                     continue
-                raise self.error(f"invalid escape '\\{e}' in a quoted string", line, j - i + col,
-                                 f"write '\\\\{e}' for a literal backslash")
+                shown = f"'\\{e}'" if e.isprintable() else f"(a backslash before U+{ord(e):04X})"
+                raise self.error(f"invalid escape {shown} in a quoted string", line, j - i + col,
+                                 "write '\\\\' for a literal backslash")
             out.append(c)
             j += 1

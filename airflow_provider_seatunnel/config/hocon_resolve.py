@@ -6,6 +6,11 @@ variables). Each reference gets its own copy of the value it names. An optional 
 that nothing answers is undefined: the field it sets is not set (an earlier value of that
 field stays), an element it is in is dropped. Every unresolved reference and every cycle is
 reported in one :class:`ConfigError`, each at its file, line and column.
+
+Resolution is bounded (:class:`.limits.Limits`): what substitutions and concatenations produce
+is counted (``max_resolved_size``: a "billion laughs" of doubling substitutions stops early, with
+a located error), substitutions may lead through at most ``2 * max_depth`` nested values and
+references, and the resolved config nests at most ``max_depth`` deep.
 """
 
 from __future__ import annotations
@@ -15,21 +20,40 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ConfigError, Problem
+from .hocon_lexer import Pos
 from .hocon_nodes import MISSING, Concat, ConfigList, ConfigObject, Layered, Subst, copy_value, merged
+from .limits import DEFAULT_LIMITS, Limits
 
 Lookup = Callable[[str], Any]
 
 
 class _Resolver:
     def __init__(self, root: ConfigObject, fallback: Lookup, file: str | None,
-                 keep_literal: Callable[[str], bool]):
+                 keep_literal: Callable[[str], bool], limits: Limits = DEFAULT_LIMITS):
+        self.limits = limits
+        self.size = 0  # what substitutions and concatenations produced so far
+        self.nesting = 0  # values and references being resolved, one inside the other
         self.root = root
+        self.at: Subst | Concat = Concat((), root.pos or Pos(1, 1))  # the reference being resolved
         self.fallback = fallback
         self.file = file
         self.keep_literal = keep_literal
         self.active: list[str] = []
         self.problems: dict[tuple, Problem] = {}
         self.failed: set[str] = set()  # paths whose resolution was reported: not reported again
+
+    def fatal(self, message: str, s: Subst | Concat, hint: str) -> ConfigError:
+        """A bound crossed at ``s``: the error, with what was found before it."""
+        self.problem(message, s, hint)
+        return ConfigError(sorted(self.problems.values(), key=lambda p: (p.file or "", p.line or 0, p.col or 0)))
+
+    def charge(self, amount: int, s: Subst | Concat) -> None:
+        """Count ``amount`` more of resolved size; past ``max_resolved_size``, a located error."""
+        self.size += amount
+        if self.size > self.limits.max_resolved_size:
+            raise self.fatal(f"substitutions expand the config past {self.limits.max_resolved_size} characters", s,
+                             "a value that refers to another several times, again and again, grows exponentially: "
+                             "write the value out")
 
     def problem(self, message: str, s: Subst | Concat, hint: str | None = None) -> Any:
         file = getattr(s.pos, "file", None) or self.file
@@ -70,6 +94,7 @@ class _Resolver:
             finally:
                 self.active.pop()
             if found is not MISSING:
+                self.charge(_size(found), s)
                 return copy_value(found)
             if len(self.problems) > reported:
                 self.failed.add(s.path)
@@ -85,6 +110,21 @@ class _Resolver:
                             f"pass -i {s.path}=VALUE, set it in the environment or in the config")
 
     def value(self, v: Any) -> Any:
+        if not isinstance(v, (Subst, Concat, Layered, ConfigObject, ConfigList)):
+            return v
+        self.nesting += 1
+        try:
+            if self.nesting > 2 * self.limits.max_depth:
+                at = v if isinstance(v, (Subst, Concat)) else self.at
+                raise self.fatal(f"values and substitutions nest deeper than {2 * self.limits.max_depth} levels", at,
+                                 "shorten the chain of substitutions (a = ${b}, b = ${c}, ...) or the nesting")
+            if isinstance(v, (Subst, Concat)):
+                self.at = v
+            return self._value(v)
+        finally:
+            self.nesting -= 1
+
+    def _value(self, v: Any) -> Any:
         if isinstance(v, Subst):
             return self.subst(v)
         if isinstance(v, Concat):
@@ -139,7 +179,45 @@ class _Resolver:
         if any(isinstance(x, (dict, list)) for x in values):
             return self.problem("cannot join a list or object with text in one value", c,
                                 "quote the whole value or split it into separate options")
-        return "".join(_scalar_text(x) for x in values)
+        text = [_scalar_text(x) for x in values]
+        self.charge(sum(map(len, text)), c)
+        return "".join(text)
+
+
+#: what one object, list or value weighs against ``max_resolved_size``, besides its text: about what
+#: it costs in memory over a character
+NODE_WEIGHT = 128
+
+
+def _size(value: Any) -> int:
+    """What a resolved value weighs: :data:`NODE_WEIGHT` per object, list and scalar, plus the
+    characters of its text (counted without recursion)."""
+    total, stack = 0, [value]
+    while stack:
+        v = stack.pop()
+        total += NODE_WEIGHT
+        if isinstance(v, dict):
+            total += sum(len(k) for k in v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
+            total += len(v)
+    return total
+
+
+def _too_deep(root: ConfigObject, max_depth: int) -> str | None:
+    """The top-level key under which the resolved ``root`` nests deeper than ``max_depth``, if any
+    (walked without recursion)."""
+    for key, value in root.items():
+        stack = [(value, 1)]
+        while stack:
+            v, depth = stack.pop()
+            if isinstance(v, (dict, list)):
+                if depth > max_depth:
+                    return key
+                stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return None
 
 
 def _scalar_text(x: Any) -> str:
@@ -153,16 +231,24 @@ def _scalar_text(x: Any) -> str:
 
 
 def resolve(root: ConfigObject, fallback: Lookup, file: str | None = None,
-            keep_literal: Callable[[str], bool] = lambda name: False) -> ConfigObject:
+            keep_literal: Callable[[str], bool] = lambda name: False,
+            limits: Limits = DEFAULT_LIMITS) -> ConfigObject:
     """Replace every unquoted substitution in ``root`` (in place) and return it.
 
     ``fallback`` answers what the config does not (``MISSING`` when it has nothing). Names
     for which ``keep_literal`` is true and that nothing resolves stay as the text ``${name}``.
     Raises one :class:`ConfigError` listing every unresolved reference and cycle, in order.
     """
-    resolver = _Resolver(root, fallback, file, keep_literal)
+    resolver = _Resolver(root, fallback, file, keep_literal, limits)
     resolver.value(root)
     if resolver.problems:
         raise ConfigError(sorted(resolver.problems.values(),
                                  key=lambda p: (p.file or "", p.line or 0, p.col or 0)))
+    deep = _too_deep(root, limits.max_depth)
+    if deep is not None:
+        pos = root.key_pos.get(deep) or root.pos
+        raise ConfigError.at(f"after substitution, '{deep}' nests deeper than {limits.max_depth} levels",
+                             file=getattr(pos, "file", None) or file, line=pos.line if pos else None,
+                             col=pos.col if pos else None, key=deep,
+                             hint="a substitution inside the value it names, again and again, deepens it")
     return root

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import hocon
 from .errors import NOT_RUNNABLE, ConfigError, Problem
+from .limits import DEFAULT_LIMITS, Limits
 from .options import lookup
 from .variables import backfill, is_connector_placeholder, normalize_variables
 
@@ -135,12 +136,14 @@ def read_config_text(config: str | os.PathLike) -> tuple[str | None, str]:
 
 def load_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = None, *,
              text: str | None = None, format: str | None = None,
-             environ: Mapping[str, str] | None = None) -> JobConfig:
+             environ: Mapping[str, str] | None = None, limits: Limits = DEFAULT_LIMITS,
+             include_dirs: Iterable[str | os.PathLike] = ()) -> JobConfig:
     """Load, resolve variables and split plugin blocks; raises :class:`ConfigError`.
 
     ``config`` is a file path or the config text itself (or pass ``text`` with a
     display name in ``config``). ``variables`` are ``-i`` values; ``environ`` defaults
-    to the process environment.
+    to the process environment. Reading is bounded by ``limits``; an ``include`` reads only
+    under the config's folder, ``include_dirs`` and the include_paths setting (:mod:`.limits`).
     """
     if text is None:
         path, text = read_config_text(config)
@@ -158,7 +161,8 @@ def load_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = No
 
         root = parse_sql_job(text, path)
     else:
-        root = hocon.parse(text, path, json_syntax=(fmt == "json"), warnings=parse_warnings)
+        root = hocon.parse(text, path, json_syntax=(fmt == "json"), warnings=parse_warnings, limits=limits,
+                           include_dirs=include_dirs)
 
     def fallback(name: str) -> Any:
         if name in env_vars:
@@ -173,7 +177,7 @@ def load_job(config: str | os.PathLike, variables: Mapping[str, Any] | None = No
                              + (f" ({lines} lines): is the file truncated?" if lines > 1 else ""),
                              file=path, line=max(lines, 1), hint="write env { }, source { } and sink { } blocks")
     try:
-        hocon.resolve(root, fallback, path, keep_literal=is_connector_placeholder)
+        hocon.resolve(root, fallback, path, keep_literal=is_connector_placeholder, limits=limits)
     except ConfigError as e:
         raise e.with_warnings(parse_warnings) from None
     return _build(root, path, fmt, variables, parse_warnings)

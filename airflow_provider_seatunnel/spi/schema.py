@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.limits import DEFAULT_LIMITS
+
 SCALARS = ("string", "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "null",
            "bytes", "date", "time", "timestamp")
 _ALIASES = {"long": "bigint", "short": "smallint", "byte": "tinyint", "integer": "int", "bool": "boolean",
@@ -143,6 +145,15 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+def _nesting(text: str) -> int:
+    """How deep the brackets of a type string nest (``map<string, array<int>>``: 2)."""
+    deepest = depth = 0
+    for c in text:
+        depth += (c in "<({[") - (c in ">)}]")
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _squeeze(spec: str) -> str:
     """``spec`` without whitespace, except inside a row type's braces, where a newline separates
     fields as it does in any HOCON object (``map<string, {a = int⏎b = string}>``)."""
@@ -161,6 +172,8 @@ def parse_type(spec: Any) -> DataType:
     if not isinstance(spec, str):
         raise TypeError_(f"unsupported type {spec!r}: write a type string such as \"int\" or a row object")
     text = _squeeze(spec)
+    if _nesting(text) > DEFAULT_LIMITS.max_depth:
+        raise TypeError_(f"the type {spec[:80]!r}... nests deeper than {DEFAULT_LIMITS.max_depth} levels")
     lowered = text.lower()
     if lowered.startswith("{"):
         from ..config.hocon import parse, resolve, to_plain

@@ -175,7 +175,7 @@ def _query_tables(query: str, scheme: str) -> list[list[str]] | None:
 
     try:
         tree = sqlglot.parse_one(query, read=_SQL_DIALECTS.get(scheme))
-    except SqlglotError:
+    except (SqlglotError, RecursionError):  # a query nested too deep for the parser: no lineage
         return None
     if isinstance(tree, exp.Insert):
         target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this

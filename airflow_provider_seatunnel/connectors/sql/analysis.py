@@ -16,6 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
+#: How deep a query's parentheses may nest as written, and its parsed tree (where a chain such as
+#: ``a + b + c`` nests one level per operator): deeper, a located syntax error, never a RecursionError
+#: from the parser or from what walks the tree.
+MAX_PARENTHESES = 32
+MAX_EXPRESSION_DEPTH = 128
+
 #: How a Sql transform treats its inputs.
 ROW_WISE = "row-wise"  # one table read, row by row: SeaTunnel's own Sql semantics
 UNION = "union"  # a UNION [ALL] of branches that each read one input row by row
@@ -73,8 +79,11 @@ def parse(query: str) -> Any:
     from sqlglot import exp
     from sqlglot.errors import ParseError, TokenError
 
+    _check_parentheses(query)
     try:
         statements = [s for s in sqlglot.parse(query, read=dialect()) if s is not None]
+    except RecursionError:
+        raise SqlSyntaxError("the query nests too deep to read: simplify it") from None
     except ParseError as e:
         info = e.errors[0] if e.errors else {}
         message = info.get("description") or str(e).splitlines()[0]
@@ -88,7 +97,45 @@ def parse(query: str) -> Any:
     tree = statements[0]
     if not isinstance(tree, exp.Query):
         raise SqlSyntaxError(f"only a query (SELECT) is allowed, found {tree.key.upper()}")
+    if tree_depth(tree) > MAX_EXPRESSION_DEPTH:
+        raise SqlSyntaxError(f"the query's expressions nest deeper than {MAX_EXPRESSION_DEPTH} levels (a long chain "
+                             "such as a + b + c + ... nests one level per operator): simplify it, or split it into "
+                             "several Sql transforms")
     return tree
+
+
+def _check_parentheses(query: str) -> None:
+    """A syntax error where parentheses (outside quotes) open more than :data:`MAX_PARENTHESES` deep."""
+    depth, quote, line, col = 0, "", 1, 0
+    for c in query:
+        col += 1
+        if c == "\n":
+            line, col = line + 1, 0
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"`":
+            quote = c
+        elif c == "(":
+            depth += 1
+            if depth > MAX_PARENTHESES:
+                raise SqlSyntaxError(f"parentheses nest deeper than {MAX_PARENTHESES} levels", line, col)
+        elif c == ")":
+            depth -= 1
+
+
+def tree_depth(node: Any) -> int:
+    """How deep a sqlglot tree nests (walked without recursion)."""
+    from sqlglot import exp
+
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        deepest = max(deepest, depth)
+        for value in n.args.values():
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, exp.Expression):
+                    stack.append((child, depth + 1))
+    return deepest
 
 
 def arg(node: Any, name: str) -> Any:
