@@ -115,6 +115,18 @@ def airflow_conf() -> Any | None:
     return getattr(module, "conf", None)
 
 
+def dags_folder() -> str | None:
+    """Airflow's ``[core] dags_folder`` in a process that has loaded Airflow, else None."""
+    conf = airflow_conf()
+    if conf is None:
+        return None
+    try:
+        found = conf.get("core", "dags_folder", fallback=None)
+    except Exception:  # an Airflow configuration that cannot answer: no DAG folder known
+        return None
+    return os.path.expanduser(found) if found else None
+
+
 def value(setting: Setting, environ: Mapping[str, str] | None = None) -> str | None:
     """The setting's value (stripped), in the order the module docstring gives; None when unset.
 

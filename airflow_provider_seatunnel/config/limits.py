@@ -46,12 +46,14 @@ DEFAULT_LIMITS = Limits()
 
 def include_roots(config_file: str | None, extra: Iterable[str | os.PathLike] = ()) -> tuple[Path, ...]:
     """The directories an ``include`` may read from, resolved (symlinks followed): the directory of
-    ``config_file`` (the working directory for config text), then ``extra``, then the
-    ``[seatunnel] include_paths`` setting (directories separated by ``:`` or ``,``)."""
+    ``config_file`` (the working directory for config text), then ``extra`` (an operator's DAG file
+    folder and ``template_searchpath``), then Airflow's DAG folder in a process that loaded Airflow,
+    then the ``[seatunnel] include_paths`` setting (directories separated by ``:`` or ``,``)."""
     first = Path(config_file).parent if config_file else Path(os.getcwd())
     configured = re.split(r"[:,]", settings.value(settings.INCLUDE_PATHS) or "")
+    dags = settings.dags_folder()
     roots: list[Path] = []
-    for d in [first, *extra, *(c.strip() for c in configured if c.strip())]:
+    for d in [first, *extra, *([dags] if dags else []), *(c.strip() for c in configured if c.strip())]:
         r = Path(d).expanduser().resolve()
         if r not in roots:
             roots.append(r)

@@ -15,7 +15,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
@@ -134,6 +134,9 @@ class SeaTunnelHook(BaseHook):
     :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``executor_memory``, ``jars``...).
     :param jdbc_conn_id: an Airflow connection giving the Jdbc blocks that name none themselves (option
         ``jdbc_conn_id``) their ``url``, ``user`` and ``password`` (see :func:`with_connections`).
+    :param include_dirs: folders the config's ``include`` may read besides its own folder tree, Airflow's
+        DAG folder and the ``[seatunnel] include_paths`` setting (an operator passes its DAG file's folder
+        and ``template_searchpath``).
     """
 
     conn_name_attr = "spark_conn_id"
@@ -143,8 +146,10 @@ class SeaTunnelHook(BaseHook):
     def __init__(self, config: str | os.PathLike, variables: Mapping[str, Any] | None = None,
                  spark_conn_id: str = "spark_default", *, format: str | None = None,
                  spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
-                 spark_submit_kwargs: Mapping[str, Any] | None = None, jdbc_conn_id: str | None = None) -> None:
+                 spark_submit_kwargs: Mapping[str, Any] | None = None, jdbc_conn_id: str | None = None,
+                 include_dirs: Iterable[str] = ()) -> None:
         super().__init__()
+        self.include_dirs = tuple(include_dirs)  # where the config's includes may read besides its own folder
         self.jdbc_conn_id = jdbc_conn_id
         self.config = config
         self.variables = dict(variables or {})
@@ -170,8 +175,8 @@ class SeaTunnelHook(BaseHook):
     def plan(self) -> JobPlan:
         """The compiled plan (through the on-disk plan cache); raises ``ConfigError``."""
         if self._plan is None:
-            self._plan = with_connections(compile_job(self.config, self.variables, format=self.format),
-                                          self.jdbc_conn_id)
+            self._plan = with_connections(compile_job(self.config, self.variables, format=self.format,
+                                                      include_dirs=self.include_dirs), self.jdbc_conn_id)
         return self._plan
 
     def mask_secrets(self) -> None:

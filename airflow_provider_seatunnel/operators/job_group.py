@@ -33,6 +33,7 @@ from .authoring import (
     pipeline_task_kwargs,
     report_not_runnable,
     resolve_config,
+    search_dirs,
     select_pipelines,
     strict_default,
 )
@@ -79,7 +80,9 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
         from ..spi.errors import PipelineError
 
         try:
-            plan = with_connections(compile_job(self.config, self.variables, format=self.format), self.jdbc_conn_id)
+            plan = with_connections(compile_job(self.config, self.variables, format=self.format,
+                                                include_dirs=search_dirs(getattr(self, "dag", None))),
+                                    self.jdbc_conn_id)
             chosen = plan.pipelines if self.pipelines is None else [plan.pipeline(t) for t in self.pipelines]
         except ConfigError as e:
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
@@ -221,7 +224,8 @@ class SeaTunnelJobGroup(TaskGroup):
             return  # a worker running another task of this DAG: nothing here is needed
         try:
             config_arg = resolve_config(config, getattr(self, "dag", None))
-            self.plan = plan = compile_job(config_arg, variables, format=format)
+            self.plan = plan = compile_job(config_arg, variables, format=format,
+                                           include_dirs=search_dirs(getattr(self, "dag", None)))
         except ConfigError as e:
             raise e.with_traceback(None) from None  # the import error is the message, not our stack
         fmt = format or format_of(config_arg)

@@ -36,6 +36,7 @@ from .authoring import (
     is_config_path,
     not_found_error,
     report_not_runnable,
+    search_dirs,
     strict_default,
 )
 from .lineage import operator_lineage, pipeline_assets, publish_assets
@@ -223,8 +224,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         plan = _group_plan(kwargs.get("task_group"), os.fspath(config), variables, fmt)
         in_group = plan is not None  # built by a SeaTunnelJobGroup, which compiled and checked the job
         if not in_group:
-            config, _ = find_config(config, kwargs.get("dag") or DagContext.get_current())
-            plan = self._parse_time_plan(os.fspath(config), variables, fmt)
+            dag = kwargs.get("dag") or DagContext.get_current()
+            config, _ = find_config(config, dag)
+            plan = self._parse_time_plan(os.fspath(config), variables, fmt, search_dirs(dag))
         config = os.fspath(config)
         chosen = _choose(plan, pipeline)
         if plan is not None and chosen is not None:
@@ -255,7 +257,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     # -- parse time ------------------------------------------------------------------------------
 
     @staticmethod
-    def _parse_time_plan(config: str, variables: Mapping[str, Any], fmt: str | None) -> JobPlan | None:
+    def _parse_time_plan(config: str, variables: Mapping[str, Any], fmt: str | None,
+                         include_dirs: list[str]) -> JobPlan | None:
         """The job as it compiles at parse time (through the plan cache, no Spark), or None (a
         templated config, a file not found...: :meth:`execute` reports what is wrong then)."""
         from ..plan.compiler import compile_job
@@ -263,7 +266,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         if "{{" in config:
             return None
         try:
-            return compile_job(config, variables, format=fmt)
+            return compile_job(config, variables, format=fmt, include_dirs=include_dirs)
         except (ConfigError, OSError, ValueError):
             return None
 
@@ -275,7 +278,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         return SeaTunnelHook(self.config, self.variables, self.spark_conn_id, format=self.format,
                              spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
                              py_files=self.seatunnel_py_files, spark_submit_kwargs=self.spark_submit_kwargs,
-                             jdbc_conn_id=self.jdbc_conn_id)
+                             jdbc_conn_id=self.jdbc_conn_id, include_dirs=search_dirs(getattr(self, "dag", None)))
 
     def job_run_id(self, context: Any) -> str:
         """The run id the pipeline's sinks commit under: the DAG run plus the job's run key."""

@@ -168,7 +168,7 @@ def code_fingerprint() -> str:
 
 
 def cache_key(path: str | None, fmt: str | None, text: str, variables: Mapping[str, Any] | None,
-              environ: Mapping[str, str], secret: bytes = b"") -> str:
+              environ: Mapping[str, str], secret: bytes = b"", include_dirs: tuple[str, ...] = ()) -> str:
     """The entry name of a config: an HMAC (with the store's ``secret``) of everything the plan
     depends on that is known before compiling (the module docstring lists it)."""
     material = {
@@ -177,7 +177,8 @@ def cache_key(path: str | None, fmt: str | None, text: str, variables: Mapping[s
         "format": fmt, "text": text,
         "variables": {str(k): v for k, v in (variables or {}).items()},
         "environ": {name: environ.get(name) for name in referenced_names(text)},
-        "settings": _settings.environment(environ),
+        "settings": _settings.environment(environ), "include_dirs": list(include_dirs),
+        "dags_folder": _settings.dags_folder(),
     }
     blob = json.dumps(material, sort_keys=True, default=str).encode()
     return hmac.new(secret, blob, hashlib.sha256).hexdigest()

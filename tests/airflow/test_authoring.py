@@ -449,3 +449,38 @@ def test_display_names(tmp_path):
         "store_orders → Assert", "store_orders → LocalFile", "web_orders → Assert", "web_orders → LocalFile"]
     dag, _ = _group_dag(_conf(tmp_path))
     assert sorted(t.task_display_name for t in _pipeline_tasks(dag)) == ["store → Console", "web → LocalFile"]
+
+
+# -- includes: the DAG's folders are allowed ---------------------------------------------------
+
+def test_a_config_may_include_from_its_dags_folder_and_template_searchpath_not_elsewhere(tmp_path):
+    """``include`` reads under the config's own folder tree; an operator's DAG file folder and its
+    ``template_searchpath`` are allowed too (the DAG folder of the DAG being parsed), nothing else."""
+    from airflow.sdk import DAG
+
+    from airflow_provider_seatunnel.config.errors import ConfigError
+    from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
+    from airflow_provider_seatunnel.plan import compile_job
+
+    dags, shared, elsewhere = tmp_path / "dags", tmp_path / "shared", tmp_path / "elsewhere"
+    for d in (dags / "configs", dags / "common", shared, elsewhere):
+        d.mkdir(parents=True)
+    job = 'env { job.name = "two" }\nsource { FakeSource { row.num = 3, schema = { fields { id = bigint } } } }\n' \
+          'sink { Console { } }\n'
+    (dags / "common" / "base.conf").write_text('include "job_body.conf"\n')
+    (dags / "common" / "job_body.conf").write_text(job)
+    (shared / "body.conf").write_text(job)
+    (elsewhere / "body.conf").write_text(job)
+    (dags / "configs" / "from_dags.conf").write_text('include required("../common/base.conf")\n')
+    (dags / "configs" / "from_shared.conf").write_text(f'include required("{shared}/body.conf")\n')
+    (dags / "configs" / "from_elsewhere.conf").write_text(f'include required("{elsewhere}/body.conf")\n')
+    with pytest.raises(ConfigError, match="leads out of the folders includes may read"):
+        compile_job(dags / "configs" / "from_dags.conf")  # alone, only its own folder tree
+    with DAG("st_includes", schedule=None, start_date=datetime(2024, 1, 1), template_searchpath=[str(shared)]) as dag:
+        dag.fileloc = str(dags / "includes_dag.py")
+        ok_dags = SeaTunnelOperator(task_id="dags", config="configs/from_dags.conf", pipeline=1)
+        ok_shared = SeaTunnelOperator(task_id="shared", config="configs/from_shared.conf", pipeline=1)
+        assert len(ok_dags.hook.plan.pipelines) == len(ok_shared.hook.plan.pipelines) == 1
+        refused = SeaTunnelOperator(task_id="elsewhere", config="configs/from_elsewhere.conf", pipeline=1)
+        with pytest.raises(ConfigError, match="leads out of the folders includes may read"):
+            refused.hook.plan  # noqa: B018
