@@ -189,7 +189,14 @@ class _Parser:
                 raise self.error(f"unexpected '{t.value}': there is no block to close here", t.pos,
                                  "remove it, or check the braces above")
             if self.at_include():
-                merge_into(obj, self.parse_include(path))
+                included = self.parse_include(path)
+                if root:  # plugin sections of an included file add their blocks, as a second section does
+                    for section in PLUGIN_SECTIONS:
+                        if isinstance(obj.get(section), ConfigList) and isinstance(included.get(section), ConfigList):
+                            obj[section].extend(included[section])
+                            obj[section].item_pos.extend(included[section].item_pos)
+                            del included[section]
+                merge_into(obj, included)
             else:
                 self.parse_field(obj, root, path, earlier)
             end = self.peek()
@@ -300,9 +307,9 @@ class _Parser:
         t = sub.peek(skip_newlines=True)
         if t.kind == "LBRACE":
             sub.next()
-            included = sub.parse_fields(t.pos, closing="RBRACE", path=path)
+            included = sub.parse_fields(t.pos, closing="RBRACE", root=not path, path=path)
         else:
-            included = sub.parse_fields(Pos(1, 1, str(found)), closing="EOF", path=path)
+            included = sub.parse_fields(Pos(1, 1, str(found)), closing="EOF", root=not path, path=path)
         if sub.peek(skip_newlines=True).kind != "EOF":
             t = sub.peek()
             raise sub.error(f"unexpected {sub.describe(t)} after the end of the included file", t.pos)

@@ -164,3 +164,18 @@ INSERT INTO out SELECT id, upper(name) AS name FROM fake;
     assert p.vertices[1].config["query"] == "SELECT id, upper(name) AS name FROM fake"
     assert p.vertices[0].parallelism == 2
     assert p.vertices[0].line == 7
+
+
+def test_plugin_blocks_of_an_included_file_are_kept_apart_and_added_to_the_includers(tmp_path):
+    """An included file's ``source { A { } A { } }`` keeps both blocks (plain HOCON would merge them into
+    one, silently losing a pipeline), and its sections add their blocks to the including file's."""
+    from airflow_provider_seatunnel.plan import compile_job
+
+    fake = 'FakeSource {{ plugin_output = "{0}", row.num = 1, schema = {{ fields {{ id = bigint }} }} }}'
+    (tmp_path / "body.conf").write_text(
+        f"source {{\n  {fake.format('web')}\n  {fake.format('store')}\n}}\n"
+        'sink {\n  Console { plugin_input = "web" }\n  Console { plugin_input = "store" }\n}\n')
+    top = tmp_path / "top.conf"
+    top.write_text(f'include "body.conf"\nsource {{ {fake.format("extra")} }}\nsink {{ Console {{ plugin_input = "extra" }} }}\n')
+    plan = compile_job(top, use_cache=False)
+    assert sorted(p.task_id.split("_to_")[0] for p in plan.pipelines) == ["extra", "store", "web"]
