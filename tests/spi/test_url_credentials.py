@@ -108,3 +108,15 @@ def test_a_task_id_neither_changes_with_nor_reveals_a_url_password(plan_of):
     first = plan_of(JDBC.format(url=oracle.format(host="db1", pw=VALUE))).pipelines[0].task_id
     assert plan_of(JDBC.format(url=oracle.format(host="db1", pw="other"))).pipelines[0].task_id == first
     assert plan_of(JDBC.format(url=oracle.format(host="db2", pw=VALUE))).pipelines[0].task_id != first
+
+
+def test_a_checkpoint_key_neither_changes_with_nor_reveals_a_url_password(plan_of):
+    """The name of a source's or sink's state (its checkpoint directory) comes from the masked
+    identity too."""
+    from airflow_provider_seatunnel.runtime.context import vertex_key
+
+    def key(host: str, pw: str) -> str:
+        p = plan_of(JDBC.format(url=PG.format(host=host, pw=pw))).pipelines[0]
+        return vertex_key(p, p.sinks[0])
+
+    assert key("db1", VALUE) == key("db1", "another-pw") != key("db2", VALUE)
