@@ -36,6 +36,7 @@ from airflow.sdk import Asset, AssetAlias
 from ..spi import ColumnFlow, ColumnLineage, Lineage, TableLineage, Unnamed, get_connector
 from ..spi.contract import DIRECT_SUBTYPES
 from ..spi.schema import TypeError_, schema_from_options
+from ..spi.secrets import public_uri
 
 if TYPE_CHECKING:
     from ..plan.model import PipelinePlan, PlanVertex
@@ -61,7 +62,10 @@ def vertex_assets(vertex: PlanVertex) -> list[str | Unnamed]:
         connector = get_connector(vertex.plugin)
     except KeyError:
         return []
-    return list(connector.assets(vertex.config)) if isinstance(connector, Lineage) else []
+    if not isinstance(connector, Lineage):
+        return []
+    # An asset is a public name: credentials a URL option embeds never reach it.
+    return [public_uri(item) if isinstance(item, str) else item for item in connector.assets(vertex.config)]
 
 
 def alias_of(pipeline: PipelinePlan, vertex: PlanVertex) -> AssetAlias:
@@ -137,13 +141,14 @@ def run_time_assets(vertex: PlanVertex, metrics: Mapping[str, Any] | None) -> tu
     unnamed: list[Unnamed] = []
     for item in items:
         if not isinstance(item, Unnamed):
-            named[item] = counts.get(None) if len(items) == 1 else None
+            named[public_uri(item)] = counts.get(None) if len(items) == 1 else None
         elif item.at_run_time and isinstance(connector, TableLineage) and len(counts) > int(None in counts):
             for table, rows in counts.items():
                 for found in connector.table_assets(vertex.config, table) if table is not None else ():
                     if isinstance(found, Unnamed):
                         unnamed.append(found)
                     else:
+                        found = public_uri(found)
                         named[found] = rows if named.get(found) is None else (named[found] or 0) + (rows or 0)
         else:
             unnamed.append(item)

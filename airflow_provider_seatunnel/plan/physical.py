@@ -19,7 +19,7 @@ from .. import __version__
 from ..config.errors import ConfigError, Problem
 from ..spi import SINK, SOURCE, TRANSFORM, CommitterFor, get_connector
 from ..spi.registry import secret_options
-from ..spi.secrets import is_secret
+from ..spi.secrets import SECRET_OPTIONS, is_secret, public_identity
 from . import graph
 from .logical import LogicalDag
 from .model import JobPlan, PipelinePlan, PlanVertex, TaskGroup
@@ -41,8 +41,9 @@ def _identity(dag: LogicalDag, vid: str, full: bool) -> dict:
         options = {k: val for k, val in v.options.items() if not is_secret(k, secrets) and k not in ("parallelism",)}
     else:
         options = {k: v.options.get(k) for k in connector.identity if k in v.options}
+    # Identifiers come from the masked identity (URL credentials masked), never from raw values.
     return {"kind": v.kind, "plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),
-            "options": options}
+            "options": public_identity(options, SECRET_OPTIONS | secret_options(v.plugin))}
 
 
 def _task_id(dag: LogicalDag, parts: PipelineParts, level: int = 0) -> str:

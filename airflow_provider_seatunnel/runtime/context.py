@@ -25,6 +25,8 @@ from ..plan.streaming import checkpoint_root, stream_settings
 from ..spi import StreamInfo, get_connector
 from ..spi.errors import PipelineError, error_from
 from ..spi.hadoop import as_uri
+from ..spi.registry import secret_options
+from ..spi.secrets import public_identity
 from . import faults
 
 #: how the job summary shows a time (local, as SeaTunnel's summary prints it)
@@ -141,12 +143,13 @@ def pipeline_checkpoint(plan: Any, pipeline: Any, root: str) -> str:
 
 def vertex_key(pipeline: Any, vertex: PlanVertex) -> str:
     """A name for a source or sink of ``pipeline`` that does not depend on its position in the config:
-    its plugin, datasets and the options naming its data (what the pipeline's task id is made of), so
+    its plugin, datasets and the options naming its data, credentials masked (what the pipeline's
+    task id is made of), so
     reordering or adding blocks keeps each query's checkpoint; twins are numbered in order."""
     def content(v: PlanVertex) -> str:
         connector = get_connector(v.plugin)
-        identity = {k: lookup(v.config, k) for k in (connector.identity if connector else ())
-                    if lookup(v.config, k) is not MISSING}
+        identity = public_identity({k: lookup(v.config, k) for k in (connector.identity if connector else ())
+                                    if lookup(v.config, k) is not MISSING}, secret_options(v.plugin))
         return json.dumps({"plugin": v.plugin.lower(), "output": v.output, "inputs": sorted(v.inputs),
                            "identity": identity}, sort_keys=True, default=str)
 

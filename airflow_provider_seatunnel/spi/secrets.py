@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 #: Option names whose values are secrets: kept out of identities, plans and logs.
 SECRET_OPTIONS = frozenset({"password", "username", "user", "auth", "token", "secret", "access_key",
@@ -38,8 +39,18 @@ OPENLINEAGE_SECRET = re.compile(OPENLINEAGE_SECRET_REGEX)
 #: text (a one-letter password would mask every such letter of a message).
 MIN_SCRUBBED_LENGTH = 5
 
-_URL_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|user|username)=([^&;\s]*)")
-_URL_USERINFO = re.compile(r"(//[^/:@\s]*):([^@/\s]*)@")
+#: Parameter names (of a URL's query ``?a=b&c=d``, a JDBC URL's ``;key=value`` properties, or a
+#: ``key=value`` word in free text) whose values are credentials: Spark's default redaction rule
+#: plus the credential-like words connection URLs use. Matched against the URL-decoded name.
+CREDENTIAL_PARAM_REGEX = (r"(?i)secret|passw|pwd|token|access[._-]?key|api[._-]?key|signature|credential"
+                          r"|private[._-]?key|session[._-]?key|(?:^|[._-])(?:sig|auth|user|username)$")
+CREDENTIAL_PARAM = re.compile(CREDENTIAL_PARAM_REGEX)
+_URL_PARAM = re.compile(r"(?P<pre>^|[?&;\s,(])(?P<name>[^=&;?#\s/,()]+)=(?P<value>[^&;#\s,)]*)")
+# ``scheme://user:password@host``: the password may hold any character but a space, ``/``, ``?`` or
+# ``#`` (RFC 3986 has ``@`` and ``/`` percent-encoded; an ``@`` left raw is covered up to the last one).
+_URL_USERINFO = re.compile(r"(?P<pre>//[^/:@\s?#]*):(?P<pw>[^\s/?#]*)@")
+# Oracle's ``jdbc:oracle:thin:user/password@host``.
+_ORACLE_USERINFO = re.compile(r"(?i)(?P<pre>:oracle:[a-z0-9]+:[^/@:\s]+)/(?P<pw>[^@\s]*)@")
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,44 @@ def is_secret(key: Any, secrets: frozenset[str] = SECRET_OPTIONS, rule: Redactio
     return str(key).lower() in secrets or rule.matches(key)
 
 
+def is_credential_param(name: str) -> bool:
+    """Whether a URL parameter named ``name`` (percent-encoded or not) carries a credential
+    (:data:`CREDENTIAL_PARAM_REGEX`)."""
+    return bool(CREDENTIAL_PARAM.search(unquote(name)))
+
+
+def _param(match: re.Match[str]) -> str:
+    if not match.group("value") or not is_credential_param(match.group("name")):
+        return match.group(0)
+    return f"{match.group('pre')}{match.group('name')}={REDACTED}"
+
+
 def mask_credentials(text: str) -> str:
-    """``text`` with the credentials a connection URL may embed masked: ``password=``/``user=``
-    parameters and ``user:password@`` user info."""
-    text = _URL_SECRET.sub(lambda m: f"{m.group(1)}={REDACTED}", str(text))
-    return _URL_USERINFO.sub(rf"\1:{REDACTED}@", text)
+    """``text`` with every credential a URL in it may embed masked, by shape rather than by a list
+    of option names: the password of a ``scheme://user:password@`` user info (and Oracle's
+    ``user/password@``), and the value of every query, ``;``-property or ``key=value`` parameter
+    whose name is credential-like (:func:`is_credential_param`). Text without such credentials is
+    returned unchanged."""
+    text = _URL_PARAM.sub(_param, str(text))
+    text = _URL_USERINFO.sub(lambda m: f"{m.group('pre')}:{REDACTED}@", text)
+    return _ORACLE_USERINFO.sub(lambda m: f"{m.group('pre')}/{REDACTED}@", text)
+
+
+def public_uri(uri: str) -> str:
+    """``uri`` as a public name (an asset URI, a lineage dataset): its user info dropped when it
+    holds a password (``s3a://KEY:SECRET@bucket`` names ``s3a://bucket``), Oracle's
+    ``user/password@`` dropped, and credential parameters masked (:func:`mask_credentials`)."""
+    text = _URL_USERINFO.sub(lambda m: m.group("pre").split("//", 1)[0] + "//", str(uri))
+    text = _ORACLE_USERINFO.sub(lambda m: m.group("pre").rsplit(":", 1)[0] + ":@", text)
+    return mask_credentials(text)
+
+
+def public_identity(value: Any, secrets: frozenset[str] = SECRET_OPTIONS) -> Any:
+    """The masked identity of an options tree: what an identifier (a task id's hash, an asset name)
+    may be derived from. Secret options are hidden and URL credentials masked (:func:`redact`), so
+    two configs that differ only in a credential share every identifier, and no identifier can be
+    searched for a credential."""
+    return redact(value, secrets)
 
 
 def redact(value: Any, secrets: frozenset[str] = SECRET_OPTIONS, rule: Redaction = SPARK_RULE) -> Any:
