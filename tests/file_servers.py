@@ -62,6 +62,7 @@ class FileServer:
     key_file: str | None = None
     home: Path | None = None  # the server's '/' for FTP
     host: str = "127.0.0.1"
+    host_key_fingerprint: str | None = None  # SFTP: the server's key as ssh-keygen -lf prints it
 
     def path(self, *parts: str) -> str:
         """The server-side path of ``parts`` under the file root."""
@@ -75,7 +76,8 @@ class FileServer:
     def options(self) -> str:
         """HOCON options of a block logging in to this server."""
         auth = f'password = "{self.password}"' if self.password else f'key_file = "{self.key_file}"'
-        return f'host = "{self.host}", port = {self.port}, user = "{self.user}", {auth}'
+        trust = f', host_key_fingerprint = "{self.host_key_fingerprint}"' if self.host_key_fingerprint else ""
+        return f'host = "{self.host}", port = {self.port}, user = "{self.user}", {auth}{trust}'
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -130,8 +132,10 @@ def start_sftp(timeout: float = 20.0) -> FileServer:
         process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(home / "sshd_config")],
                                    stdout=subprocess.DEVNULL, stderr=open(home / "sshd.log", "wb"))  # noqa: SIM115
         if _wait_port(port, process, timeout):
+            printed = subprocess.run(["ssh-keygen", "-lf", str(home / "host.pub")], check=True,
+                                     capture_output=True, text=True).stdout.split()
             return FileServer("sftp", root, port, getpass.getuser(), process, key_file=str(home / "client"),
-                              home=home)
+                              home=home, host_key_fingerprint=printed[1])
         process.kill()
         process.wait(10)
     text = (home / "sshd.log").read_text(errors="replace")[-2000:]

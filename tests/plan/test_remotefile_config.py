@@ -59,6 +59,10 @@ def test_a_complete_job_plans_and_keeps_the_password_out_of_the_plan(plugin, wri
     ("SftpFile", f'{SERVER}, file_format_type = "csv"', "path", "the option 'path' is required"),
     ("FtpFile", f'{SERVER}, path = "/o", file_format_type = "cvs"', "file_format_type",
      "unknown file_format_type 'cvs'"),
+    ("SftpFile", f'{SERVER}, path = "/o", file_format_type = "csv", host_key_fingerprint = "ab:cd:ef"',
+     "host_key_fingerprint", "is not a SHA256 fingerprint"),
+    ("SftpFile", f'{SERVER}, path = "/o", file_format_type = "csv", strict_host_key_checking = "maybe"',
+     "strict_host_key_checking", "must be true or false"),
 ])
 def test_located_errors(plugin, options, key, message, config_error):
     error = config_error(job(plugin, options))
@@ -76,6 +80,9 @@ def test_a_connection_supplies_the_server_and_credentials(plan_of):
     got = sftp.connection_options(ConnectionInfo("files", "sftp", host="h", port=2222, login="etl",
                                                  password="pw", extra={"key_file": "/keys/id"}))
     assert got == {"host": "h", "port": 2222, "user": "etl", "password": "pw", "key_file": "/keys/id"}
+    got = sftp.connection_options(ConnectionInfo("files", "sftp", host="h", login="etl", password="pw",
+                                                 extra={"host_key": "AAAAE2Vj", "no_host_key_check": "False"}))
+    assert got["host_key"] == "AAAAE2Vj" and got["no_host_key_check"] == "false"
     ftp = get_connector("FtpFile")
     got = ftp.connection_options(ConnectionInfo("files", "ftp", host="h", login="etl", password="pw",
                                                 extra={"passive": True}))

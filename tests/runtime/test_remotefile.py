@@ -143,7 +143,8 @@ def test_a_fence_record_version_is_written_once(server):
 
     s = settings(PLUGINS[server.scheme], server.scheme, {
         "host": server.host, "port": server.port, "user": server.user, "password": server.password,
-        "key_file": server.key_file, "path": server.path("cas"), "connection_mode": "passive_local"})
+        "key_file": server.key_file, "path": server.path("cas"), "connection_mode": "passive_local",
+        "host_key_fingerprint": server.host_key_fingerprint})
     one, two = store(s), store(s)
     key = s.key("fence.json")
     first = one.write_json(key, {"token": 1}, None)

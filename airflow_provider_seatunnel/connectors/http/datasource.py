@@ -28,6 +28,7 @@ from ...spi.errors import RuntimeConfigError
 from .options import HttpOptions, OptionError, parse
 from .records import page_of
 from .request import build, send
+from .request import session as session_for
 
 NAME = "seatunnel_http"
 #: the option holding the spec: Spark's redaction rule (``secret``) hides its value in plans
@@ -83,9 +84,7 @@ def read_partition(o: HttpOptions, part: HttpPartition) -> Iterator[tuple[Any, .
     """The rows of one partition's requests, page after page."""
     if part.kind == NOTHING:
         return
-    import requests
-
-    with requests.Session() as session:
+    with session_for(o) as session:
         if part.kind == ONCE:
             yield from page_of(o, send(o, build(o, None), session), f"{o.method} {o.label}").rows
             return

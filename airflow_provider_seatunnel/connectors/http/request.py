@@ -22,14 +22,20 @@ Sending: up to ``retry`` attempts in all (one when ``retry`` < 1) with a Fibonac
 failures, timeouts and answers 5xx, 408 and 429, which then fail as a transient
 :class:`PipelineError`. A status outside 200–207 otherwise fails at once as a deterministic
 :class:`RuntimeConfigError` (SeaTunnel's HTTP-02). Messages show the URL without its query string.
+
+Redirects: a redirect to another origin (scheme, host or port differ, which covers an https->http
+downgrade) drops every credential-bearing header before the request is sent there: ``Authorization``,
+``Proxy-Authorization``, ``Cookie`` and every header the connection's extra or the block's ``headers``
+set (``X-Api-Key`` and the like). A redirect within the same origin keeps them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -44,6 +50,11 @@ RETRY_STATUSES = (408, 429)
 _SNIPPET = 300
 #: a query string inside a client's message (it may carry a token)
 _QUERY = re.compile(r"\?[^\s)'\"]*")
+#: headers dropped on a redirect to another origin whatever the config sets
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+log = logging.getLogger("seatunnel.http")
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,49 @@ def _fib(n: int) -> int:
 def backoff_ms(o: HttpOptions, attempt: int) -> int:
     """The wait after failed attempt ``attempt`` (1, 2, ...): multiplier × fib(attempt), capped."""
     return min(o.backoff_max_ms, o.backoff_multiplier_ms * _fib(attempt))
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port (the scheme's default when the URL names none), lower-cased."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def guarded_names(o: HttpOptions) -> frozenset[str]:
+    """The (lower-cased) header names a cross-origin redirect drops: the credential headers and every
+    header the connection or the block sets."""
+    return CREDENTIAL_HEADERS | {k.lower() for k in (*o.conn_headers, *o.headers)}
+
+
+def strip_on_redirect(headers: MutableMapping[str, str], old_url: str, new_url: str,
+                      names: frozenset[str]) -> list[str]:
+    """Remove the ``names`` from ``headers`` when ``new_url`` is of another origin than ``old_url``;
+    the names removed."""
+    if origin(old_url) == origin(new_url):
+        return []
+    dropped = [k for k in list(headers) if k.lower() in names]
+    for k in dropped:
+        del headers[k]
+    return dropped
+
+
+def session(o: HttpOptions) -> Any:
+    """A ``requests`` session that drops :func:`guarded_names` on a redirect to another origin."""
+    import requests
+
+    names = guarded_names(o)
+
+    class GuardedSession(requests.Session):
+        def rebuild_auth(self, prepared_request: Any, response: Any) -> None:
+            super().rebuild_auth(prepared_request, response)
+            dropped = strip_on_redirect(prepared_request.headers, response.request.url, prepared_request.url,
+                                        names)
+            if dropped:
+                log.info("Http %s: redirected to another origin; headers %s not sent there", o.label,
+                         ", ".join(sorted(dropped)))
+
+    return GuardedSession()
 
 
 def _snippet(text: str) -> str:

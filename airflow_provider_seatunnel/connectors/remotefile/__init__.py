@@ -65,7 +65,8 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """host, port, login (``user``) and password, and from the extra: FTP's ``passive``
-        (``connection_mode``), SFTP's ``key_file`` or ``private_key``."""
+        (``connection_mode``), SFTP's ``key_file`` or ``private_key``, ``host_key``, ``known_hosts`` and
+        ``no_host_key_check`` (as Airflow's SSH provider names them)."""
         extra = dict(conn.extra or {})
         out: dict[str, Any] = {}
         for key, value in (("host", conn.host), ("port", conn.port), ("user", conn.login),
@@ -76,9 +77,11 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
             passive = str(extra["passive"]).strip().lower() in ("true", "1", "yes")
             out["connection_mode"] = "passive_local" if passive else "active_local"
         if self.scheme == "sftp":
-            for key in ("key_file", "private_key"):
+            for key in ("key_file", "private_key", "host_key", "known_hosts"):
                 if extra.get(key):
                     out[key] = str(extra[key])
+            if extra.get("no_host_key_check") is not None:
+                out["no_host_key_check"] = str(extra["no_host_key_check"]).strip().lower()
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:

@@ -53,7 +53,24 @@ def _server_problems(plugin: PluginConfig, job: JobConfig, conn_option: str, opt
     mode = value("connection_mode")
     if mode is not None and str(mode).strip().lower() not in CONNECTION_MODES:
         report(f"unknown connection_mode '{mode}'", "connection_mode", hint=f"use one of {', '.join(CONNECTION_MODES)}")
+    _host_key_problems(report, value)
     return problems
+
+
+def _host_key_problems(report: Any, value: Any) -> None:
+    """The host-key options (:mod:`.hostkeys`): a fingerprint as ssh-keygen prints it, boolean switches."""
+    from .hostkeys import host_key_policy
+
+    for key, hint in (("host_key_fingerprint", 'set host_key_fingerprint = "SHA256:..." as `ssh-keygen -lf` prints '
+                                               "the server's key"),
+                      ("strict_host_key_checking", "set strict_host_key_checking = true or false"),
+                      ("no_host_key_check", "set no_host_key_check = true or false")):
+        if value(key) is None:
+            continue
+        try:
+            host_key_policy("", {key: value(key)})
+        except Exception as e:
+            report(str(e).split(": ", 1)[-1].split(": write")[0], key, hint=hint)
 
 
 def check(plugin: PluginConfig, job: JobConfig, conn_option: str) -> list[Problem]:

@@ -17,6 +17,7 @@ import posixpath
 import stat
 from typing import Any
 
+from .hostkeys import HostKeyPolicy, check
 from .store import FileStore
 
 
@@ -132,14 +133,27 @@ class SftpStore(FileStore):
     """A file server over SFTP (``paramiko``): a password, or a private key file, or both."""
 
     def __init__(self, host: str, port: int, user: str, password: str | None, key_file: str | None,
-                 timeout: float = 60.0):
+                 host_keys: HostKeyPolicy | None = None, timeout: float = 60.0, plugin: str = "SftpFile"):
         import paramiko
 
         self.name = f"sftp://{user}@{host}:{port}"
         self._transport = paramiko.Transport((host, port))
         self._transport.banner_timeout = timeout
         pkey = _private_key(key_file, password) if key_file else None
-        self._transport.connect(username=user, password=password if pkey is None else None, pkey=pkey)
+        self._transport.start_client(timeout=timeout)
+        try:  # the host key is checked before any credential is sent
+            check(host_keys or HostKeyPolicy(), plugin, host, port, self._transport.get_remote_server_key())
+        except Exception:
+            self._transport.close()
+            raise
+        if pkey is not None:
+            try:
+                self._transport.auth_publickey(user, pkey)
+            except paramiko.AuthenticationException:
+                if not password:
+                    raise
+        elif password is not None:
+            self._transport.auth_password(user, password)
         if not self._transport.is_authenticated() and password and pkey is not None:
             self._transport.auth_password(user, password)
         client = paramiko.SFTPClient.from_transport(self._transport)

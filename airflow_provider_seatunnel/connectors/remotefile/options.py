@@ -15,8 +15,9 @@ How Spark reaches the files:
 * **SFTP**: Spark reads and writes ``sftp://user@host:port/...`` through Hadoop's SFTP file
   system, on the executors, in parallel. The password and key file are set in the session's
   Hadoop configuration when the block runs: never on a command line, never in a log. Hadoop's
-  SFTP client does not check the server's host key (the driver's ``paramiko`` client does not
-  either): use it on networks you trust.
+  SFTP client does not check the server's host key, so the driver's ``paramiko`` client checks it
+  (:mod:`.hostkeys`) before any login and before Spark connects: an unknown or mismatching key
+  fails the run before either side sends a credential.
 * **FTP**: Hadoop's FTP file system can neither seek (Parquet, ORC and split text reads need it)
   nor rename across directories (Spark's commit needs it), so the driver moves the files: the
   source downloads them into a local spool directory that Spark reads, the sink's Spark write goes
@@ -38,6 +39,7 @@ from urllib.parse import quote
 from ...spi.errors import RuntimeConfigError
 from ..localfile.options import opt
 from ..s3file.options import Traits
+from .hostkeys import HostKeyPolicy, host_key_policy
 
 log = logging.getLogger("seatunnel.remotefile")
 
@@ -47,7 +49,8 @@ CONNECTION_MODES = ("active_local", "passive_local")
 SFTP_FS_CLASS = "org.apache.hadoop.fs.sftp.SFTPFileSystem"
 #: the options that say where the server is and who logs in (a ``tables_configs`` item takes them from its block)
 SHARED = ("host", "port", "user", "password", "connection_mode", FTP_CONN_OPTION, SFTP_CONN_OPTION, "key_file",
-          "private_key")
+          "private_key", "host_key_fingerprint", "host_key", "known_hosts", "strict_host_key_checking",
+          "no_host_key_check")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class ServerSettings:
     passive: bool = False
     password: str | None = field(default=None, repr=False)
     key_file: str | None = field(default=None, repr=False)
+    host_keys: HostKeyPolicy = field(default_factory=HostKeyPolicy)
 
     @property
     def traits(self) -> Traits:
@@ -119,7 +123,8 @@ def settings(plugin: str, scheme: str, config: Mapping[str, Any]) -> ServerSetti
     return ServerSettings(plugin=plugin, scheme=scheme, host=str(host).strip(), port=port, user=str(user),
                           prefix=key_prefix(plugin, opt(config, "path")), passive=mode == "passive_local",
                           password=str(password) if password is not None else None,
-                          key_file=str(key_file) if key_file else None)
+                          key_file=str(key_file) if key_file else None,
+                          host_keys=host_key_policy(plugin, config))
 
 
 def _key_file(text: str) -> str:
@@ -155,7 +160,9 @@ def store(s: ServerSettings) -> Any:
         if s.scheme == "ftp":
             client: Any = FtpStore(s.host, s.port, s.user, s.password or "", s.passive)
         else:
-            client = SftpStore(s.host, s.port, s.user, s.password, s.key_file)
+            client = SftpStore(s.host, s.port, s.user, s.password, s.key_file, s.host_keys, plugin=s.plugin)
+    except RuntimeConfigError:
+        raise
     except Exception as e:
         raise _login_error(s, e) from e
     client.traits = s.traits

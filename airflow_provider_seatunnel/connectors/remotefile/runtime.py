@@ -27,7 +27,8 @@ _STORES: dict[ServerSettings, Any] = {}
 
 
 def _open(s: ServerSettings) -> Any:
-    key = ServerSettings(s.plugin, s.scheme, s.host, s.port, s.user, "", s.passive, s.password, s.key_file)
+    key = ServerSettings(s.plugin, s.scheme, s.host, s.port, s.user, "", s.passive, s.password, s.key_file,
+                         s.host_keys)
     client = _STORES.get(key)
     if client is not None and client.alive():
         return client
@@ -37,7 +38,10 @@ def _open(s: ServerSettings) -> Any:
 
 
 def _reach(spark: Any, s: ServerSettings) -> None:
+    """Make the server reachable by Spark; for SFTP, only once the driver's client has checked the host
+    key (Hadoop's SFTP file system does not check it)."""
     if s.scheme == "sftp":
+        _open(s)
         ensure_sftp(spark, s)
 
 
