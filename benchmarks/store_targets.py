@@ -165,8 +165,13 @@ def _target(plugin: str, resources: Any) -> _Target:
         cache = resources.stores = {}
     if plugin not in cache:
         if plugin == "HdfsFile":
+            import os
+            import secrets
             import tempfile
 
+            # HDFS has no secret credential to seal the commit records with: the deployment sets
+            # [seatunnel] journal_key; the runs (and their restores) inherit this one
+            os.environ.setdefault("SEATUNNEL_JOURNAL_KEY", secrets.token_hex(16))
             root = Path(tempfile.mkdtemp(prefix="rf-hdfs-"))
             resources.callback(shutil.rmtree, root, True)
             cache[plugin] = _Hdfs(root)

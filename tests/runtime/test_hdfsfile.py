@@ -21,6 +21,13 @@ HDFS = get_connector("HdfsFile")
 FIELDS = "id = int, name = string, day = date"
 
 
+@pytest.fixture(autouse=True)
+def journal_key(monkeypatch):
+    """HDFS (here a file: URI) has no secret credential of its own: the commit records are sealed
+    with the ``[seatunnel] journal_key`` setting, as a deployment sets it (docs/security.md)."""
+    monkeypatch.setenv("SEATUNNEL_JOURNAL_KEY", "hdfs-tests-journal-key")
+
+
 def frame(spark, start: int, n: int):
     rows = [(i, f"n{i}", dt.date(2024, 1, 1 + i % 3)) for i in range(start, start + n)]
     return {"t": with_kind(spark.createDataFrame(rows, "id int, name string, day date").repartition(2))}

@@ -158,3 +158,34 @@ def test_a_fence_record_version_is_written_once(server):
     assert [k for k, _ in one.objects(s.prefix + "/")] == [key]
     one.close()
     two.close()
+
+
+def test_a_planted_or_escaping_fence_record_is_refused_and_nothing_is_copied(server):
+    """A fence record not sealed by the target, or sealed but naming a file outside its path, fails
+    the run before anything is copied (docs/security.md)."""
+    import posixpath
+
+    from airflow_provider_seatunnel.connectors.remotefile.options import settings, store
+    from airflow_provider_seatunnel.connectors.s3file import commits
+    from airflow_provider_seatunnel.spi.journals import TamperedRecord, seal
+
+    s = settings(PLUGINS[server.scheme], server.scheme, {
+        "host": server.host, "port": server.port, "user": server.user, "password": server.password,
+        "key_file": server.key_file, "path": server.path("planted"), "connection_mode": "passive_local"})
+    client = store(s)
+    keys = commits.slot_keys(s, "run1", "p0", "FtpFile[0]", "t", "run1")  # type: ignore[arg-type]
+    outside = posixpath.join(posixpath.dirname(s.prefix), "private-planted", "secret.csv")
+    client.mkdirs(posixpath.dirname(outside))
+    client.put(outside, b"1,secret\n")
+    final = s.key("stolen.csv")
+    commit = {"token": 1, "moves": [[outside, final]], "drops": [], "done": False,
+              "staging": keys["staging"] + "token-1/", "pending": commits.pending_key(keys, 1), "table": "t"}
+    client.write_json(keys["fence"], {"token": 1, "commit": commit}, None)
+    with pytest.raises(TamperedRecord, match="not a sealed record"):
+        commits.take_token(client, keys)
+    sealed = seal({"token": 1, "commit": commit}, commits.journal_key(client, s.prefix), keys["fence"][len(s.prefix) + 1:])
+    client.write_json(keys["fence"], sealed, client.read_json(keys["fence"]).etag)
+    with pytest.raises(TamperedRecord, match="outside its target"):
+        commits.take_token(client, keys)
+    assert client.get(final) is None and client.get(outside) == b"1,secret\n"
+    client.close()

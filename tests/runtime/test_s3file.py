@@ -80,6 +80,7 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     rows = sorted((r.id, r.name, r.day) for r in df.collect())
     assert rows == [(i, f"n{i}", dt.date(2024, 1, 1 + i % 28)) for i in range(20)]
     fence = json.loads(s3.client().get_object(Bucket=bucket, Key=info["tables"][0]["keys"]["fence"])["Body"].read())
+    fence = fence["body"]  # sealed: {"v", "body", "mac"}
     assert fence["token"] == 1 and fence["commit"]["done"] is True and len(fence["commit"]["moves"]) == 2
 
 
@@ -200,7 +201,7 @@ def test_an_attempt_overtaken_between_its_check_and_its_commit_record_loses_the_
     old, vertex = sink_ctx(plan_of, spark, block, "race")
     stale = s3file.CONNECTOR.prepare(old, vertex, frame(spark, 0, 10))
     keys = stale["tables"][0]["keys"]
-    store = commits.Bucket(s3.client(), bucket)
+    store = commits.Bucket(s3.client(), bucket, journal_secret=s3_server.SECRET_KEY)
     real_claim = commits.claim_drop
 
     def overtaken(b, k):  # runs after the old attempt read the fence, before its compare-and-swap
@@ -210,7 +211,7 @@ def test_an_attempt_overtaken_between_its_check_and_its_commit_record_loses_the_
     monkeypatch.setattr(commits, "claim_drop", overtaken)
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
         s3file.CONNECTOR.commit(old, vertex, stale)
-    fence = store.read_json(keys["fence"])
+    fence = commits.read_record(store, keys["root"], keys["fence"])
     assert fence.value == {"token": 2, "commit": None}
     assert visible(s3, bucket) == [] and staging(s3, bucket) == []
     assert not [k for k in s3.keys(bucket) if "/.pending/" in k]

@@ -166,7 +166,20 @@ def store(s: ServerSettings) -> Any:
     except Exception as e:
         raise _login_error(s, e) from e
     client.traits = s.traits
+    client.journal_secret = s.password or _key_text(s.key_file)
     return client
+
+
+def _key_text(path: str | None) -> str | None:
+    """The private key in ``path`` (the secret its commit records are keyed by when there is no
+    password); None when there is none or it cannot be read."""
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(1 << 16) or None
+    except OSError:
+        return None
 
 
 def _login_error(s: ServerSettings, error: Exception) -> Exception:

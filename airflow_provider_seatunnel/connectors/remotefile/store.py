@@ -40,6 +40,9 @@ class FileStore:
     name: str = ""
     #: the plugin and scheme messages name
     traits: Traits = Traits()
+    #: the sink's own secret credential (password, private key), the fallback key of its commit
+    #: records (:mod:`..s3file.commits`); None: the ``[seatunnel] journal_key`` setting is needed
+    journal_secret: str | None = None
 
     def uri(self, key: str = "") -> str:
         """How messages show ``key``: ``sftp://user@host:port/key`` (no credentials)."""

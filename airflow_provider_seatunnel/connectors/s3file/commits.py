@@ -22,6 +22,15 @@ Rules:
   drops (``DROP_DATA``: the prefix's earlier objects, listed in the record), the copies
   (``CopyObject`` staged -> final, idempotent), the CAS to ``done: true``, and the staging goes.
 * **Rolling forward** repeats the drops and copies (both idempotent) and the CAS to ``done``.
+
+Every record (fence, pending index, save-mode markers) is **sealed** (:mod:`...spi.journals`): an
+HMAC under a key derived from the target (``bucket/prefix``) and a secret only the job holds, the
+``[seatunnel] journal_key`` setting or else the sink's own secret credential (S3 secret key, server
+password or private key), bound to the record's key relative to the prefix. A record read back is
+unsealed before use, and every key it names (staging, finals, drops, pending index, fence) must lie
+inside the prefix (staging keys inside its staging folder) before anything is copied or deleted:
+otherwise :class:`...spi.journals.TamperedRecord` fails the run and nothing is acted on. Readers
+hiding the finals of commits in progress skip (and log) a record that fails the same checks.
 """
 
 from __future__ import annotations
@@ -32,7 +41,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ... import settings
 from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.journals import TamperedRecord, derived_key, key_inside, seal, unseal
 from ..localfile.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
 from .options import S3Settings, log
 from .store import Bucket, Conflict, Versioned
@@ -48,7 +59,7 @@ def slot_keys(s: S3Settings, run_id: str, pipeline: str, sink_ref: str, table: s
     slot = f"{run}/{pipe}/{sink}/{table_dir}"
     digest = hashlib.sha1(slot.encode()).hexdigest()[:24]
     savemode = s.key(COMMITS_DIR, safe(save_mode_run), "savemode", sink)
-    return {"slot": slot, "fence": s.key(COMMITS_DIR, slot + ".json"),
+    return {"slot": slot, "root": s.prefix, "fence": s.key(COMMITS_DIR, slot + ".json"),
             "staging": s.key(STAGING_DIR, slot) + "/", "pending": s.key(COMMITS_DIR, PENDING_DIR, digest),
             "savemode": savemode + ".savemode", "dropped": savemode + ".dropped"}
 
@@ -62,17 +73,77 @@ def staging_prefix(keys: Mapping[str, str], token: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Sealed records
+# ---------------------------------------------------------------------------------------------
+
+def journal_key(bucket: Any, root: str) -> bytes:
+    """The key sealing the records of the target at ``root`` (a key prefix) of ``bucket``."""
+    secret = settings.value(settings.JOURNAL_KEY) or getattr(bucket, "journal_secret", None)
+    return derived_key(secret, bucket.uri(root), f"{bucket.traits.plugin} sink at {bucket.uri(root)}")
+
+
+def _name(root: str, key: str) -> str:
+    """A record's name in its seal: its key relative to the target's prefix."""
+    return key[len(root) + 1:] if root and key.startswith(root + "/") else key
+
+
+def read_record(bucket: Any, root: str, key: str) -> Versioned | None:
+    """The unsealed record at ``key`` of the target at ``root``; None when absent; else
+    :class:`TamperedRecord` unless its seal holds."""
+    where = bucket.uri(key)
+    try:
+        got = bucket.read_json(key)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise TamperedRecord(f"refusing the commit record {where}: it is not JSON ({e})") from e
+    if got is None:
+        return None
+    return Versioned(unseal(got.value, journal_key(bucket, root), _name(root, key), where), got.etag)
+
+
+def write_record(bucket: Any, root: str, key: str, value: dict[str, Any], etag: str | None) -> str:
+    """Write ``value`` sealed to ``key`` (compare-and-swap as :meth:`.store.Bucket.write_json`)."""
+    return bucket.write_json(key, seal(value, journal_key(bucket, root), _name(root, key)), etag)
+
+
+def _inside(root: str, key: Any, where: str, folder: str = "") -> str:
+    """``key`` if it lies inside the target at ``root`` (inside its ``folder`` when given)."""
+    base = posixpath.join(root, folder) if root else folder
+    if not isinstance(key, str):
+        raise TamperedRecord(f"refusing the commit record {where}: it names an invalid key {key!r}")
+    key_inside(base, key.rstrip("/"), where)
+    return key
+
+
+def _checked(bucket: Any, root: str, fence: str, commit: Mapping[str, Any]) -> None:
+    """Every key the commit of ``fence`` names lies inside the target (staging in its staging folder)."""
+    where = bucket.uri(fence)
+    staging = _inside(root, commit.get("staging"), where, STAGING_DIR)
+    _inside(root, commit.get("pending"), where, f"{COMMITS_DIR}/{PENDING_DIR}")
+    moves = commit.get("moves")
+    if not isinstance(moves, list) or not isinstance(commit.get("drops", []), list):
+        raise TamperedRecord(f"refusing the commit record {where}: its moves or drops are not lists")
+    for move in moves:
+        if not isinstance(move, list) or len(move) != 2:
+            raise TamperedRecord(f"refusing the commit record {where}: a move {move!r} is not [staged, final]")
+        _inside(staging.rstrip("/"), move[0], where)
+        _inside(root, move[1], where)
+    for key in commit.get("drops", []):
+        _inside(root, key, where)
+
+
+# ---------------------------------------------------------------------------------------------
 # Tokens
 # ---------------------------------------------------------------------------------------------
 
 def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int]:
     """("committed", 0) when the slot's commit is done; ("recovered", 0) after rolling forward a
     commit a killed attempt left; else (None, a new token, greater than any handed out before)."""
+    root = keys["root"]
     while True:
-        current = bucket.read_json(keys["fence"])
+        current = read_record(bucket, root, keys["fence"])
         if current is None:
             try:
-                bucket.write_json(keys["fence"], {"token": 1, "commit": None}, None)
+                write_record(bucket, root, keys["fence"], {"token": 1, "commit": None}, None)
                 return None, 1
             except Conflict:
                 continue
@@ -80,11 +151,11 @@ def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int
         if commit:
             if commit.get("done"):
                 return "committed", 0
-            roll_forward(bucket, keys["fence"], current)
+            roll_forward(bucket, root, keys["fence"], current)
             return "recovered", 0
         token = int(current.value.get("token", 0)) + 1
         try:
-            bucket.write_json(keys["fence"], {**current.value, "token": token}, current.etag)
+            write_record(bucket, root, keys["fence"], {**current.value, "token": token}, current.etag)
         except Conflict:
             continue
         _discard_older(bucket, keys, token)
@@ -92,7 +163,7 @@ def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int
 
 
 def newest_token(bucket: Bucket, keys: Mapping[str, str]) -> int:
-    current = bucket.read_json(keys["fence"])
+    current = read_record(bucket, keys["root"], keys["fence"])
     return int(current.value.get("token", 0)) if current else 0
 
 
@@ -136,14 +207,15 @@ def planned_drops(bucket: Bucket, s: S3Settings, finals: set[str]) -> list[str]:
 def claim_drop(bucket: Bucket, keys: Mapping[str, str]) -> bool:
     """Whether this slot makes the drop the run's save modes left to the first commit (claimed
     once per run and sink: the slot that claimed it, or a retry of it, drops; others do not)."""
-    marker = bucket.read_json(keys["savemode"])
+    marker = read_record(bucket, keys["root"], keys["savemode"])
     if marker is None or not marker.value.get("drop"):
         return False
     try:
-        bucket.write_json(keys["dropped"], {"slot": keys["slot"], "at": datetime.now().isoformat()}, None)
+        write_record(bucket, keys["root"], keys["dropped"], {"slot": keys["slot"], "at": datetime.now().isoformat()},
+                     None)
         return True
     except Conflict:
-        claimed = bucket.read_json(keys["dropped"])
+        claimed = read_record(bucket, keys["root"], keys["dropped"])
         return claimed is not None and claimed.value.get("slot") == keys["slot"]
 
 
@@ -156,8 +228,8 @@ def _superseded(bucket: Bucket, entry: Mapping[str, Any], newest: int, ref: str)
 def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: str,
                  on_move: Hook, on_commit: Hook) -> int:
     """Record the commit in the fence (the commit point), then publish it; the bytes committed."""
-    fence = entry["keys"]["fence"]
-    current = bucket.read_json(fence)
+    fence, root = entry["keys"]["fence"], entry["keys"]["root"]
+    current = read_record(bucket, root, fence)
     mine = int(entry["token"])
     if current is None or int(current.value.get("token", 0)) != mine:
         raise _superseded(bucket, entry, int(current.value.get("token", 0)) if current else 0, ref)
@@ -166,7 +238,7 @@ def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: s
         if int(commit.get("token", 0)) != mine:
             raise _superseded(bucket, entry, int(current.value.get("token", 0)), ref)
         if not commit.get("done"):
-            roll_forward(bucket, fence, current, on_move, on_commit)
+            roll_forward(bucket, root, fence, current, on_move, on_commit)
         return int(commit.get("bytes", 0))
     _check_staged(bucket, entry, ref)
     finals = [dst for _, dst in entry["moves"]]
@@ -174,12 +246,12 @@ def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: s
     record = {"token": mine, "moves": entry["moves"], "drops": drops, "done": False,
               "staging": entry["staging"], "pending": entry["pending"], "run_id": entry["run_id"],
               "table": entry["table"], "bytes": sum(entry["sizes"]), "at": datetime.now().isoformat()}
-    bucket.write_json(entry["pending"], {"token": mine, "fence": fence, "finals": finals}, None)
+    write_record(bucket, root, entry["pending"], {"token": mine, "fence": fence, "finals": finals}, None)
     try:
-        etag = bucket.write_json(fence, {"token": mine, "commit": record}, current.etag)
+        etag = write_record(bucket, root, fence, {"token": mine, "commit": record}, current.etag)
     except Conflict:
         raise _superseded(bucket, entry, newest_token(bucket, entry["keys"]), ref) from None
-    roll_forward(bucket, fence, Versioned({"token": mine, "commit": record}, etag), on_move, on_commit)
+    roll_forward(bucket, root, fence, Versioned({"token": mine, "commit": record}, etag), on_move, on_commit)
     if drops:
         log.info("%s %s: dropped the %d earlier objects of %s (data_save_mode)", bucket.traits.plugin, ref,
                  len(drops), bucket.uri(s.prefix))
@@ -190,11 +262,15 @@ def _nothing() -> None:
     return None
 
 
-def roll_forward(bucket: Bucket, fence: str, state: Versioned, on_move: Hook = _nothing,
+def roll_forward(bucket: Bucket, root: str, fence: str, state: Versioned, on_move: Hook = _nothing,
                  on_commit: Hook = _nothing) -> None:
     """Finish the commit the fence records: drops, copies (each skipped when its staged object is
-    gone and its final one is there), then ``done``, then the staging and pending index go."""
+    gone and its final one is there), then ``done``, then the staging and pending index go. Every
+    key it names is checked to lie inside the target first (:class:`TamperedRecord`: nothing done)."""
+    if not isinstance(state.value.get("commit"), Mapping):
+        raise TamperedRecord(f"refusing the commit record {bucket.uri(fence)}: its commit is not a record")
     commit = dict(state.value["commit"])
+    _checked(bucket, root, fence, commit)
     finals = {dst for _, dst in commit["moves"]}
     bucket.delete(k for k in commit.get("drops", ()) if k not in finals)
     for src, dst in commit["moves"]:
@@ -206,9 +282,9 @@ def roll_forward(bucket: Bucket, fence: str, state: Versioned, on_move: Hook = _
                 raise
     on_commit()
     try:
-        bucket.write_json(fence, {**state.value, "commit": {**commit, "done": True}}, state.etag)
+        write_record(bucket, root, fence, {**state.value, "commit": {**commit, "done": True}}, state.etag)
     except Conflict:  # another attempt rolled it forward meanwhile
-        again = bucket.read_json(fence)
+        again = read_record(bucket, root, fence)
         if not (again and (again.value.get("commit") or {}).get("done")):
             raise
     bucket.delete_prefix(commit["staging"])
@@ -219,7 +295,7 @@ def roll_forward(bucket: Bucket, fence: str, state: Versioned, on_move: Hook = _
 
 def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
     """Discard the attempt's staging, unless its commit was recorded (the next attempt finishes it)."""
-    current = bucket.read_json(entry["keys"]["fence"])
+    current = read_record(bucket, entry["keys"]["root"], entry["keys"]["fence"])
     commit = (current.value.get("commit") if current else None) or {}
     if commit and int(commit.get("token", 0)) == int(entry["token"]):
         log.info("%s: the commit of table %s was recorded; the next attempt finishes it", bucket.traits.plugin,
@@ -242,16 +318,20 @@ def hidden_keys(bucket: Bucket, prefix: str) -> set[str]:
         root = "/".join(parts[:depth])
         pending = posixpath.join(root, COMMITS_DIR, PENDING_DIR) + "/" if root else f"{COMMITS_DIR}/{PENDING_DIR}/"
         for key, _ in bucket.objects(pending):
-            out |= _pending_finals(bucket, key)
+            try:
+                out |= _pending_finals(bucket, root, key)
+            except (TamperedRecord, TypeError, ValueError) as e:  # not acted on: the objects stay visible
+                log.warning("%s: ignoring the pending commit record %s: %s", bucket.traits.plugin, bucket.uri(key), e)
     return out
 
 
-def _pending_finals(bucket: Bucket, key: str) -> set[str]:
-    """The finals a pending index names, when its commit is still about to happen or half done."""
-    index = bucket.read_json(key)
+def _pending_finals(bucket: Bucket, root: str, key: str) -> set[str]:
+    """The finals a pending index names, when its commit is still about to happen or half done
+    (both records sealed by the target at ``root``, and the fence inside its commit folder)."""
+    index = read_record(bucket, root, key)
     if index is None:
         return set()
-    fence = bucket.read_json(str(index.value.get("fence")))
+    fence = read_record(bucket, root, _inside(root, index.value.get("fence"), bucket.uri(key), COMMITS_DIR))
     token = int(index.value.get("token", 0))
     value = fence.value if fence else {}
     commit = value.get("commit") or {}

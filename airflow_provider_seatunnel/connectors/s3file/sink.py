@@ -89,13 +89,14 @@ def _save_mode_once(bucket: Bucket, s: S3Settings, config: Mapping[str, Any], ma
                     ref: str) -> list[str]:
     """The save modes, unless a marker says this run applied them to this sink and target; the
     marker is created only if absent (the first of two racing attempts wins)."""
-    if bucket.read_json(marker) is not None:
+    if commits.read_record(bucket, s.prefix, marker) is not None:
         return []
     done = handle_save_mode(bucket, s, config)
     try:
-        bucket.write_json(marker, {"run_id": run_id, "sink": ref, "actions": done,
-                                   "drop": any(a.startswith(DROP_AT_COMMIT) for a in done),
-                                   "at": datetime.now().isoformat()}, None)
+        commits.write_record(bucket, s.prefix, marker,
+                             {"run_id": run_id, "sink": ref, "actions": done,
+                              "drop": any(a.startswith(DROP_AT_COMMIT) for a in done),
+                              "at": datetime.now().isoformat()}, None)
     except Conflict:
         return []
     for action in done:
@@ -168,7 +169,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         bucket.verify_conditional_writes(s.key(COMMITS_DIR))
     keys = commits.slot_keys(s, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table, str(ctx.save_mode_run_id))
     entry: dict[str, Any] = {"table": table, "run_id": str(ctx.run_id), "prefix": s.prefix, "keys": keys}
-    if bucket.read_json(keys["fence"]) is None:
+    if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
         _save_mode_once(bucket, s, config, keys["savemode"], str(ctx.save_mode_run_id), vertex.ref)
     status, token = commits.take_token(bucket, keys)
     if status:

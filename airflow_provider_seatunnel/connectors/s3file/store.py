@@ -41,9 +41,11 @@ def _code(error: Any) -> str:
 class Bucket:
     """One bucket through a boto3 client; ``traits`` name its plugin and URI scheme in messages."""
 
-    def __init__(self, client: Any, name: str, traits: Traits | None = None):
+    def __init__(self, client: Any, name: str, traits: Traits | None = None, journal_secret: str | None = None):
         self.client, self.name = client, name
         self.traits = traits or Traits()
+        #: the sink's own secret credential, the fallback key of its commit records (:mod:`.commits`)
+        self.journal_secret = journal_secret
 
     def uri(self, key: str = "") -> str:
         """How messages show ``key`` (``s3://bucket/key``, ``oss://bucket/key``...)."""
@@ -140,4 +142,4 @@ class Bucket:
 
 def open_bucket(s: S3Settings) -> Bucket:
     """The bucket of a block's settings, through a boto3 client made from them."""
-    return Bucket(client(s), s.bucket, s.traits)
+    return Bucket(client(s), s.bucket, s.traits, s.secret_key)
