@@ -64,6 +64,14 @@ def is_config_path(config: str | os.PathLike) -> bool:
     return "\n" not in s and "{" not in s and len(s) < 4096
 
 
+def dag_of(task: Any) -> Any:
+    """The DAG a task was assigned to, or None (Airflow's ``task.dag`` raises while there is none)."""
+    try:
+        return task.dag
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def search_dirs(dag: Any) -> list[str]:
     """Where a relative config path is looked for: the DAG file's folder, then ``template_searchpath``."""
     if dag is None:

@@ -28,6 +28,7 @@ from .authoring import (
     PipelineKwargs,
     blocked_doc,
     checked_kwargs,
+    dag_of,
     display_names,
     pipeline_slots,
     pipeline_task_kwargs,
@@ -81,7 +82,7 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
 
         try:
             plan = with_connections(compile_job(self.config, self.variables, format=self.format,
-                                                include_dirs=search_dirs(getattr(self, "dag", None))),
+                                                include_dirs=search_dirs(dag_of(self))),
                                     self.jdbc_conn_id)
             chosen = plan.pipelines if self.pipelines is None else [plan.pipeline(t) for t in self.pipelines]
         except ConfigError as e:

@@ -32,6 +32,7 @@ from ..spi.errors import RuntimeConfigError
 from .authoring import (
     WARNING_MARK,
     blocked_doc,
+    dag_of,
     find_config,
     is_config_path,
     not_found_error,
@@ -161,7 +162,7 @@ class ConfigTemplateMixin:
             path = isinstance(content, str) and is_config_path(content) and content.endswith(tuple(self.template_ext))
             if not path:
                 raise
-            _, looked_in = find_config(content, getattr(self, "dag", None))
+            _, looked_in = find_config(content, dag_of(self))
             raise AirflowFailException(f"SeaTunnel config error:\n{not_found_error(content, looked_in)}") from None
 
 
@@ -278,7 +279,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         return SeaTunnelHook(self.config, self.variables, self.spark_conn_id, format=self.format,
                              spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
                              py_files=self.seatunnel_py_files, spark_submit_kwargs=self.spark_submit_kwargs,
-                             jdbc_conn_id=self.jdbc_conn_id, include_dirs=search_dirs(getattr(self, "dag", None)))
+                             jdbc_conn_id=self.jdbc_conn_id, include_dirs=search_dirs(dag_of(self)))
 
     def job_run_id(self, context: Any) -> str:
         """The run id the pipeline's sinks commit under: the DAG run plus the job's run key."""

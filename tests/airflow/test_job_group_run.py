@@ -52,7 +52,7 @@ def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_da
     assert len(_rows(out / "web")) == 7 and not (out / "web" / "old.json").exists()
     assert not list((out / "store").glob("*.json"))  # the failed pipeline committed nothing
     markers = list((out / "web" / ".seatunnel-commits").rglob("*.savemode"))
-    assert len(markers) == 1 and json.loads(markers[0].read_text())["actions"] == [f"drop at commit: {out / 'web'}"]
+    assert len(markers) == 1 and json.loads(markers[0].read_text())["body"]["actions"] == [f"drop at commit: {out / 'web'}"]
     log = result["log"]
     assert "Job Statistic Information" in log
     # live progress in the task log while a pipeline ran (every second here), then the summary as before

@@ -171,7 +171,8 @@ def test_a_planted_or_escaping_fence_record_is_refused_and_nothing_is_copied(ser
 
     s = settings(PLUGINS[server.scheme], server.scheme, {
         "host": server.host, "port": server.port, "user": server.user, "password": server.password,
-        "key_file": server.key_file, "path": server.path("planted"), "connection_mode": "passive_local"})
+        "key_file": server.key_file, "path": server.path("planted"), "connection_mode": "passive_local",
+        **({"host_key_fingerprint": server.host_key_fingerprint} if server.host_key_fingerprint else {})})
     client = store(s)
     keys = commits.slot_keys(s, "run1", "p0", "FtpFile[0]", "t", "run1")  # type: ignore[arg-type]
     outside = posixpath.join(posixpath.dirname(s.prefix), "private-planted", "secret.csv")
