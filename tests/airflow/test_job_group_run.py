@@ -61,7 +61,7 @@ def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_da
 
 
 RESTORE = """
-env { job.name = "restore", parallelism = 2, job.retry.times = 2, job.retry.interval.seconds = 1 }
+env { job.name = "restore", parallelism = 2 }
 source {
   FakeSource {
     plugin_output = "web"
@@ -102,13 +102,15 @@ def restore_job(tmp_path: Path) -> tuple[Path, Path, str]:
 
 def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
     """Both pipelines write one sink (the split clones it); the web pipeline's driver is SIGKILLed
-    half-way through its commit (one file moved) on attempt 1; Airflow retries it. The old data is
+    half-way through its commit (one file moved) on attempt 1; Airflow retries it, with nothing setting
+    retries anywhere (config, group, DAG): SeaTunnel's restore policy applies. The old data is
     dropped once (by the first commit, not again by the retry or the other pipeline: their rows survive), and every row
     is in the sink exactly once."""
     out, conf, web = restore_job(tmp_path)
     result = run_dag(GROUP_DAG.format(dag_id="st_restore", config=str(conf)), "st_restore",
                      env={"SEATUNNEL_FAULTS": f"sink.move:{web}=kill+1"})
     tis = result["tis"]
+    assert result["ops"][f"job.{web}"] == {"retries": 3, "retry_delay": 3.0}  # SeaTunnel's default, not Airflow's 0
     assert result["state"] == "success", result["log"][-8000:]
     assert tis[f"job.{web}"]["try_number"] == 2  # killed once, restored by the retry
     assert all(ti["try_number"] == 1 for task, ti in tis.items() if task != f"job.{web}")
@@ -118,35 +120,3 @@ def test_retry_is_an_exactly_once_restore(run_dag, tmp_path):
     job = result["xcom"]["job.summary"]
     assert job["status"] == "FINISHED" and job["write_count"] == 12 and job["read_count"] == 12
 
-
-BARE_RESTORE = """
-env { job.name = "bare_restore" }
-source {
-  FakeSource {
-    plugin_output = "web"
-    schema = { fields { id = bigint, channel = string } }
-    rows = [{ kind = INSERT, fields = [1, "web"] }, { kind = INSERT, fields = [2, "web"] },
-            { kind = INSERT, fields = [3, "web"] }]
-  }
-}
-sink { LocalFile { plugin_input = "web", path = "__OUT__", file_format_type = "json" } }
-"""
-
-
-def test_a_pipeline_killed_once_is_restored_with_no_retry_setting_anywhere(run_dag, tmp_path):
-    """Nothing sets retries (not the config, the group, the DAG or default_args): the pipeline task
-    gets SeaTunnel's restore policy, so a driver SIGKILLed in its commit (journal written, no file moved)
-    is restored by the retry, exactly once."""
-    from airflow_provider_seatunnel.plan import compile_job
-
-    out = tmp_path / "out"
-    conf = tmp_path / "bare.conf"
-    conf.write_text(BARE_RESTORE.replace("__OUT__", str(out)))
-    (task,) = (p.task_id for p in compile_job(conf).pipelines)
-    result = run_dag(GROUP_DAG.format(dag_id="st_bare_restore", config=str(conf)), "st_bare_restore",
-                     env={"SEATUNNEL_FAULTS": f"sink.move:{task}=kill"})
-    tis = result["tis"]
-    assert result["ops"][f"job.{task}"] == {"retries": 3, "retry_delay": 3.0}
-    assert result["state"] == "success", result["log"][-8000:]
-    assert tis[f"job.{task}"]["try_number"] == 2  # killed once, restored by the retry
-    assert sorted(r["id"] for r in _rows(out)) == [1, 2, 3]
