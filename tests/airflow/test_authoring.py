@@ -58,6 +58,18 @@ def _group_dag(config, dag_kwargs: dict | None = None, fileloc: Path | None = No
     return dag, group
 
 
+
+def _parse_dagbag(folder: str, cwd: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """Parse ``folder`` with a DagBag in a fresh Airflow process working in ``cwd``: (the process, what
+    DAGBAG printed)."""
+    proc = subprocess.run([sys.executable, "-c", DAGBAG.format(folder=folder)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                               "AIRFLOW_HOME": str(tmp_path / "home"),
+                               "SEATUNNEL_PLAN_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, json.loads(proc.stdout.strip().splitlines()[-1])
+
 def _pipeline_tasks(dag) -> list:
     return [t for t in dag.tasks if t.task_id not in ("job.prepare", "job.summary")]
 
@@ -222,13 +234,7 @@ def test_dag_processor_view(tmp_path):
         (folder / name).write_text(textwrap.dedent(source))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    proc = subprocess.run([sys.executable, "-c", DAGBAG.format(folder=str(folder))], cwd=elsewhere,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                               "AIRFLOW_HOME": str(tmp_path / "home"),
-                               "SEATUNNEL_PLAN_CACHE": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    _, result = _parse_dagbag(str(folder), elsewhere, tmp_path)
     assert result["dags"] == ["st_warned"], result["errors"]
     errors = {Path(k).name: v for k, v in result["errors"].items()}
     assert set(errors) == {"st_strict.py", "st_missing.py"}
@@ -268,13 +274,7 @@ def test_a_config_path_relative_to_the_working_directory_is_used_as_given(tmp_pa
     (project / "dags" / "configs").mkdir(parents=True)
     _conf(project / "dags" / "configs", name="two.conf")
     (project / "dags" / "st_relative.py").write_text(textwrap.dedent(RELATIVE_DAG))
-    proc = subprocess.run([sys.executable, "-c", DAGBAG.format(folder="dags")], cwd=project,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                               "AIRFLOW_HOME": str(tmp_path / "home"),
-                               "SEATUNNEL_PLAN_CACHE": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc, result = _parse_dagbag("dags", project, tmp_path)
     assert result["errors"] == {} and result["dags"] == ["st_relative"]
     assert len(result["tasks"]["st_relative"]) == 5  # prepare, two pipelines, summary; the standalone task
     (configs,) = [line for line in proc.stdout.splitlines() if line.startswith("CONFIGS")]
