@@ -52,7 +52,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ class Bench:
     def load(self, phase: str) -> list[float]:
         """Record (and print) the load average before ``phase``."""
         avg = [round(x, 2) for x in os.getloadavg()]
-        self.loads.append({"phase": phase, "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        self.loads.append({"phase": phase, "at": datetime.now(UTC).isoformat(timespec="seconds"),
                            "loadavg": avg})
         print(f"-- {phase} (load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f})", flush=True)
         return avg
@@ -558,7 +558,7 @@ def main() -> int:
         bench.spark.stop()
         shutil.rmtree(work, ignore_errors=True)
     bench.load("end")
-    report = {"generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    report = {"generated": datetime.now(UTC).isoformat(timespec="seconds"),
               "command": " ".join(["python benchmarks/cdc.py", *sys.argv[1:]]),
               "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "pyspark": pyspark.__version__,
                           "master": "local[2]", "shared": True},

@@ -63,7 +63,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -653,7 +653,7 @@ def run_type(name: str, args: argparse.Namespace, resources: Resources) -> dict[
     rows = args.rows or kind.rows
     rng = random.Random(f"{args.seed}:{name}")  # each type its own schedule of moments and faults
     slug = re.sub(r"\W+", "-", name.lower())
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     work = Path(tempfile.mkdtemp(prefix=f"restore-faults-{slug}-"))
     try:
         expected = make_input(work / "input", rows)

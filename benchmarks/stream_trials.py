@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,7 @@ def _cents(v: Any) -> Decimal | None:
 def _moment(v: Any) -> datetime | None:
     """A naive UTC wall-clock time (the source's timestamps are read as UTC; a reader may give an instant)."""
     if isinstance(v, datetime) and v.tzinfo is not None:
-        return v.astimezone(timezone.utc).replace(tzinfo=None)
+        return v.astimezone(UTC).replace(tzinfo=None)
     if v is None or isinstance(v, datetime):
         return v
     return datetime.fromisoformat(str(v).replace("T", " ").rstrip("Z"))
@@ -520,7 +520,7 @@ def run_pair(name: str, trials: int, seed: int, rows: int | None, h: dict[str, A
     """``trials`` trials of one pair, alternating available_now and processing_time; the results entry."""
     rng = random.Random(f"{seed}:{name}")
     h["rows"] = rows or PAIRS[name].rows
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     base_s = baseline(name, h)
     print(f"{name} baseline: {base_s:.1f}s", file=sys.stderr)
     done = []

@@ -15,12 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 

@@ -152,7 +152,7 @@ class _Parser:
         t, nxt = self.toks[self.i], self.toks[self.i + 1]
         return (not self.json and t.kind == "UNQUOTED" and t.value == "include" and bool(nxt.space_before)
                 and (nxt.kind == "STRING" or (nxt.kind == "UNQUOTED"
-                                              and re.match(r"(required|file|classpath|url)\(", nxt.value))))
+                                              and re.match(r"(required|file|classpath|url)\(", nxt.value) is not None)))
 
     def parse_key(self) -> tuple[str, Pos]:
         t = self.peek()

@@ -231,7 +231,8 @@ def _build(root: hocon.ConfigObject, path: str | None, fmt: str, variables: Mapp
                                         plugin=ref, key="plugin_name",
                                         hint='set plugin_name = "FakeSource" (or write FakeSource { ... })'))
                 continue
-            backfill(block, variables, unresolved_here := set())
+            unresolved_here: set[str] = set()
+            backfill(block, variables, unresolved_here)
             for var in sorted(unresolved_here):
                 warnings.append(Problem(f"variable ${{{var}}} in a quoted string has no value and stays as "
                                         "written", file=path, line=line, plugin=f"{ref} {name}",

@@ -57,7 +57,9 @@ def split_cli_variables(args: Iterable[str]) -> dict[str, str]:
 
 
 def _split_top_level(text: str) -> list[str]:
-    items, depth, quoted, cur = [], 0, False, []
+    items: list[str] = []
+    cur: list[str] = []
+    depth, quoted = 0, False
     for c in text:
         if c == '"':
             quoted = not quoted

@@ -131,9 +131,9 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
 
         parsed = {t.rsplit(".", 1)[-1]: t for t in self.pipeline_task_ids}
         by_slug: dict[str, list[str]] = {}
-        for local, task in parsed.items():
-            by_slug.setdefault(local.rsplit("_", 1)[0], []).append(task)
-        tasks = {}
+        for local, full in parsed.items():
+            by_slug.setdefault(local.rsplit("_", 1)[0], []).append(full)
+        tasks: dict[str, str] = {}
         for p in chosen:
             same = by_slug.get(p.task_id.rsplit("_", 1)[0], [])
             task = parsed.get(p.task_id) or (same[0] if len(same) == 1 else None)
@@ -241,7 +241,7 @@ class SeaTunnelJobGroup(TaskGroup):
         except ConfigError as e:
             raise e.with_traceback(None) from None
         self.tooltip = tooltip or _tooltip(plan, selected, blocked)
-        common = dict(config=config_arg, variables=variables, format=fmt)
+        common: dict[str, Any] = dict(config=config_arg, variables=variables, format=fmt)
         names = display_names(selected)
 
         def build(local_id: str) -> bool:

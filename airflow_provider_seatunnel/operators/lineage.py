@@ -224,8 +224,8 @@ def operator_lineage(pipeline: PipelinePlan, metrics: Mapping[str, Any] | None) 
         named, _ = run_time_assets(vertex, metrics)
         sources[vertex.id] = [openlineage_name(u) for u in sorted(named)]
         for uri, rows in sorted(named.items()):
-            stats = ({"inputStatistics": InputStatisticsInputDatasetFacet(rowCount=rows)}
-                     if committed and rows is not None else {})
+            stats: dict[str, Any] = ({"inputStatistics": InputStatisticsInputDatasetFacet(rowCount=rows)}
+                                     if committed and rows is not None else {})
             inputs.append(InputDataset(*openlineage_name(uri), facets=_schema_facet(tracer.fields(vertex)),
                                        inputFacets=stats))
     outputs = []
@@ -237,9 +237,9 @@ def operator_lineage(pipeline: PipelinePlan, metrics: Mapping[str, Any] | None) 
         if columns is not None:
             facets["columnLineage"] = columns
         for uri, rows in sorted(named.items()):
-            stats = ({"outputStatistics": OutputStatisticsOutputDatasetFacet(rowCount=rows)}
-                     if committed and rows is not None else {})
-            outputs.append(OutputDataset(*openlineage_name(uri), facets=dict(facets), outputFacets=stats))
+            out_stats: dict[str, Any] = ({"outputStatistics": OutputStatisticsOutputDatasetFacet(rowCount=rows)}
+                                         if committed and rows is not None else {})
+            outputs.append(OutputDataset(*openlineage_name(uri), facets=dict(facets), outputFacets=out_stats))
     return OperatorLineage(inputs=inputs, outputs=outputs)
 
 

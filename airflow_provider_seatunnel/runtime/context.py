@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..config.hocon import MISSING
@@ -35,7 +35,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 def now() -> str:
     """The time as the metrics hold it: UTC, ISO 8601 with its offset (``2024-05-06T10:11:12+00:00``)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass

@@ -356,10 +356,13 @@ def run_remote_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], remot
     run = run_id or default_run_id()
     started = now()
     workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
+
+    def run_one(p: Any) -> Any:
+        return run_remote_pipeline(remote, plan, p, run, attempt, options=options, say=tell,
+                                   label=f"pipeline {p.id}", stop=stop).redacted(secrets)
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(lambda p=p: run_remote_pipeline(remote, plan, p, run, attempt, options=options,
-                                                                say=tell, label=f"pipeline {p.id}",
-                                                                stop=stop).redacted(secrets)) for p in pipelines]
+        futures = [pool.submit(run_one, p) for p in pipelines]
         # waits in short steps: a signal the kernel hands another thread is run by this (main) thread only
         # when it wakes, and SIGTERM is what stops a STREAMING pipeline
         while wait(futures, timeout=0.2).not_done:

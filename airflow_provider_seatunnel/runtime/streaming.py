@@ -210,8 +210,8 @@ class _Query:
             self.trigger_since = now
         elif (now - self.trigger_since) * 1000 > self.timeout_ms and not self.expired:
             self.expired = True
-            batch = self.running if self.running is not None else (max(self.progress) + 1 if self.progress else None)
-            self.error = PipelineError(self._timeout_message(batch), self.ctx.label(self.vertex), self.ctx.pipeline_key)
+            stuck = self.running if self.running is not None else (max(self.progress) + 1 if self.progress else None)
+            self.error = PipelineError(self._timeout_message(stuck), self.ctx.label(self.vertex), self.ctx.pipeline_key)
 
     def read_rows(self, name: str) -> int:
         """Rows a source observation (``read:<source>:<table>``) counted over this query's micro-batches."""
@@ -344,9 +344,9 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
             _stop_gracefully(queries)
             for q in queries:
                 q.poll()
-            failed = next((q for q in queries if q.error is not None), None)
-            if failed is not None:
-                raise failed.error
+            error = next((q.error for q in queries if q.error is not None), None)
+            if error is not None:
+                raise error
             return "stop requested"
 
 

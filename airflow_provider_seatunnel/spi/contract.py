@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
     from ..config.errors import Problem
     from ..config.loader import JobConfig, PluginConfig
     from .schema import Schema, TableKeys
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 SOURCE, TRANSFORM, SINK = "source", "transform", "sink"
 
 #: table id -> DataFrame (data columns plus the hidden row-kind column)
-Dataset = dict[str, Any]
+Dataset = dict[str, "DataFrame"]
 
 
 class Vertex(Protocol):
@@ -107,7 +109,7 @@ class RunContext(Protocol):
     """
 
     @property
-    def spark(self) -> Any: ...  # the SparkSession
+    def spark(self) -> SparkSession: ...
     @property
     def plan(self) -> JobInfo: ...
     @property
@@ -129,7 +131,7 @@ class RunContext(Protocol):
         """How errors and progress lines name the vertex (``sink[0] LocalFile``)."""
         ...
 
-    def materialize(self, df: Any) -> Any:
+    def materialize(self, df: DataFrame) -> DataFrame:
         """``df`` persisted and computed once now (every later reader reads the cached rows)."""
         ...
 
@@ -139,7 +141,7 @@ class RunContext(Protocol):
         recorded). Does nothing in production."""
         ...
 
-    def with_write_faults(self, vertex: Vertex, df: Any) -> Any:
+    def with_write_faults(self, vertex: Vertex, df: DataFrame) -> DataFrame:
         """``df`` as it must be written by the write action of ``prepare`` (restore trials may fail
         or kill the write after some rows). ``df`` itself in production."""
         ...

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ import pytest
 from ..conftest import ROOT
 
 BIN = Path(sys.executable).parent
-DEFAULT_LOGICAL_DATE = datetime(2024, 5, 6, tzinfo=timezone.utc)
+DEFAULT_LOGICAL_DATE = datetime(2024, 5, 6, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -47,12 +47,12 @@ def _sync(run_dag, airflow_env, db, trigger: datetime) -> dict:
 
 
 def test_each_run_upserts_the_rows_changed_in_its_data_interval(run_dag, airflow_env, db):
-    first = _sync(run_dag, airflow_env, db, datetime(2024, 5, 7, tzinfo=timezone.utc))  # 2024-05-06 .. 05-07
+    first = _sync(run_dag, airflow_env, db, datetime(2024, 5, 7, tzinfo=UTC))  # 2024-05-06 .. 05-07
     assert first["status"] == "FINISHED" and first["read_count"] == 2
     assert db.sql("select id, amount from analytics.orders order by id") == [["1", "10.00"], ["2", "20.00"]]
 
     db.sql("update public.orders set amount = 15.00, updated_at = '2024-05-07 09:00:00+00' where id = 1")
-    second = _sync(run_dag, airflow_env, db, datetime(2024, 5, 8, tzinfo=timezone.utc))  # 2024-05-07 .. 05-08
+    second = _sync(run_dag, airflow_env, db, datetime(2024, 5, 8, tzinfo=UTC))  # 2024-05-07 .. 05-08
     assert second["status"] == "FINISHED" and second["read_count"] == 2  # order 3 and order 1's change
     assert db.sql("select id, customer, amount from analytics.orders order by id") == [
         ["1", "ada", "15.00"], ["2", "grace", "20.00"], ["3", "edsger", "30.00"]]  # order 4: a later interval

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..conftest import ROOT
@@ -13,8 +13,8 @@ from ..conftest import ROOT
 DAG_FILE = ROOT / "dags" / "seatunnel_recurring_sync.py"
 CONFIG = ROOT / "dags" / "configs" / "recurring_sync.conf"
 ROWS = 200  # row.num 100 × parallelism 2, also pinned by the job's own Assert (MIN_ROW = MAX_ROW = 200)
-DAY1 = datetime(2024, 5, 6, tzinfo=timezone.utc)
-DAY2 = datetime(2024, 5, 7, tzinfo=timezone.utc)
+DAY1 = datetime(2024, 5, 6, tzinfo=UTC)
+DAY2 = datetime(2024, 5, 7, tzinfo=UTC)
 
 
 def _partition(root: Path, day: datetime) -> Path:

@@ -5,7 +5,7 @@ arrived since the previous run; the pipeline task's XCom carries the micro-batch
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def test_each_dag_run_syncs_only_the_new_files(run_dag, tmp_path):
@@ -30,7 +30,7 @@ with DAG("streaming_sync", schedule=None, start_date=datetime(2024, 1, 1)) as da
     for day, (name, text) in enumerate([(None, None), ("b.csv", "3,c\n")], 6):
         if name:
             (inp / name).write_text(text)
-        result = run_dag(source, "streaming_sync", run_after=datetime(2024, 5, day, tzinfo=timezone.utc))
+        result = run_dag(source, "streaming_sync", run_after=datetime(2024, 5, day, tzinfo=UTC))
         assert result["state"] == "success", result["log"][-6000:]
         (task,) = [k for k in result["xcom"] if k not in ("sync.prepare", "sync.summary")]
         metrics = result["xcom"][task]

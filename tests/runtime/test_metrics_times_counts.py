@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.runtime.context import now
@@ -34,10 +34,10 @@ def _utc(text: str) -> datetime:
 
 
 def test_times_are_utc_iso_8601_with_an_offset():
-    before = datetime.now(timezone.utc).replace(microsecond=0)
+    before = datetime.now(UTC).replace(microsecond=0)
     stamp = now()
     assert "T" in stamp and stamp.endswith("+00:00")
-    assert before <= _utc(stamp) <= datetime.now(timezone.utc)
+    assert before <= _utc(stamp) <= datetime.now(UTC)
     finished = PipelineMetrics.finished(BRANCHING, "r1", 1, stamp, time.monotonic(), {"source[0] FakeSource": 1},
                                         {"sink[0] LocalFile": {"t": 1}})
     failed = PipelineMetrics.failed(STORE, "r1", 1, stamp, AssertionFailed("MIN_ROW"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def test_instants_decimals_and_booleans_keep_their_values(spark, plan_of, tmp_pa
     """Spark's TIMESTAMP (an instant: what Jdbc and the CDC sources read) is written as Spark hands the rows
     to the tasks, in the session's time zone, and reads back as the same instant; the table is created from
     those rows (deriving its Arrow schema failed for instants before)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
     from decimal import Decimal
 
     wh = tmp_path / "wh"
@@ -96,7 +97,7 @@ def test_instants_decimals_and_booleans_keep_their_values(spark, plan_of, tmp_pa
     text = job(fake(ROWS), paimon_sink(wh, ', paimon.table.primary-keys = "id"', inputs='"t"')).replace(
         "sink {", f"transform {{ {sql} }}\nsink {{", 1)
     run(spark, plan_of, text, "ts1")
-    assert rows(wh) == [(i, n, datetime(2024, 1, 2, 3, 4, 5 + i, tzinfo=timezone.utc), Decimal(i / 4).quantize(
+    assert rows(wh) == [(i, n, datetime(2024, 1, 2, 3, 4, 5 + i, tzinfo=UTC), Decimal(i / 4).quantize(
         Decimal("0.01")), i % 2 == 0) for i, n, _g in ROWS]
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ...spi.options import (
@@ -169,7 +169,7 @@ def timestamp_text(options: Mapping[str, Any], key: str) -> str | None:
     if millis is not None:
         if millis < 0:
             raise OptionError(key, f"{key} must be epoch milliseconds >= 0, found {value!r}")
-        moment = datetime.fromtimestamp(millis / 1000, tz=timezone.utc)
+        moment = datetime.fromtimestamp(millis / 1000, tz=UTC)
         return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
     text = str(value).strip()
     if not _TIMESTAMP.match(text):

@@ -159,7 +159,7 @@ def read_manifest(client: Any, k: str, token: int) -> list[tuple[str, int, int]]
 
 
 def _record_fields(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> list[str]:
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     return ["run_id", ctx.run_id, "pipeline", ctx.pipeline_key, "sink", vertex.ref, "table", entry["table"],
             "attempt", str(ctx.attempt), "committed_at", now]
 
