@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 export SEATUNNEL_PLAN_CACHE ?= $(abspath .cache/plans)
 
-.PHONY: demo test unit integration lint bench check-java venv clean
+.PHONY: demo test unit integration lint bench check-java venv clean docs
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -261,6 +261,9 @@ test-slow: check-java test-deps $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/compile_speed.py
+
+docs: $(STAMP)
+	$(BIN)/python scripts/option_docs.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .demo

@@ -88,7 +88,8 @@ STRICT = Setting(
     "strict", "SEATUNNEL_STRICT", "boolean",
     "What a DAG file does when a job could not run here (a plugin this package cannot run, an option a "
     "connector cannot honour): False shows a DAG warning and the task fails before Spark starts; True makes it "
-    "the DAG's import error. An operator's or task group's own strict argument wins. Unset: the environment "
+    "the DAG's import error. True also makes an option key a plugin does not declare an error (else a warning). "
+    "An operator's or task group's own strict argument wins. Unset: the environment "
     "variable SEATUNNEL_STRICT, else False.",
     "True")
 JOURNAL_KEY = Setting(

@@ -18,10 +18,11 @@ literal mode quotes the pattern (``Pattern.quote``) and the replacement
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ..spi.options import as_bool
+from ..spi.options import OptionError
+from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import check_regex, field_problems, kind_columns, require_columns, single_input
 
@@ -151,39 +152,36 @@ def replace_first_regex(pattern: str, replacement: str) -> tuple[str, str]:
 
 # ---------------------------------------------------------------- the transform
 
-def _options(options: Any) -> dict[str, Any]:
-    return {"field": options.get("replace_field"), "pattern": options.get("pattern"),
-            "replacement": options.get("replacement"), "is_regex": options.get("is_regex", False),
-            "replace_first": options.get("replace_first")}
+SPEC = OptionSpec((
+    Option("replace_field", required=True, description="The field whose text is replaced, in place."),
+    Option("pattern", required=True, description="The text, or with is_regex a Java regex, to replace."),
+    Option("replacement", required=True, description="What replaces it (with is_regex: Java's replacement "
+           "syntax, $1 for group 1)."),
+    Option("is_regex", "bool", False, "Whether pattern is a regex."),
+    Option("replace_first", "bool", None, "With is_regex: replace the first match only (true) or every match.",
+           required_if=(("is_regex", (True,)),)),
+))
 
 
 class Replace(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
-    required = ("replace_field", "pattern", "replacement")
+    option_spec = SPEC
     description = "Replaces text in a field."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        o = _options(plugin.options)
-        found = []
-        is_regex = as_bool(o["is_regex"])
-        if is_regex is None:
-            found.append(job.problem(f"is_regex must be true or false, found {o['is_regex']!r}", plugin,
-                                     key="is_regex"))
-        if o["replace_first"] is not None and as_bool(o["replace_first"]) is None:
-            found.append(job.problem(f"replace_first must be true or false, found {o['replace_first']!r}", plugin,
-                                     key="replace_first"))
-        if is_regex and o["replace_first"] is None:
-            found.append(job.problem("replace_first is required when is_regex = true", plugin, key="is_regex",
-                                     hint="set replace_first = true (first match only) or false (every match)"))
-        if is_regex and isinstance(o["pattern"], str) and isinstance(o["replacement"], str):
+        try:
+            o = SPEC.parse(plugin.options)
+        except OptionError:
+            return []  # reported by the spec
+        if o["is_regex"] and o["pattern"] is not None and o["replacement"] is not None:
             try:
                 shift_replacement(o["replacement"], shift_pattern(o["pattern"], 0)[1], 0)
             except ValueError as e:
-                found.append(job.problem(str(e), plugin, key="replacement", hint="the replacement uses Java's syntax: "
-                                         "$1 for group 1, \\$ for a literal dollar sign"))
-        return found
+                return [job.problem(str(e), plugin, key="replacement", hint="the replacement uses Java's syntax: "
+                                    "$1 for group 1, \\$ for a literal dollar sign")]
+        return []
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
@@ -207,17 +205,12 @@ class Replace(Connector, SchemaInference, Transform):
         from ..spi.errors import RuntimeConfigError
         from ..spi.rows import data_columns
 
-        o = _options(vertex.config)
-        if o["field"] is None or o["pattern"] is None or o["replacement"] is None:
-            raise RuntimeConfigError("replace_field, pattern and replacement must all be set")
-        field, pattern, replacement = str(o["field"]), str(o["pattern"]), str(o["replacement"])
-        is_regex = bool(as_bool(o["is_regex"]))
-        if is_regex and o["replace_first"] is None:
-            raise RuntimeConfigError("replace_first is required when is_regex = true")
+        o = SPEC.run_time(vertex.config)
+        field, pattern, replacement, is_regex = o["replace_field"], o["pattern"], o["replacement"], o["is_regex"]
         try:
             if not is_regex:
                 regex, rep = java_quote(pattern), quote_replacement(replacement)
-            elif as_bool(o["replace_first"]):
+            elif o["replace_first"]:
                 regex, rep = replace_first_regex(pattern, replacement)
             else:
                 regex, rep = pattern, shift_replacement(replacement, shift_pattern(pattern, 0)[1], 0)

@@ -8,9 +8,10 @@ the spelling. A field of that name must not exist already.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..spi import TRANSFORM, Connector, Dataset, InsertOnly, RunContext, SchemaInference, Transform, Vertex
+from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import single_input
 
@@ -22,11 +23,11 @@ NAME = "RowKindExtractor"
 SPELLINGS = {"SHORT": ("+I", "-U", "+U", "-D"), "FULL": ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")}
 
 
-def _options(options: Any) -> tuple[str, str | None]:
-    """``(field name, transform type)``; the type is None when it is not SHORT or FULL."""
-    field = str(options.get("custom_field_name", "row_kind"))
-    kind = str(options.get("transform_type", "SHORT")).strip().upper()
-    return field, (kind if kind in SPELLINGS else None)
+SPEC = OptionSpec((
+    Option("custom_field_name", default="row_kind", description="The column the row kind goes to."),
+    Option("transform_type", "enum", "SHORT", "How the kind is spelled: SHORT (+I, -U, +U, -D) or FULL "
+           "(INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE).", choices=tuple(SPELLINGS)),
+))
 
 
 def _exists(field: str) -> str:
@@ -37,24 +38,21 @@ class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
+    option_spec = SPEC
     description = "Adds the row kind as a column."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        field, kind = _options(plugin.options)
-        found = []
-        if kind is None:
-            found.append(job.problem(f"unknown transform_type {plugin.get('transform_type')!r}", plugin,
-                                     key="transform_type", hint="use SHORT or FULL"))
-        if not field.strip():
-            found.append(job.problem("custom_field_name must not be empty", plugin, key="custom_field_name"))
-        return found
+        field = plugin.get("custom_field_name")
+        if field is not None and not str(field).strip():
+            return [job.problem("custom_field_name must not be empty", plugin, key="custom_field_name")]
+        return []
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         from ..spi.schema import DataType, Field, Schema
 
         source = inputs[0] if inputs else None
-        field, _ = _options(plugin.options)
+        field = str(plugin.get("custom_field_name", "row_kind"))
         if source is None:
             return None, []
         if field in source.names:
@@ -68,10 +66,8 @@ class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
         from ..spi.errors import RuntimeConfigError
         from ..spi.rows import ROW_KIND, data_columns, kind_literal
 
-        field, kind = _options(vertex.config)
-        if kind is None:
-            raise RuntimeConfigError(f"unknown transform_type {vertex.config.get('transform_type')!r}: "
-                                     "use SHORT or FULL")
+        o = SPEC.run_time(vertex.config)
+        field, kind = o["custom_field_name"], o["transform_type"]
         names = F.array(*[F.lit(s) for s in SPELLINGS[kind]])
         out = {}
         for table, df in single_input(inputs).items():

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ..spi.options import as_list
+from ..spi.options import OptionError
+from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import check_regex, field_problems, kind_columns, require_columns, single_input
 
@@ -25,17 +26,27 @@ if TYPE_CHECKING:
 NAME = "Split"
 
 
+SPEC = OptionSpec((
+    Option("separator", required=True, description="A Java regex the field is split at."),
+    Option("split_field", required=True, description="The field to split (its text)."),
+    Option("output_fields", "list", required=True, description="The fields the parts go to, in order; a part "
+           "beyond the last is dropped, a missing part is null."),
+))
+
+
 def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
-    sep, field = options.get("separator"), options.get("split_field")
-    return (None if sep is None else str(sep), None if field is None else str(field),
-            [str(x) for x in as_list(options.get("output_fields"))])
+    try:
+        o = SPEC.parse(options)
+    except OptionError:
+        return None, None, []  # reported by the spec
+    return o["separator"], o["split_field"], [str(x) for x in o["output_fields"] or ()]
 
 
 class Split(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
-    required = ("separator", "split_field", "output_fields")
+    option_spec = SPEC
     description = "Splits a string field into several."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -71,9 +82,10 @@ class Split(Connector, SchemaInference, Transform):
         from ..spi.errors import RuntimeConfigError
         from ..spi.rows import data_columns
 
-        sep, field, outputs = _options(vertex.config)
-        if sep is None or field is None or not outputs:
-            raise RuntimeConfigError("separator, split_field and output_fields must all be set")
+        o = SPEC.run_time(vertex.config)
+        sep, field, outputs = o["separator"], o["split_field"], [str(x) for x in o["output_fields"]]
+        if not outputs:
+            raise RuntimeConfigError("output_fields is empty")
         check_regex(ctx, sep, "the separator")
         out = {}
         for table, df in single_input(inputs).items():

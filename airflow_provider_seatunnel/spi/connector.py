@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..config.errors import NOT_RUNNABLE
 from .contract import RUNS_AS, SINK, SOURCE, TRANSFORM, ChangeEmitter, StreamingSource, Vertex
+from .optionspec import OptionSpec
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -61,13 +62,27 @@ class Connector:
     #: its sink and transform run there whenever ``connect`` says so (a micro-batch is a batch)
     connect_stream: ClassVar[bool] = False
     description: ClassVar[str] = ""
+    #: its options, declared once (:mod:`.optionspec`): a connector that declares a spec gets its compile-time
+    #: option problems, ``required``, ``identity`` and ``secrets`` from it
+    option_spec: ClassVar[OptionSpec | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("option_spec")
+        if isinstance(spec, OptionSpec):
+            cls.required = spec.required
+            cls.identity = spec.identity
+            cls.secrets = spec.secrets | cls.__dict__.get("secrets", frozenset())
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         """Compile-time problems of the block beyond its required options (none by default)."""
         return []
 
     def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """Every compile-time problem of the block: missing required options, then :meth:`check`."""
+        """Every compile-time problem of the block: its spec's (or, without one, its missing required
+        options), then :meth:`check`."""
+        if self.option_spec is not None:
+            return self.option_spec.problems(plugin, job) + self.check(plugin, job)
         found = [job.problem(f"the option '{key}' is required", plugin, key=None,
                              hint=f"set {key} = ... in the {plugin.name} block")
                  for key in self.required if not plugin.has(key)]
