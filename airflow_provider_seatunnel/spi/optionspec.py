@@ -49,7 +49,10 @@ class Option:
 
     ``fallback`` lists older names read when ``key`` is absent (the first set wins); ``choices`` are
     matched case-insensitively and parsed upper-case (``enum``); ``required_if`` maps another key to
-    the values of it that make this option required; ``minimum`` bounds an int/long/double;
+    the values of it that make this option required; ``required_unless`` names keys whose presence
+    lifts ``required`` (an Airflow connection option that supplies it); ``minimum``/``maximum`` bound
+    an int/long/double; ``sections`` limits it to blocks of those sections (empty: every section); ``allow_blank``
+    false refuses a string of spaces;
     ``identity``: the option names the external data (paths, tables), from which task ids derive;
     ``secret``: a credential, kept out of plans, logs and identities.
     """
@@ -62,7 +65,11 @@ class Option:
     choices: tuple[str, ...] = ()
     required: bool = False
     required_if: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    required_unless: tuple[str, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None
+    sections: tuple[str, ...] = ()
+    allow_blank: bool = True
     secret: bool = False
     identity: bool = False
 
@@ -85,11 +92,18 @@ class Option:
                 return key, value
         return self.key, MISSING
 
+    def applies_to(self, section: str | None) -> bool:
+        return section is None or not self.sections or section in self.sections
+
     def coerce(self, key: str, value: Any) -> Any:
         """``value`` as this option's type; an :class:`OptionError` naming ``key`` when it is not one."""
         parsed = _coerce(self, key, value)
-        if self.minimum is not None and isinstance(parsed, (int, float)) and parsed < self.minimum:
-            raise OptionError(key, f"{key} must be >= {_number(self.minimum)}, found {value!r}")
+        low, high = self.minimum, self.maximum
+        if isinstance(parsed, (int, float)) and not isinstance(parsed, bool) and (
+                (low is not None and parsed < low) or (high is not None and parsed > high)):
+            raise OptionError(key, f"{key} must be {_what(self)}, found {value!r}")
+        if self.type == "string" and not self.allow_blank and not parsed.strip():
+            raise OptionError(key, f"{key} must be a non-empty string, found {value!r}")
         return parsed
 
 
@@ -97,20 +111,33 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _what(option: Option) -> str:
+    """How a valid number is named: ``an integer between 1 and 65535``, ``a number >= 0``."""
+    what = "a number" if option.type == "double" else "an integer"
+    low, high = option.minimum, option.maximum
+    if low is not None and high is not None:
+        return f"{what} between {_number(low)} and {_number(high)}"
+    if low is not None:
+        return f"{what} >= {_number(low)}"
+    if high is not None:
+        return f"{what} <= {_number(high)}"
+    return what
+
+
 def _coerce(option: Option, key: str, value: Any) -> Any:
     kind = option.type
     if kind in ("int", "long"):
         parsed = as_int(value)
         if parsed is None:
-            raise OptionError(key, f"{key} must be an integer, found {value!r}")
+            raise OptionError(key, f"{key} must be {_what(option)}, found {value!r}")
         return parsed
     if kind == "double":
         if isinstance(value, bool):
-            raise OptionError(key, f"{key} must be a number, found {value!r}")
+            raise OptionError(key, f"{key} must be {_what(option)}, found {value!r}")
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise OptionError(key, f"{key} must be a number, found {value!r}") from None
+            raise OptionError(key, f"{key} must be {_what(option)}, found {value!r}") from None
     if kind == "bool":
         flag = as_bool(value)
         if flag is None:
@@ -197,7 +224,7 @@ class OptionSpec:
 
     @property
     def required(self) -> tuple[str, ...]:
-        return tuple(o.key for o in self.options if o.required)
+        return tuple(o.key for o in self.options if o.required and not o.required_unless)
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -207,19 +234,27 @@ class OptionSpec:
     def secrets(self) -> frozenset[str]:
         return frozenset(k for o in self.options if o.secret for k in o.keys)
 
-    def known(self, key: str) -> bool:
-        """Whether ``key`` (a top-level key of a block) is declared, common, or under an open prefix."""
+    def known(self, key: str, section: str | None = None) -> bool:
+        """Whether ``key`` (a top-level key of a block of ``section``) is declared for it, common, or under
+        an open prefix."""
         if self.open or key in COMMON_KEYS or key.startswith(self.open_prefixes):
             return True
         return any(key == k or k.startswith(key + ".") or key.startswith(k + ".")
-                   for o in self.options for k in o.keys)
+                   for o in self.options if o.applies_to(section) for k in o.keys)
 
-    def parse(self, options: Mapping[str, Any]) -> ParsedOptions:
-        """The typed options of a block (defaults applied); the first invalid value raises :class:`OptionError`."""
+    def parse(self, options: Mapping[str, Any], section: str | None = None, complete: bool = False) -> ParsedOptions:
+        """The typed options of a block of ``section`` (defaults applied; None: every option); the first
+        invalid value raises :class:`OptionError`, and with ``complete`` a missing required option too."""
         values: dict[str, Any] = {}
         given: set[str] = set()
         for option in self.options:
+            if not option.applies_to(section):
+                continue
             key, value = option.raw(options)
+            if value is MISSING and complete:
+                missing = _missing(option, options)
+                if missing is not None:
+                    raise OptionError(option.key, missing, f"set {option.key} = ...")
             if value is MISSING:
                 values[option.key] = option.default
             else:
@@ -227,17 +262,11 @@ class OptionSpec:
                 given.add(option.key)
         return ParsedOptions(values, frozenset(given))
 
-    def run_time(self, options: Mapping[str, Any]) -> ParsedOptions:
+    def run_time(self, options: Mapping[str, Any], section: str | None = None) -> ParsedOptions:
         """The typed options of a block when its task runs (a hand-written plan skips the compiler): a
         missing required option or an invalid value is the deterministic :class:`.errors.RuntimeConfigError`."""
-        from .errors import RuntimeConfigError
-
-        for option in self.options:
-            missing = _missing(option, options) if option.raw(options)[1] is MISSING else None
-            if missing is not None:
-                raise RuntimeConfigError(missing)
         try:
-            return self.parse(options)
+            return self.parse(options, section, complete=True)
         except OptionError as e:
             raise e.at_run_time() from None
 
@@ -248,11 +277,13 @@ class OptionSpec:
         found: list[Problem] = []
         opts = plugin.options
         for option in self.options:
+            if not option.applies_to(plugin.section):
+                continue
             key, value = option.raw(opts)
             if value is MISSING:
                 missing = _missing(option, opts)
                 if missing is not None:
-                    found.append(job.problem(missing, plugin, key=_trigger(option, opts),
+                    found.append(job.problem(missing, plugin, key=option.key,
                                              hint=f"set {option.key} = ... in the {plugin.name} block"))
                 continue
             try:
@@ -262,7 +293,7 @@ class OptionSpec:
         found.extend(self._group_problems(plugin, job))
         strict = settings.strict() if strict is None else strict
         for key in opts:
-            if not self.known(str(key)):
+            if not self.known(str(key), plugin.section):
                 close = difflib.get_close_matches(str(key), [k for o in self.options for k in o.keys], n=1)
                 found.append(job.problem(f"unknown option '{key}' of {plugin.name}" + ("" if strict else
                                          ": it is ignored"), plugin, key=str(key), code="unknown-option",
@@ -286,16 +317,26 @@ class OptionSpec:
         """The option table of the docs: name (older names), type, required, default, description."""
         rows = ["| name | type | required | default | description |", "| --- | --- | --- | --- | --- |"]
         for o in self.options:
-            name = f"`{o.key}`" + (f" (or {', '.join(f'`{k}`' for k in o.fallback)})" if o.fallback else "")
+            name = f"`{o.key}`" + (f" (or {', '.join(f'`{k}`' for k in o.fallback)})" if o.fallback else "") + (
+                f" ({' and '.join(o.sections)} only)" if o.sections else "")
             kind = o.type + (f": {', '.join(o.choices)}" if o.choices else "")
-            need = "yes" if o.required else ("if " + "; ".join(f"{k} = {' or '.join(_shown(x).lower() for x in v)}"
-                                                              for k, v in o.required_if) if o.required_if else "no")
+            need = _need(o)
             default = "" if o.default is None else f"`{_shown(o.default)}`"
             notes = o.description + (" Secret: masked in plans and logs." if o.secret else "")
             rows.append(f"| {name} | {kind} | {need} | {default} | {notes.strip()} |".replace("\n", " "))
         for group in self.exactly_one:
             rows.append(f"\nExactly one of {', '.join(f'`{k}`' for k in group)} must be set.")
         return "\n".join(rows) + "\n"
+
+
+def _need(option: Option) -> str:
+    """The docs' "required" cell: yes (unless ...), if k = v, or no."""
+    if option.required:
+        unless = " or ".join(option.required_unless)
+        return "yes" + (f" unless {unless} is set" if unless else "")
+    if option.required_if:
+        return "if " + "; ".join(f"{k} = {' or '.join(_shown(x).lower() for x in v)}" for k, v in option.required_if)
+    return "no"
 
 
 def _shown(value: Any) -> str:
@@ -309,10 +350,12 @@ def _shown(value: Any) -> str:
 def _missing(option: Option, options: Mapping[str, Any]) -> str | None:
     """Why an unset ``option`` is a problem (None: it may stay unset)."""
     if option.required:
+        if any(lookup(options, k) not in (MISSING, None) for k in option.required_unless):
+            return None
         return f"the option '{option.key}' is required"
     key = _trigger(option, options)
     if key is not None:
-        return f"{option.key} is required when {key} = {_shown(lookup(options, key)).lower()}"
+        return f"the option '{option.key}' is required when {key} = {_shown(lookup(options, key)).lower()}"
     return None
 
 

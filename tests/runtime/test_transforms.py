@@ -163,7 +163,7 @@ def test_replace_on_a_non_string_field_keeps_its_type(spark, people):
 
 
 def test_replace_bad_options_fail_before_any_data(spark, people):
-    with pytest.raises(RuntimeConfigError, match="replace_first is required when is_regex = true"):
+    with pytest.raises(RuntimeConfigError, match="the option 'replace_first' is required when is_regex = true"):
         run(spark, "Replace", people, replace_field="name", pattern="a", replacement="b", is_regex=True)
     with pytest.raises(RuntimeConfigError, match="not a valid Java regex"):
         run(spark, "Replace", people, replace_field="name", pattern="(a", replacement="b", is_regex=True,
@@ -723,7 +723,7 @@ def test_option_checks(config_error):
         'Split { separator = ",", split_field = name, output_fields = [a, a] }',
     ))
     text = "\n".join(p.format() for p in error.problems)
-    for expected in ["replace_first is required when is_regex = true", "no group 2 in the pattern",
+    for expected in ["the option 'replace_first' is required when is_regex = true", "no group 2 in the pattern",
                      "mutually exclusive", "unknown row kind 'UPSERT'", "unknown transform_type 'LONG'",
                      "row_error_handle_way must be FAIL or SKIP", "deep scan (..) is not supported",
                      "decimal type should assign precision and scale", "column_error_handle_way must be one of",

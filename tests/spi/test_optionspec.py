@@ -55,7 +55,7 @@ def test_nested_and_dotted_keys_are_read_as_seatunnel_reads_them():
 
 @pytest.mark.parametrize(("options", "key", "message"), [
     ({"batch_size": "many"}, "batch_size", "batch_size must be an integer"),
-    ({"batchSize": 0}, "batchSize", "batchSize must be >= 1"),
+    ({"batchSize": 0}, "batchSize", "batchSize must be an integer >= 1"),
     ({"ratio": "half"}, "ratio", "ratio must be a number"),
     ({"mode": "APPND"}, "mode", "unknown mode 'APPND'"),
     ({"compress": "yes"}, "compress", "compress must be true or false"),
@@ -71,7 +71,7 @@ def test_compile_time_problems_are_located_at_their_keys():
     found = _problems('path = "/x"\nmode = APPND\ncompress = true\nuser = u\ntoken = t\nbatch_sise = 3')
     by_key = {p.key: p for p in found}
     assert by_key["mode"].hint == "did you mean 'APPEND'?" and by_key["mode"].line == 5
-    assert by_key["compress"].message == "codec is required when compress = true"
+    assert by_key["codec"].message == "the option 'codec' is required when compress = true"
     assert by_key["token"].message.startswith("exactly one of user, token must be set")
     unknown = by_key["batch_sise"]
     assert unknown.severity == "warning" and unknown.hint == "did you mean 'batch_size'?"
@@ -88,7 +88,7 @@ def test_a_missing_required_option_and_strict_unknown_keys():
 def test_run_time_options_refuse_what_the_compiler_would():
     with pytest.raises(RuntimeConfigError, match="the option 'path' is required"):
         SPEC.run_time({})
-    with pytest.raises(RuntimeConfigError, match="codec is required when compress = true"):
+    with pytest.raises(RuntimeConfigError, match="the option 'codec' is required when compress = true"):
         SPEC.run_time({"path": "/x", "compress": True})
     with pytest.raises(RuntimeConfigError, match="option 'mode'"):
         SPEC.run_time({"path": "/x", "mode": "nope"})
@@ -135,3 +135,34 @@ def test_the_docs_option_tables_match_the_specs():
     assert "## Replace (transform)" in module.render()
 
 
+
+
+def test_options_of_one_section_required_unless_and_bounds():
+    spec = OptionSpec((
+        Option("host", required=True, required_unless=("conn_id",), allow_blank=False),
+        Option("conn_id"),
+        Option("port", "int", 1, minimum=1, maximum=65535),
+        Option("keys", required=True, sections=("source",)),
+        Option("key", required=True, sections=("sink",)),
+    ))
+    assert spec.parse({"conn_id": "c", "keys": "*"}, "source", complete=True)["keys"] == "*"
+    assert "key" not in spec.parse({"conn_id": "c", "keys": "*"}, "source")
+    with pytest.raises(OptionError, match="the option 'key' is required"):
+        spec.parse({"conn_id": "c", "keys": "*"}, "sink", complete=True)
+    with pytest.raises(OptionError, match="the option 'host' is required"):
+        spec.parse({"keys": "*"}, "source", complete=True)
+    with pytest.raises(OptionError, match="host must be a non-empty string"):
+        spec.parse({"host": "  "}, "source")
+    with pytest.raises(OptionError, match="port must be an integer between 1 and 65535, found 70000"):
+        spec.parse({"port": 70000})
+    assert spec.known("keys", "source") and not spec.known("keys", "sink") and spec.known("parallelism", "sink")
+    assert spec.required == ("keys", "key")  # host may come from the connection
+
+
+def test_a_ported_connector_warns_of_keys_it_does_not_have():
+    text = ('env { job.mode = BATCH }\nsource { Redis { plugin_output = "r", host = "h", port = 6379, keys = "*",\n'
+            'data_typ = key, data_type = key, expire = 5 } }\nsink { Console { plugin_input = "r" } }\n')
+    plan = compile_text("job.conf", text)
+    unknown = {w["key"]: w for w in plan.warnings if w["code"] == "unknown-option"}
+    assert set(unknown) == {"data_typ", "expire"}  # expire is a sink option
+    assert unknown["data_typ"]["hint"] == "did you mean 'data_type'?" and unknown["data_typ"]["line"] == 3

@@ -45,7 +45,7 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from . import checks
-from .options import CONN_OPTION, DEVIATIONS
+from .options import CONN_OPTION, DEVIATIONS, SPEC
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Redis"]
 
@@ -56,10 +56,8 @@ class Redis(Connector, SchemaInference, BatchSource, InsertOnly, TwoPhaseSink, R
     name = "Redis"
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
-    required = ()  # host and port unless redis_conn_id gives them, data_type, keys/key: options.parse
-    identity = ("host", "port", "db_num", CONN_OPTION, "keys", "key", "data_type")
+    option_spec = SPEC  # required, identity and secrets (auth) come from it
     committer = False  # SeaTunnel's Redis sink has no aggregated committer (no coordinator slot)
-    secrets = frozenset({"auth"})
     description = "Reads keys matching a pattern, or writes keys, of a Redis server (string, hash, list, set, zset)."
 
     # compile time ------------------------------------------------------------------------------

@@ -8,10 +8,7 @@ from collections.abc import Sequence
 from ...spi import SINK
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from .options import CONN_OPTION, OptionError, RedisOptions, opt, parse
-
-#: sink options of later SeaTunnel versions that change what is written: they plan, but cannot run
-LATER_SINK_OPTIONS = ("support_custom_key", "value_field", "hash_key_field", "hash_value_field")
+from .options import CONN_OPTION, LATER_SINK_OPTIONS, SPEC, OptionError, RedisOptions, parse
 
 
 def _parsed(plugin: PluginConfig) -> RedisOptions:
@@ -19,8 +16,13 @@ def _parsed(plugin: PluginConfig) -> RedisOptions:
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option SeaTunnel would refuse (an error at its key), then what this package cannot
-    do (``mode = cluster``: plans, fails validate) and options that change nothing (warnings)."""
+    """Beyond what the option spec reports: the first rule SeaTunnel would refuse that a declaration
+    cannot say (an error at its key), then what this package cannot do (``mode = cluster``: plans,
+    fails validate) and options that change nothing (warnings)."""
+    try:
+        SPEC.parse(plugin.options, plugin.section, complete=True)
+    except OptionError:
+        return []  # reported by the spec
     try:
         options = _parsed(plugin)
     except OptionError as e:
@@ -35,7 +37,7 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
             problems.append(job.cannot_run(f"{key} (a later SeaTunnel version's option) is not supported by this "
                                            "package", plugin, key=key,
                                            hint="name the key's field with key, and write whole rows"))
-    conn = opt(plugin.options, CONN_OPTION)
+    conn = plugin.get(CONN_OPTION)
     if conn is not None and not str(conn).strip():
         problems.append(job.problem(f"{CONN_OPTION} must name an Airflow connection", plugin, key=CONN_OPTION))
     if plugin.section != SINK and options.format == "text" and plugin.has("schema"):

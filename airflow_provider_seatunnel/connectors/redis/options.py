@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi import SINK
-from ...spi.options import MISSING, OptionError, as_int, lookup
+from ...spi import SINK, SOURCE
+from ...spi.options import OptionError, as_int
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Schema, TypeError_, schema_from_options
 
 #: SeaTunnel's ``data_type`` values (``key`` and ``string`` are one Redis type)
@@ -35,6 +36,41 @@ TEXT_FIELD = "content"
 HASH_KEY_FIELD = "hash_key"
 #: the block option naming an Airflow connection of type ``redis`` (host, port, login, password, extra ``db``)
 CONN_OPTION = "redis_conn_id"
+#: sink options of later SeaTunnel versions that change what is written: they plan, but cannot run
+LATER_SINK_OPTIONS = ("support_custom_key", "value_field", "hash_key_field", "hash_value_field")
+
+SPEC = OptionSpec((
+    Option("host", required=True, allow_blank=False, required_unless=(CONN_OPTION,), identity=True,
+           description=f"The server's host (or from {CONN_OPTION})."),
+    Option("port", "int", required=True, required_unless=(CONN_OPTION,), minimum=1, maximum=65535, identity=True,
+           description=f"The server's port (or from {CONN_OPTION})."),
+    Option("db_num", "int", DEFAULT_DB, "The database number.", minimum=0, identity=True),
+    Option("user", description="The ACL user (Redis 6 and later)."),
+    Option("auth", description="The password.", secret=True),
+    Option(CONN_OPTION, identity=True,
+           description="An Airflow connection of type redis: host, port, login, password, extra db."),
+    Option("mode", "enum", "single", "single; cluster plans but cannot run here.", choices=MODES),
+    Option("nodes", "list", description="host:port of each cluster node.", required_if=(("mode", ("cluster",)),)),
+    Option("data_type", "enum", description="The Redis type read or written.", required=True, choices=DATA_TYPES,
+           identity=True),
+    Option("batch_size", "int", DEFAULT_BATCH_SIZE, "Keys per SCAN (source) or values per call (sink).",
+           minimum=1),
+    Option("format", "enum", description="json or text; a source without it reads each value as the text field "
+           "content, a sink writes json.", choices=FORMATS),
+    Option("keys", required=True, allow_blank=False, sections=(SOURCE,), identity=True,
+           description="The key pattern read."),
+    Option("hash_key_parse_mode", "enum", "all", "all: a row per hash; kv: a row per hash field.",
+           choices=HASH_KEY_PARSE_MODES, sections=(SOURCE,)),
+    Option("schema", "map", description="The rows' fields (format json).", sections=(SOURCE,)),
+    Option("key", required=True, allow_blank=False, sections=(SINK,), identity=True,
+           description="A field whose value is the key, or a literal key."),
+    Option("expire", "long", DEFAULT_EXPIRE, "Seconds a written key lives (-1: for ever).",
+           minimum=-(2 ** 63), maximum=2 ** 63 - 1, sections=(SINK,)),
+    Option("field_delimiter", default=DEFAULT_DELIMITER, description="Between fields with format text.",
+           sections=(SINK,)),
+    *(Option(key, "any", description="A later SeaTunnel version's option: plans, cannot run here.",
+             sections=(SINK,)) for key in LATER_SINK_OPTIONS),
+))
 
 DEVIATIONS = (
     "parallelism: the source's keys are listed once (SCAN with MATCH, COUNT batch_size and TYPE) and dealt "
@@ -106,83 +142,35 @@ class RedisOptions:
         return Schema((Field(TEXT_FIELD, parse_type("string")),))
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
-
-
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str | None) -> str:
-    value = opt(options, key)
-    if value is None:
-        if default is None:
-            raise OptionError(key, f"the option '{key}' is required", f"set {key} = \"{allowed[0]}\" (one of "
-                                                                      f"{', '.join(allowed)})")
-        return default
-    text = str(value).strip().lower()
-    if text not in allowed:
-        import difflib
-
-        close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
-        raise OptionError(key, f"unknown {key} '{value}'",
-                          f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
-    return text
-
-
-def _int(options: Mapping[str, Any], key: str, default: int | None, minimum: int, maximum: int | None = None) -> int:
-    value = opt(options, key)
-    if value is None:
-        if default is None:
-            raise OptionError(key, f"the option '{key}' is required", f"set {key} = <an integer>")
-        return default
-    number = as_int(value)
-    if number is None or number < minimum or (maximum is not None and number > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
-        raise OptionError(key, f"{key} must be an integer {bound}, found {value!r}")
-    return number
-
-
-def _text(options: Mapping[str, Any], key: str, hint: str) -> str:
-    value = opt(options, key)
-    if value is None:
-        raise OptionError(key, f"the option '{key}' is required", hint)
-    if isinstance(value, (Mapping, list)) or not str(value).strip():
-        raise OptionError(key, f"{key} must be a non-empty string, found {value!r}", hint)
-    return str(value)
-
-
-def endpoint_of(options: Mapping[str, Any], required: bool = True) -> Endpoint | None:
-    """``host``, ``port``, ``db_num``, ``user``, ``auth``; None when ``required`` is false and
-    ``host`` is unset (``redis_conn_id`` gives it when the task runs)."""
-    if not required and opt(options, "host") is None and opt(options, "port") is None:
+def endpoint_of(o: ParsedOptions) -> Endpoint | None:
+    """``host``, ``port``, ``db_num``, ``user``, ``auth``; None when ``host`` and ``port`` are unset
+    (``redis_conn_id`` gives them when the task runs)."""
+    if o["host"] is None and o["port"] is None:
         return None
-    host = _text(options, "host", 'set host = "127.0.0.1" (or redis_conn_id = "<an Airflow connection>")')
-    port = _int(options, "port", None, 1, 65535)
-    db = _int(options, "db_num", DEFAULT_DB, 0)
-    user, auth = opt(options, "user"), opt(options, "auth")
-    return Endpoint(host, port, db, str(user) if user not in (None, "") else None,
-                    str(auth) if auth not in (None, "") else None)
+    for key in ("host", "port"):
+        if o[key] is None:
+            raise OptionError(key, f"the option '{key}' is required",
+                              f"set {key} = ... (or {CONN_OPTION} = \"<an Airflow connection>\")")
+    user, auth = o["user"], o["auth"]
+    return Endpoint(o["host"], o["port"], o["db_num"], user or None, auth or None)
 
 
-def _nodes(options: Mapping[str, Any], mode: str) -> None:
-    nodes = opt(options, "nodes")
-    if mode != "cluster":
+def _nodes(o: ParsedOptions) -> None:
+    if o["mode"] != "cluster":
         return
-    if not isinstance(nodes, list) or not nodes:
+    if not o["nodes"]:
         raise OptionError("nodes", "the option 'nodes' is required when mode = cluster",
                           'set nodes = ["host1:6379", "host2:6379"]')
-    for node in nodes:
+    for node in o["nodes"]:
         host, _, port = str(node).rpartition(":")
         if not host or as_int(port) is None:
             raise OptionError("nodes", f"redis node {node!r} is not host:port", 'set nodes = ["host1:6379"]')
 
 
-def _source_format(options: Mapping[str, Any]) -> tuple[str, Schema | None]:
+def _source_format(options: Mapping[str, Any], o: ParsedOptions) -> tuple[str, Schema | None]:
     """SeaTunnel's rule: without ``format`` the rows are one text field; ``format = json`` needs ``schema``."""
-    if opt(options, "format") is None:
+    if o["format"] in (None, "text"):
         return "text", None
-    fmt = _enum(options, "format", FORMATS, "json")
-    if fmt == "text":
-        return fmt, None
     try:
         schema = schema_from_options(options)
     except TypeError_ as e:
@@ -191,31 +179,26 @@ def _source_format(options: Mapping[str, Any]) -> tuple[str, Schema | None]:
         raise OptionError("format", "format json needs a schema (SeaTunnel: 'Must config schema when format "
                                     "parameter been config')", "add schema = { fields { name = string, ... } }, "
                                                                "or remove format to read each value as text")
-    return fmt, schema
+    return "json", schema
 
 
 def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) -> RedisOptions:
-    """The block's options, checked. ``need_endpoint`` false: a block naming ``redis_conn_id`` may
-    leave ``host``/``port`` to the connection (compile time)."""
-    conn = opt(options, CONN_OPTION)
-    endpoint = endpoint_of(options, required=need_endpoint or conn is None)
-    mode = _enum(options, "mode", MODES, "single")
-    _nodes(options, mode)
-    data_type = _enum(options, "data_type", DATA_TYPES, None)
-    batch_size = _int(options, "batch_size", DEFAULT_BATCH_SIZE, 1)
+    """The block's options, checked (:data:`SPEC`, then the rules it cannot declare). ``need_endpoint``
+    false: a block naming ``redis_conn_id`` may leave ``host``/``port`` to the connection (compile time)."""
+    o = SPEC.parse(options, section, complete=True)
+    endpoint = endpoint_of(o)
+    if endpoint is None and (need_endpoint or o[CONN_OPTION] is None):
+        raise OptionError("host", "the option 'host' is required",
+                          f'set host = "127.0.0.1" (or {CONN_OPTION} = "<an Airflow connection>")')
+    _nodes(o)
+    common = {"endpoint": endpoint, "data_type": o["data_type"], "batch_size": o["batch_size"], "mode": o["mode"]}
     if section == SINK:
-        key = _text(options, "key", 'set key = "<a field name, or a literal key>"')
-        fmt = _enum(options, "format", FORMATS, "json")
-        expire = _int(options, "expire", DEFAULT_EXPIRE, -(2 ** 63), 2 ** 63 - 1)
-        delimiter = opt(options, "field_delimiter", DEFAULT_DELIMITER)
-        return RedisOptions(section, endpoint, data_type, batch_size, fmt, key=key, expire=expire,
-                            field_delimiter=str(delimiter), mode=mode)
-    keys = _text(options, "keys", 'set keys = "prefix:*" (a Redis key pattern)')
-    parse_mode = _enum(options, "hash_key_parse_mode", HASH_KEY_PARSE_MODES, "all")
-    fmt, schema = _source_format(options)
-    if fmt == "json" and data_type == "hash" and parse_mode == "kv" and schema is not None and \
+        return RedisOptions(section, format=o["format"] or "json", key=o["key"], expire=o["expire"],
+                            field_delimiter=str(o["field_delimiter"]), **common)
+    fmt, schema = _source_format(options, o)
+    if fmt == "json" and o["data_type"] == "hash" and o["hash_key_parse_mode"] == "kv" and schema is not None and \
             len(schema.fields) < 2:
         raise OptionError("schema", "hash_key_parse_mode kv needs a schema of two or more fields (the first one "
                                     "gets each hash field's name)", "schema = { fields { hash_key = string, ... } }")
-    return RedisOptions(section, endpoint, data_type, batch_size, fmt, keys=keys, hash_key_parse_mode=parse_mode,
-                        schema=schema, mode=mode)
+    return RedisOptions(section, format=fmt, keys=o["keys"], hash_key_parse_mode=o["hash_key_parse_mode"],
+                        schema=schema, **common)
