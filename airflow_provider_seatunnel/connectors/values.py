@@ -1,5 +1,5 @@
-"""Values to rows and rows to values, as SeaTunnel's json and text formats shape them (pure Python:
-these run inside Spark's Python workers).
+"""Values to rows and rows to values, as SeaTunnel's json and text formats shape them (shared by
+Redis and Http; pure Python: these run inside Spark's Python workers).
 
 Reading (``format = json``): a value is a JSON object (one row) or an array of objects (one row
 each); each schema field takes the member of its name (absent: null) converted leniently, as
@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...spi.schema import DataType, Schema
+from ..spi.schema import DataType, Schema
 
 _INT_RANGES = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 
