@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_seatunnel.connectors import localfile as lf
+from airflow_provider_seatunnel.connectors.files import placeholders
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
@@ -318,10 +319,10 @@ def test_file_names_expression_batches_and_compression(spark, plan_of, tmp_path)
 
 def test_java_time_patterns():
     moment = dt.datetime(2024, 3, 9, 14, 5, 7, 123456)
-    assert lf.format_java_datetime("yyyy.MM.dd", moment) == "2024.03.09"
-    assert lf.format_java_datetime("yyMMdd'T'HHmmss.SSS h a", moment) == "240309T140507.123 2 PM"
-    assert lf.format_java_datetime("d/M/y EEE MMM", moment) == "9/3/2024 Sat Mar"
-    assert lf.java_pattern_problem("yyyy-QQ") == "unsupported pattern letter 'Q' in 'yyyy-QQ'"
+    assert placeholders.format_java_datetime("yyyy.MM.dd", moment) == "2024.03.09"
+    assert placeholders.format_java_datetime("yyMMdd'T'HHmmss.SSS h a", moment) == "240309T140507.123 2 PM"
+    assert placeholders.format_java_datetime("d/M/y EEE MMM", moment) == "9/3/2024 Sat Mar"
+    assert placeholders.java_pattern_problem("yyyy-QQ") == "unsupported pattern letter 'Q' in 'yyyy-QQ'"
 
 
 def test_table_placeholders_in_path_per_table(spark, plan_of, tmp_path):
@@ -333,7 +334,7 @@ def test_table_placeholders_in_path_per_table(spark, plan_of, tmp_path):
     assert len(data_files(tmp_path / "db" / "orders_none")) == 1
     (users,) = data_files(tmp_path / "users_none")
     assert "_users_" in users.name  # several tables: the table keeps transaction ids apart
-    assert lf.expand_table_placeholders("${table_full_name}|${schema_full_name}|${field_names}", "a.b.c",
+    assert placeholders.expand_table_placeholders("${table_full_name}|${schema_full_name}|${field_names}", "a.b.c",
                                         ["x", "y"]) == "a.b.c|a.b|x,y"
 
 

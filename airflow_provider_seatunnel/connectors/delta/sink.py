@@ -42,8 +42,8 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import DELETE, changes, commit_staged, release_cached, resolve
-from ..localfile.placeholders import expand_table_placeholders
 from .options import SinkOptions, Table
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
 

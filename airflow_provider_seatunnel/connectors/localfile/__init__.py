@@ -58,6 +58,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files.placeholders import assets, table_assets
 from . import checks, commits, documents, sink, source
 from .commits import abort, commit, retire
 from .options import (
@@ -66,27 +67,16 @@ from .options import (
     DEVIATIONS,
     FORMAT_SUFFIX,
     FORMATS,
-    HIVE_NULL,
     PENDING_DIR,
     STAGING_DIR,
-)
-from .placeholders import (
-    assets,
-    expand_table_placeholders,
-    format_java_datetime,
-    java_pattern_problem,
-    table_assets,
-    table_parts,
 )
 from .sink import handle_save_mode, prepare, save_mode
 from .source import list_input_files, partition_keys, read, read_stream
 
 __all__ = [
-    "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "HIVE_NULL", "PENDING_DIR",
-    "STAGING_DIR", "LocalFile", "abort", "assets", "checks", "commit", "commits", "documents",
-    "expand_table_placeholders",
-    "format_java_datetime", "handle_save_mode", "java_pattern_problem", "list_input_files", "partition_keys",
-    "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source", "table_assets", "table_parts",
+    "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "PENDING_DIR",
+    "STAGING_DIR", "LocalFile", "abort", "checks", "commit", "commits", "documents", "handle_save_mode",
+    "list_input_files", "partition_keys", "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source",
 ]
 
 

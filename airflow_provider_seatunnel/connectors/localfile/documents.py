@@ -21,8 +21,8 @@ from typing import Any
 
 from ...spi.rows import data_columns, quote
 from ...spi.schema import Schema
+from ..files.placeholders import unescape_partition
 from .options import PART, config_error, flag, opt, target_path
-from .placeholders import unescape_partition
 
 #: the columns of a binary table, as SeaTunnel's binary reader gives them
 BINARY_COLUMNS = ("data", "relativePath", "partIndex")

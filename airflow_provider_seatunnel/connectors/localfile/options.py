@@ -101,7 +101,6 @@ BOOKKEEPING = (STAGING_DIR, COMMITS_DIR)
 PENDING_DIR = ".pending"
 #: under COMMITS_DIR: what a commit's drop set aside until the commit is recorded
 TRASH_DIR = ".trash"
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 DEFAULT_DELIMITER = "\u0001"
 DEFAULT_FILE_NAME = "${transactionId}"
 #: the separators of nested values in text, after the field delimiter (arrays, maps, rows)

@@ -31,6 +31,14 @@ from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.options import as_list
 from ...spi.rows import data_columns
+from ..files.placeholders import (
+    TABLE_PLACEHOLDER,
+    file_base_name,
+    java_pattern_problem,
+    partition_dir,
+    table_config,
+    unescape_partition,
+)
 from .commits import abort, remove_tree, settle
 from .documents import binary_moves
 from .fencing import newest_token
@@ -55,14 +63,6 @@ from .options import (
     opt,
     safe,
     target_path,
-)
-from .placeholders import (
-    TABLE_PLACEHOLDER,
-    file_base_name,
-    java_pattern_problem,
-    partition_dir,
-    table_config,
-    unescape_partition,
 )
 from .records import read_record, write_record
 

@@ -78,7 +78,7 @@ class OnStoreFile:
         raise NotImplementedError
 
     def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import table_config
+        from ..files.placeholders import table_config
 
         return self.assets(table_config(options, table))
 

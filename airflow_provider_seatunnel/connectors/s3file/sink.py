@@ -20,6 +20,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
+from ..files.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from ..localfile.options import (
     CODECS,
     COMMITS_DIR,
@@ -32,7 +33,6 @@ from ..localfile.options import (
     opt,
     safe,
 )
-from ..localfile.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from ..localfile.sink import DROP_AT_COMMIT, sink_options
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log

@@ -12,8 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from ...spi import UNRENDERED, Unnamed
-from ...spi.options import lookup
-from .options import HIVE_NULL, opt
+from ...spi.options import lookup, option
+
+#: the directory name of a partition whose value is null (Hive's)
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 TABLE_PLACEHOLDER = re.compile(r"\$\{(database_name|schema_name|table_name|schema_full_name|table_full_name|"
                                r"field_names)(?::([^}]*))?\}")
@@ -72,7 +74,7 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
     blocks = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) and items else [options]
     out: list[str | Unnamed] = []
     for block in blocks:
-        path = opt(block, "path")
+        path = option(block, "path")
         if path is None or not str(path).strip():
             continue
         found = _file_uri(str(path).strip())
