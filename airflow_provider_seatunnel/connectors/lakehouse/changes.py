@@ -1,0 +1,36 @@
+"""The rows a lakehouse sink (Delta, Iceberg, Paimon) writes from a change stream: key and partition
+columns as the data spells them, and the last change per key (UPDATE_BEFORE rows dropped) that an
+upsert applies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...spi.errors import RuntimeConfigError
+from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
+
+UPDATE_BEFORE = 1
+_SEQ, _RANK = "__st_seq", "__st_rank"
+
+
+def resolve(names: tuple[str, ...], columns: list[str], case_sensitive: bool, key: str) -> list[str]:
+    """``names`` as the data spells them; a :class:`RuntimeConfigError` for one the data lacks."""
+    found = {c: c for c in columns} if case_sensitive else {c.lower(): c for c in columns}
+    out = [found.get(n if case_sensitive else n.lower()) for n in names]
+    missing = [n for n, c in zip(names, out, strict=True) if c is None]
+    if missing:
+        raise RuntimeConfigError(f"{key}: {', '.join(missing)} is not a column of the rows "
+                                 f"(columns: {', '.join(columns)})")
+    return [c for c in out if c is not None]
+
+
+def changes(df: Any, keys: list[str], parallelism: int) -> Any:
+    """The last change per key, in arrival order, UPDATE_BEFORE rows dropped; ``parallelism`` partitions
+    grouped by key. Keeps the row-kind column."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    ordered = df.select(*[F.col(quote(c)) for c in data_columns(df)], F.col(ROW_KIND), arrival_order(df).alias(_SEQ))
+    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(_SEQ).desc())
+    return (ordered.where(F.col(ROW_KIND) != UPDATE_BEFORE).repartition(max(1, parallelism), *[quote(k) for k in keys])
+            .withColumn(_RANK, F.row_number().over(window)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
