@@ -35,15 +35,13 @@ import contextlib
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
-from ...spi.rows import ROW_KIND, data_columns, data_only, quote
-from ..lakehouse.changes import changes, resolve
-from ..lakehouse.staged import commit_staged, release_cached
+from ...spi.rows import ROW_KIND, arrival_order, data_columns, data_only, quote
 from ..localfile.placeholders import expand_table_placeholders
 from .options import SinkOptions, Table
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
@@ -53,7 +51,8 @@ log = logging.getLogger("seatunnel.delta")
 #: the session settings a SQL statement takes Delta's transaction identity and commit text from
 SQL_TXN_APP, SQL_TXN_VERSION = "spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion"
 SQL_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
-DELETE = 3
+DELETE, UPDATE_BEFORE = 3, 1
+_SEQ, _RANK = "__st_seq", "__st_rank"
 
 
 class ConcurrentCommit(PipelineError):
@@ -92,6 +91,29 @@ def user_metadata(ctx: RunContext, vertex: Vertex, table: str) -> str:
 def target_path(table: Table, upstream: str, columns: list[str]) -> str:
     """The table's directory for the upstream table ``upstream`` (placeholders expanded)."""
     return expand_table_placeholders(table.location(), upstream, columns)
+
+
+def resolve(names: tuple[str, ...], columns: list[str], case_sensitive: bool, key: str) -> list[str]:
+    """``names`` as the data spells them; a :class:`RuntimeConfigError` for one the data lacks."""
+    found = {c: c for c in columns} if case_sensitive else {c.lower(): c for c in columns}
+    out = [found.get(n if case_sensitive else n.lower()) for n in names]
+    missing = [n for n, c in zip(names, out, strict=True) if c is None]
+    if missing:
+        raise RuntimeConfigError(f"{key}: {', '.join(missing)} is not a column of the rows "
+                                 f"(columns: {', '.join(columns)})")
+    return [c for c in out if c is not None]
+
+
+def changes(df: Any, keys: list[str], parallelism: int) -> Any:
+    """The last change per key, in arrival order, UPDATE_BEFORE rows dropped; ``parallelism`` partitions
+    grouped by key. Keeps the row-kind column."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    ordered = df.select(*[F.col(quote(c)) for c in data_columns(df)], F.col(ROW_KIND), arrival_order(df).alias(_SEQ))
+    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(_SEQ).desc())
+    return (ordered.where(F.col(ROW_KIND) != UPDATE_BEFORE).repartition(max(1, parallelism), *[quote(k) for k in keys])
+            .withColumn(_RANK, F.row_number().over(window)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,6 +285,23 @@ def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Map
     ctx.fault_point("sink.commit", vertex)
     log.info("Delta %s: committed table %s to %s (%s, txn %s/%d)", vertex.ref, entry["table"], path, action,
              txn.app_id, txn.version)
+
+
+def commit_staged(info: Mapping[str, Any] | None, commit_table: Callable[[dict[str, Any]], None]) -> None:
+    """``commit_table`` for each table ``prepare`` staged (in order), then their cached rows dropped."""
+    entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
+    for entry in entries:
+        commit_table(entry)
+    release_cached(info)
+
+
+def release_cached(info: Mapping[str, Any] | None) -> None:
+    """Drop the rows ``prepare`` cached for each table (quietly: the session may be gone)."""
+    for entry in (info or {}).get("tables", ()):
+        df = entry.get("df")
+        if df is not None:
+            with contextlib.suppress(Exception):
+                df.unpersist()
 
 
 def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:

@@ -55,8 +55,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
-from ..lakehouse.changes import changes, resolve
-from ..lakehouse.staged import commit_staged, release_cached
+from ..delta.sink import changes, commit_staged, release_cached, resolve
 from ..localfile.placeholders import expand_table_placeholders
 from .options import SinkOptions, TableRef
 from .tables import (

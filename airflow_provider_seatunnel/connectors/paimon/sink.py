@@ -41,7 +41,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
-from ..lakehouse.changes import changes, resolve
+from ..delta.sink import changes, resolve
 from ..localfile.fencing import allocate, commit_lock, newest_token
 from ..localfile.placeholders import expand_table_placeholders
 from . import compat
