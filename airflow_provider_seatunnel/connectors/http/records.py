@@ -11,7 +11,7 @@ piece is a *chunk*:
   ``json_filed_missed_return_null`` fills the shorter ones with nulls); else the chunk itself is
   the records (an array: each element, an object: itself). Each record is converted by the schema
   as SeaTunnel's JSON format does (a field takes the member of its name, absent: null; numbers
-  written as strings are parsed; see :mod:`..messages.values`); a null record is skipped.
+  written as strings are parsed; see :mod:`..redis.values`); a null record is skipped.
 
 The size that decides whether paging goes on (SeaTunnel's rule) is the number of elements of what
 was extracted: the records of ``content_field``/``json_field``, else the parsed chunk's elements
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import DataError
-from ..messages.values import ValueFormatError, row_of
+from ..redis.values import ValueFormatError, row_of
 from .jsonpath import evaluate
 from .options import HttpOptions
 

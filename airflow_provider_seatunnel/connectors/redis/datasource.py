@@ -26,19 +26,10 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWrite
 
 from ...spi.errors import DataError
 from ...spi.schema import Schema, parse_fields
-from ..messages.values import (
-    ValueFormatError,
-    convert,
-    hash_fields,
-    hash_json,
-    key_text,
-    row_of,
-    rows_of_json,
-    serializer,
-)
 from .client import connected
 from .options import HASH_KEY_FIELD, Endpoint
 from .staging import PREFIX, STAGING_TTL, encode, encode_hash, manifest_key, stage_key, stages_key
+from .values import ValueFormatError, convert, hash_fields, hash_json, key_text, row_of, rows_of_json, serializer
 
 NAME = "seatunnel_redis"
 #: the option holding the spec: Spark's redaction rule (``secret``) hides its value in plans
