@@ -21,8 +21,8 @@ from sqlglot import exp
 
 from airflow_provider_seatunnel.connectors.jdbc.commit import bookkeeping_sql
 from airflow_provider_seatunnel.connectors.jdbc.connection import connection_of, default_driver_class
-from airflow_provider_seatunnel.connectors.jdbc.databases import DATABASES, database_of
-from airflow_provider_seatunnel.connectors.jdbc.dialects import as_part, dialect_of
+from airflow_provider_seatunnel.connectors.jdbc.databases import DATABASES, database_of, dialect_of
+from airflow_provider_seatunnel.connectors.jdbc.dialects import as_part
 from airflow_provider_seatunnel.connectors.jdbc.lineage import assets
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_table_sql
 from airflow_provider_seatunnel.connectors.jdbc.source import _base_query, _predicates, _table_sql, source_tables

@@ -17,9 +17,9 @@ from sqlglot import exp
 
 from airflow_provider_seatunnel.connectors.jdbc.commit import COMMITS_TABLE
 from airflow_provider_seatunnel.connectors.jdbc.connection import connection_of
+from airflow_provider_seatunnel.connectors.jdbc.databases import dialect_of
 from airflow_provider_seatunnel.connectors.jdbc.dialects import (
     NameProblem,
-    dialect_of,
     split_name,
     unquote,
     url_database,

@@ -196,7 +196,7 @@ def test_a_column_added_to_the_source_is_added_to_the_jdbc_target(plan_of, spark
 
 
 def test_a_column_that_appears_while_a_stream_runs_fails_the_micro_batch_for_a_replay():
-    from airflow_provider_seatunnel.connectors.cdc_stream import unknown_columns
+    from airflow_provider_seatunnel.connectors.cdc.stream import unknown_columns
 
     spec = {"table": "public.t", "columns": ["id", "name"], "schema_changes": True}
     unknown_columns(spec, ["id", "name"])

@@ -21,8 +21,8 @@ from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
 from ...spi.sessions import is_connect
-from .databases import DATABASES
-from .dialects import Dialect, dialect_of
+from .databases import DATABASES, dialect_of
+from .dialects import Dialect
 from .errors import StatementError, access_errors, db_error
 from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
 from .pyconnection import open_connection

@@ -1,7 +1,7 @@
 """The databases SeaTunnel's Jdbc connector has dialects for, as facts: which URL picks which
 dialect, the names SeaTunnel's ``dialect`` option accepts, each dialect's quoting, upsert, split
 hash and created column types, and per database its usual driver class, default port and the
-scheme of its datasets (lineage). :func:`.dialects.dialect_of` reads these tables.
+scheme of its datasets (lineage). :func:`dialect_of` reads these tables.
 
 Dialects. PostgreSQL, MySQL/MariaDB and SQLite run against real servers in the tests; every other
 dialect here is SQL generation only: it plans, validates and writes what SeaTunnel's dialect of
@@ -214,9 +214,10 @@ def by_scheme(scheme: str) -> Database | None:
     return next((db for db in DATABASES if db.scheme == scheme), None)
 
 
-def resolve(url: str, name: str | None = None, compatible_mode: str | None = None) -> Dialect:
-    """The dialect ``name`` (the ``dialect`` option) selects, else the URL's, refined by
-    ``compatible_mode`` (see the module docstring)."""
+def dialect_of(url: str, name: str | None = None, compatible_mode: str | None = None) -> Dialect:
+    """The dialect the ``dialect`` option ``name`` selects (one of SeaTunnel's dialect names,
+    case-insensitive; another name falls back to the URL), else the one of the URL's database,
+    refined by ``compatible_mode`` (see the module docstring)."""
     key = OPTION_NAMES.get((name or "").strip().lower())
     if key is None:
         found = database_of(url)

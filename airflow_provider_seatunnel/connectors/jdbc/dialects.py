@@ -271,15 +271,6 @@ def flat(dtype: Any) -> bool:
         and type(dtype).__name__ != "TimeType"
 
 
-def dialect_of(url: str, name: str | None = None, compatible_mode: str | None = None) -> Dialect:
-    """The dialect the ``dialect`` option ``name`` selects (one of SeaTunnel's dialect names,
-    case-insensitive; another name falls back to the URL), else the one of the URL's database,
-    refined by ``compatible_mode`` (:func:`.databases.resolve`)."""
-    from .databases import resolve
-
-    return resolve(url, name, compatible_mode)
-
-
 #: URL schemes whose path names the database (``jdbc:<scheme>://host:port/database``)
 _PG_SCHEMES = "postgresql|opengauss|highgo|kingbase8|redshift"
 _PG_URL = re.compile(rf"^(jdbc:(?:{_PG_SCHEMES})://[^/?]*)(?:/([^?]*))?(\?.*)?$", re.I)

@@ -7,13 +7,18 @@ hold a password (URLs are masked)."""
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...spi.errors import DETERMINISTIC_SPARK_ERRORS, DataError, PipelineError, RuntimeConfigError
 from .options import mask
 
-if TYPE_CHECKING:
-    from .connection import Conn
+
+class HasPassword(Protocol):
+    """What an error message needs of a connection: the password it masks (None: none)."""
+
+    @property
+    def password(self) -> str | None: ...
+
 
 #: SQLSTATE classes: transient (retrying may help), data errors (the same rows fail again), and
 #: configuration errors (the statement, object or credentials are wrong)
@@ -103,7 +108,7 @@ def state_of(error: BaseException) -> str:
     return states[-1] if states else ""
 
 
-def db_error(error: BaseException, what: str, conn: Conn | None = None) -> Exception:
+def db_error(error: BaseException, what: str, conn: HasPassword | None = None) -> Exception:
     """A PipelineError for a failed database operation, classified by SQLSTATE: data errors
     (22, 23) deterministic, unreachable databases (08, 53, 57…) retryable, bad statements,
     objects and credentials (42, 3D, 28…) RuntimeConfigError. The text never holds a password."""
@@ -155,7 +160,7 @@ def _classify(state: str | None, names: list[str], message: str) -> type[Pipelin
     return PipelineError
 
 
-def reraise(error: BaseException, what: str, conn: Conn | None) -> Exception:
+def reraise(error: BaseException, what: str, conn: HasPassword | None) -> Exception:
     """:func:`db_error` for raising ``from`` the original unless its text could hold a secret."""
     wrapped = db_error(error, what, conn)
     raw = str(error)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ..cdc_source import CdcSource
+from ..cdc.source import CdcSource
 from .options import MyCdcOptions, parse
 
 __all__ = ["CONNECTOR", "MySqlCdc"]
@@ -28,7 +28,7 @@ class MySqlCdc(CdcSource):
     name = "MySQL-CDC"
     identity = ("base-url", "table-names")
     exclusive_stream = False  # the binlog has no consumer position: any number of queries may read it
-    runtime = ".mysql_cdc.runtime"
+    runtime = ".runtime"
     description = "Captures a MySQL or MariaDB database's tables: a snapshot, then every change (the binlog)."
 
     def parse(self, options: Mapping[str, Any]) -> MyCdcOptions:

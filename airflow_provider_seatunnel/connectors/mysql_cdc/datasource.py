@@ -23,7 +23,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
-from ..cdc_stream import SnapshotThenChanges, text_value, unknown_columns
+from ..cdc.stream import SnapshotThenChanges, text_value, unknown_columns
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)

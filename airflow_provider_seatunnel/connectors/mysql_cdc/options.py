@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
-from ..cdc_source import LATER_STARTUP_MODES
+from ..cdc.source import LATER_STARTUP_MODES
 
 STARTUP_MODES = ("initial", "latest")
 #: the replica server ids this package takes when ``server-id`` is unset (SeaTunnel: a random one of a range)

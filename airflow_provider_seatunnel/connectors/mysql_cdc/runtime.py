@@ -1,7 +1,7 @@
 """MySQL-CDC on the Spark driver: each table's snapshot at a binlog position, then its stream.
 
 Per captured table, once per stream (``<table>/capture.json`` under the source's state directory
-says it was done, :mod:`..cdc_stream`):
+says it was done, :mod:`..cdc.stream`):
 
 1. a consistent snapshot and the binlog position it stands at: MariaDB gives the position of a
    ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` itself (``binlog_snapshot_file``/``_position``),
@@ -29,7 +29,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
-from ..cdc_stream import (
+from ..cdc.stream import (
     KIND_COLUMN,
     evolve,
     load_state,

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...spi import NeedsJars
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ..cdc_source import CdcSource
+from ..cdc.source import CdcSource
 from .options import OTHER_PLUGINS, PgCdcOptions, opt, parse
 
 __all__ = ["CONNECTOR", "PostgresCdc"]
@@ -29,7 +29,7 @@ class PostgresCdc(CdcSource, NeedsJars):
     name = "Postgres-CDC"
     identity = ("base-url", "table-names", "slot.name")
     exclusive_stream = True
-    runtime = ".postgres_cdc.runtime"
+    runtime = ".runtime"
     description = "Captures a PostgreSQL database's tables: a snapshot, then every change (logical replication)."
 
     def parse(self, options: Mapping[str, Any]) -> PgCdcOptions:

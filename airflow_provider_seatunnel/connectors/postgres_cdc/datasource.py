@@ -27,7 +27,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 
 from ...spi.errors import RuntimeConfigError
-from ..cdc_stream import SnapshotThenChanges, unknown_columns
+from ..cdc.stream import SnapshotThenChanges, unknown_columns
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
-from ..cdc_source import LATER_STARTUP_MODES
+from ..cdc.source import LATER_STARTUP_MODES
 
 STARTUP_MODES = ("initial", "latest")
 #: SeaTunnel's other modes and plug-ins: they plan, but cannot run here

@@ -10,7 +10,7 @@ Per captured table, once per stream (its state under the source's state director
 2. Spark reads the table through JDBC inside that snapshot (``SET TRANSACTION SNAPSHOT``, split
    over the plan's parallelism on an integer primary key) and writes it, as text, to
    ``<table>/snapshot/``; then the state file (``<table>/capture.json``) records the slot and its
-   consistent point (:mod:`..cdc_stream`).
+   consistent point (:mod:`..cdc.stream`).
 
 A run killed before the state file exists starts over (the slot is dropped and created again: no
 micro-batch has read from it). The stream (:mod:`.datasource`) then reads the snapshot files and
@@ -29,7 +29,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
-from ..cdc_stream import (
+from ..cdc.stream import (
     as_text,
     evolve,
     load_state,

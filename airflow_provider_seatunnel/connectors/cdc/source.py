@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..spi import (
+from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
@@ -26,8 +26,8 @@ from ..spi import (
     Unnamed,
     Vertex,
 )
-from ..spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, lookup
-from ..spi.schema import Schema, TableKeys
+from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, lookup
+from ...spi.schema import Schema, TableKeys
 
 #: SeaTunnel's start-up modes that plan but cannot run here
 LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
@@ -50,7 +50,7 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
 
     kinds = frozenset({SOURCE})
     required = ()  # base-url and table-names: parse() says so, at their keys
-    #: the package holding ``read`` and ``read_stream`` (relative to this one)
+    #: the module holding ``read`` and ``read_stream``, relative to the subclass's package
     runtime: ClassVar[str] = ""
 
     # what a subclass says ------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
     # run time ------------------------------------------------------------------------------------
 
     def _runtime(self) -> Any:
-        return importlib.import_module(self.runtime, __package__)
+        return importlib.import_module(self.runtime, type(self).__module__)
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         return dict(self._runtime().read(ctx, vertex))

@@ -21,9 +21,9 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from ..spi import RunContext
-from ..spi.errors import PipelineError, RuntimeConfigError
-from ..spi.rows import ADDED_COLUMN, ROW_KIND
+from ...spi import RunContext
+from ...spi.errors import PipelineError, RuntimeConfigError
+from ...spi.rows import ADDED_COLUMN, ROW_KIND
 
 KIND_COLUMN = "__st_kind"
 STATE_FILE = "capture.json"
