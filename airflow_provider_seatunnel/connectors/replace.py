@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ..spi.options import OptionError
 from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import check_regex, field_problems, kind_columns, require_columns, single_input
@@ -171,10 +170,9 @@ class Replace(Connector, SchemaInference, Transform):
     description = "Replaces text in a field."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        try:
-            o = SPEC.parse(plugin.options)
-        except OptionError:
-            return []  # reported by the spec
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []
         if o["is_regex"] and o["pattern"] is not None and o["replacement"] is not None:
             try:
                 shift_replacement(o["replacement"], shift_pattern(o["pattern"], 0)[1], 0)

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ..spi.options import OptionError
 from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import check_regex, field_problems, kind_columns, require_columns, single_input
@@ -35,10 +34,9 @@ SPEC = OptionSpec((
 
 
 def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
-    try:
-        o = SPEC.parse(options)
-    except OptionError:
-        return None, None, []  # reported by the spec
+    o = SPEC.valid(options)
+    if o is None:
+        return None, None, []
     return o["separator"], o["split_field"], [str(x) for x in o["output_fields"] or ()]
 
 
@@ -50,9 +48,11 @@ class Split(Connector, SchemaInference, Transform):
     description = "Splits a string field into several."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        if SPEC.valid(plugin.options) is None:
+            return []
         _, _, outputs = _options(plugin.options)
         found = []
-        if plugin.has("output_fields") and not outputs:
+        if not outputs:
             found.append(job.problem("output_fields is empty", plugin, key="output_fields",
                                      hint="list the fields the parts go to"))
         if len(set(outputs)) != len(outputs):

@@ -262,6 +262,14 @@ class OptionSpec:
                 given.add(option.key)
         return ParsedOptions(values, frozenset(given))
 
+    def valid(self, options: Mapping[str, Any], section: str | None = None) -> ParsedOptions | None:
+        """The typed options of a block the spec finds nothing wrong with (required options included);
+        None otherwise: :meth:`problems` reports why, so a connector's own checks stop there."""
+        try:
+            return self.parse(options, section, complete=True)
+        except OptionError:
+            return None
+
     def run_time(self, options: Mapping[str, Any], section: str | None = None) -> ParsedOptions:
         """The typed options of a block when its task runs (a hand-written plan skips the compiler): a
         missing required option or an invalid value is the deterministic :class:`.errors.RuntimeConfigError`."""

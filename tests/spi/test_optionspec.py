@@ -166,3 +166,18 @@ def test_a_ported_connector_warns_of_keys_it_does_not_have():
     unknown = {w["key"]: w for w in plan.warnings if w["code"] == "unknown-option"}
     assert set(unknown) == {"data_typ", "expire"}  # expire is a sink option
     assert unknown["data_typ"]["hint"] == "did you mean 'data_type'?" and unknown["data_typ"]["line"] == 3
+
+
+def test_valid_gives_the_typed_options_only_when_the_spec_finds_nothing_wrong():
+    assert SPEC.valid({"path": "/x", "user": "u"})["batch_size"] == 100
+    assert SPEC.valid({"user": "u"}) is None  # path is required
+    assert SPEC.valid({"path": "/x", "mode": "nope"}) is None
+
+
+def test_split_reports_a_missing_separator_once_and_no_empty_output_fields():
+    text = ('env { job.mode = BATCH }\nsource { FakeSource { plugin_output = "t"\nschema { fields { s = string } } } }\n'
+            'transform { Split { plugin_input = "t", split_field = "s", output_fields = ["a", "b"] } }\n'
+            'sink { Console {} }\n')
+    with pytest.raises(ConfigError) as e:
+        compile_text("job.conf", text)
+    assert [p.message for p in e.value.problems] == ["the option 'separator' is required"]
