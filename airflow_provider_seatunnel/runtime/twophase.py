@@ -86,8 +86,9 @@ def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged)
         _discard_quietly(sink, ctx, vertex, staged)
         if answer.outcome is Outcome.SUPERSEDED:
             raise Superseded(staged.target, staged.token, answer.newest, vertex.ref)
+        expected = staged.rows if answer.expected < 0 else answer.expected
         raise StagingMismatch(f"the staging {answer.where} holds {answer.found} rows, but this attempt wrote "
-                              f"{staged.rows}: nothing was committed", vertex.ref)
+                              f"{expected}: nothing was committed", vertex.ref)
 
 
 def commit(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:

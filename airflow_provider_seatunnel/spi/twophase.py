@@ -87,12 +87,14 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True)
 class Published:
-    """The answer of ``publish``: ``newest`` for SUPERSEDED, ``found``/``where`` for MISMATCH."""
+    """The answer of ``publish``: ``newest`` for SUPERSEDED; for MISMATCH ``where`` (the staging piece),
+    ``found`` (its rows) and ``expected`` (what the attempt wrote there; -1: the staged table's rows)."""
 
     outcome: Outcome
     newest: int = 0
     found: int = 0
     where: str = ""
+    expected: int = -1
     rows: int = 0
 
 
