@@ -16,7 +16,8 @@ from typing import Any
 from ..plan.model import PlanVertex
 from ..spi import AcknowledgesRead, TwoPhaseSink
 from ..spi.errors import PipelineError
-from . import faults
+from ..spi.twophase import StorageVerbs
+from . import faults, twophase
 from .context import RunContext, now
 from .counting import count_rows
 from .metrics import finished_metrics
@@ -92,7 +93,7 @@ def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[Pla
                 progress.watch_sink(ctx.label(v), [c for _, c in counters])
             say(f"{ctx.label(v)}: writing")
             try:
-                info = connector.prepare(ctx, v, counted)  # type: ignore[attr-defined]
+                info = twophase.driver(connector).prepare(ctx, v, counted)
             except Exception as e:
                 raise ctx.fail(v, e) from e
             prepared.append((v, info))
@@ -116,8 +117,8 @@ def _commit(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex
         for v, info in prepared:
             connector = w.connectors[v.id]
             try:
-                if isinstance(connector, TwoPhaseSink):
-                    connector.commit(ctx, v, info)
+                if isinstance(connector, (TwoPhaseSink, StorageVerbs)):
+                    twophase.driver(connector).commit(ctx, v, info)
                 if not faults.reached(ctx, "sink.commit", v):  # the sink's commit has no fault point of its own
                     ctx.fault_point("sink.commit", v)
             except Exception as e:
@@ -133,8 +134,8 @@ def _abort(w: Walk, prepared: list[tuple[PlanVertex, Any]], committed: set[str])
     """Discard what the sinks staged and did not commit (best effort: the first error wins)."""
     for v, info in prepared:
         connector = w.connectors[v.id]
-        if isinstance(connector, TwoPhaseSink) and v.id not in committed:
+        if isinstance(connector, (TwoPhaseSink, StorageVerbs)) and v.id not in committed:
             try:
-                connector.abort(w.ctx, v, info)
+                twophase.driver(connector).abort(w.ctx, v, info)
             except Exception as e:
                 log.warning("%s: abort failed: %s", w.ctx.label(v), e)

@@ -37,7 +37,8 @@ from ..plan.streaming import AVAILABLE_NOW
 from ..spi import RetiresCommits, StreamFinish, StreamInfo, TwoPhaseSink
 from ..spi.errors import PipelineError
 from ..spi.sessions import is_connect
-from . import faults
+from ..spi.twophase import StorageVerbs
+from . import faults, twophase
 from .context import RunContext, now, slug, stream_of, vertex_key
 from .counting import count_rows
 from .metrics import finished_metrics
@@ -64,8 +65,9 @@ def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector:
     failure; then ``counted`` and the retirement of earlier micro-batches' commit records. ``sv`` is
     the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes)."""
     bctx = ctx.for_batch(stream_id, batch_id)
+    sink, two_phase = twophase.driver(connector), isinstance(connector, (TwoPhaseSink, StorageVerbs))
     try:
-        info = connector.prepare(bctx, sv, {table: df})
+        info = sink.prepare(bctx, sv, {table: df})
     except Exception as e:
         raise ctx.fail(v, e) from e
     try:
@@ -74,16 +76,16 @@ def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector:
         if before_commit is not None:
             before_commit()
         try:
-            if isinstance(connector, TwoPhaseSink):
-                connector.commit(bctx, sv, info)
+            if two_phase:
+                sink.commit(bctx, sv, info)
             if not faults.reached(bctx, "sink.commit", sv):
                 bctx.fault_point("sink.commit", sv)
         except Exception as e:
             raise ctx.fail(v, e) from e
     except BaseException:
-        if isinstance(connector, TwoPhaseSink):
+        if two_phase:
             try:
-                connector.abort(bctx, sv, info)
+                sink.abort(bctx, sv, info)
             except Exception as e:  # best effort, the first error wins
                 log.warning("%s: abort of micro-batch %s failed: %s", ctx.label(v), batch_id, e)
         raise

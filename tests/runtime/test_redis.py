@@ -10,9 +10,11 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.redis import CONNECTOR as REDIS
 from airflow_provider_seatunnel.connectors.redis.staging import PREFIX
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.fencing import Superseded
+
+SINK = twophase.driver(REDIS)  # the engine's two phases over the sink's storage verbs
 
 ROWS = [(1, "ann", 30, True), (2, "bob", 41, False), (3, "cy", 25, True)]
 
@@ -215,34 +217,34 @@ def test_a_failed_attempt_leaves_nothing_and_the_restore_writes_once(plan_of, sp
     # attempt 1: a write task fails after 2 rows; the engine aborts the sink
     ctx, vertex = sink_ctx(plan_of, spark, redis_server, options, "R1", fault="sink.write=raise+2")
     with pytest.raises(Exception, match="injected fault"):
-        REDIS.prepare(ctx, vertex, frame(spark))
+        SINK.prepare(ctx, vertex, frame(spark))
     assert r.lrange("l", 0, -1) == ["old"] and staging(r) == [] and r.ttl("l") == -1
     # attempt 2 stages, then dies in the commit before the script (no abort: a killed driver)
     ctx2, _ = sink_ctx(plan_of, spark, redis_server, options, "R1", attempt=2, fault="sink.move@2")
-    info2 = REDIS.prepare(ctx2, vertex, frame(spark))
+    info2 = SINK.prepare(ctx2, vertex, frame(spark))
     with pytest.raises(faults.InjectedFault):
-        REDIS.commit(ctx2, vertex, info2)
+        SINK.commit(ctx2, vertex, info2)
     assert r.lrange("l", 0, -1) == ["old"] and len(staging(r)) == 3  # staged, invisible
     # attempt 3 (the restore): deletes attempt 2's staging, writes every row once
     ctx3, _ = sink_ctx(plan_of, spark, redis_server, options, "R1", attempt=3)
-    info3 = REDIS.prepare(ctx3, vertex, frame(spark, partitions=vertex.parallelism))
-    entry = info3["tables"][0]  # the plan's parallelism: one writer, one staging list, per partition
-    assert vertex.parallelism == 3 and entry["writers"] == 3 and sorted(p[2] for p in entry["parts"]) == [0, 1, 2]
-    assert entry["staged_rows"] == 12 and r.lrange("l", 0, -1) == ["old"]
-    REDIS.commit(ctx3, vertex, info3)
+    info3 = SINK.prepare(ctx3, vertex, frame(spark, partitions=vertex.parallelism))
+    entry = info3.tables[0]  # the plan's parallelism: one writer, one staging list, per partition
+    assert vertex.parallelism == 3 and len(entry.parts) == 3 and sorted(entry.detail["partitions"]) == [0, 1, 2]
+    assert entry.rows == 12 and r.lrange("l", 0, -1) == ["old"]
+    SINK.commit(ctx3, vertex, info3)
     values = r.lrange("l", 0, -1)
     assert len(values) == 13 and sorted(json.loads(v)["id"] for v in values[:-1]) == list(range(12))
     assert 0 < r.ttl("l") <= 500 and staging(r) == []
     # a commit repeated after a crash, and a later attempt of the same run, write nothing more
-    REDIS.commit(ctx3, vertex, info3)
+    SINK.commit(ctx3, vertex, info3)
     ctx4, _ = sink_ctx(plan_of, spark, redis_server, options, "R1", attempt=4)
-    info4 = REDIS.prepare(ctx4, vertex, frame(spark))
-    assert info4["tables"][0]["status"] == "committed"
-    REDIS.commit(ctx4, vertex, info4)
+    info4 = SINK.prepare(ctx4, vertex, frame(spark))
+    assert info4.tables[0].committed
+    SINK.commit(ctx4, vertex, info4)
     assert r.llen("l") == 13 and staging(r) == []
     # another run id is another commit
     ctx5, _ = sink_ctx(plan_of, spark, redis_server, options, "R2")
-    REDIS.commit(ctx5, vertex, REDIS.prepare(ctx5, vertex, frame(spark, n=2)))
+    SINK.commit(ctx5, vertex, SINK.prepare(ctx5, vertex, frame(spark, n=2)))
     assert r.llen("l") == 15
 
 
@@ -250,17 +252,17 @@ def test_an_overlapping_older_attempt_is_fenced(plan_of, spark, redis_server, r)
     options = 'key = "name", data_type = key'
     old, vertex = sink_ctx(plan_of, spark, redis_server, options, "F1")
     new, _ = sink_ctx(plan_of, spark, redis_server, options, "F1", attempt=2)
-    info_old = REDIS.prepare(old, vertex, frame(spark))
-    info_new = REDIS.prepare(new, vertex, frame(spark, n=3))  # takes a newer token, drops the old staging
-    assert info_new["tables"][0]["token"] > info_old["tables"][0]["token"]
+    info_old = SINK.prepare(old, vertex, frame(spark))
+    info_new = SINK.prepare(new, vertex, frame(spark, n=3))  # takes a newer token, drops the old staging
+    assert info_new.tables[0].token > info_old.tables[0].token
     with pytest.raises(Superseded):
-        REDIS.commit(old, vertex, info_old)
+        SINK.commit(old, vertex, info_old)
     assert visible(r) == []  # the zombie published nothing
-    REDIS.commit(new, vertex, info_new)
+    SINK.commit(new, vertex, info_new)
     assert visible(r) == ["n0", "n1", "n2"] and staging(r) == []
     # the zombie retries its commit after the newer one committed: still fenced, nothing changes
     with pytest.raises(Superseded):
-        REDIS.commit(old, vertex, info_old)
+        SINK.commit(old, vertex, info_old)
     assert visible(r) == ["n0", "n1", "n2"]
 
 

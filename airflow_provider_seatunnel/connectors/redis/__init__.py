@@ -9,12 +9,12 @@ connection of type ``redis`` that gives host, port, credentials and database.
   type's Redis type, listed once and dealt over exactly ``vertex.parallelism`` partitions of a
   PySpark Python data source; each string, element or hash is a row: the one field ``content``
   without ``format``, else the ``schema`` fields parsed from JSON (:mod:`.values`).
-* **Sink**, exactly-once by a two-phase commit keyed by run id, pipeline, sink and table:
-  ``prepare`` stages the rows into per-attempt lists under ``__seatunnel:redis:`` at the plan's
-  parallelism (one write task per partition), after taking an attempt token; ``commit``
-  (:mod:`.commit`) publishes them with one Lua script that checks the token and the commit
-  record, applies every row, sets ``expire`` and records the commit, atomically; ``abort``
-  deletes the staging. STREAMING micro-batches go through the same phases and ``retire`` drops
+* **Sink**, exactly-once by the engine's two-phase protocol over the storage verbs of
+  :class:`.runtime.RedisSinkVerbs`: ``stage`` writes the rows into per-attempt lists under
+  ``__seatunnel:redis:`` at the plan's parallelism (one write task per partition); ``publish``
+  (:mod:`.commit`) is one Lua script that checks the token and the commit record, applies every
+  row, sets ``expire`` and records the commit, atomically; ``discard`` deletes the staging.
+  STREAMING micro-batches go through the same phases and ``retire`` drops
   the records of earlier micro-batches. SeaTunnel's Redis has no save modes: nor has this one.
 
 Compile-time checks with located errors and the source's schema: :mod:`.checks`; deviations from
@@ -39,20 +39,20 @@ from ...spi import (
     RetiresCommits,
     RunContext,
     SchemaInference,
-    TwoPhaseSink,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from . import checks
 from .options import CONN_OPTION, DEVIATIONS, SPEC
+from .runtime import RedisSinkVerbs
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Redis"]
 
 log = logging.getLogger("seatunnel.redis")
 
 
-class Redis(Connector, SchemaInference, BatchSource, InsertOnly, TwoPhaseSink, RetiresCommits, FromConnection):
+class Redis(Connector, SchemaInference, BatchSource, InsertOnly, RedisSinkVerbs, RetiresCommits, FromConnection):
     name = "Redis"
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
@@ -93,48 +93,6 @@ class Redis(Connector, SchemaInference, BatchSource, InsertOnly, TwoPhaseSink, R
         return read(ctx, vertex)
 
     # sink --------------------------------------------------------------------------------------
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .runtime import prepare
-
-        return prepare(ctx, vertex, data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """One atomic script per staged table (:func:`.commit.commit_entry`)."""
-        from .commit import commit_entry
-        from .runtime import options_of
-
-        endpoint = options_of(vertex).endpoint
-        assert endpoint is not None
-        for entry in (info or {}).get("tables", ()):
-            if entry.get("status") == "staged":
-                commit_entry(ctx, vertex, endpoint, entry)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """Delete the staging lists of the tables this attempt staged."""
-        from .commit import abort_entry
-        from .runtime import options_of
-
-        entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
-        if entries:
-            endpoint = options_of(vertex).endpoint
-            assert endpoint is not None
-            for entry in entries:
-                abort_entry(endpoint, entry)
-
-    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """STREAMING: drop the commit records of the stream's micro-batches before ``ctx.batch_id``."""
-        from .commit import retire_entry
-        from .runtime import options_of
-
-        stream = getattr(ctx, "stream_id", "")
-        if not stream:
-            return
-        endpoint = options_of(vertex).endpoint
-        assert endpoint is not None
-        for entry in (info or {}).get("tables", ()):
-            if isinstance(entry, Mapping) and "table" in entry:
-                retire_entry(ctx, vertex, endpoint, entry, stream)
 
 
 CONNECTOR = Redis()

@@ -1,6 +1,7 @@
-"""The Redis sink's bookkeeping on the driver: attempt tokens, the commit script, abort, retire.
+"""The Redis sink's storage verbs on the driver: attempt tokens, the commit script, discard, retire.
 
-Keys: :mod:`.staging`. The fencing rules of ``spi/fencing.py``, on one server:
+Keys: :mod:`.staging`. The engine (``runtime/twophase.py``) runs the fencing rules of
+``spi/fencing.py`` over these verbs, on one server:
 
 * :func:`take_token` (one Lua script, atomic): ``INCR fence:K``, and whether ``commit:K`` exists;
 * the staging of older tokens is deleted by the newer attempt (:func:`drop_older`);
@@ -19,12 +20,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import DataError
-from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.twophase import Outcome, Published, Staged
 from .client import connected
 from .options import Endpoint
 from .staging import (
@@ -115,12 +115,6 @@ return {'ok', tostring(rows), tostring(nkeys)}
 _OLDER = 16
 
 
-def table_commit_key(ctx: RunContext, vertex: Vertex, table: str) -> str:
-    from .staging import digest
-
-    return digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table)
-
-
 def take_token(client: Any, k: str) -> tuple[int, bool]:
     """The next attempt token of ``k`` and whether ``k`` is committed (one atomic script)."""
     token, committed = client.eval(TOKEN_SCRIPT, 2, fence_key(k), commit_key(k))
@@ -158,62 +152,40 @@ def read_manifest(client: Any, k: str, token: int) -> list[tuple[str, int, int]]
     return sorted(((str(key), int(rows), int(partition)) for key, rows, partition in parts), key=lambda p: p[2])
 
 
-def _record_fields(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> list[str]:
+def _record_fields(ctx: RunContext, vertex: Vertex, table: str) -> list[str]:
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    return ["run_id", ctx.run_id, "pipeline", ctx.pipeline_key, "sink", vertex.ref, "table", entry["table"],
+    return ["run_id", ctx.run_id, "pipeline", ctx.pipeline_key, "sink", vertex.ref, "table", table,
             "attempt", str(ctx.attempt), "committed_at", now]
 
 
-def commit_entry(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, entry: Mapping[str, Any]) -> None:
-    """Publish one staged table with :data:`COMMIT_SCRIPT`; raise what its answer means."""
+def publish(client: Any, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+    """Publish one staged table with :data:`COMMIT_SCRIPT`; its answer as the engine's outcome."""
     import time
 
-    k, token, parts = entry["commit_key"], int(entry["token"]), entry["parts"]
-    keys = [fence_key(k), commit_key(k), log_key(ctx.pipeline_key, vertex.ref, entry["table"]),
+    k, token, parts, d = staged.commit.key, staged.token, staged.parts, staged.detail
+    keys = [fence_key(k), commit_key(k), log_key(ctx.pipeline_key, vertex.ref, staged.commit.table),
             manifest_key(k, token), stages_key(k), *[p[0] for p in parts]]
-    args = [str(token), entry["redis_type"], str(int(entry["expire"])), str(len(parts)),
-            *[str(p[1]) for p in parts], f"{k}|{ctx.run_id}", repr(time.time()), *_record_fields(ctx, vertex, entry)]
-    ctx.fault_point("sink.move", vertex)  # before the one step that publishes the table
-    with connected(endpoint, f"cannot commit into {entry['target']}", timeout=None) as client:
-        answer = [a.decode() if isinstance(a, bytes) else str(a) for a in client.eval(COMMIT_SCRIPT, len(keys),
-                                                                                        *keys, *args)]
-        if answer[0] != "ok":
-            if answer[0] in ("superseded", "mismatch"):
-                discard(client, k, token)
-            _refused(vertex, entry, answer)
-            return
-    log.info("Redis %s: committed %s rows into %s key(s) of %s (attempt token %d)", vertex.ref, answer[1],
-             answer[2], entry["target"], token)
-
-
-def _refused(vertex: Vertex, entry: Mapping[str, Any], answer: list[str]) -> None:
-    what, token = entry["target"], int(entry["token"])
+    args = [str(token), d["redis_type"], str(int(d["expire"])), str(len(parts)), *[str(p[1]) for p in parts],
+            f"{k}|{ctx.run_id}", repr(time.time()), *_record_fields(ctx, vertex, staged.commit.table)]
+    answer = [a.decode() if isinstance(a, bytes) else str(a) for a in client.eval(COMMIT_SCRIPT, len(keys),
+                                                                                    *keys, *args)]
+    if answer[0] == "ok":
+        return Published(Outcome.PUBLISHED, rows=int(answer[1]))
     if answer[0] == "committed":
-        log.info("Redis %s: %s was already committed by this run (attempt token %s)", vertex.ref, what, answer[1])
-        return
+        return Published(Outcome.ALREADY)
     if answer[0] == "superseded":
-        raise Superseded(what, token, int(answer[1] or 0), vertex.ref)
+        return Published(Outcome.SUPERSEDED, newest=int(answer[1] or 0))
     if answer[0] == "mismatch":
-        raise StagingMismatch(f"the staging list {answer[1]} holds {answer[2]} rows, but this attempt wrote "
-                              f"{answer[3]}: nothing was committed", vertex.ref)
+        return Published(Outcome.MISMATCH, where=f"list {answer[1]}", found=int(answer[2]), expected=int(answer[3]))
     if answer[0] == "wrongtype":
-        raise DataError(f"the key {answer[1]!r} of {what} holds a {answer[2]}, not a {entry['redis_type']} "
-                        f"(data_type {entry['data_type']}): nothing was committed", vertex.ref)
+        raise DataError(f"the key {answer[1]!r} of {staged.target} holds a {answer[2]}, not a {d['redis_type']} "
+                        f"(data_type {d['data_type']}): nothing was committed", vertex.ref)
     raise RuntimeError(f"unexpected answer of the commit script: {answer}")
 
 
-def abort_entry(endpoint: Endpoint, entry: Mapping[str, Any]) -> None:
-    """Delete the attempt's staging (best effort: a newer attempt deletes it too)."""
-    try:
-        with connected(endpoint, "cannot delete the staging") as client:
-            discard(client, entry["commit_key"], int(entry["token"]))
-    except Exception as e:
-        log.warning("Redis: could not delete the staging of %s: %s", entry.get("target"), e)
-
-
-def retire_entry(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, entry: Mapping[str, Any], stream: str) -> int:
+def retire_table(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, table: str, stream: str) -> int:
     """STREAMING: delete the commit records and fences of the stream's micro-batches before this one."""
-    key = log_key(ctx.pipeline_key, vertex.ref, entry["table"])
+    key = log_key(ctx.pipeline_key, vertex.ref, table)
     dropped = 0
     with connected(endpoint, "cannot retire commit records") as client:
         for member in client.zrange(key, 0, -1):
@@ -225,5 +197,5 @@ def retire_entry(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, entry: Map
     return dropped
 
 
-__all__ = ["COMMIT_SCRIPT", "PREFIX", "abort_entry", "commit_entry", "discard", "drop_older", "newest_token",
-           "read_manifest", "retire_entry", "table_commit_key", "take_token"]
+__all__ = ["COMMIT_SCRIPT", "PREFIX", "discard", "drop_older", "newest_token", "publish", "read_manifest",
+           "retire_table", "take_token"]

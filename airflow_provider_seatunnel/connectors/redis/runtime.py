@@ -1,14 +1,13 @@
-"""The Redis source's read and the sink's first phase, on the Spark driver.
+"""The Redis source's read and the sink's storage verbs, on the Spark driver.
 
 ``read``: one DataFrame of the Python data source (:mod:`.datasource`) in exactly
 ``vertex.parallelism`` partitions, with the row-kind column.
 
-``prepare`` per table: the attempt token (``INCR``, atomically with the commit-record check); a
-table this run committed already passes its rows once through Spark's ``noop`` sink and writes
-nothing; otherwise the staging of older tokens is deleted and ONE Spark write stages the rows,
-at the parallelism the engine hands them at (one write task, one staging list, per partition),
-and the manifest Spark's commit left names the lists and their rows. A failure deletes what this
-attempt staged before the error is raised (``Superseded`` when a newer attempt took over).
+:class:`RedisSinkVerbs`: the attempt token (``INCR``, atomically with the commit-record check) in
+:class:`RedisCommitLog`; ``stage`` is ONE Spark write into per-task staging lists; ``publish`` the
+commit script (:mod:`.commit`). The engine (``runtime/twophase.py``) takes the token, passes a
+committed table's rows through ``noop``, deletes older staging, discards on a failure and raises
+``Superseded``/``StagingMismatch``.
 """
 
 from __future__ import annotations
@@ -18,13 +17,13 @@ import logging
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
-from ...spi.errors import PipelineError, RuntimeConfigError
-from ...spi.fencing import Superseded
+from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_once
 from ...spi.rows import data_only, with_kind
+from ...spi.twophase import CommitId, Prepared, Published, Staged
 from .client import connected
-from .commit import discard, drop_older, newest_token, read_manifest, table_commit_key, take_token
-from .options import OptionError, RedisOptions, parse
+from .commit import discard, drop_older, newest_token, publish, read_manifest, retire_table, take_token
+from .options import Endpoint, OptionError, RedisOptions, parse
 
 log = logging.getLogger("seatunnel.redis")
 
@@ -71,60 +70,70 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
     return {"default": with_kind(df)}
 
 
-def prepare(ctx: RunContext, vertex: Vertex, data: Dataset) -> dict[str, Any]:
-    options = options_of(vertex)
-    entries: list[dict[str, Any]] = []
-    for table, df in data.items():
-        entries.append(prepare_table(ctx, vertex, options, table, df))
-    return {"tables": entries}
+class RedisCommitLog:
+    """Attempt tokens and commit records in the target server (``fence:K``, ``commit:K``)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        with connected(self.endpoint, f"cannot take an attempt token in {self.endpoint.label}") as client:
+            return take_token(client, commit.key)
+
+    def newest_token(self, commit: CommitId) -> int:
+        with connected(self.endpoint, f"cannot read the attempt token in {self.endpoint.label}") as client:
+            return newest_token(client, commit.key)
 
 
-def prepare_table(ctx: RunContext, vertex: Vertex, options: RedisOptions, table: str, df: Any) -> dict[str, Any]:
-    """Stage one table (see the module's docstring); the entry ``commit`` publishes."""
-    from .datasource import NAME, SPEC_OPTION
-
-    endpoint = options.endpoint
+def _endpoint(vertex: Vertex) -> Endpoint:
+    endpoint = options_of(vertex).endpoint
     assert endpoint is not None
-    k = table_commit_key(ctx, vertex, table)
-    target = f"{endpoint.label} key {options.key!r}"
-    entry: dict[str, Any] = {"table": table, "commit_key": k, "target": target, "data_type": options.data_type,
-                             "redis_type": options.redis_type, "expire": options.expire}
-    with connected(endpoint, f"cannot prepare {target}") as client:
-        token, committed = take_token(client, k)
-        dropped = drop_older(client, k, token)
-    entry["token"] = token
-    if committed:
-        log.info("Redis %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table,
-                 ctx.run_id, target)
-        df.write.format("noop").mode("overwrite").save()  # the row counters count in this one pass
-        return {**entry, "status": "committed"}
-    if dropped:
-        log.info("Redis %s: deleted %d staging list(s) of earlier attempts", vertex.ref, dropped)
-    spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
-            "commit_key": k, "token": token}
-    _register(ctx.spark)
-    staged = ctx.with_write_faults(vertex, data_only(df))  # restore trials only
-    try:
-        staged.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
+    return endpoint
+
+
+class RedisSinkVerbs:
+    """The sink's storage verbs (``spi/twophase.py``); the engine runs the two phases over them."""
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> RedisCommitLog:
+        return RedisCommitLog(_endpoint(vertex))
+
+    def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+        """ONE Spark write at the parallelism the engine hands the rows at (one write task, one staging
+        list, per partition); the manifest Spark's commit left names the lists and their rows."""
+        from .datasource import NAME, SPEC_OPTION
+
+        options = options_of(vertex)
+        endpoint = options.endpoint
+        assert endpoint is not None
+        target = f"{endpoint.label} key {options.key!r}"
+        spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
+                "commit_key": commit.key, "token": token}
+        _register(ctx.spark)
+        data_only(df).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
-            parts = read_manifest(client, k, token)
-            newest = newest_token(client, k)
-        if newest > token:
-            raise Superseded(target, token, newest, vertex.ref)
-    except BaseException:
-        _discard_quietly(endpoint, k, token)
-        raise
-    rows = sum(p[1] for p in parts)
-    log.info("Redis %s: staged %d rows for %s in %d list(s) (attempt token %d)", vertex.ref, rows, target,
-             len(parts), token)
-    return {**entry, "status": "staged", "parts": [list(p) for p in parts], "staged_rows": rows,
-            "writers": len(parts)}
+            parts = read_manifest(client, commit.key, token)
+        return Staged(commit, token, target, sum(p[1] for p in parts), tuple((p[0], p[1]) for p in parts),
+                      {"data_type": options.data_type, "redis_type": options.redis_type, "expire": options.expire,
+                       "partitions": [p[2] for p in parts]})
 
+    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+        with connected(_endpoint(vertex), f"cannot commit into {staged.target}", timeout=None) as client:
+            return publish(client, ctx, vertex, staged)
 
-def _discard_quietly(endpoint: Any, k: str, token: int) -> None:
-    try:
-        with connected(endpoint, "cannot delete the staging") as client:
-            discard(client, k, token)
-    except PipelineError as e:
-        log.warning("Redis: could not delete the staging of attempt token %d: %s", token, e)
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+        with connected(_endpoint(vertex), "cannot delete the staging") as client:
+            discard(client, staged.commit.key, staged.token)
 
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        with connected(_endpoint(vertex), "cannot delete older staging") as client:
+            return drop_older(client, commit.key, token)
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the row counters count in this one pass
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Prepared) -> None:
+        """STREAMING: drop the commit records of the stream's micro-batches before ``ctx.batch_id``."""
+        stream = getattr(ctx, "stream_id", "")
+        if stream:
+            for staged in info.tables:
+                retire_table(ctx, vertex, _endpoint(vertex), staged.commit.table, stream)

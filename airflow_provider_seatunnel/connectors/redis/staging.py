@@ -14,17 +14,14 @@ A staged row is one list element, binary-safe and length-prefixed: ``<n>:<key>``
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
+
+from ...spi.twophase import digest
 
 PREFIX = "__seatunnel:redis:"
 #: staging and manifests expire after a week: what a killed run that is never restored leaves
 STAGING_TTL = 7 * 24 * 3600
-
-
-def digest(*parts: Any) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
 def fence_key(k: str) -> str:

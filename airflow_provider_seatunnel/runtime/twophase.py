@@ -1,0 +1,134 @@
+"""The engine side of the two-phase protocol: one implementation of the rules of :mod:`..spi.fencing`.
+
+A sink written as :class:`..spi.twophase.StorageVerbs` gets its two phases from :func:`driver`:
+
+``prepare`` (per input table, so multi-table inputs are one loop here): compute the
+:class:`CommitId`; take the attempt token from the sink's :class:`CommitLog`; a table this run
+committed already only passes its rows through (the counters count them once) and is marked
+``committed``; otherwise the staging of older tokens is discarded, the rows are staged under the
+token (the restore trials' write faults wrap the DataFrame first), and the token is read again: a
+newer attempt that took over meanwhile makes this one discard its staging and raise ``Superseded``.
+
+``commit`` (per staged table): fire ``sink.move`` before the one step that publishes, ``publish``,
+and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
+:class:`Superseded`, MISMATCH discards and raises :class:`StagingMismatch`, ALREADY is logged (an
+earlier attempt of this run published it). ``abort`` discards every table's staging, best effort.
+
+Sinks that still implement ``prepare``/``commit``/``abort`` themselves pass through :func:`driver`
+unchanged, so the executor and the streaming loop handle both kinds.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..spi import RunContext, Vertex
+from ..spi.fencing import StagingMismatch, Superseded
+from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs
+
+log = logging.getLogger("seatunnel.runtime")
+
+
+def commit_id(ctx: RunContext, vertex: Vertex, table: str) -> CommitId:
+    return CommitId(ctx.run_id, ctx.pipeline_key, vertex.ref, table)
+
+
+def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any) -> Staged:
+    """Phase one for one table (see the module's docstring)."""
+    cid = commit_id(ctx, vertex, table)
+    commits = sink.commit_log(ctx, vertex)
+    token, committed = commits.take_token(cid)
+    if committed:
+        log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
+        sink.pass_through(ctx, vertex, df)
+        return Staged(cid, token, table, committed=True)
+    dropped = sink.discard_older(ctx, vertex, cid, token)
+    if dropped:
+        log.info("%s: discarded %d staging piece(s) of earlier attempts", vertex.ref, dropped)
+    staged: Staged | None = None
+    try:
+        staged = sink.stage(ctx, vertex, cid, token, ctx.with_write_faults(vertex, df))
+        newest = commits.newest_token(cid)
+        if newest > token:
+            raise Superseded(staged.target, token, newest, vertex.ref)
+    except BaseException:
+        _discard_quietly(sink, ctx, vertex, staged or Staged(cid, token, table))
+        raise
+    log.info("%s: staged %d rows for %s (attempt token %d)", vertex.ref, staged.rows, staged.target, token)
+    return staged
+
+
+def prepare(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, data: Any) -> Prepared:
+    """Phase one over every input table; what was staged is discarded when a later table fails."""
+    done: list[Staged] = []
+    try:
+        for table, df in data.items():
+            done.append(prepare_table(sink, ctx, vertex, table, df))
+    except BaseException:
+        abort(sink, ctx, vertex, Prepared(tuple(done)))
+        raise
+    return Prepared(tuple(done))
+
+
+def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Phase two for one table: the fault point, the conditional publish, and what its outcome means."""
+    if staged.committed:
+        return
+    ctx.fault_point("sink.move", vertex)  # before the one step that publishes the table
+    answer = sink.publish(ctx, vertex, staged)
+    if answer.outcome is Outcome.PUBLISHED:
+        log.info("%s: committed %d rows into %s (attempt token %d)", vertex.ref, answer.rows, staged.target,
+                 staged.token)
+    elif answer.outcome is Outcome.ALREADY:
+        log.info("%s: %s was already committed by this run", vertex.ref, staged.target)
+    else:
+        _discard_quietly(sink, ctx, vertex, staged)
+        if answer.outcome is Outcome.SUPERSEDED:
+            raise Superseded(staged.target, staged.token, answer.newest, vertex.ref)
+        expected = staged.rows if answer.expected < 0 else answer.expected
+        raise StagingMismatch(f"the staging {answer.where} holds {answer.found} rows, but this attempt wrote "
+                              f"{expected}: nothing was committed", vertex.ref)
+
+
+def commit(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
+    for staged in prepared.tables:
+        publish(sink, ctx, vertex, staged)
+
+
+def abort(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
+    for staged in prepared.tables:
+        if not staged.committed:
+            _discard_quietly(sink, ctx, vertex, staged)
+
+
+def _discard_quietly(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    try:
+        sink.discard(ctx, vertex, staged)
+    except Exception as e:  # a newer attempt discards it too
+        log.warning("%s: could not discard the staging of attempt token %d: %s", vertex.ref, staged.token, e)
+
+
+class _Driven:
+    """A :class:`StorageVerbs` sink seen as a two-phase sink: the engine's phases over its verbs."""
+
+    def __init__(self, sink: StorageVerbs) -> None:
+        self.sink = sink
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Any) -> Prepared:
+        return prepare(self.sink, ctx, vertex, data)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Prepared) -> None:
+        commit(self.sink, ctx, vertex, info)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Prepared) -> None:
+        abort(self.sink, ctx, vertex, info)
+
+
+def driver(connector: Any) -> Any:
+    """The object whose ``prepare``/``commit``/``abort`` run ``connector``'s two phases: the engine's
+    for a :class:`StorageVerbs` sink, the connector itself otherwise."""
+    return _Driven(connector) if isinstance(connector, StorageVerbs) else connector
+
+
+__all__ = ["abort", "commit", "commit_id", "driver", "prepare", "prepare_table", "publish"]

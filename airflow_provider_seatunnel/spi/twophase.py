@@ -1,0 +1,136 @@
+"""The storage verbs of an exactly-once sink: what a sink implements so the engine runs its two phases.
+
+The engine (:mod:`..runtime.twophase`) owns the protocol of :mod:`.fencing`; a sink only says how its
+store stages, publishes and discards one table's rows, and where it keeps its commit log:
+
+* :class:`CommitId` names one table's commit of one run: (run, pipeline, sink, table); its ``key``
+  (a digest) is what the store's commit log is indexed by. The engine computes it, never the sink.
+* :class:`CommitLog` is the per-store log of attempt tokens and commit records (a table in the
+  database for Jdbc, keys in Redis, a journal directory for files): ``take_token`` allocates the
+  next token atomically and says whether the commit is recorded; ``newest_token`` reads the counter.
+* :class:`StorageVerbs` is the sink: ``stage`` writes one table's rows invisibly under the attempt's
+  token and returns a :class:`Staged` (typed, JSON-serialisable, like PySpark's commit message);
+  ``publish`` makes it visible atomically **and only if** the token is still the newest and the
+  commit not recorded yet, recording the commit in the same step, and answers with a
+  :class:`Published` outcome instead of raising; ``discard`` deletes one attempt's staging;
+  ``discard_older`` deletes the staging of every older token; ``pass_through`` consumes the rows of
+  a table this run committed already (so the row counters count them) and writes nothing.
+
+The engine turns the outcomes into :class:`.fencing.Superseded` / :class:`.fencing.StagingMismatch`,
+so every ported sink raises them the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .contract import RunContext, Vertex
+
+
+def digest(*parts: Any) -> str:
+    """The 32-hex-digit sha256 of the parts joined by NUL: the one commit-key digest."""
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class CommitId:
+    """One table's commit of one run: the unit a token fences and a commit record records."""
+
+    run_id: str
+    pipeline: str
+    sink: str
+    table: str
+
+    @property
+    def key(self) -> str:
+        return digest(self.run_id, self.pipeline, self.sink, self.table)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What one attempt staged for one table: the commit message ``publish`` and ``discard`` take.
+
+    ``rows`` is what the attempt wrote (``publish`` checks the staging still holds it); ``parts``
+    names the staging pieces with their rows; ``detail`` holds the store's own fields (JSON values).
+    ``committed`` marks a table this run had committed already: nothing was staged."""
+
+    commit: CommitId
+    token: int
+    target: str
+    rows: int = 0
+    parts: tuple[tuple[str, int], ...] = ()
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    committed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": [self.commit.run_id, self.commit.pipeline, self.commit.sink, self.commit.table],
+                "token": self.token, "target": self.target, "rows": self.rows,
+                "parts": [list(p) for p in self.parts], "detail": dict(self.detail), "committed": self.committed}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Staged:
+        return cls(CommitId(*data["commit"]), int(data["token"]), str(data["target"]), int(data["rows"]),
+                   tuple((str(n), int(r)) for n, r in data["parts"]), dict(data["detail"]), bool(data["committed"]))
+
+
+class Outcome(enum.Enum):
+    PUBLISHED = "published"
+    ALREADY = "already"  # the commit record existed: an earlier attempt of this run published it
+    SUPERSEDED = "superseded"  # a newer token was taken: nothing was done
+    MISMATCH = "mismatch"  # the staging does not hold what was staged: nothing was done
+
+
+@dataclass(frozen=True)
+class Published:
+    """The answer of ``publish``: ``newest`` for SUPERSEDED; for MISMATCH ``where`` (the staging piece),
+    ``found`` (its rows) and ``expected`` (what the attempt wrote there; -1: the staged table's rows)."""
+
+    outcome: Outcome
+    newest: int = 0
+    found: int = 0
+    where: str = ""
+    expected: int = -1
+    rows: int = 0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the engine's first phase hands its second: one :class:`Staged` per input table."""
+
+    tables: tuple[Staged, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tables": [s.to_json() for s in self.tables]}
+
+
+class CommitLog(Protocol):
+    """A store's log of attempt tokens and commit records (see the module's docstring)."""
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]: ...
+
+    def newest_token(self, commit: CommitId) -> int: ...
+
+
+@runtime_checkable
+class StorageVerbs(Protocol):
+    """An exactly-once sink written as storage verbs; the engine gives it ``prepare``/``commit``/``abort``."""
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> CommitLog: ...
+
+    def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged: ...
+
+    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published: ...
+
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None: ...
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int: ...
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None: ...
+
+
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "digest"]

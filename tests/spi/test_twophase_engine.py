@@ -1,0 +1,190 @@
+"""The engine's two-phase protocol (runtime/twophase.py) over a store kept in a dict: the fencing rules
+of spi/fencing.py hold for any sink written as storage verbs. No Spark: a table's rows are a list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from airflow_provider_seatunnel.runtime import twophase
+from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
+from airflow_provider_seatunnel.spi.twophase import CommitId, Outcome, Published, Staged, StorageVerbs
+
+
+class Store:
+    """A target with a commit log: tokens and commit records per commit key, staging per (key, token)."""
+
+    def __init__(self) -> None:
+        self.tokens: dict[str, int] = {}
+        self.records: dict[str, int] = {}
+        self.staging: dict[tuple[str, int], list[Any]] = {}
+        self.published: dict[str, list[Any]] = {}
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        self.tokens[commit.key] = self.tokens.get(commit.key, 0) + 1
+        return self.tokens[commit.key], commit.key in self.records
+
+    def newest_token(self, commit: CommitId) -> int:
+        return self.tokens.get(commit.key, 0)
+
+
+@dataclass
+class DictSink:
+    store: Store
+    passed: list[Any] = field(default_factory=list)
+    on_stage: Any = None
+
+    def commit_log(self, ctx: Any, vertex: Any) -> Store:
+        return self.store
+
+    def stage(self, ctx: Any, vertex: Any, commit: CommitId, token: int, df: Any) -> Staged:
+        rows = list(df)
+        self.store.staging[(commit.key, token)] = rows
+        if self.on_stage:
+            self.on_stage(commit)
+        return Staged(commit, token, f"dict {commit.table}", len(rows), ((f"{commit.key}:{token}", len(rows)),))
+
+    def publish(self, ctx: Any, vertex: Any, staged: Staged) -> Published:
+        key = staged.commit.key
+        if self.store.tokens[key] != staged.token:
+            return Published(Outcome.SUPERSEDED, newest=self.store.tokens[key])
+        if key in self.store.records:
+            return Published(Outcome.ALREADY)
+        rows = self.store.staging.get((key, staged.token), [])
+        if len(rows) != staged.rows:
+            return Published(Outcome.MISMATCH, found=len(rows), where=f"{key}:{staged.token}")
+        self.store.published.setdefault(staged.commit.table, []).extend(rows)
+        self.store.records[key] = staged.token
+        del self.store.staging[(key, staged.token)]
+        return Published(Outcome.PUBLISHED, rows=len(rows))
+
+    def discard(self, ctx: Any, vertex: Any, staged: Staged) -> None:
+        self.store.staging.pop((staged.commit.key, staged.token), None)
+
+    def discard_older(self, ctx: Any, vertex: Any, commit: CommitId, token: int) -> int:
+        older = [k for k in self.store.staging if k[0] == commit.key and k[1] < token]
+        for k in older:
+            del self.store.staging[k]
+        return len(older)
+
+    def pass_through(self, ctx: Any, vertex: Any, df: Any) -> None:
+        self.passed.extend(df)
+
+
+@dataclass
+class Ctx:
+    run_id: str = "run-1"
+    pipeline_key: str = "p0"
+    fail_at: str | None = None
+    reached: list[str] = field(default_factory=list)
+
+    def fault_point(self, point: str, vertex: Any = None) -> None:
+        self.reached.append(point)
+        if point == self.fail_at:
+            raise RuntimeError(f"injected fault at {point}")
+
+    def with_write_faults(self, vertex: Any, df: Any) -> Any:
+        return df
+
+
+@dataclass
+class V:
+    ref: str = "Sink[0]"
+
+
+DATA = {"a": [1, 2, 3], "b": [4]}
+
+
+def run(sink: DictSink, ctx: Ctx) -> Any:
+    d = twophase.driver(sink)
+    info = d.prepare(ctx, V(), DATA)
+    try:
+        d.commit(ctx, V(), info)
+    except BaseException:
+        d.abort(ctx, V(), info)
+        raise
+    return info
+
+
+def test_publishes_every_table_once_and_a_rerun_of_the_run_writes_nothing():
+    store = Store()
+    sink = DictSink(store)
+    assert isinstance(sink, StorageVerbs)
+    run(sink, Ctx())
+    assert store.published == DATA and store.staging == {}
+    info = run(sink, Ctx())
+    assert store.published == DATA  # idempotent per run id
+    assert [s.committed for s in info.tables] == [True, True] and sink.passed == [1, 2, 3, 4]
+    run(sink, Ctx(run_id="run-2"))
+    assert store.published == {"a": [1, 2, 3, 1, 2, 3], "b": [4, 4]}
+
+
+def test_an_overtaken_attempt_raises_superseded_commits_nothing_and_its_staging_goes():
+    store = Store()
+    old, new = twophase.driver(DictSink(store)), twophase.driver(DictSink(store))
+    old_info = old.prepare(Ctx(), V(), DATA)
+    new_info = new.prepare(Ctx(), V(), DATA)  # a retry while the first attempt still runs
+    assert all(k[1] == 2 for k in store.staging)  # the newer attempt discarded the older staging
+    with pytest.raises(Superseded) as e:
+        old.commit(Ctx(), V(), old_info)
+    assert (e.value.mine, e.value.newest) == (1, 2) and store.published == {}
+    new.commit(Ctx(), V(), new_info)
+    assert store.published == DATA
+
+
+def test_a_newer_token_taken_while_staging_fails_prepare_and_discards_the_staging():
+    store = Store()
+    sink = DictSink(store, on_stage=lambda commit: store.take_token(commit))
+    with pytest.raises(Superseded):
+        twophase.driver(sink).prepare(Ctx(), V(), DATA)
+    assert store.staging == {} and store.published == {}
+
+
+def test_staging_that_lost_rows_is_refused_and_discarded():
+    store = Store()
+    d = twophase.driver(DictSink(store))
+    info = d.prepare(Ctx(), V(), DATA)
+    store.staging[(info.tables[0].commit.key, 1)].pop()
+    with pytest.raises(StagingMismatch, match="holds 2 rows, but this attempt wrote 3"):
+        d.commit(Ctx(), V(), info)
+    assert store.published == {} and (info.tables[0].commit.key, 1) not in store.staging
+
+
+def test_a_kill_before_the_publish_leaves_nothing_visible_and_the_restore_publishes_once():
+    store = Store()
+    ctx = Ctx(fail_at="sink.move")
+    with pytest.raises(RuntimeError, match=r"sink\.move"):
+        run(DictSink(store), ctx)
+    assert store.published == {} and store.staging == {} and ctx.reached == ["sink.move"]
+    run(DictSink(store), Ctx())
+    assert store.published == DATA
+
+
+def test_a_failure_in_a_later_table_discards_the_earlier_tables_staging():
+    store = Store()
+
+    def boom(commit: CommitId) -> None:
+        if commit.table == "b":
+            raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        twophase.driver(DictSink(store, on_stage=boom)).prepare(Ctx(), V(), DATA)
+    assert store.staging == {}
+
+
+def test_staged_is_a_serialisable_commit_message_and_the_commit_id_depends_on_every_part():
+    s = Staged(CommitId("r", "p", "s", "t"), 3, "x", 5, (("part-0", 5),), {"type": "hash"})
+    assert Staged.from_json(s.to_json()) == s
+    keys = {CommitId(*parts).key for parts in [("r", "p", "s", "t"), ("r2", "p", "s", "t"), ("r", "p2", "s", "t"),
+                                               ("r", "p", "s2", "t"), ("r", "p", "s", "t2")]}
+    assert len(keys) == 5
+
+
+def test_a_sink_with_its_own_prepare_and_commit_is_driven_as_it_is():
+    class Own:
+        def prepare(self, ctx: Any, vertex: Any, data: Any) -> Any: ...
+
+    own = Own()
+    assert twophase.driver(own) is own
