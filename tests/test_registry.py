@@ -41,7 +41,8 @@ print(",".join(loaded))
 
 def test_asking_for_a_plugin_loads_its_module_alone():
     proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert set(proc.stdout.strip().split(",")) == {"sql", "localfile"}
+    # family packages (shared code, not connectors) may load with their members; no other connector does
+    assert set(proc.stdout.strip().split(",")) - {"files"} == {"sql", "localfile"}
 
 
 def test_a_third_party_connector_registers_through_the_entry_point(tmp_path):

@@ -108,7 +108,7 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
         return [_uri(location) for location in checks.assets_of(options)]
 
     def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import expand_table_placeholders
+        from ..files.placeholders import expand_table_placeholders
 
         return [_uri(expand_table_placeholders(location, table)) for location in checks.assets_of(options)]
 

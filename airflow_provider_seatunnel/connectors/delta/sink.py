@@ -42,7 +42,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, arrival_order, data_columns, data_only, quote
-from ..localfile.placeholders import expand_table_placeholders
+from ..files.placeholders import expand_table_placeholders
 from .options import SinkOptions, Table
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
 

@@ -27,7 +27,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_only, quote
-from ..localfile.placeholders import expand_table_placeholders
+from ..files.placeholders import expand_table_placeholders
 from .commits import abort, settle
 from .options import config_error, log, opt, quote_ident, split_table, sql_string
 from .slots import Slot, allocate, newest_token, run_tag, slot_of

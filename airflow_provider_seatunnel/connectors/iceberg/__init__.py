@@ -113,7 +113,7 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
         return [_named(uri) for uri in checks.assets_of(options)]
 
     def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import expand_table_placeholders
+        from ..files.placeholders import expand_table_placeholders
 
         return [_named(expand_table_placeholders(uri, table)) for uri in checks.assets_of(options)]
 

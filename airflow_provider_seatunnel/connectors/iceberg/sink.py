@@ -56,7 +56,7 @@ from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
 from ..delta.sink import changes, commit_staged, release_cached, resolve
-from ..localfile.placeholders import expand_table_placeholders
+from ..files.placeholders import expand_table_placeholders
 from .options import SinkOptions, TableRef
 from .tables import (
     COMMIT_PROPERTY,

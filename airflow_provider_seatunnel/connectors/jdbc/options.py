@@ -123,7 +123,7 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
     """The block's options for one upstream table: every top-level string has the table's
     placeholders expanded (``${table_name}``...), as the LocalFile sink expands them, and
     ``primary_keys = ["${field_names}"]`` means every field."""
-    from ..localfile import expand_table_placeholders
+    from ..files.placeholders import expand_table_placeholders
 
     out = {k: expand_table_placeholders(v, table_key, field_names) if isinstance(v, str) else v
            for k, v in config.items()}

@@ -35,7 +35,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError
 from ...spi.rows import data_columns, quote
-from ..localfile.placeholders import expand_table_placeholders
+from ..files.placeholders import expand_table_placeholders
 from . import client as kc
 from .formats import encode_key, encode_value
 from .options import SinkOptions

@@ -58,9 +58,8 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from . import checks, commits, documents, sink, source
-from .commits import abort, commit, retire
-from .options import (
+from ..files import documents
+from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DEVIATIONS,
@@ -70,7 +69,7 @@ from .options import (
     PENDING_DIR,
     STAGING_DIR,
 )
-from .placeholders import (
+from ..files.placeholders import (
     assets,
     expand_table_placeholders,
     format_java_datetime,
@@ -78,6 +77,8 @@ from .placeholders import (
     table_assets,
     table_parts,
 )
+from . import checks, commits, sink, source
+from .commits import abort, commit, retire
 from .sink import handle_save_mode, prepare, save_mode
 from .source import list_input_files, partition_keys, read, read_stream
 

@@ -31,11 +31,9 @@ from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.options import as_list
 from ...spi.rows import data_columns
-from .commits import abort, remove_tree, settle
-from .documents import binary_moves
-from .fencing import newest_token
-from .formats import writer
-from .options import (
+from ..files.documents import binary_moves
+from ..files.formats import writer
+from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
@@ -56,7 +54,7 @@ from .options import (
     safe,
     target_path,
 )
-from .placeholders import (
+from ..files.placeholders import (
     TABLE_PLACEHOLDER,
     file_base_name,
     java_pattern_problem,
@@ -64,6 +62,8 @@ from .placeholders import (
     table_config,
     unescape_partition,
 )
+from .commits import abort, remove_tree, settle
+from .fencing import newest_token
 from .records import read_record, write_record
 
 

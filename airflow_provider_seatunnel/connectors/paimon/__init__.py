@@ -67,7 +67,7 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
         return Unnamed("the Paimon table of options without warehouse, database and table", at_run_time=False)
     warehouse, database, name = (str(p).strip() for p in parts)
     if table is not None:
-        from ..localfile.placeholders import expand_table_placeholders
+        from ..files.placeholders import expand_table_placeholders
 
         database, name = expand_table_placeholders(database, table), expand_table_placeholders(name, table)
     text = f"{local_path(warehouse).rstrip('/')}/{database}.db/{name}"

@@ -42,8 +42,8 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
 from ..delta.sink import changes, resolve
+from ..files.placeholders import expand_table_placeholders
 from ..localfile.fencing import allocate, commit_lock, newest_token
-from ..localfile.placeholders import expand_table_placeholders
 from . import compat
 from .options import SinkOptions
 from .tables import (

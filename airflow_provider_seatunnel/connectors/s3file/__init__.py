@@ -53,7 +53,7 @@ __all__ = ["CONNECTOR", "OnStoreFile", "S3File"]
 
 
 def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
-    from ..localfile.options import opt
+    from ..files.options import opt
     from .options import bucket_name, key_prefix
 
     bucket, path = opt(block, "bucket"), opt(block, "path")
@@ -78,7 +78,7 @@ class OnStoreFile:
         raise NotImplementedError
 
     def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..localfile.placeholders import table_config
+        from ..files.placeholders import table_config
 
         return self.assets(table_config(options, table))
 
