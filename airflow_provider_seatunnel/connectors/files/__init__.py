@@ -1,4 +1,5 @@
-"""The files family: what file connectors (and sinks that name tables or paths with placeholders)
-share, so that no connector imports another. ``placeholders``: table placeholders
-(``${table_name}``...), file names, partition directories, Java date patterns and the assets of a
-path."""
+"""The file family's shared code: the file options (:mod:`.options`), the table and partition
+placeholders (:mod:`.placeholders`) and the readers and writers of every file format
+(:mod:`.formats`, with :mod:`.excel` and :mod:`.documents`). Every file connector (LocalFile,
+S3File, the FTP/SFTP and HDFS stores, the object stores) and the connectors that name tables or
+files (Hive, Kafka, Delta, Iceberg, Paimon, Jdbc) import these modules, never a sibling connector."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from ..localfile.options import opt
+from ..files.options import opt
 from ..remotefile.store import FileStore
 from ..s3file.options import Traits
 

@@ -9,7 +9,7 @@ import socket
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..localfile.options import safe
+from ..files.options import safe
 from .options import quote_ident
 from .records import COMMITS_DIR, STAGING_DIR, TamperedRecord, read, seal
 from .store import Store, join

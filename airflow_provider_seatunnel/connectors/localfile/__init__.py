@@ -58,10 +58,8 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from ..files.placeholders import assets, table_assets
-from . import checks, commits, documents, sink, source
-from .commits import abort, commit, retire
-from .options import (
+from ..files import documents
+from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DEVIATIONS,
@@ -70,6 +68,9 @@ from .options import (
     PENDING_DIR,
     STAGING_DIR,
 )
+from ..files.placeholders import assets, table_assets
+from . import checks, commits, sink, source
+from .commits import abort, commit, retire
 from .sink import handle_save_mode, prepare, save_mode
 from .source import list_input_files, partition_keys, read, read_stream
 

@@ -31,19 +31,9 @@ from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.options import as_list
 from ...spi.rows import data_columns
-from ..files.placeholders import (
-    TABLE_PLACEHOLDER,
-    file_base_name,
-    java_pattern_problem,
-    partition_dir,
-    table_config,
-    unescape_partition,
-)
-from .commits import abort, remove_tree, settle
-from .documents import binary_moves
-from .fencing import newest_token
-from .formats import writer
-from .options import (
+from ..files.documents import binary_moves
+from ..files.formats import writer
+from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
@@ -64,6 +54,16 @@ from .options import (
     safe,
     target_path,
 )
+from ..files.placeholders import (
+    TABLE_PLACEHOLDER,
+    file_base_name,
+    java_pattern_problem,
+    partition_dir,
+    table_config,
+    unescape_partition,
+)
+from .commits import abort, remove_tree, settle
+from .fencing import newest_token
 from .records import read_record, write_record
 
 

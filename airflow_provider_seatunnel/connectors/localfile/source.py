@@ -28,8 +28,18 @@ from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
 from ...spi.sessions import is_connect
-from .formats import read_files
-from .options import COMMITS_DIR, FILE, PENDING_DIR, config_error, flag, java_regex_literal, log, opt, target_path
+from ..files.formats import read_files
+from ..files.options import (
+    COMMITS_DIR,
+    FILE,
+    PENDING_DIR,
+    config_error,
+    flag,
+    java_regex_literal,
+    log,
+    opt,
+    target_path,
+)
 from .records import TamperedRecord, existing_key, record_name
 
 #: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice

@@ -18,8 +18,8 @@ from typing import Any
 
 from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
+from ..files.options import opt
 from ..localfile import checks as file_checks
-from ..localfile.options import opt
 from ..s3file.options import CONN_OPTION, key_prefix
 from .stores import StoreSpec, bucket_parts
 

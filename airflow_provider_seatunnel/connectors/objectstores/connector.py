@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ...spi import UNRENDERED, Unnamed
 from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ..localfile.options import opt
+from ..files.options import opt
 from ..s3file import S3File
 from ..s3file.options import key_prefix
 from . import checks

@@ -38,7 +38,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..localfile.options import opt
+from ..files.options import opt
 from ..s3file.options import (
     DEFAULT_REGION,
     SIMPLE_PROVIDER,

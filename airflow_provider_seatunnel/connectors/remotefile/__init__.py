@@ -88,7 +88,7 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
         return "host" not in options and "password" not in options
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        from ..localfile.options import opt
+        from ..files.options import opt
 
         host, path = opt(options, "host"), opt(options, "path")
         if host is None or path is None:

@@ -11,8 +11,8 @@ from typing import Any
 from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files.options import opt
 from ..localfile import checks as file_checks
-from ..localfile.options import opt
 from .options import CONNECTION_MODES, key_prefix
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...spi.errors import RuntimeConfigError
-from ..localfile.options import opt
+from ..files.options import opt
 from ..s3file.options import Traits
 from .hostkeys import HostKeyPolicy, host_key_policy
 

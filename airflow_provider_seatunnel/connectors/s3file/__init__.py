@@ -53,7 +53,7 @@ __all__ = ["CONNECTOR", "OnStoreFile", "S3File"]
 
 
 def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
-    from ..localfile.options import opt
+    from ..files.options import opt
     from .options import bucket_name, key_prefix
 
     bucket, path = opt(block, "bucket"), opt(block, "path")

@@ -10,8 +10,8 @@ from typing import Any
 from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files.options import opt
 from ..localfile import checks as file_checks
-from ..localfile.options import opt
 from .options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
 
 _KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,

@@ -44,7 +44,7 @@ from typing import Any
 from ... import settings
 from ...spi.fencing import StagingMismatch, Superseded
 from ...spi.journals import TamperedRecord, derived_key, key_inside, seal, unseal
-from ..localfile.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
+from ..files.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
 from .options import S3Settings, log
 from .store import Bucket, Conflict, Versioned
 

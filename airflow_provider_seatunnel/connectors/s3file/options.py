@@ -2,7 +2,7 @@
 with, the boto3 client the driver commits with, and the jars S3A needs.
 
 The file options (formats, codecs, names, partitions, save modes, filters) are LocalFile's
-(:mod:`..localfile.options`); ``path`` is a key prefix inside ``bucket`` (``s3a://name``).
+(:mod:`..files.options`); ``path`` is a key prefix inside ``bucket`` (``s3a://name``).
 
 Credentials: ``access_key``/``secret_key`` (or ``access_secret``, the docs' name) (with
 ``fs.s3a.aws.credentials.provider``
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from ..localfile.options import opt
+from ..files.options import opt
 
 log = logging.getLogger("seatunnel.s3file")
 

@@ -3,7 +3,7 @@ a staging prefix named by the attempt's token, then published by the fenced comm
 :mod:`.commits`. The entry points take the plugin's :class:`.options.Dialect` (S3File's by default):
 how its blocks read as S3 settings; everything else is shared.
 
-The files are LocalFile's (:func:`..localfile.sink.sink_options`, :func:`..localfile.formats.writer`):
+The files are LocalFile's (:func:`..localfile.sink.sink_options`, :func:`..files.formats.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
 plus the suffixes, ``<part>`` counting from 0 per final directory.
 """
@@ -20,8 +20,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
-from ..files.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
-from ..localfile.options import (
+from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
@@ -33,6 +32,7 @@ from ..localfile.options import (
     opt,
     safe,
 )
+from ..files.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from ..localfile.sink import DROP_AT_COMMIT, sink_options
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log
@@ -199,7 +199,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
 
 
 def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    from ..localfile.formats import writer
+    from ..files.formats import writer
 
     return writer(ctx, vertex, df, opts)
 

@@ -1,5 +1,5 @@
 """The S3File source: the objects under ``path`` in ``bucket`` (or each ``tables_configs`` item's),
-read by Spark through ``s3a://`` with LocalFile's readers (:func:`..localfile.formats.read_files`).
+read by Spark through ``s3a://`` with LocalFile's readers (:func:`..files.formats.read_files`).
 
 ``path`` is an object or a key prefix listed recursively; empty objects, names starting with
 ``.`` or ``_``, folders starting with ``.`` (the sink's ``.seatunnel-*`` bookkeeping) or with
@@ -19,7 +19,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
-from ..localfile.options import FILE, flag, opt
+from ..files.options import FILE, flag, opt
 from ..localfile.source import _columns, _read_columns, _table_id, at_parallelism, partition_keys
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log
@@ -66,7 +66,7 @@ def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) ->
 
 def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
                 dialect: Dialect) -> tuple[str, Any]:
-    from ..localfile.formats import read_files
+    from ..files.formats import read_files
 
     s = dialect.settings(config)
     dialect.reach(ctx.spark, s)
