@@ -48,9 +48,9 @@ class Split(Connector, SchemaInference, Transform):
     description = "Splits a string field into several."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        if SPEC.valid(plugin.options) is None:
-            return []
-        _, _, outputs = _options(plugin.options)
+        separator, _, outputs = _options(plugin.options)
+        if separator is None:
+            return []  # the spec reports why
         found = []
         if not outputs:
             found.append(job.problem("output_fields is empty", plugin, key="output_fields",

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..plan.model import PlanVertex
-from ..spi import AcknowledgesRead, TwoPhaseSink
+from ..spi import AcknowledgesRead
 from ..spi.errors import PipelineError
-from ..spi.twophase import StorageVerbs
 from . import faults, twophase
 from .context import RunContext, now
 from .counting import count_rows
@@ -117,7 +116,7 @@ def _commit(w: Walk, say: Callable[[str], None], prepared: list[tuple[PlanVertex
         for v, info in prepared:
             connector = w.connectors[v.id]
             try:
-                if isinstance(connector, (TwoPhaseSink, StorageVerbs)):
+                if twophase.is_two_phase(connector):
                     twophase.driver(connector).commit(ctx, v, info)
                 if not faults.reached(ctx, "sink.commit", v):  # the sink's commit has no fault point of its own
                     ctx.fault_point("sink.commit", v)
@@ -134,7 +133,7 @@ def _abort(w: Walk, prepared: list[tuple[PlanVertex, Any]], committed: set[str])
     """Discard what the sinks staged and did not commit (best effort: the first error wins)."""
     for v, info in prepared:
         connector = w.connectors[v.id]
-        if isinstance(connector, (TwoPhaseSink, StorageVerbs)) and v.id not in committed:
+        if twophase.is_two_phase(connector) and v.id not in committed:
             try:
                 twophase.driver(connector).abort(w.ctx, v, info)
             except Exception as e:

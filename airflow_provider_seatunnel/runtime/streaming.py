@@ -34,10 +34,9 @@ from typing import Any
 
 from ..plan.model import PlanVertex
 from ..plan.streaming import AVAILABLE_NOW
-from ..spi import RetiresCommits, StreamFinish, StreamInfo, TwoPhaseSink
+from ..spi import RetiresCommits, StreamFinish, StreamInfo
 from ..spi.errors import PipelineError
 from ..spi.sessions import is_connect
-from ..spi.twophase import StorageVerbs
 from . import faults, twophase
 from .context import RunContext, now, slug, stream_of, vertex_key
 from .counting import count_rows
@@ -65,7 +64,7 @@ def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector:
     failure; then ``counted`` and the retirement of earlier micro-batches' commit records. ``sv`` is
     the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes)."""
     bctx = ctx.for_batch(stream_id, batch_id)
-    sink, two_phase = twophase.driver(connector), isinstance(connector, (TwoPhaseSink, StorageVerbs))
+    sink, two_phase = twophase.driver(connector), twophase.is_two_phase(connector)
     try:
         info = sink.prepare(bctx, sv, {table: df})
     except Exception as e:

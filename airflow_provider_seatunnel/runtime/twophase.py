@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..spi import RunContext, Vertex
+from ..spi import RunContext, TwoPhaseSink, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
 from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs
 
@@ -125,10 +125,16 @@ class _Driven:
         abort(self.sink, ctx, vertex, info)
 
 
+def is_two_phase(connector: Any) -> bool:
+    """Whether ``connector`` publishes in a second phase: its own ``commit``/``abort``, or the engine's
+    over its storage verbs."""
+    return isinstance(connector, (TwoPhaseSink, StorageVerbs))
+
+
 def driver(connector: Any) -> Any:
     """The object whose ``prepare``/``commit``/``abort`` run ``connector``'s two phases: the engine's
     for a :class:`StorageVerbs` sink, the connector itself otherwise."""
     return _Driven(connector) if isinstance(connector, StorageVerbs) else connector
 
 
-__all__ = ["abort", "commit", "commit_id", "driver", "prepare", "prepare_table", "publish"]
+__all__ = ["abort", "commit", "commit_id", "driver", "is_two_phase", "prepare", "prepare_table", "publish"]
