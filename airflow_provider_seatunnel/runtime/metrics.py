@@ -163,11 +163,17 @@ class PipelineMetrics:
 
     def failing(self, error: PipelineError | Mapping[str, Any]) -> PipelineMetrics:
         """These metrics as a failure (the application failed after the pipeline reported): the
-        status becomes FAILED; an error the pipeline reported itself stays, else ``error`` is it."""
+        status becomes FAILED; an error the pipeline reported itself stays, else ``error`` is it.
+        One exception: when the application's exit says the JVM ran out of memory, a transient
+        error the pipeline reported (its lost connection to that JVM) gives way to the memory error,
+        which is deterministic and names the setting to raise; the pipeline's plugin stays."""
+        given = error.to_dict() if isinstance(error, PipelineError) else dict(error)
+        if self.error and given.get("kind") == "memory" and not self.error.get("deterministic"):
+            plugin = self.error.get("plugin") or given.get("plugin")
+            return replace(self, status=FAILED, error={**given, "plugin": plugin})
         if self.status == FAILED and self.error:
             return self
-        own = self.error or (error.to_dict() if isinstance(error, PipelineError) else dict(error))
-        return replace(self, status=FAILED, error=own)
+        return replace(self, status=FAILED, error=self.error or given)
 
     @property
     def ok(self) -> bool:

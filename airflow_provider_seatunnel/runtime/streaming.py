@@ -339,6 +339,8 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
         if failed is not None:
             raise failed.error or ctx.fail(failed.vertex, failed.handle.exception())
         if all(not q.handle.isActive for q in queries):
+            for q in queries:  # a query may have ended after its poll above: take in its last reports
+                q.poll()
             return None
         if stop.wait(_POLL):
             say("stopping: stop requested; running micro-batches finish first")

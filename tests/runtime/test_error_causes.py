@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,8 +122,9 @@ def test_spark_submit_exit_52_is_out_of_memory_not_retried_with_the_fix(tmp_path
     error = json.loads(metrics.read_text())["pipelines"][0]["error"]
     assert error["deterministic"] is True and error["kind"] == "memory", error
     message = error["message"]
-    assert message.startswith("spark-submit exited with 52 before the pipeline reported: OutOfMemoryError: "
-                              "Java heap space"), message
+    # the pipeline may report its lost connection to the dying JVM first: the exit's memory error wins
+    assert re.match(r"spark-submit exited with 52( before the pipeline reported)?: OutOfMemoryError: "
+                    r"Java heap space", message), message
     assert "raise spark.driver.memory in env (now 512m)" in message
     assert "raise spark.driver.memory in env (now 512m)" in proc.stderr
 

@@ -22,7 +22,7 @@ from airflow_provider_seatunnel.runtime.launcher import (
     write_plan_file,
 )
 from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
-from airflow_provider_seatunnel.spi.errors import AssertionFailed, PipelineError
+from airflow_provider_seatunnel.spi.errors import AssertionFailed, OutOfMemory, PipelineError
 
 JOB = """
 env { job.name = "contract", spark.ui.enabled = false, spark.hadoop.fs.s3a.secret.key = "s3cr3t-value" }
@@ -72,6 +72,12 @@ def test_finished_metrics_keys_counts_and_extra(plan_of):
     # an error the pipeline reported itself is kept
     own = PipelineMetrics.failed(p, "r", 1, "s", AssertionFailed("rule"))
     assert own.failing(PipelineError("exit 1")).message == "rule"
+    assert own.failing(OutOfMemory("spark-submit exited with 52")).message == "rule"  # deterministic stays
+    # the JVM died of memory while the pipeline reported a lost connection: the memory error wins
+    lost = PipelineMetrics.failed(p, "r", 1, "s", PipelineError("Py4JNetworkError: Error while sending", "sink[0] X"))
+    memory = lost.failing(OutOfMemory("spark-submit exited with 52; raise spark.driver.memory"))
+    assert memory.deterministic and memory.error["kind"] == "memory" and memory.error["plugin"] == "sink[0] X"
+    assert memory.message == "spark-submit exited with 52; raise spark.driver.memory"
 
 
 def test_not_run_metrics_keep_their_keys():
