@@ -133,4 +133,16 @@ class StorageVerbs(Protocol):
     def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None: ...
 
 
-__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "digest"]
+@runtime_checkable
+class SaveModes(Protocol):
+    """A :class:`StorageVerbs` sink with schema/data save modes: the engine calls ``apply_save_modes``
+    for each table after taking the attempt's token (never for a table this run committed already)
+    and before staging. The sink makes it once per run, sink and target (its own marker in its store,
+    keyed by ``ctx.save_mode_run_id``); a data mode that deletes rows (DROP_DATA) is only prepared
+    here and applied by ``publish`` in the same atomic step as the new rows."""
+
+    def apply_save_modes(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> None: ...
+
+
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "SaveModes", "Staged", "StorageVerbs",
+           "digest"]

@@ -188,3 +188,20 @@ def test_a_sink_with_its_own_prepare_and_commit_is_driven_as_it_is():
 
     own = Own()
     assert twophase.driver(own) is own
+
+
+@dataclass
+class SavingSink(DictSink):
+    saved: list[tuple[str, int]] = field(default_factory=list)
+
+    def apply_save_modes(self, ctx: Any, vertex: Any, commit: CommitId, token: int) -> None:
+        assert (commit.key, token) not in self.store.staging  # before the table is staged
+        self.saved.append((commit.table, token))
+
+
+def test_save_modes_run_per_table_before_staging_and_never_for_a_committed_table():
+    sink = SavingSink(Store())
+    run(sink, Ctx())
+    assert sink.saved == [("a", 1), ("b", 1)]
+    run(sink, Ctx())  # the run committed both tables: nothing to prepare
+    assert sink.saved == [("a", 1), ("b", 1)]
