@@ -5,7 +5,7 @@ A sink written as :class:`..spi.twophase.StorageVerbs` gets its two phases from 
 ``prepare`` (per input table, so multi-table inputs are one loop here): compute the
 :class:`CommitId`; take the attempt token from the sink's :class:`CommitLog`; a table this run
 committed already only passes its rows through (the counters count them once) and is marked
-``committed``; otherwise a :class:`SaveModes` sink applies its save modes, the staging of older
+``committed``; otherwise a :class:`TableSaveModes` sink applies its save modes, the staging of older
 tokens is discarded, the rows are staged under the token (the restore trials' write faults wrap the
 DataFrame first), and the token is read again: a newer attempt that took over meanwhile makes this
 one discard its staging and raise ``Superseded``.
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..spi import RunContext, TwoPhaseSink, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
-from ..spi.twophase import CommitId, Outcome, Prepared, SaveModes, Staged, StorageVerbs
+from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs, TableSaveModes
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -44,7 +44,7 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         sink.pass_through(ctx, vertex, df)
         return Staged(cid, token, table, committed=True)
-    if isinstance(sink, SaveModes):
+    if isinstance(sink, TableSaveModes):
         sink.apply_save_modes(ctx, vertex, cid, token)
     dropped = sink.discard_older(ctx, vertex, cid, token)
     if dropped:

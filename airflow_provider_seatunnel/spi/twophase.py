@@ -134,15 +134,16 @@ class StorageVerbs(Protocol):
 
 
 @runtime_checkable
-class SaveModes(Protocol):
-    """A :class:`StorageVerbs` sink with schema/data save modes: the engine calls ``apply_save_modes``
-    for each table after taking the attempt's token (never for a table this run committed already)
-    and before staging. The sink makes it once per run, sink and target (its own marker in its store,
-    keyed by ``ctx.save_mode_run_id``); a data mode that deletes rows (DROP_DATA) is only prepared
-    here and applied by ``publish`` in the same atomic step as the new rows."""
+class TableSaveModes(Protocol):
+    """A :class:`StorageVerbs` sink with per-table schema/data save modes (those that need the table's data or
+    run in the pipeline; the job-level ``SaveModes.save_mode`` runs before any pipeline): the engine
+    calls ``apply_save_modes`` for each table after taking the attempt's token (never for a table this
+    run committed already) and before staging. The sink makes it once per run, sink and target (its own
+    marker in its store, keyed by ``ctx.save_mode_run_id``); a data mode that deletes rows (DROP_DATA)
+    is only prepared here and applied by ``publish`` in the same atomic step as the new rows."""
 
     def apply_save_modes(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> None: ...
 
 
-__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "SaveModes", "Staged", "StorageVerbs",
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "TableSaveModes",
            "digest"]
