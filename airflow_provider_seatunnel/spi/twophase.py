@@ -32,9 +32,10 @@ if TYPE_CHECKING:
     from .contract import RunContext, Vertex
 
 
-def digest(*parts: Any) -> str:
-    """The 32-hex-digit sha256 of the parts joined by NUL: the one commit-key digest."""
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:32]
+def digest(*parts: Any, length: int = 32) -> str:
+    """The sha256 of the parts joined by NUL, as ``length`` hex digits (at most 64): the one
+    commit-key digest."""
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:length]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,12 @@ class CommitId:
     @property
     def key(self) -> str:
         return digest(self.run_id, self.pipeline, self.sink, self.table)
+
+    @property
+    def long_key(self) -> str:
+        """The same digest whole (64 hex digits): the key of stores whose commit logs were keyed so
+        before the engine owned the protocol (Jdbc's), so records written then are still found."""
+        return digest(self.run_id, self.pipeline, self.sink, self.table, length=64)
 
 
 @dataclass(frozen=True)

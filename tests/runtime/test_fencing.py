@@ -19,12 +19,14 @@ import pytest
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.localfile import commits as lf_commits
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests.runtime.test_jdbc_sink import ROWS, _contexts, commits, fake, job, staging_tables, table
 from tests.runtime.test_localfile import data_files, sink_conf, sink_ctx
+
+JDBC_2PC = twophase.driver(JDBC)  # the engine's two phases over the sink's storage verbs
 
 
 def wait_until(predicate, timeout: float = 90.0) -> None:
@@ -183,19 +185,19 @@ def test_jdbc_a_retry_while_the_old_commit_waits_on_a_lock_loses_nothing(plan_of
     n = 20000
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "ov", primary_keys = ["id"]')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "ov-1")
-    first = JDBC.prepare(ctx(1), sink, _jdbc_rows(spark, n))
+    first = JDBC_2PC.prepare(ctx(1), sink, _jdbc_rows(spark, n))
     holder = db.session()
     holder.stdin.write("BEGIN;\nLOCK TABLE ov IN ACCESS EXCLUSIVE MODE;\n")
     holder.stdin.flush()
     wait_until(lambda: db.sql("SELECT count(*) FROM pg_locks WHERE relation = 'ov'::regclass AND granted "
                               "AND mode = 'AccessExclusiveLock'")[0][0] == "1")
     try:
-        old = Attempt(lambda: JDBC.commit(ctx(1), sink, first))
+        old = Attempt(lambda: JDBC_2PC.commit(ctx(1), sink, first))
         wait_until(lambda: _lock_waiters(db) >= 1)  # the old attempt's commit waits for the target
 
         def retry():
-            info = JDBC.prepare(ctx(2), sink, _jdbc_rows(spark, n))
-            JDBC.commit(ctx(2), sink, info)
+            info = JDBC_2PC.prepare(ctx(2), sink, _jdbc_rows(spark, n))
+            JDBC_2PC.commit(ctx(2), sink, info)
             return info
 
         new = Attempt(retry)
@@ -206,7 +208,7 @@ def test_jdbc_a_retry_while_the_old_commit_waits_on_a_lock_loses_nothing(plan_of
         holder.wait(30)
     assert old.outcome() == (None, None)
     again, error = new.outcome()
-    assert error is None and [e["status"] for e in again["tables"]] == ["committed"]
+    assert error is None and [s.committed for s in again.tables] == [True]
     assert int(db.sql("SELECT count(*) FROM ov")[0][0]) == n
     assert db.sql("SELECT rows_moved, attempt FROM seatunnel_commits WHERE run_id = 'ov-1'") == [[str(n), "1"]]
     assert staging_tables(db) == []
@@ -215,24 +217,24 @@ def test_jdbc_a_retry_while_the_old_commit_waits_on_a_lock_loses_nothing(plan_of
 def test_jdbc_a_stale_attempt_is_fenced_out(plan_of, spark, db):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "fenced"')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "fe-1")
-    stale = JDBC.prepare(ctx(1), sink, _jdbc_rows(spark, 30))
-    fresh = JDBC.prepare(ctx(2), sink, _jdbc_rows(spark, 30))
+    stale = JDBC_2PC.prepare(ctx(1), sink, _jdbc_rows(spark, 30))
+    fresh = JDBC_2PC.prepare(ctx(2), sink, _jdbc_rows(spark, 30))
     # each attempt its own staging table; the newer one dropped the older (fenced out, it can never commit)
-    assert staging_tables(db) == [fresh["tables"][0]["staging"]] != [stale["tables"][0]["staging"]]
+    assert staging_tables(db) == [fresh.tables[0].detail["staging"]] != [stale.tables[0].detail["staging"]]
     with pytest.raises(Superseded, match="token 1 for fenced was superseded by token 2"):
-        JDBC.commit(ctx(1), sink, stale)
+        JDBC_2PC.commit(ctx(1), sink, stale)
     assert table(db, "fenced") == [] and commits(db, "fe-1") == 0
-    JDBC.commit(ctx(2), sink, fresh)
+    JDBC_2PC.commit(ctx(2), sink, fresh)
     assert len(table(db, "fenced")) == 30 and commits(db, "fe-1") == 1 and staging_tables(db) == []
 
 
 def test_jdbc_a_staging_table_changed_after_the_write_is_not_committed(plan_of, spark, db):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "tampered"')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "tm-1")
-    info = JDBC.prepare(ctx(1), sink, _jdbc_rows(spark, 30))
-    db.sql(f"DELETE FROM {info['tables'][0]['staging']} WHERE id < 5")
+    info = JDBC_2PC.prepare(ctx(1), sink, _jdbc_rows(spark, 30))
+    db.sql(f"DELETE FROM {info.tables[0].detail['staging']} WHERE id < 5")
     with pytest.raises(StagingMismatch, match="holds 25 rows, but this attempt wrote 30"):
-        JDBC.commit(ctx(1), sink, info)
+        JDBC_2PC.commit(ctx(1), sink, info)
     assert table(db, "tampered") == [] and commits(db, "tm-1") == 0
 
 
@@ -241,11 +243,11 @@ def test_jdbc_drop_data_takes_effect_in_the_commit_transaction(plan_of, spark, d
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "kept", data_save_mode = "DROP_DATA"')
     plan, p, sink, ctx = _contexts(plan_of, spark, db, text, "dd-1")
     dying = RunContext(spark, plan, p, "dd-1", options=faults.from_environment({faults.ENV: "sink.commit"}))
-    info = JDBC.prepare(dying, sink, _jdbc_rows(spark, 5))
+    info = JDBC_2PC.prepare(dying, sink, _jdbc_rows(spark, 5))
     assert len(table(db, "kept")) == 2  # nothing deleted before the commit
     with pytest.raises(Exception, match="injected fault"):
-        JDBC.commit(dying, sink, info)  # after the delete and the moves, before the record: rolled back
+        JDBC_2PC.commit(dying, sink, info)  # after the delete and the moves, before the record: rolled back
     assert table(db, "kept") == [["-2", "older"], ["-1", "old"]]
-    retry = JDBC.prepare(ctx(2), sink, _jdbc_rows(spark, 5))
-    JDBC.commit(ctx(2), sink, retry)
+    retry = JDBC_2PC.prepare(ctx(2), sink, _jdbc_rows(spark, 5))
+    JDBC_2PC.commit(ctx(2), sink, retry)
     assert [r[0] for r in table(db, "kept")] == ["0", "1", "2", "3", "4"]

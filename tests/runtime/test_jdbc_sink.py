@@ -11,10 +11,13 @@ from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
 from airflow_provider_seatunnel.connectors.jdbc.connection import DRIVER_PATH_ENV, required_jars
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import handle_save_mode
+from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.fencing import Superseded
 from tests import pg
+
+JDBC_2PC = twophase.driver(JDBC)  # the engine's two phases over the sink's storage verbs
 
 
 def conn(db, url: str | None = None) -> str:
@@ -230,19 +233,19 @@ def _data(spark, rows):
 def test_a_staged_but_uncommitted_attempt_is_replaced_by_the_retry(plan_of, spark, db):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "eo"')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "eo-1")
-    info = JDBC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob"), (3, None)]))  # killed before commit
+    info = JDBC_2PC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob"), (3, None)]))  # killed before commit
     assert len(staging_tables(db)) == 1 and table(db, "eo") == []
     metrics = run_pipeline(ctx(2))  # the retry stages again (replacing the table) and commits once
     assert metrics["write_count"] == 3 and len(table(db, "eo")) == 3 and staging_tables(db) == []
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        JDBC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: fenced out, it records nothing
+        JDBC_2PC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: fenced out, it records nothing
     assert len(table(db, "eo")) == 3 and commits(db, "eo-1") == 1
 
 
 def test_a_commit_killed_before_it_is_recorded_rolls_back(plan_of, spark, db, monkeypatch):
     text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "eo2", primary_keys = ["id"]')
     _, _, sink, ctx = _contexts(plan_of, spark, db, text, "eo-2")
-    info = JDBC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob")]))
+    info = JDBC_2PC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob")]))
 
     def killed(*args, **kwargs):
         raise RuntimeError("killed between moving the rows and recording the commit")
@@ -250,13 +253,13 @@ def test_a_commit_killed_before_it_is_recorded_rolls_back(plan_of, spark, db, mo
     with monkeypatch.context() as m:
         m.setattr(jdbc_commit, "_record_commit", killed)
         with pytest.raises(PipelineError, match="killed"):
-            JDBC.commit(ctx(1), sink, info)
+            JDBC_2PC.commit(ctx(1), sink, info)
     assert table(db, "eo2") == [] and commits(db, "eo-2") == 0  # the transaction rolled back
-    JDBC.commit(ctx(1), sink, info)  # the staging is still there: a retried commit succeeds once
-    JDBC.commit(ctx(1), sink, info)
-    again = JDBC.prepare(ctx(2), sink, _data(spark, [(1, "ann"), (2, "bob")]))
-    assert [e["status"] for e in again["tables"]] == ["committed"]
-    JDBC.commit(ctx(2), sink, again)
+    JDBC_2PC.commit(ctx(1), sink, info)  # the staging is still there: a retried commit succeeds once
+    JDBC_2PC.commit(ctx(1), sink, info)
+    again = JDBC_2PC.prepare(ctx(2), sink, _data(spark, [(1, "ann"), (2, "bob")]))
+    assert [s.committed for s in again.tables] == [True]
+    JDBC_2PC.commit(ctx(2), sink, again)
     assert table(db, "eo2") == [["1", "ann"], ["2", "bob"]] and commits(db, "eo-2") == 1 and staging_tables(db) == []
 
 

@@ -15,11 +15,11 @@ Both read and write at the parallelism the plan gives the vertex, never at a fig
 * **Source** (``read``, :mod:`.source`): ``query``, ``table_path`` or ``table_list`` (each item its
   own table), split as SeaTunnel's splitters decide; the splits are distributed over
   ``vertex.parallelism`` readers, one Spark partition each.
-* **Sink** (``prepare``/``commit``/``abort``): exactly-once without XA, keyed by run id, pipeline,
-  sink and table. ``prepare`` (:mod:`.sink`) writes each table into a staging table with
+* **Sink** (storage verbs, :mod:`.sink`; the engine runs the two phases): exactly-once without XA,
+  keyed by run id, pipeline, sink and table. ``stage`` writes each table into a staging table with
   ``vertex.parallelism`` writers, after the save modes (:mod:`.savemodes`, once per run);
-  ``commit`` (:mod:`.commit`) moves the staged rows into the target and records the commit in
-  one database transaction; ``abort`` drops the staging tables. In a STREAMING job each
+  ``publish`` (:mod:`.commit`) moves the staged rows into the target and records the commit in
+  one database transaction; ``discard`` drops a staging table. In a STREAMING job each
   micro-batch goes through the same two phases, and ``retire`` drops the commit-log rows of the
   micro-batches Spark will never replay.
 
@@ -51,27 +51,24 @@ from ...spi import (
     SchemaInference,
     SourceTables,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema, TableKeys
 from .checks import check, key_problems
-from .commit import abort_entry, commit_table, retire_table
 from .connection import connection_of, ensure_driver, required_jars
 from .lineage import assets, table_assets
 from .options import DEVIATIONS
-from .sink import prepare_table
+from .sink import JdbcSinkVerbs
 from .source import over_readers, read_table, source_tables
-from .target import target_of
 
 __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 
 log = logging.getLogger("seatunnel.jdbc")
 
 
-class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, TwoPhaseSink,
+class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, JdbcSinkVerbs,
            RetiresCommits, SourceTables, CommitterFor, FromConnection):
     name = "Jdbc"
     connection_option = "jdbc_conn_id"
@@ -153,48 +150,6 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
                      conn.safe_url, splits, readers)
             out[spec.table_id] = over_readers(df, splits, readers)
         return out
-
-    # sink --------------------------------------------------------------------------------------
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        """Per table: the commit-log check, the save modes (once per run), then one Spark JDBC write
-        into the table's staging table at ``vertex.parallelism``; on a failure, what was staged is
-        dropped."""
-        entries: list[dict[str, Any]] = []
-        try:
-            for table, df in data.items():
-                entries.append(prepare_table(ctx, vertex, table, df))
-        except BaseException:
-            self.abort(ctx, vertex, {"tables": entries})
-            raise
-        return {"tables": entries}
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """One transaction per staged table: unless the commit log has it, move the staged rows into
-        the target and record the commit; then drop the staging table."""
-        for entry in info.get("tables", ()):
-            if entry.get("status") == "staged":
-                commit_table(ctx, vertex, entry)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """Drop the staging tables of the tables this attempt staged."""
-        for entry in (info or {}).get("tables", ()):
-            if entry.get("status") != "staged":
-                continue
-            try:
-                _, target = target_of(vertex.config, entry["table"], entry["columns"])
-            except Exception:  # options were valid at prepare
-                continue
-            abort_entry(ctx, target, entry)
-
-    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """STREAMING: micro-batch ``ctx.batch_id`` committed (``info``: its ``prepare`` result); delete
-        the commit-log rows of the stream's earlier micro-batches, which Spark will never replay."""
-        stream = getattr(ctx, "stream_id", "")
-        if not stream:
-            return
-        for entry in (info or {}).get("tables", ()):
-            retire_table(ctx, vertex, entry, stream)
 
 
 CONNECTOR = Jdbc()

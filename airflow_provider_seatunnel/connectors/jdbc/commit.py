@@ -23,14 +23,13 @@ row.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.twophase import Outcome, Published, Staged, digest
 from .connection import connect, execute, query, rollback_quietly
 from .errors import access_errors, reraise, state_of, statement_errors
 from .options import data_save_mode, mask
@@ -63,15 +62,6 @@ def bookkeeping_sql(target: Target) -> list[tuple[str, str]]:
     bigint, timestamp = target.dialect.bookkeeping
     return [(name, f"CREATE TABLE {target.qualified(name)} {columns.format(bigint=bigint, timestamp=timestamp)}")
             for name, columns in _BOOKKEEPING.items()]
-
-
-def digest(*parts: Any) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()
-
-
-def commit_id(ctx: RunContext, vertex: Vertex, table_key: str) -> str:
-    """The commit-log key of (run, pipeline, sink, table)."""
-    return digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table_key)
 
 
 def ensure_bookkeeping(connection: Any, target: Target) -> None:
@@ -151,45 +141,44 @@ def newest_token(connection: Any, target: Target, key: str) -> int:
     return int(rows[0][0] or 0) if rows else 0
 
 
-def commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
+def entry_of(staged: Staged) -> dict[str, Any]:
+    """What the transaction statements take from one table's commit message."""
+    return {"commit_id": staged.commit.long_key, "token": staged.token, "staged_rows": staged.rows,
+            **staged.detail}
+
+
+def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
     """One table's transaction: if the attempt's token is still the newest and the commit log has
-    no row, move the staged rows into the target and record the commit; then drop the staging."""
-    config, target = target_of(vertex.config, entry["table"], entry["columns"])
+    no row, move the staged rows into the target and record the commit; the staging is dropped
+    unless the attempt was overtaken or its staging lost rows (the engine discards it then)."""
+    entry = entry_of(staged)
+    config, target = target_of(vertex.config, staged.commit.table, entry["columns"])
     conn = target.conn
     try:
         with connect(ctx.spark, conn, autocommit=False) as connection:
             try:
                 if not _claim(connection, target, entry):
                     connection.rollback()
-                    newest = newest_token(connection, target, entry["commit_id"])
-                    connection.setAutoCommit(True)
-                    drop_quietly(connection, target.qualified(entry["staging"]))
-                    raise Superseded(target.label, int(entry["token"]), newest, vertex.ref)
+                    return Published(Outcome.SUPERSEDED, newest=newest_token(connection, target, entry["commit_id"]))
                 if is_committed(connection, target, entry["commit_id"]):
                     connection.rollback()
-                    log.info("Jdbc %s: %s was already committed by this run", vertex.ref, target.label)
+                    answer = Published(Outcome.ALREADY)
                 else:
-                    _move_and_record(ctx, vertex, connection, target, entry, config)
+                    answer = _move_and_record(ctx, vertex, connection, target, entry, config)
             except BaseException:
                 rollback_quietly(connection)
                 raise
             connection.setAutoCommit(True)
-            drop_quietly(connection, target.qualified(entry["staging"]))
-    except Superseded:
-        raise
+            if answer.outcome is not Outcome.MISMATCH:
+                drop_quietly(connection, target.qualified(entry["staging"]))
+            return answer
     except Exception as e:
         raise reraise(e, f"cannot commit into {target.label}", conn) from None
 
 
-def _check_staged(vertex: Vertex, connection: Any, staging: str, entry: Mapping[str, Any]) -> None:
-    """The staging table holds the rows the attempt wrote into it."""
-    expected = entry.get("staged_rows")
-    if expected is None:
-        return
+def _staged_rows(connection: Any, staging: str) -> int:
     (found,), = query(connection, f"SELECT COUNT(*) FROM {staging}")
-    if int(found or 0) != int(expected):
-        raise StagingMismatch(f"the staging table {entry['staging']} holds {found} rows, but this attempt wrote "
-                              f"{expected}: nothing was committed", vertex.ref)
+    return int(found or 0)
 
 
 def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Target,
@@ -198,7 +187,7 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
     (or stream) did; the rows deleted, or None when it was done before."""
     if target.table is None or data_save_mode(config) != "DROP_DATA":
         return None
-    key = digest(ctx.save_mode_run_id, vertex.ref, target.label, "DROP_DATA")
+    key = digest(ctx.save_mode_run_id, vertex.ref, target.label, "DROP_DATA", length=64)
     savepoint = connection.setSavepoint()
     try:
         execute(connection, f"INSERT INTO {target.qualified(SAVEMODES_TABLE)} (savemode_id, run_id, sink, "
@@ -213,9 +202,13 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
 
 
 def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any],
-                     config: Mapping[str, Any]) -> None:
+                     config: Mapping[str, Any]) -> Published:
+    """In the claimed transaction: the staging checked, DROP_DATA once, the moves, the commit record."""
     staging = target.qualified(entry["staging"])
-    _check_staged(vertex, connection, staging, entry)
+    found = _staged_rows(connection, staging)
+    if found != int(entry["staged_rows"]):
+        connection.rollback()
+        return Published(Outcome.MISMATCH, found=found, where=f"table {entry['staging']}")
     if target.query is None and not target.primary_keys:
         (deletes,), = query(connection, f"SELECT COUNT(*) FROM {staging} s WHERE "
                                         f"s.{target.dialect.column(KIND_COLUMN)} IN (1, 3)")
@@ -225,31 +218,29 @@ def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: T
     dropped = _drop_data_once(ctx, vertex, connection, target, config)
     moved = sum(execute(connection, sql) for sql in move_statements(target, entry, config))
     ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
-    if _record_commit(connection, target, ctx, vertex, entry, moved):
-        connection.commit()
-        if dropped is not None:
-            log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref, dropped,
-                     target.label)
-        log.info("Jdbc %s: committed %d rows into %s (attempt token %s)", vertex.ref, moved, target.label,
-                 entry["token"])
-    else:
+    if not _record_commit(connection, target, ctx, vertex, entry, moved):
         connection.rollback()
         log.info("Jdbc %s: a concurrent attempt committed %s first", vertex.ref, target.label)
+        return Published(Outcome.ALREADY)
+    connection.commit()
+    if dropped is not None:
+        log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref, dropped,
+                 target.label)
+    return Published(Outcome.PUBLISHED, rows=moved)
 
 
-def abort_entry(ctx: RunContext, target: Target, entry: Mapping[str, Any]) -> None:
+def drop_staging(ctx: RunContext, target: Target, staging: str) -> None:
     """Drop one table's staging table (best effort: the next attempt replaces it anyway)."""
     try:
         with connect(ctx.spark, target.conn) as connection:
-            drop_quietly(connection, target.qualified(entry["staging"]))
+            drop_quietly(connection, target.qualified(staging))
     except Exception as e:
-        log.warning("Jdbc: could not drop the staging table %s: %s", entry["staging"],
-                    mask(str(e), target.conn.password))
+        log.warning("Jdbc: could not drop the staging table %s: %s", staging, mask(str(e), target.conn.password))
 
 
-def retire_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any], stream: str) -> None:
+def retire_table(ctx: RunContext, vertex: Vertex, staged: Staged, stream: str) -> None:
     """Delete the commit-log rows of stream ``stream``'s micro-batches before this one for one table."""
-    _, target = target_of(vertex.config, entry["table"], entry["columns"])
+    _, target = target_of(vertex.config, staged.commit.table, list(staged.detail.get("columns") or ()))
     with connect(ctx.spark, target.conn) as connection:
         for table in (COMMITS_TABLE, FENCES_TABLE):
             execute(connection, f"DELETE FROM {target.qualified(table)} WHERE run_id LIKE ? AND run_id <> ? "

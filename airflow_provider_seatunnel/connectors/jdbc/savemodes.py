@@ -22,7 +22,8 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.rows import HIDDEN
-from .commit import SAVEMODES_TABLE, digest
+from ...spi.twophase import digest
+from .commit import SAVEMODES_TABLE
 from .connection import connect, execute, query, rollback_quietly
 from .errors import state_of, statement_errors
 from .options import config_error, data_save_mode, opt_bool, opt_text, schema_save_mode
@@ -130,7 +131,7 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
     a split clone). The marker row is inserted first, in the transaction of the actions: a
     concurrent clone waits for it, then finds it."""
     # a STREAMING micro-batch applies save modes once per stream, not per batch
-    key = digest(ctx.save_mode_run_id, vertex.ref, target.label)
+    key = digest(ctx.save_mode_run_id, vertex.ref, target.label, length=64)
     if target.dialect.family == "mysql":
         _save_mode_once_locked(ctx, vertex, connection, target, config, schema, key)
         return

@@ -1,9 +1,15 @@
-"""The Jdbc sink's first phase: each upstream table written, invisible, into a staging table.
+"""The Jdbc sink's storage verbs (:class:`JdbcSinkVerbs`); the engine (``runtime/twophase.py``) runs
+the two phases over them, per upstream table:
 
-Per table: the commit-log check (a table this run already committed is skipped; its rows still
-pass once through Spark's ``noop`` sink for the row counters), the save modes once per run, then
-ONE Spark JDBC write (``batch_size`` rows per batch) replaces the staging table
-``st_stage_<table>_<hash of run, pipeline, sink, table>`` next to the target. The write runs at the
+* the commit log (:class:`JdbcCommitLog`) is ``seatunnel_fences`` and ``seatunnel_commits`` next to
+  the target (:mod:`.commit`), created when missing (with the schema or database a creating save
+  mode makes; a PostgreSQL database too);
+* ``stage``: the save modes once per run (:mod:`.savemodes`), the columns a source's schema change
+  added, then ONE Spark JDBC write (``batch_size`` rows per batch) into the attempt's staging table
+  ``st_stage_<table>_<hash of run, pipeline, sink, table>_<token>`` next to the target;
+* ``publish``: one database transaction (:func:`.commit.publish_table`); ``discard``: the staging
+  table dropped; a table this run committed already only passes its rows through Spark's ``noop``
+  sink (the row counters count them). The write runs at the
 vertex's parallelism: the engine hands the sink its rows in that many partitions, and with
 ``primary_keys`` the rows are grouped by key into that many partitions, where only the last change
 per key is kept (UPDATE_BEFORE rows dropped, as SeaTunnel's buffered executor does), ordered as
@@ -21,14 +27,15 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
+from ...spi.twophase import CommitId, Staged
 from .commit import (
-    abort_entry,
-    commit_id,
-    digest,
     drop_quietly,
+    drop_staging,
     ensure_bookkeeping,
     is_committed,
     newest_token,
+    publish_table,
+    retire_table,
     take_token,
 )
 from .connection import connect, ensure_driver, execute
@@ -45,12 +52,11 @@ SEQ_COLUMN = "__st_seq"
 RANK_COLUMN = "__st_rank"
 
 
-def staging_name(ctx: RunContext, vertex: Vertex, table_key: str, token: int) -> str:
+def staging_name(commit: CommitId, token: int) -> str:
     """The staging table of (run, pipeline, sink, table) for the attempt holding ``token``: attempts
     never write into each other's staging; lower case, at most 62 characters."""
-    readable = re.sub(r"[^a-z0-9]+", "_", table_key.split(".")[-1].lower()).strip("_")[:24]
-    key = digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table_key)[:16]
-    return f"{STAGING_PREFIX}{readable + '_' if readable else ''}{key}_{int(token)}"
+    readable = re.sub(r"[^a-z0-9]+", "_", commit.table.split(".")[-1].lower()).strip("_")[:24]
+    return f"{STAGING_PREFIX}{readable + '_' if readable else ''}{commit.key[:16]}_{int(token)}"
 
 
 #: how many older tokens' staging tables an attempt drops (those of attempts that died)
@@ -131,28 +137,54 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
     return out, casts
 
 
-def _setup(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], schema: Any,
-           key: str, table_key: str) -> int | None:
-    """Bookkeeping tables, the attempt token (None: the commit log has the key, nothing to write),
-    the staging of older tokens dropped, and the once-per-run save modes."""
-    with connect(ctx.spark, target.conn) as connection:
-        if target.table is not None and schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST"):
-            # the bookkeeping tables live in the target's schema (MySQL: database): one the save mode
-            # creates comes first
-            if target.schema and target.dialect.family == "postgresql":
-                execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
-            elif target.database and target.dialect.family == "mysql":
-                execute(connection, f"CREATE DATABASE IF NOT EXISTS {target.dialect.part(target.database)}")
-        ensure_bookkeeping(connection, target)
-        token = take_token(connection, target, ctx, vertex, key)
-        for older in range(max(1, token - _OLDER_STAGING), token):
-            drop_quietly(connection, target.qualified(staging_name(ctx, vertex, table_key, older)))
-        if is_committed(connection, target, key):
-            return None
-        if target.table is not None:
-            save_mode_once(ctx, vertex, connection, target, config, schema)
-            add_columns(vertex, connection, target, schema)
-    return token
+def _create_container(connection: Any, target: Target, config: Mapping[str, Any]) -> None:
+    """The schema (PostgreSQL) or database (MySQL) a creating schema save mode makes comes first: the
+    bookkeeping tables live there."""
+    if target.table is None or schema_save_mode(config) not in _CREATING:
+        return
+    if target.schema and target.dialect.family == "postgresql":
+        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
+    elif target.database and target.dialect.family == "mysql":
+        execute(connection, f"CREATE DATABASE IF NOT EXISTS {target.dialect.part(target.database)}")
+
+
+_CREATING = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST")
+
+
+class JdbcCommitLog:
+    """The attempt tokens and commit records of one sink's tables, next to each table's target."""
+
+    def __init__(self, ctx: RunContext, vertex: Vertex) -> None:
+        self.ctx, self.vertex = ctx, vertex
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        """The next token of ``commit`` and whether the log has its record; the bookkeeping tables
+        are created first (a PostgreSQL database a creating save mode names, too)."""
+        config, target = target_of(self.vertex.config, commit.table, None)
+        ensure_driver(self.ctx.spark, target.conn, self.ctx.plan.env, config)
+        try:
+            try:
+                return self._take(target, config, commit)
+            except RuntimeConfigError as e:
+                if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or \
+                        schema_save_mode(config) not in _CREATING:
+                    raise
+                create_database(self.ctx.spark, target)
+                return self._take(target, config, commit)
+        except Exception as e:
+            raise reraise(e, f"cannot prepare {target.label} on {target.conn.safe_url}", target.conn) from None
+
+    def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
+        with connect(self.ctx.spark, target.conn) as connection:
+            _create_container(connection, target, config)
+            ensure_bookkeeping(connection, target)
+            token = take_token(connection, target, self.ctx, self.vertex, commit.long_key)
+            return token, is_committed(connection, target, commit.long_key)
+
+    def newest_token(self, commit: CommitId) -> int:
+        _, target = target_of(self.vertex.config, commit.table, None)
+        with connect(self.ctx.spark, target.conn) as connection:
+            return newest_token(connection, target, commit.long_key)
 
 
 def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) -> list[str]:
@@ -181,57 +213,33 @@ def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) ->
     return added
 
 
-def _setup_or_create_database(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any],
-                              schema: Any, key: str, table_key: str) -> int | None:
-    """:func:`_setup`; a PostgreSQL target database that does not exist is created first when the
-    schema save mode creates tables."""
-    try:
-        return _setup(ctx, vertex, target, config, schema, key, table_key)
-    except RuntimeConfigError as e:
-        creating = schema_save_mode(config) in ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST")
-        if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or not creating:
-            raise
-        create_database(ctx.spark, target)
-        return _setup(ctx, vertex, target, config, schema, key, table_key)
-
-
-def _newest_or_zero(ctx: RunContext, target: Target, key: str) -> int:
+def _newest_or_zero(ctx: RunContext, target: Target, commit: CommitId) -> int:
     try:
         with connect(ctx.spark, target.conn) as connection:
-            return newest_token(connection, target, key)
+            return newest_token(connection, target, commit.long_key)
     except Exception:  # the question is only asked to explain a failure
         return 0
 
 
-def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> dict[str, Any]:
-    """One table: the attempt token and the commit-log check, the save modes (once per run), then
-    one Spark JDBC write into the attempt's staging table at ``vertex.parallelism`` (the action that
-    also counts the rows). Returns what the commit needs (``status`` "staged", or "committed" when
-    there is nothing to do)."""
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """One table: the save modes (once per run) and added columns, then one Spark JDBC write into
+    the attempt's staging table at ``vertex.parallelism`` (the action that also counts the rows)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     columns = data_columns(df)
-    config, target = target_of(vertex.config, table_key, columns)
+    config, target = target_of(vertex.config, commit.table, columns)
     conn = target.conn
-    ensure_driver(ctx.spark, conn, ctx.plan.env, config)
-    key = commit_id(ctx, vertex, table_key)
-    entry: dict[str, Any] = {"table": table_key, "target": target.label, "commit_id": key, "columns": columns}
-    try:
-        token = _setup_or_create_database(ctx, vertex, target, config, df.schema, key, table_key)
-    except Exception as e:
-        raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
-    if token is None:
-        log.info("Jdbc %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table_key,
-                 ctx.run_id, target.label)
-        # the executor's row counters count only in an action over this DataFrame
-        df.write.format("noop").mode("overwrite").save()
-        return {**entry, "status": "committed"}
-    staging = staging_name(ctx, vertex, table_key, token)
-    entry.update(staging=staging, token=token)
+    if target.table is not None:
+        try:
+            with connect(ctx.spark, conn) as connection:
+                save_mode_once(ctx, vertex, connection, target, config, df.schema)
+                add_columns(vertex, connection, target, df.schema)
+        except Exception as e:
+            raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
+    staging = staging_name(commit, token)
     staged, casts = staging_frame(df, target, vertex.parallelism)
-    staged = ctx.with_write_faults(vertex, staged)  # restore trials only: ``staged`` itself in production
-    written = Observation(f"staged_{key[:12]}_{token}")
+    written = Observation(f"staged_{commit.key[:12]}_{token}")
     batch = opt_int(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
     columns_sql = staging_columns(staged, target.dialect)
     try:
@@ -244,11 +252,41 @@ def prepare_table(ctx: RunContext, vertex: Vertex, table_key: str, df: Any) -> d
          .mode("overwrite" if columns_sql is None else "append").save())
         rows = int(written.get["rows"])
     except Exception as e:
-        abort_entry(ctx, target, {**entry, "status": "staged"})
-        newest = _newest_or_zero(ctx, target, key)
+        newest = _newest_or_zero(ctx, target, commit)
         if newest > token:  # a newer attempt took over and dropped this attempt's staging mid-write
             raise Superseded(target.label, token, newest, vertex.ref) from None
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
-    log.info("Jdbc %s: staged %d rows in %s for %s (attempt token %d)", vertex.ref, rows, staging, target.label,
-             token)
-    return {**entry, "status": "staged", "casts": casts, "staged_rows": rows}
+    return Staged(commit, token, target.label, rows, ((staging, rows),),
+                  {"staging": staging, "columns": columns, "casts": casts})
+
+
+class JdbcSinkVerbs:
+    """The Jdbc sink as storage verbs (see the module's docstring)."""
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> JdbcCommitLog:
+        return JdbcCommitLog(ctx, vertex)
+
+    stage = staticmethod(stage_table)
+    publish = staticmethod(publish_table)
+
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+        _, target = target_of(vertex.config, staged.commit.table, None)
+        drop_staging(ctx, target, staging_name(staged.commit, staged.token))
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        """Drop the staging tables of the last :data:`_OLDER_STAGING` tokens (attempts that died)."""
+        _, target = target_of(vertex.config, commit.table, None)
+        with connect(ctx.spark, target.conn) as connection:
+            for older in range(max(1, token - _OLDER_STAGING), token):
+                drop_quietly(connection, target.qualified(staging_name(commit, older)))
+        return 0  # a DROP TABLE does not say whether the table existed
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the row counters count only in an action
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        """STREAMING: micro-batch ``ctx.batch_id`` committed; delete the commit-log rows of the
+        stream's earlier micro-batches, which Spark will never replay."""
+        stream = getattr(ctx, "stream_id", "")
+        for staged in info.tables if stream else ():
+            retire_table(ctx, vertex, staged, stream)
