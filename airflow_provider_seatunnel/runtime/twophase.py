@@ -10,7 +10,8 @@ tokens is discarded, the rows are staged under the token (the restore trials' wr
 DataFrame first), and the token is read again: a newer attempt that took over meanwhile makes this
 one discard its staging and raise ``Superseded``.
 
-``commit`` (per staged table): fire ``sink.move`` before the one step that publishes, ``publish``,
+``commit`` (per staged table): fire ``sink.move`` before the one step that publishes (a sink whose
+publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
 and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
 :class:`Superseded`, MISMATCH discards and raises :class:`StagingMismatch`, ALREADY is logged (an
 earlier attempt of this run published it). ``abort`` discards every table's staging, best effort.
@@ -78,11 +79,12 @@ def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged)
     """Phase two for one table: the fault point, the conditional publish, and what its outcome means."""
     if staged.committed:
         return
-    ctx.fault_point("sink.move", vertex)  # before the one step that publishes the table
+    if not getattr(sink, "moves_in_steps", False):
+        ctx.fault_point("sink.move", vertex)  # before the one step that publishes the table
     answer = sink.publish(ctx, vertex, staged)
     if answer.outcome is Outcome.PUBLISHED:
-        log.info("%s: committed %d rows into %s (attempt token %d)", vertex.ref, answer.rows, staged.target,
-                 staged.token)
+        rows = f"{answer.rows} rows" if answer.rows >= 0 else "the staged data"
+        log.info("%s: committed %s into %s (attempt token %d)", vertex.ref, rows, staged.target, staged.token)
     elif answer.outcome is Outcome.ALREADY:
         log.info("%s: %s was already committed by this run", vertex.ref, staged.target)
     else:

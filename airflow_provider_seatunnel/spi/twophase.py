@@ -125,7 +125,12 @@ class CommitLog(Protocol):
 
 @runtime_checkable
 class StorageVerbs(Protocol):
-    """An exactly-once sink written as storage verbs; the engine gives it ``prepare``/``commit``/``abort``."""
+    """An exactly-once sink written as storage verbs; the engine gives it ``prepare``/``commit``/``abort``.
+
+    The engine fires the ``sink.move`` fault point once before ``publish``; a sink whose publish
+    moves its pieces one by one (a claimed journal rolled forward) sets a class attribute
+    ``moves_in_steps = True`` and fires it before each piece itself. ``Published.rows`` is -1
+    when the store does not count rows (files moved)."""
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> CommitLog: ...
 

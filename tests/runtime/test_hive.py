@@ -20,13 +20,15 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.hive import CONNECTOR as HIVE
 from airflow_provider_seatunnel.connectors.hive import records as hive_records
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.session import session_settings
 from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.journals import TamperedRecord
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import hive_metastore
+
+HIVE_2PC = twophase.driver(HIVE)  # the engine's two phases over the sink's storage verbs
 
 CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 
@@ -145,19 +147,19 @@ def test_a_commit_killed_half_way_is_finished_by_the_restore_exactly_once(hive, 
     vertex = p.sinks[0]
     df = with_kind(hive.createDataFrame(ROWS, "id bigint, name string, p string").repartition(2))
     dying = RunContext(hive, plan, p, "k1", options=faults.from_environment({faults.ENV: "sink.move+1"}))
-    info = HIVE.prepare(dying, vertex, {"f": df})
-    assert len(info["tables"][0]["files"]) >= 3
+    info = HIVE_2PC.prepare(dying, vertex, {"f": df})
+    assert len(info.tables[0].parts) >= 3
     with pytest.raises(faults.InjectedFault):
-        HIVE.commit(dying, vertex, info)  # one file moved, then the driver "died": no abort follows
-    journal = Path(info["tables"][0]["commits"].removeprefix("file:")) / "journal.json"
+        HIVE_2PC.commit(dying, vertex, info)  # one file moved, then the driver "died": no abort follows
+    journal = Path(info.tables[0].detail["commits"].removeprefix("file:")) / "journal.json"
     assert journal.exists() and hive.sql("SHOW PARTITIONS d.t_kill").collect() == []  # no partition added yet
     restore = run_pipeline(RunContext(hive, plan, p, "k1", attempt=2))
     assert restore["write_count"] == 4
     assert rows(hive, "d.t_kill") == srt(ROWS)
-    HIVE.commit(dying, vertex, info)  # the killed attempt's commit called again: recorded, nothing moves
+    HIVE_2PC.commit(dying, vertex, info)  # the killed attempt's commit called again: recorded, nothing moves
     assert rows(hive, "d.t_kill") == srt(ROWS) and not journal.exists()
     marker = json.loads((journal.parent / "committed.json").read_text())["body"]  # sealed (hive/records.py)
-    assert marker["token"] == 1 and len(marker["moves"]) == len(info["tables"][0]["files"])
+    assert marker["token"] == 1 and len(marker["moves"]) == len(info.tables[0].parts)
 
 
 def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive, plan_of, metastore, tmp_path):
@@ -169,10 +171,10 @@ def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive
     outside.write_text("secret")
     df = with_kind(hive.createDataFrame(ROWS, "id bigint, name string, p string").repartition(2))
     dying = RunContext(hive, plan, p, "f1", options=faults.from_environment({faults.ENV: "sink.move+1"}))
-    info = HIVE.prepare(dying, p.sinks[0], {"f": df})
+    info = HIVE_2PC.prepare(dying, p.sinks[0], {"f": df})
     with pytest.raises(faults.InjectedFault):
-        HIVE.commit(dying, p.sinks[0], info)
-    entry = info["tables"][0]
+        HIVE_2PC.commit(dying, p.sinks[0], info)
+    entry = info.tables[0].detail
     journal = Path(entry["commits"].removeprefix("file:")) / "journal.json"
     sealed = json.loads(journal.read_text())
     location = entry["location"]
@@ -186,7 +188,7 @@ def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive
     for name, forged in forgeries.items():
         journal.write_text(json.dumps(forged))
         with pytest.raises(TamperedRecord, match="refusing the commit record"):
-            HIVE.prepare(RunContext(hive, plan, p, "f1", attempt=2), p.sinks[0], {"f": df})
+            HIVE_2PC.prepare(RunContext(hive, plan, p, "f1", attempt=2), p.sinks[0], {"f": df})
         assert outside.read_text() == "secret", name
     journal.write_text(json.dumps(sealed))  # the real journal back: the restore finishes it exactly once
     assert run_pipeline(RunContext(hive, plan, p, "f1", attempt=3))["write_count"] == 4
@@ -195,7 +197,7 @@ def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive
     token.parent.mkdir(parents=True)
     token.write_text(json.dumps({"token": 99}))  # a planted token would fence out every attempt
     with pytest.raises(TamperedRecord):
-        HIVE.prepare(RunContext(hive, plan, p, "f2"), p.sinks[0], {"f": df})
+        HIVE_2PC.prepare(RunContext(hive, plan, p, "f2"), p.sinks[0], {"f": df})
 
 
 def test_an_overtaken_attempt_commits_nothing(hive, plan_of, metastore):
@@ -203,11 +205,11 @@ def test_an_overtaken_attempt_commits_nothing(hive, plan_of, metastore):
     plan = plan_of(job(fake(ROWS), sink("d.t_race"), metastore.uri))
     p = plan.pipelines[0]
     df = with_kind(hive.createDataFrame(ROWS, "id bigint, name string, p string"))
-    old = HIVE.prepare(RunContext(hive, plan, p, "z1"), p.sinks[0], {"f": df})
-    new = HIVE.prepare(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], {"f": df})
+    old = HIVE_2PC.prepare(RunContext(hive, plan, p, "z1"), p.sinks[0], {"f": df})
+    new = HIVE_2PC.prepare(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], {"f": df})
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        HIVE.commit(RunContext(hive, plan, p, "z1"), p.sinks[0], old)
-    HIVE.commit(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], new)
+        HIVE_2PC.commit(RunContext(hive, plan, p, "z1"), p.sinks[0], old)
+    HIVE_2PC.commit(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], new)
     assert rows(hive, "d.t_race") == srt((i, n) for i, n, _ in ROWS)
 
 

@@ -12,10 +12,10 @@ pipeline's session with them, and the compiler refuses two Hive blocks naming di
 **Sink**, a two-phase commit keyed by run id, pipeline key, sink and upstream table, on an
 existing table (SeaTunnel's Hive sink creates none):
 
-* ``prepare`` (:mod:`.sink`) stages the rows through a staging table created ``LIKE`` the target in
-  a hidden directory under the table's location (one Spark write; the target's format, SerDe and
-  partition layout);
-* ``commit`` (:mod:`.commits`) claims the slot's journal in one atomic file creation, moves the
+* storage verbs (:mod:`.sink`; the engine runs the two phases): ``stage`` writes the rows through
+  a staging table created ``LIKE`` the target in a hidden directory under the table's location
+  (one Spark write; the target's format, SerDe and partition layout);
+* ``publish`` (:mod:`.commits`) claims the slot's journal in one atomic file creation, moves the
   staged files into the partitions' directories and adds each new partition with one metastore
   operation, then records the commit; ``overwrite = true`` sets aside, in the same commit, what
   the written partitions (the table, without partitions) held before the run.
@@ -38,13 +38,13 @@ from ...spi import (
     Lineage,
     NeedsSession,
     RunContext,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from . import checks
 from .options import NAME, metastore_uris, opt, session_conf, split_table
+from .sink import HiveSinkVerbs
 
 __all__ = ["CONNECTOR", "Hive"]
 
@@ -64,7 +64,7 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
     return [f"hive://{first[len('thrift://'):].rstrip('/')}/{database}.{name}"]
 
 
-class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, TwoPhaseSink):
+class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, HiveSinkVerbs):
     name = NAME
     kinds = frozenset({SOURCE, SINK})
     required = ("table_name", "metastore_uri")
@@ -85,21 +85,6 @@ class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, TwoPhaseSi
         from .source import read
 
         return read(ctx, vertex)
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .commits import commit
-
-        commit(ctx, vertex, info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .commits import abort
-
-        abort(ctx, vertex, info)
 
 
 CONNECTOR = Hive()

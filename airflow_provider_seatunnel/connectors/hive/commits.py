@@ -29,7 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.fencing import StagingMismatch
+from ...spi.twophase import Outcome, Published, Staged
 from .options import flag, log, partition_clause, partition_values, sql_string
 from .records import check_journal, read, seal
 from .slots import Slot, newest_token
@@ -37,8 +38,15 @@ from .store import Store, hidden, join
 from .tables import describe, partition_location, partitions
 
 
-def _slot(entry: Mapping[str, Any]) -> Slot:
-    return Slot(entry["commits"], entry["staging"], entry["digest"], entry["location"])
+def _slot(staged: Staged) -> Slot:
+    d = staged.detail
+    return Slot(d["commits"], d["staging"], d["digest"], d["location"])
+
+
+def _entry(staged: Staged) -> dict[str, Any]:
+    """What planning a commit takes from one table's commit message."""
+    return {"target": staged.detail["name"], "table": staged.commit.table, "token": staged.token,
+            "tag": staged.detail["tag"], "files": [list(p) for p in staged.parts]}
 
 
 def read_journal(spark: Any, store: Store, slot: Slot) -> dict[str, Any] | None:
@@ -177,60 +185,45 @@ def settle(spark: Any, store: Store, slot: Slot, label: str) -> str | None:
 # Commit and abort
 # ---------------------------------------------------------------------------------------------
 
-def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
-    spark, store, slot = ctx.spark, Store(ctx.spark), _slot(entry)
+def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+    """Claim the commit (unless the slot is done, or another attempt claimed it: then finish that one)
+    and roll it forward (see the module docstring)."""
+    spark, store, slot, entry = ctx.spark, Store(ctx.spark), _slot(staged), _entry(staged)
     if is_committed(store, slot):
-        return
+        return Published(Outcome.ALREADY)
     record = read_journal(spark, store, slot)
     if record is None:
         newest = newest_token(store, slot)
-        if newest != entry["token"]:
-            _drop_own_staging(spark, store, slot, entry)
-            raise Superseded(f"table {entry['target']}", entry["token"], newest, vertex.ref)
+        if newest != staged.token:
+            return Published(Outcome.SUPERSEDED, newest=newest)
         _check_staged(store, vertex, entry, slot)
         planned = _plan(spark, store, entry, slot, flag(vertex.config, "overwrite", False))
         claimed = store.create_new(slot.journal, seal(slot.location, slot.journal, planned))
         record = planned if claimed else read_journal(spark, store, slot)
     if record is None:  # claimed and finished by another attempt meanwhile
-        return
+        return Published(Outcome.ALREADY)
     if not roll_forward(spark, store, slot, record, ctx, vertex):
         raise StagingMismatch(f"the staged files of the claimed commit of {entry['target']} are lost: nothing "
                               "is committed, a retry writes the data again", vertex.ref)
-    if record["token"] != entry["token"]:
+    if record["token"] != staged.token:
         log.info("Hive %s: finished the commit of token %s to %s; this attempt's staging is dropped", vertex.ref,
                  record["token"], entry["target"])
-    else:
-        log.info("Hive %s: committed %d files (%d new partitions%s) of table %s to %s", vertex.ref,
-                 len(record["moves"]), len(record["adds"]),
-                 f", {len(record['drops'])} entries replaced" if record["drops"] else "", entry["table"],
-                 entry["target"])
+        return Published(Outcome.ALREADY)
+    log.info("Hive %s: committed %d files (%d new partitions%s) of table %s to %s", vertex.ref,
+             len(record["moves"]), len(record["adds"]),
+             f", {len(record['drops'])} entries replaced" if record["drops"] else "", entry["table"],
+             entry["target"])
+    return Published(Outcome.PUBLISHED, rows=-1)
 
 
-def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Publish each staged table (see the module docstring)."""
-    for entry in info.get("tables", ()):
-        if entry.get("status") == "staged":
-            _commit_table(ctx, vertex, entry)
-
-
-def _drop_own_staging(spark: Any, store: Store, slot: Slot, entry: Mapping[str, Any]) -> None:
-    database = entry["target"].split(".", 1)[0]
-    spark.sql(f"DROP TABLE IF EXISTS {slot.staging_table(database, entry['token'])}")
-    store.delete(slot.staging_dir(entry["token"]))
-
-
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Best effort (an error is logged, the next table still tried): undo this attempt's own
-    unrecorded commit, drop its staging. What a killed abort leaves, the next attempt settles."""
-    drop_partitions = flag(vertex.config, "abort_drop_partition_metadata", False)
-    for entry in info.get("tables", ()):
-        if entry.get("status") != "staged":
-            continue
-        try:
-            store, slot = Store(ctx.spark), _slot(entry)
-            record = read_journal(ctx.spark, store, slot)
-            if record is not None and record.get("token") == entry["token"] and not store.exists(slot.marker):
-                roll_back(ctx.spark, store, slot, record, drop_partitions)
-            _drop_own_staging(ctx.spark, store, slot, entry)
-        except Exception as e:
-            log.warning("Hive %s: abort of table %s failed: %s", vertex.ref, entry.get("table"), e)
+def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Undo this attempt's own unrecorded commit (with ``abort_drop_partition_metadata``, the
+    partitions it added too) and drop its staging. What a killed discard leaves, the next attempt
+    settles."""
+    store, slot = Store(ctx.spark), _slot(staged)
+    record = read_journal(ctx.spark, store, slot)
+    if record is not None and record.get("token") == staged.token and not store.exists(slot.marker):
+        roll_back(ctx.spark, store, slot, record, flag(vertex.config, "abort_drop_partition_metadata", False))
+    database = staged.detail["name"].split(".", 1)[0]
+    ctx.spark.sql(f"DROP TABLE IF EXISTS {slot.staging_table(database, staged.token)}")
+    store.delete(slot.staging_dir(staged.token))

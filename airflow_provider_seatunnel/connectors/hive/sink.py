@@ -1,4 +1,6 @@
-"""The Hive sink's ``prepare``: settle what earlier attempts left, take an attempt token, stage the rows.
+"""The Hive sink's storage verbs (:class:`HiveSinkVerbs`); the engine (``runtime/twophase.py``) runs the
+two phases over them: its commit log settles what earlier attempts left and hands out tokens, ``stage``
+writes the rows, ``publish`` (:mod:`.commits`) claims and rolls the commit forward.
 
 Per (run, pipeline, sink, upstream table) — a **slot** — under the target table's location ``L``:
 
@@ -12,10 +14,11 @@ Per (run, pipeline, sink, upstream table) — a **slot** — under the target ta
   delimiters, table properties, partition directories). Hive and Spark readers skip the dot
   directories.
 
-``prepare`` first settles the slot (:func:`.commits.settle`): a slot committed writes nothing (the
+Taking a token first settles the slot (:func:`.commits.settle`): a slot committed writes nothing (the
 rows pass once through Spark's ``noop`` sink, so they are counted); a claimed commit whose attempt
-is gone is finished. Otherwise it takes the next token and runs one Spark write (``INSERT INTO`` the
-staging table) over the rows, at the parallelism they arrive at.
+is gone is finished (the table counts as committed). Otherwise it takes the next token, and ``stage``
+runs one Spark write (``INSERT INTO`` the staging table) over the rows, at the parallelism they
+arrive at.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_only, quote
+from ...spi.twophase import CommitId, Staged
 from ..files.placeholders import expand_table_placeholders
-from .commits import abort, settle
-from .options import config_error, log, opt, quote_ident, split_table, sql_string
+from .commits import discard_table, publish_table, settle
+from .options import config_error, opt, quote_ident, split_table, sql_string
 from .slots import Slot, allocate, newest_token, run_tag, slot_of
 from .store import Store, check_scheme
 from .tables import TableInfo, describe, require_hive
@@ -65,51 +69,71 @@ def _stage(ctx: RunContext, vertex: Vertex, df: Any, info: TableInfo, slot: Slot
     spark.conf.set("hive.exec.dynamic.partition", "true")
     spark.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
     view = f"st_hive_{slot.digest}_{token}"
-    ctx.with_write_faults(vertex, _selected(df, info)).createOrReplaceTempView(view)
+    _selected(df, info).createOrReplaceTempView(view)
     try:
         spark.sql(f"INSERT INTO {staging_table} SELECT * FROM {quote_ident(view)}")
     finally:
         spark.catalog.dropTempView(view)
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any) -> dict[str, Any]:
-    spark = ctx.spark
-    database, name = target_of(vertex.config, table)
-    info = describe(spark, database, name)
+def _target(ctx: RunContext, vertex: Vertex, commit: CommitId) -> tuple[TableInfo, Store, Slot]:
+    """The table ``commit`` writes, the store of its location and its slot there."""
+    require_hive(ctx.spark)
+    info = describe(ctx.spark, *target_of(vertex.config, commit.table))
     check_scheme(info.location)
-    store = Store(spark)
-    slot = slot_of(info.location, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table)
-    entry: dict[str, Any] = {"table": table, "target": info.name, "location": info.location,
-                             "commits": slot.commits, "staging": slot.staging, "digest": slot.digest}
-    status = settle(spark, store, slot, vertex.ref)
-    if status:
-        log.info("Hive %s: table %s of run %s already committed to %s; nothing to write", vertex.ref, table,
-                 ctx.run_id, info.name)
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
-        return {**entry, "status": status}
-    token = allocate(store, slot, int(ctx.attempt))
+    return info, Store(ctx.spark), slot_of(info.location, commit.run_id, commit.pipeline, commit.sink, commit.table)
+
+
+class HiveCommitLog:
+    """The token files and commit records of each table's slot (see the module's docstring)."""
+
+    def __init__(self, ctx: RunContext, vertex: Vertex) -> None:
+        self.ctx, self.vertex = ctx, vertex
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        """Settle the slot first: committed (or a claimed commit finished now) hands out no token."""
+        _, store, slot = _target(self.ctx, self.vertex, commit)
+        if settle(self.ctx.spark, store, slot, self.vertex.ref):
+            return newest_token(store, slot), True
+        return allocate(store, slot, int(self.ctx.attempt)), False
+
+    def newest_token(self, commit: CommitId) -> int:
+        _, store, slot = _target(self.ctx, self.vertex, commit)
+        return newest_token(store, slot)
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """The rows into the attempt's staging table; the staged files (with their sizes) are the parts."""
+    info, store, slot = _target(ctx, vertex, commit)
     try:
         _stage(ctx, vertex, df, info, slot, token)
         files = store.files(slot.staging_dir(token))
     except BaseException:
-        spark.sql(f"DROP TABLE IF EXISTS {slot.staging_table(info.database, token)}")
+        ctx.spark.sql(f"DROP TABLE IF EXISTS {slot.staging_table(info.database, token)}")
         store.delete(slot.staging_dir(token))
         newest = newest_token(store, slot)
         if newest > token:
             raise Superseded(f"table {info.name}", token, newest, vertex.ref) from None
         raise
-    return {**entry, "status": "staged", "token": token, "files": files, "partitioned": bool(info.partition_columns),
-            "tag": run_tag(str(ctx.run_id)), "staged_at": datetime.now().isoformat()}
+    detail = {"name": info.name, "location": info.location, "commits": slot.commits, "staging": slot.staging,
+              "digest": slot.digest, "partitioned": bool(info.partition_columns), "tag": run_tag(commit.run_id),
+              "staged_at": datetime.now().isoformat()}
+    return Staged(commit, token, f"table {info.name}", 0, tuple((str(r), int(n)) for r, n in files), detail)
 
 
-def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Stage each table of ``data`` in its slot; what ``commit`` publishes."""
-    require_hive(ctx.spark)
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, table, df))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries})
-        raise
-    return {"tables": entries}
+class HiveSinkVerbs:
+    """The Hive sink as storage verbs; its publish moves file by file, firing ``sink.move`` itself."""
+
+    moves_in_steps = True
+    stage = staticmethod(stage_table)
+    publish = staticmethod(publish_table)
+    discard = staticmethod(discard_table)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> HiveCommitLog:
+        return HiveCommitLog(ctx, vertex)
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        return 0  # every attempt's staging goes with the slot's commit (:func:`.commits.cleanup`)
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
