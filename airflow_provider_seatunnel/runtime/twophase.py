@@ -59,7 +59,8 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
     except BaseException:
         _discard_quietly(sink, ctx, vertex, staged or Staged(cid, token, table))
         raise
-    log.info("%s: staged %d rows for %s (attempt token %d)", vertex.ref, staged.rows, staged.target, token)
+    log.info("%s: staged %s for %s (attempt token %d)", vertex.ref,
+             f"{staged.rows} rows" if staged.rows >= 0 else "the rows", staged.target, token)
     return staged
 
 

@@ -64,7 +64,9 @@ class Staged:
 
     ``rows`` is what the attempt wrote (``publish`` checks the staging still holds it); ``parts``
     names the staging pieces with their rows; ``detail`` holds the store's own fields (JSON values).
-    ``committed`` marks a table this run had committed already: nothing was staged."""
+    ``committed`` marks a table this run had committed already: nothing was staged. ``cached``: the
+    rows a store that publishes from the driver's session keeps there (a cached DataFrame; never
+    serialised, gone with the session: such a store's restore stages again)."""
 
     commit: CommitId
     token: int
@@ -73,6 +75,7 @@ class Staged:
     parts: tuple[tuple[str, int], ...] = ()
     detail: Mapping[str, Any] = field(default_factory=dict)
     committed: bool = False
+    cached: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"commit": [self.commit.run_id, self.commit.pipeline, self.commit.sink, self.commit.table],
@@ -123,6 +126,22 @@ class CommitLog(Protocol):
     def newest_token(self, commit: CommitId) -> int: ...
 
 
+@dataclass(frozen=True)
+class StoreFenced:
+    """The commit log of a store that fences attempts itself: its commit carries the commit's identity
+    and the store refuses a second commit of it atomically (Delta's ``txnAppId``/``txnVersion``, a
+    table property an Iceberg or Paimon commit checks). No token is handed out (every attempt holds
+    0, none is ever superseded by one); ``committed`` answers whether the store has the commit."""
+
+    committed: Any  # Callable[[CommitId], bool]
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        return 0, bool(self.committed(commit))
+
+    def newest_token(self, commit: CommitId) -> int:
+        return 0
+
+
 @runtime_checkable
 class StorageVerbs(Protocol):
     """An exactly-once sink written as storage verbs; the engine gives it ``prepare``/``commit``/``abort``.
@@ -157,5 +176,5 @@ class TableSaveModes(Protocol):
     def apply_save_modes(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> None: ...
 
 
-__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "TableSaveModes",
-           "digest"]
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "StoreFenced",
+           "TableSaveModes", "digest"]

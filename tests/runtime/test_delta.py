@@ -16,11 +16,13 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.delta import CONNECTOR as DELTA
 from airflow_provider_seatunnel.connectors.delta.sink import ConcurrentCommit
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import with_kind
+
+DELTA_2PC = twophase.driver(DELTA)  # the engine's two phases over the sink's storage verbs
 
 FIELDS = "schema = { fields { id = bigint, name = string, grp = string } }"
 
@@ -119,14 +121,14 @@ def test_of_two_overlapping_commits_of_one_run_one_lands(spark, plan_of, tmp_pat
     p = plan.pipelines[0]
     run(spark, plan_of, job(fake(ROWS[:1]), delta_sink(table)), "seed")
     contexts = [RunContext(spark, plan, p, "o1", attempt=n) for n in (1, 2)]
-    infos = [DELTA.prepare(ctx, p.sinks[0], {"f": with_kind(spark.createDataFrame(ROWS, "id bigint, name string, "
+    infos = [DELTA_2PC.prepare(ctx, p.sinks[0], {"f": with_kind(spark.createDataFrame(ROWS, "id bigint, name string, "
                                                                                  "grp string"))})
              for ctx in contexts]
     outcome: list[str] = []
 
     def attempt(n: int) -> None:
         try:
-            DELTA.commit(contexts[n], p.sinks[0], infos[n])
+            DELTA_2PC.commit(contexts[n], p.sinks[0], infos[n])
             outcome.append("ok")
         except ConcurrentCommit:
             outcome.append("lost the race")

@@ -6,7 +6,7 @@ SeaTunnel has no Delta connector; the options follow its lakehouse connectors (P
 
 * **Source** (:mod:`.source`): Delta's Spark reader at the plan's parallelism; STREAMING from the
   pipeline's checkpoint (a scheduled run reads the commits made since the last one).
-* **Sink** (:mod:`.sink`): ``prepare`` computes the rows once into Spark's cache, ``commit`` makes them
+* **Sink** (:mod:`.sink`, storage verbs): ``stage`` computes the rows once into Spark's cache, ``publish`` makes them
   one Delta commit that carries the run's identity (``txnAppId``/``txnVersion``), which Delta checks
   inside its optimistic commit: a restore or an overlapping attempt never commits a run twice. Save
   modes apply once, in the run's first commit to the table (``DROP_DATA`` as that commit's overwrite).
@@ -36,24 +36,20 @@ from ...spi import (
     SchemaInference,
     StreamingSource,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
 from . import checks
-from .options import NAME, SinkOptions, SourceOptions, opt, parse
+from .options import NAME, SourceOptions, opt, parse
+from .sink import DeltaSinkVerbs
 
 __all__ = ["CONNECTOR", "Delta"]
 
 
 def _source(vertex: Vertex) -> SourceOptions:
     return run_time_options(parse, vertex, SourceOptions)
-
-
-def _sink(vertex: Vertex) -> SinkOptions:
-    return run_time_options(parse, vertex, SinkOptions)
 
 
 def _uri(location: str) -> str | Unnamed:
@@ -72,7 +68,7 @@ def _uri(location: str) -> str | Unnamed:
 
 
 class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableLineage, ChangeEmitter, BatchSource,
-            StreamingSource, TwoPhaseSink):
+            StreamingSource, DeltaSinkVerbs):
     name = NAME
     kinds = frozenset({SOURCE, SINK})
     required = ()  # path, or warehouse + database + table: options.table_of
@@ -123,23 +119,6 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
         from .source import read_stream
 
         return read_stream(ctx, vertex, _source(vertex))
-
-    # sink --------------------------------------------------------------------------------------
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, _sink(vertex), data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, _sink(vertex), info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info)
 
 
 CONNECTOR = Delta()

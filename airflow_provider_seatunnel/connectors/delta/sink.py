@@ -1,5 +1,7 @@
-"""The Delta sink: ``prepare`` computes each table's rows once into Spark's cache, ``commit`` makes them ONE
-Delta commit that carries the run's identity, so that Delta itself keeps a run from committing twice.
+"""The Delta sink's storage verbs (:class:`DeltaSinkVerbs`; the engine, ``runtime/twophase.py``, runs the two
+phases): ``stage`` computes each table's rows once into Spark's cache, ``publish`` makes them ONE Delta commit
+that carries the run's identity, so that Delta itself keeps a run from committing twice (its commit log is
+:class:`~...spi.twophase.StoreFenced`: Delta fences, no tokens).
 
 **The identity.** Each commit is an idempotent Delta write: ``txnAppId`` names the (run, pipeline, sink,
 target, upstream table), ``txnVersion`` is the micro-batch in STREAMING (every micro-batch of a stream
@@ -41,10 +43,12 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
+from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced
 from ..files.placeholders import expand_table_placeholders
-from ..lakehouse import DELETE, changes, commit_staged, release_cached, resolve
-from .options import SinkOptions, Table
+from ..lakehouse import DELETE, changes, resolve
+from .options import SinkOptions, Table, parse
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
 
 log = logging.getLogger("seatunnel.delta")
@@ -106,43 +110,42 @@ def _check_save_modes(opts: SinkOptions, state: TableState, spark: Any) -> None:
         raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: the Delta table {state.path} holds rows")
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, table: str, df: Any) -> dict[str, Any]:
+def _target(ctx: RunContext, vertex: Vertex, commit: CommitId, columns: list[str] | None) -> tuple[str, Txn]:
+    path = target_path(options_of(vertex).table, commit.table, columns or [])
+    return path, txn_of(ctx, vertex, path, commit.table)
+
+
+def options_of(vertex: Vertex) -> SinkOptions:
+    return run_time_options(parse, vertex, SinkOptions)
+
+
+def is_committed(ctx: RunContext, vertex: Vertex, commit: CommitId) -> bool:
+    """Whether the table holds the commit of ``commit``'s identity (its app id at this version or later)."""
+    ensure_delta(ctx.spark, ctx.plan.env)
+    path, txn = _target(ctx, vertex, commit, None)
+    tune(ctx.spark, ctx.plan.env)
+    state = table_state(ctx.spark, path, txn.app_id, txn.scope)
+    return state.committed is not None and state.committed >= txn.version
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """The save modes that refuse a target, then the table's rows (the last change per key with
+    ``primary_keys``) computed once into Spark's cache: nothing is visible yet."""
+    opts = options_of(vertex)
     columns = data_columns(df)
-    path = target_path(opts.table, table, columns)
-    txn = txn_of(ctx, vertex, path, table)
+    path, txn = _target(ctx, vertex, commit, columns)
     spark = df.sparkSession
-    tune(spark, ctx.plan.env)
-    state = table_state(spark, path, txn.app_id, txn.scope)
-    entry: dict[str, Any] = {"table": table, "path": path, "app_id": txn.app_id, "version": txn.version,
-                             "scope": txn.scope}
-    if state.committed is not None and state.committed >= txn.version:
-        log.info("Delta %s: table %s of run %s is committed to %s already (version %d): nothing to write",
-                 vertex.ref, table, ctx.run_id, path, state.version)
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
-        return {**entry, "status": "committed"}
-    _check_save_modes(opts, state, spark)
+    _check_save_modes(opts, table_state(spark, path, txn.app_id, txn.scope), spark)
     if opts.primary_keys:
         keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "primary_keys")
         rows = changes(df, keys, int(vertex.parallelism))
     else:
         rows = data_only(df)
     resolve(opts.partition_keys, columns, opts.case_sensitive, "partition_keys")
-    staged = ctx.materialize(ctx.with_write_faults(vertex, rows))
-    log.info("Delta %s: table %s computed for %s; committed by the sink's commit", vertex.ref, table, path)
-    return {**entry, "status": "staged", "df": staged}
-
-
-def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Each table's rows, computed once and cached (nothing is visible yet)."""
-    ensure_delta(ctx.spark, ctx.plan.env)
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, opts, table, df))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries})
-        raise
-    return {"tables": entries}
+    staged = ctx.materialize(rows)
+    log.info("Delta %s: table %s computed for %s; committed by the sink's commit", vertex.ref, commit.table, path)
+    return Staged(commit, token, path, -1, (), {"path": path, "app_id": txn.app_id, "version": txn.version,
+                                                "scope": txn.scope}, cached=staged)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,19 +237,27 @@ def _merge(df: Any, path: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
         spark.catalog.dropTempView(view)
 
 
-def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any]) -> None:
-    df, path = entry["df"], entry["path"]
-    txn = Txn(entry["app_id"], entry["version"], entry["scope"])
+def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+    """One Delta commit of the cached rows, unless the table has the commit's identity already; the
+    cached rows are dropped after it."""
+    try:
+        return _publish(ctx, vertex, options_of(vertex), staged)
+    finally:
+        discard_table(ctx, vertex, staged)
+
+
+def _publish(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged) -> Published:
+    df, path, table = staged.cached, staged.detail["path"], staged.commit.table
+    txn = Txn(staged.detail["app_id"], staged.detail["version"], staged.detail["scope"])
     spark = df.sparkSession
     state = table_state(spark, path, txn.app_id, txn.scope)
     if state.committed is not None and state.committed >= txn.version:
         log.info("Delta %s: table %s of run %s was committed to %s meanwhile: nothing to write", vertex.ref,
-                 entry["table"], ctx.run_id, path)
-        return
+                 table, ctx.run_id, path)
+        return Published(Outcome.ALREADY)
     _check_columns(opts, state, data_columns(df))
     action = action_of(opts, state)
-    meta = user_metadata(ctx, vertex, entry["table"])
-    ctx.fault_point("sink.move", vertex)
+    meta = user_metadata(ctx, vertex, table)
     try:
         if action == "merge":
             _merge(df, path, opts, txn, meta)
@@ -259,15 +270,30 @@ def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Map
                                    f"attempt was committed ({cause})") from e
         raise
     ctx.fault_point("sink.commit", vertex)
-    log.info("Delta %s: committed table %s to %s (%s, txn %s/%d)", vertex.ref, entry["table"], path, action,
+    log.info("Delta %s: committed table %s to %s (%s, txn %s/%d)", vertex.ref, table, path, action,
              txn.app_id, txn.version)
+    return Published(Outcome.PUBLISHED, rows=-1)
 
 
-def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
-    """One Delta commit per staged table (see the module docstring)."""
-    commit_staged(info, lambda entry: _commit_table(ctx, vertex, opts, entry))
+def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Drop the cached rows (quietly: the session may be gone)."""
+    if staged.cached is not None:
+        with contextlib.suppress(Exception):
+            staged.cached.unpersist()
 
 
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Drop the cached rows: nothing was committed by an attempt that aborts before its Delta commit."""
-    release_cached(info)
+class DeltaSinkVerbs:
+    """The Delta sink as storage verbs (see the module's docstring)."""
+
+    stage = staticmethod(stage_table)
+    publish = staticmethod(publish_table)
+    discard = staticmethod(discard_table)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
+        return StoreFenced(lambda commit: is_committed(ctx, vertex, commit))
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        return 0  # an attempt stages in its own session's cache only
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
