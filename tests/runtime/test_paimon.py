@@ -17,11 +17,13 @@ import pytest
 from airflow_provider_seatunnel.connectors.paimon import CONNECTOR as PAIMON
 from airflow_provider_seatunnel.connectors.paimon import compat
 from airflow_provider_seatunnel.connectors.paimon.tables import BATCH_PROPERTY, RUN_PROPERTY
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
+
+PAIMON_2PC = twophase.driver(PAIMON)  # the engine's two phases over the sink's storage verbs
 
 pypaimon = pytest.importorskip("pypaimon", reason="pip install --no-deps -r .ci/paimon.txt (docs/paimon.md)")
 
@@ -131,7 +133,7 @@ def _prepared(spark, plan_of, wh: Path, run_id: str):
     p = plan.pipelines[0]
     contexts = [RunContext(spark, plan, p, run_id, attempt=n) for n in (1, 2)]
     data = with_kind(spark.createDataFrame(ROWS, "id bigint, name string, grp string"))
-    return p.sinks[0], contexts, [PAIMON.prepare(ctx, p.sinks[0], {"f": data}) for ctx in contexts]
+    return p.sinks[0], contexts, [PAIMON_2PC.prepare(ctx, p.sinks[0], {"f": data}) for ctx in contexts]
 
 
 def test_an_overtaken_attempt_cannot_commit_and_two_racing_commits_land_once(spark, plan_of, tmp_path):
@@ -141,7 +143,7 @@ def test_an_overtaken_attempt_cannot_commit_and_two_racing_commits_land_once(spa
     run(spark, plan_of, job(fake(ROWS[:1]), paimon_sink(wh)), "seed")
     sink, contexts, infos = _prepared(spark, plan_of, wh, "o1")
     with pytest.raises(Superseded):
-        PAIMON.commit(contexts[0], sink, infos[0])
+        PAIMON_2PC.commit(contexts[0], sink, infos[0])
     assert runs_of(wh) == ["seed"]
 
     sink, contexts, infos = _prepared(spark, plan_of, wh, "o2")
@@ -151,7 +153,7 @@ def test_an_overtaken_attempt_cannot_commit_and_two_racing_commits_land_once(spa
     def attempt(n: int) -> None:
         start.wait()
         try:
-            PAIMON.commit(contexts[n], sink, infos[n])
+            PAIMON_2PC.commit(contexts[n], sink, infos[n])
             outcome.append("ok")
         except Superseded:
             outcome.append("superseded")

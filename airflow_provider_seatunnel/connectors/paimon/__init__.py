@@ -28,7 +28,6 @@ from ...spi import (
     RunContext,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
@@ -46,6 +45,7 @@ from .options import (
     opt,
     parse,
 )
+from .sink import PaimonSinkVerbs
 
 __all__ = ["CONNECTOR", "Paimon"]
 
@@ -55,10 +55,6 @@ UNUSED = ("hdfs_site_path", HADOOP_CONF, "paimon.hadoop.conf-path")
 
 def _source(vertex: Vertex) -> SourceOptions:
     return run_time_options(parse, vertex, SourceOptions)
-
-
-def _sink(vertex: Vertex) -> SinkOptions:
-    return run_time_options(parse, vertex, SinkOptions)
 
 
 def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unnamed:
@@ -78,7 +74,7 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
 
 
 
-class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, TwoPhaseSink):
+class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, PaimonSinkVerbs):
     name = NAME
     kinds = frozenset({SOURCE, SINK})
     required = ()  # warehouse, database, table: options.table_of reports the first missing one
@@ -139,21 +135,6 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Two
         from .source import read
 
         return read(ctx, vertex, _source(vertex))
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, _sink(vertex), data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, _sink(vertex), info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info)
 
 
 CONNECTOR = Paimon()

@@ -1,5 +1,6 @@
-"""The Paimon sink: ``prepare`` writes each table's rows as Paimon data files from Spark's executors,
-``commit`` makes them ONE Paimon snapshot, committed on the driver under the target's commit lock.
+"""The Paimon sink's storage verbs (:class:`PaimonSinkVerbs`; the engine, ``runtime/twophase.py``, runs the
+two phases): ``stage`` writes each table's rows as Paimon data files from Spark's executors, ``publish``
+makes them ONE Paimon snapshot, committed on the driver under the target's commit lock.
 
 **The write.** The rows go through ``mapInArrow`` at the plan's parallelism: each task hands its Arrow
 batches to a pypaimon table write and returns the write's commit messages (pickled) as rows; nothing is
@@ -10,12 +11,13 @@ INSERT and UPDATE_AFTER rows replace the key's row, DELETE rows delete it (:func
 **The identity.** Every commit carries a ``commit_user`` naming the scope (run, sink, target) and the
 pipeline and upstream table, and the snapshot properties :data:`.tables.RUN_PROPERTY` (the run id) and
 :data:`.tables.BATCH_PROPERTY` (the micro-batch in STREAMING, 0 in BATCH; also the commit identifier).
-A commit whose user has a snapshot of that batch or a later one is committed already: ``prepare``
-writes nothing for it, ``commit`` skips it.
+A commit whose user has a snapshot of that batch or a later one is committed already: nothing is
+staged for it, ``publish`` skips it.
 
-**Fencing** (:mod:`...spi.fencing`). ``prepare`` takes an attempt token for (commit user, batch) under
-the target's commit lock; ``commit`` holds the lock from its check to its snapshot, and commits only
-while its token is the newest (else :class:`~...spi.fencing.Superseded`, its files deleted). So of two
+**Fencing** (:mod:`...spi.fencing`). The commit log (:class:`PaimonCommitLog`) hands out an attempt token
+for (commit user, batch) under the target's commit lock; ``publish`` holds the lock from its check to its
+snapshot, and commits only while its token is the newest (else the engine raises
+:class:`~...spi.fencing.Superseded` and ``discard`` deletes its files). So of two
 overlapping attempts of one run one commits, and the other finds that commit or is superseded; Paimon's
 own snapshot creation (``snapshot-<n>`` created by a rename that fails when it exists) is the last guard.
 
@@ -31,7 +33,6 @@ Fault points: ``sink.move`` before the Paimon commit, ``sink.commit`` after it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import pickle
 from collections.abc import Iterator, Mapping
@@ -39,13 +40,14 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
-from ...spi.fencing import Superseded
+from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import changes, resolve
 from ..localfile.fencing import allocate, commit_lock, newest_token
 from . import compat
-from .options import SinkOptions
+from .options import SinkOptions, parse
 from .tables import (
     BATCH_PROPERTY,
     RUN_PROPERTY,
@@ -64,15 +66,15 @@ DELETE, UPDATE_AFTER = 3, 2
 MESSAGES_SCHEMA = "message binary"
 
 
-def _digest(*parts: Any, size: int = 20) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
-
-
 def commit_user_of(ctx: RunContext, vertex: Vertex, target: str, table: str) -> tuple[str, str]:
     """(commit user, scope): the scope digests the run (a stream: all its micro-batches), the sink and
     the target; the user adds the pipeline and the upstream table."""
-    scope = f"seatunnel-{_digest(ctx.save_mode_run_id, vertex.ref, target)}-"
-    return scope + _digest(ctx.pipeline_key, table, size=12), scope
+    scope = f"seatunnel-{digest(ctx.save_mode_run_id, vertex.ref, target, length=20)}-"
+    return scope + digest(ctx.pipeline_key, table, length=12), scope
+
+
+def options_of(vertex: Vertex) -> SinkOptions:
+    return run_time_options(parse, vertex, SinkOptions)
 
 
 def _arrow_schema(df: Any, keys: list[str]) -> Any:
@@ -163,48 +165,57 @@ def write_partition(catalog: Mapping[str, str], identifier: str, user: str, batc
                                      schema=pa.schema([("message", pa.binary())]))
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, upstream: str, df: Any) -> dict[str, Any]:
-    columns = data_columns(df)
+def entry_of(ctx: RunContext, vertex: Vertex, opts: SinkOptions, upstream: str,
+             columns: list[str] | None) -> dict[str, Any]:
+    """Where one upstream table goes: the table's identifier, commit user and scope, the batch, the
+    directory of its commit lock and tokens, the catalog."""
     name = expand_table_placeholders(opts.table.table, upstream, columns)
     database = expand_table_placeholders(opts.table.database, upstream, columns)
-    identifier = f"{database}.{name}"
     target = f"{opts.table.root().rstrip('/')}/{database}.db/{name}"
     user, scope = commit_user_of(ctx, vertex, target, upstream)
-    batch, root = int(ctx.batch_id or 0), fence_root(opts.table, database, name)
-    entry: dict[str, Any] = {"table": upstream, "identifier": identifier, "user": user, "scope": scope,
-                             "batch": batch, "root": root, "catalog": catalog_options(opts.table)}
-    with commit_lock(root, vertex.ref):
-        table = get_table(open_catalog(entry["catalog"]), identifier)
-        found = commits_of(table, user, scope) if table is not None else None
-        if found is not None and found.committed is not None and found.committed >= batch:
-            log.info("Paimon %s: table %s of run %s is committed to %s already: nothing to write", vertex.ref,
-                     upstream, ctx.run_id, identifier)
-            df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
-            return {**entry, "status": "committed"}
-        entry["scope_started"] = bool(found and found.scope_started)
-        entry["token"] = allocate(marker(root, user, batch), int(ctx.attempt))
+    return {"identifier": f"{database}.{name}", "user": user, "scope": scope, "batch": int(ctx.batch_id or 0),
+            "root": fence_root(opts.table, database, name), "catalog": catalog_options(opts.table)}
+
+
+class PaimonCommitLog:
+    """The tokens of each (commit user, batch) under the target's commit lock; the commit records are
+    the table's snapshots (their user and batch property)."""
+
+    def __init__(self, ctx: RunContext, vertex: Vertex) -> None:
+        self.ctx, self.vertex, self.opts = ctx, vertex, options_of(vertex)
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        entry = entry_of(self.ctx, self.vertex, self.opts, commit.table, None)
+        with commit_lock(entry["root"], self.vertex.ref):
+            table = get_table(open_catalog(entry["catalog"]), entry["identifier"])
+            found = commits_of(table, entry["user"], entry["scope"]) if table is not None else None
+            if found is not None and found.committed is not None and found.committed >= entry["batch"]:
+                return newest_token(marker(entry["root"], entry["user"], entry["batch"])), True
+            return allocate(marker(entry["root"], entry["user"], entry["batch"]), int(self.ctx.attempt)), False
+
+    def newest_token(self, commit: CommitId) -> int:
+        entry = entry_of(self.ctx, self.vertex, self.opts, commit.table, None)
+        return newest_token(marker(entry["root"], entry["user"], entry["batch"]))
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """The save modes that refuse, recreate or create the target, then the rows written as data files
+    by the executors; their commit messages are the staging (kept in the driver: ``cached``)."""
+    opts = options_of(vertex)
+    entry = entry_of(ctx, vertex, opts, commit.table, data_columns(df))
+    existing = get_table(open_catalog(entry["catalog"]), entry["identifier"])
+    entry["scope_started"] = bool(existing is not None and commits_of(existing, entry["user"],
+                                                                        entry["scope"]).scope_started)
     table = _prepare_target(ctx, vertex, opts, entry, df)
-    rows = ctx.with_write_faults(vertex, _rows(df, opts, table, int(vertex.parallelism)))
+    rows = _rows(df, opts, table, int(vertex.parallelism))
     if table.bucket_mode().name == "HASH_DYNAMIC":  # one writer owns the bucket index
         rows = rows.coalesce(1)
-    args = (entry["catalog"], identifier, user, batch)
+    args = (entry["catalog"], entry["identifier"], entry["user"], entry["batch"])
     found_rows = rows.mapInArrow(lambda it: write_partition(*args, it), MESSAGES_SCHEMA).collect()
     messages = [pickle.loads(r["message"]) for r in found_rows]
     log.info("Paimon %s: table %s written for %s (%d commit messages, attempt token %d); committed by the sink's "
-             "commit", vertex.ref, upstream, identifier, len(messages), entry["token"])
-    return {**entry, "status": "staged", "messages": messages}
-
-
-def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Each table's rows written as uncommitted data files (see the module docstring)."""
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, opts, table, df))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries})
-        raise
-    return {"tables": entries}
+             "commit", vertex.ref, commit.table, entry["identifier"], len(messages), token)
+    return Staged(commit, token, f"table {entry['identifier']}", -1, (), entry, cached=messages)
 
 
 def _discard(table: Any, user: str, messages: list[Any]) -> None:
@@ -215,50 +226,60 @@ def _discard(table: Any, user: str, messages: list[Any]) -> None:
         commit.close()
 
 
-def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any]) -> None:
+def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+    """One Paimon snapshot of the staged messages, under the commit lock, while the token is the newest."""
+    entry, messages = staged.detail, staged.cached
     user, batch, identifier = entry["user"], entry["batch"], entry["identifier"]
     with commit_lock(entry["root"], vertex.ref):
         table = open_catalog(entry["catalog"]).get_table(identifier)
         found = commits_of(table, user, entry["scope"])
         if found.committed is not None and found.committed >= batch:
-            log.info("Paimon %s: table %s of run %s was committed meanwhile: nothing to commit", vertex.ref,
-                     entry["table"], ctx.run_id)
-            return
+            return Published(Outcome.ALREADY)
         newest = newest_token(marker(entry["root"], user, batch))
-        if newest > entry["token"]:
-            _discard(table, user, entry["messages"])
-            raise Superseded(f"table {identifier}", entry["token"], newest, vertex.ref)
-        overwrite = not found.scope_started and opts.data_save_mode == "DROP_DATA"
+        if newest > staged.token:
+            return Published(Outcome.SUPERSEDED, newest=newest)
+        overwrite = not found.scope_started and options_of(vertex).data_save_mode == "DROP_DATA"
         builder = table.new_batch_write_builder().overwrite() if overwrite else table.new_stream_write_builder()
         commit = compat.with_commit_user(builder, user).new_commit()
         properties = {RUN_PROPERTY: ctx.run_id, BATCH_PROPERTY: str(batch)}
-        ctx.fault_point("sink.move", vertex)
         try:
             if overwrite:
-                commit.commit(entry["messages"], snapshot_properties=properties)
+                commit.commit(messages, snapshot_properties=properties)
             else:
-                commit.commit(entry["messages"], batch, snapshot_properties=properties)
+                commit.commit(messages, batch, snapshot_properties=properties)
         finally:
             commit.close()
         ctx.fault_point("sink.commit", vertex)
-    log.info("Paimon %s: committed table %s to %s (%s, user %s, batch %d)", vertex.ref, entry["table"], identifier,
-             "overwrite" if overwrite else "append", user, batch)
+    log.info("Paimon %s: committed table %s to %s (%s, user %s, batch %d)", vertex.ref, staged.commit.table,
+             identifier, "overwrite" if overwrite else "append", user, batch)
+    return Published(Outcome.PUBLISHED, rows=-1)
 
 
-def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
-    """One Paimon snapshot per staged table (see the module docstring)."""
-    for entry in [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]:
-        _commit_table(ctx, vertex, opts, entry)
-
-
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Delete the data files of staged tables whose commit did not land (checked under the lock: a commit
+def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Delete the data files of a staged table whose commit did not land (checked under the lock: a commit
     that failed after its snapshot was created keeps its files)."""
-    for entry in (info or {}).get("tables", ()):
-        if entry.get("status") != "staged" or not entry.get("messages"):
-            continue
-        with contextlib.suppress(Exception), commit_lock(entry["root"], vertex.ref):
-            table = open_catalog(entry["catalog"]).get_table(entry["identifier"])
-            found = commits_of(table, entry["user"], entry["scope"])
-            if found.committed is None or found.committed < entry["batch"]:
-                _discard(table, entry["user"], entry["messages"])
+    entry = staged.detail
+    if not staged.cached:
+        return
+    with contextlib.suppress(Exception), commit_lock(entry["root"], vertex.ref):
+        table = open_catalog(entry["catalog"]).get_table(entry["identifier"])
+        found = commits_of(table, entry["user"], entry["scope"])
+        if found.committed is None or found.committed < entry["batch"]:
+            _discard(table, entry["user"], staged.cached)
+
+
+class PaimonSinkVerbs:
+    """The Paimon sink as storage verbs (see the module's docstring)."""
+
+    stage = staticmethod(stage_table)
+    publish = staticmethod(publish_table)
+    discard = staticmethod(discard_table)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> PaimonCommitLog:
+        return PaimonCommitLog(ctx, vertex)
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        return 0  # an older attempt's data files are deleted by its own discard, or never committed
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
