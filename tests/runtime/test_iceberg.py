@@ -24,11 +24,13 @@ from airflow_provider_seatunnel.connectors.iceberg.checks import ICEBERG_RELEASE
 from airflow_provider_seatunnel.connectors.iceberg.options import Catalog, TableRef
 from airflow_provider_seatunnel.connectors.iceberg.sink import ConcurrentCommit
 from airflow_provider_seatunnel.connectors.iceberg.tables import identifier, register, table_state
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import with_kind
+
+ICEBERG_2PC = twophase.driver(ICEBERG)  # the engine's two phases over the sink's storage verbs
 
 RUNTIME = spark_minor() in ICEBERG_RELEASES
 needs_runtime = pytest.mark.skipif(not RUNTIME, reason=f"no Iceberg runtime is built for PySpark {spark_minor()}: "
@@ -170,12 +172,12 @@ def test_of_two_attempts_that_both_wrote_their_staging_branch_exactly_one_publis
     for ctx in contexts:
         ctx.barrier = barrier
     data = with_kind(spark.createDataFrame(ROWS, "id bigint, name string, grp string"))
-    infos = [ICEBERG.prepare(ctx, p.sinks[0], {"f": data}) for ctx in contexts]
+    infos = [ICEBERG_2PC.prepare(ctx, p.sinks[0], {"f": data}) for ctx in contexts]
     outcome: list[str] = []
 
     def attempt(n: int) -> None:
         try:
-            ICEBERG.commit(contexts[n], p.sinks[0], infos[n])
+            ICEBERG_2PC.commit(contexts[n], p.sinks[0], infos[n])
             outcome.append("published")
         except ConcurrentCommit:
             outcome.append("refused")

@@ -40,14 +40,14 @@ from ...spi import (
     SourceTables,
     StreamingSource,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
 from . import checks
-from .options import CONN_OPTION, CONNECTION_CONFIG, NAME, SinkOptions, SourceOptions, opt, parse
+from .options import CONN_OPTION, CONNECTION_CONFIG, NAME, SourceOptions, opt, parse
+from .sink import IcebergSinkVerbs
 
 __all__ = ["CONNECTOR", "Iceberg"]
 
@@ -56,16 +56,12 @@ def _source(vertex: Vertex) -> SourceOptions:
     return run_time_options(parse, vertex, SourceOptions)
 
 
-def _sink(vertex: Vertex) -> SinkOptions:
-    return run_time_options(parse, vertex, SinkOptions)
-
-
 def _named(uri: str) -> str | Unnamed:
     return Unnamed(f"Iceberg table {uri!r}") if UNRENDERED.search(uri) else uri
 
 
 class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession, Lineage, TableLineage,
-              ChangeEmitter, BatchSource, StreamingSource, TwoPhaseSink, FromConnection):
+              ChangeEmitter, BatchSource, StreamingSource, IcebergSinkVerbs, FromConnection):
     name = NAME
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
@@ -157,23 +153,6 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
         from .source import read_stream
 
         return read_stream(ctx, vertex, _source(vertex))
-
-    # sink --------------------------------------------------------------------------------------
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, _sink(vertex), data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, _sink(vertex), info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info)
 
 
 CONNECTOR = Iceberg()

@@ -1,6 +1,7 @@
-"""The Iceberg sink: ``prepare`` computes each table's rows once into Spark's cache, ``commit`` publishes them
-as ONE snapshot on the target branch (``main`` unless ``iceberg.table.commit-branch``), by write-audit-publish
-on a branch of its own, so that a run's commit lands once even when two attempts of the run overlap.
+"""The Iceberg sink's storage verbs (:class:`IcebergSinkVerbs`; the engine runs the two phases): ``stage``
+computes each table's rows once into Spark's cache, ``publish`` publishes them as ONE snapshot on the target
+branch (``main`` unless ``iceberg.table.commit-branch``), by write-audit-publish on a branch of its own, so
+that a run's commit lands once even when two attempts of the run overlap.
 
 **The identity.** Every snapshot the sink publishes carries the summary property ``seatunnel.commit`` =
 ``seatunnel-<scope>-<pipeline and table>-<micro-batch>``, where the scope digests (run, sink, target) and
@@ -41,7 +42,6 @@ after it (the snapshot is published, the pipeline does not know yet: the restore
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import threading
@@ -53,11 +53,13 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
+from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
+from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
-from ..lakehouse import changes, commit_staged, release_cached, resolve
-from .options import SinkOptions, TableRef
+from ..lakehouse import changes, resolve
+from .options import SinkOptions, TableRef, parse
 from .tables import (
     COMMIT_PROPERTY,
     TableState,
@@ -101,16 +103,16 @@ class Identity:
     staging: str
 
 
-def _digest(*parts: Any, size: int = 20) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
-
-
 def identity_of(ctx: RunContext, vertex: Vertex, target: str, table: str) -> Identity:
     """The run (a stream: every micro-batch), the sink and the target make the scope; the pipeline, the
     upstream table and the micro-batch (0 in BATCH) the rest."""
-    scope = f"seatunnel-{_digest(ctx.save_mode_run_id, vertex.ref, target)}-"
-    value = f"{scope}{_digest(ctx.pipeline_key, table, size=12)}-{int(ctx.batch_id or 0)}"
-    return Identity(value, scope, f"seatunnel_{_digest(value, size=16)}_")
+    scope = f"seatunnel-{digest(ctx.save_mode_run_id, vertex.ref, target, length=20)}-"
+    value = f"{scope}{digest(ctx.pipeline_key, table, length=12)}-{int(ctx.batch_id or 0)}"
+    return Identity(value, scope, f"seatunnel_{digest(value, length=16)}_")
+
+
+def options_of(vertex: Vertex) -> SinkOptions:
+    return run_time_options(parse, vertex, SinkOptions)
 
 
 def run_properties(ctx: RunContext, vertex: Vertex, table: str, identity: Identity) -> dict[str, str]:
@@ -149,21 +151,34 @@ def _check_save_modes(opts: SinkOptions, state: TableState, scope: str, spark: A
         raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: the Iceberg table {state.name} holds rows")
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, table: str, df: Any) -> dict[str, Any]:
+def _target(ctx: RunContext, vertex: Vertex, opts: SinkOptions, upstream: str,
+            columns: list[str] | None) -> tuple[TableRef, str, Identity]:
+    ref = target_of(opts, upstream, columns or [])
+    catalog = register(ctx.spark, opts.catalog)
+    return ref, catalog, identity_of(ctx, vertex, target_name(opts, ref), upstream)
+
+
+def is_committed(ctx: RunContext, vertex: Vertex, commit: CommitId) -> bool:
+    """Whether the target branch holds a snapshot of the commit's identity; a dead attempt's staging
+    branches are dropped then (after publishing, nothing needs them)."""
+    ensure_iceberg(ctx.spark)
+    opts = options_of(vertex)
+    ref, catalog, identity = _target(ctx, vertex, opts, commit.table, None)
+    state = table_state(ctx.spark, catalog, ref, opts.branch)
+    if not state.committed(identity.value):
+        return False
+    _drop_staging(ctx.spark, state.name, state.branches, identity.staging)
+    return True
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """The save modes that refuse a target, then the rows (the last change per key with primary keys)
+    computed once into Spark's cache: nothing is visible yet."""
+    opts = options_of(vertex)
     columns = data_columns(df)
-    ref = target_of(opts, table, columns)
+    ref, catalog, identity = _target(ctx, vertex, opts, commit.table, columns)
     spark = df.sparkSession
-    catalog = register(spark, opts.catalog)
-    identity = identity_of(ctx, vertex, target_name(opts, ref), table)
     state = table_state(spark, catalog, ref, opts.branch)
-    entry: dict[str, Any] = {"table": table, "namespace": ref.namespace, "name": ref.table,
-                             "identity": [identity.value, identity.scope, identity.staging]}
-    if state.committed(identity.value):
-        log.info("Iceberg %s: table %s of run %s is committed to %s already: nothing to write", vertex.ref, table,
-                 ctx.run_id, state.name)
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows
-        _drop_staging(spark, state.name, state.branches, identity.staging)  # a dead attempt's, after publishing
-        return {**entry, "status": "committed"}
     _check_save_modes(opts, state, identity.scope, spark, catalog, ref)
     if opts.primary_keys:
         rows = changes(df, resolve(opts.primary_keys, columns, opts.case_sensitive, "iceberg.table.primary-keys"),
@@ -171,22 +186,12 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, table: st
     else:
         rows = data_only(df)
     resolve(opts.partition_keys, columns, opts.case_sensitive, "iceberg.table.partition-keys")
-    staged = ctx.materialize(ctx.with_write_faults(vertex, rows))
-    log.info("Iceberg %s: table %s computed for %s; committed by the sink's commit", vertex.ref, table, state.name)
-    return {**entry, "status": "staged", "df": staged}
-
-
-def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Each table's rows, computed once and cached (nothing is visible yet)."""
-    ensure_iceberg(ctx.spark)
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, opts, table, df))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries})
-        raise
-    return {"tables": entries}
+    staged = ctx.materialize(rows)
+    log.info("Iceberg %s: table %s computed for %s; committed by the sink's commit", vertex.ref, commit.table,
+             state.name)
+    detail = {"namespace": ref.namespace, "name": ref.table, "identity": [identity.value, identity.scope,
+                                                                           identity.staging]}
+    return Staged(commit, token, state.name, -1, (), detail, cached=staged)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,11 +357,11 @@ def _fast_forward(spark: Any, catalog: str, ref: TableRef, target: str, staging:
                                f"attempt wrote: nothing of this attempt was published ({cause})") from e
 
 
-def _base(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any],
+def _base(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged,
           identity: Identity) -> tuple[TableState, str] | None:
     """Steps 1-3 up to the staging branch: (its state, its name), or None when the commit landed already."""
-    df = entry["df"]
-    spark, ref = df.sparkSession, TableRef(entry["namespace"], entry["name"])
+    df = staged.cached
+    spark, ref = df.sparkSession, TableRef(staged.detail["namespace"], staged.detail["name"])
     catalog = register(spark, opts.catalog)
     state = table_state(spark, catalog, ref, opts.branch)
     if state.committed(identity.value):
@@ -382,35 +387,61 @@ def _base(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str
     return base, staging
 
 
-def _commit_table(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: Mapping[str, Any]) -> None:
-    identity = Identity(*entry["identity"])
-    df = entry["df"]
-    spark, ref = df.sparkSession, TableRef(entry["namespace"], entry["name"])
-    found = _base(ctx, vertex, opts, entry, identity)
+def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+    """Write the cached rows to a staging branch and fast-forward the target branch to it (``sink.move``
+    before the fast-forward); the cached rows are dropped after."""
+    try:
+        return _publish(ctx, vertex, options_of(vertex), staged)
+    finally:
+        discard_table(ctx, vertex, staged)
+
+
+def _publish(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged) -> Published:
+    identity = Identity(*staged.detail["identity"])
+    df, table = staged.cached, staged.commit.table
+    spark, ref = df.sparkSession, TableRef(staged.detail["namespace"], staged.detail["name"])
+    found = _base(ctx, vertex, opts, staged, identity)
     if found is None:
         log.info("Iceberg %s: table %s of run %s was committed meanwhile: nothing to write", vertex.ref,
-                 entry["table"], ctx.run_id)
-        return
+                 table, ctx.run_id)
+        return Published(Outcome.ALREADY)
     base, staging = found
     catalog = register(spark, opts.catalog)
     action = action_of(opts, base, identity.scope)
     with _WRITES:
         _write(df, identifier(catalog, ref, f"branch_{staging}"), action, opts,
-               run_properties(ctx, vertex, entry["table"], identity))
+               run_properties(ctx, vertex, table, identity))
     ctx.fault_point("sink.move", vertex)
     _fast_forward(spark, catalog, ref, opts.branch, staging)
     ctx.fault_point("sink.commit", vertex)
     _drop_staging(spark, base.name, (staging,), identity.staging)
-    log.info("Iceberg %s: committed table %s to %s (%s, %s)", vertex.ref, entry["table"], base.name, action,
+    log.info("Iceberg %s: committed table %s to %s (%s, %s)", vertex.ref, table, base.name, action,
              identity.value)
+    return Published(Outcome.PUBLISHED, rows=-1)
 
 
-def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
-    """One published snapshot per staged table (see the module docstring)."""
-    commit_staged(info, lambda entry: _commit_table(ctx, vertex, opts, entry))
-
-
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Drop the cached rows: nothing was published by an attempt that aborts before its fast-forward (a
+def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Drop the cached rows: nothing was published by an attempt that stops before its fast-forward (a
     staging branch it left is dropped by the next commit of its identity)."""
-    release_cached(info)
+    if staged.cached is not None:
+        with contextlib.suppress(Exception):
+            staged.cached.unpersist()
+
+
+class IcebergSinkVerbs:
+    """The Iceberg sink as storage verbs: Iceberg fences (:class:`~...spi.twophase.StoreFenced`); its
+    publish writes a branch, then fast-forwards, firing ``sink.move`` between the two itself."""
+
+    moves_in_steps = True
+    stage = staticmethod(stage_table)
+    publish = staticmethod(publish_table)
+    discard = staticmethod(discard_table)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
+        return StoreFenced(lambda commit: is_committed(ctx, vertex, commit))
+
+    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
+        return 0  # staging branches of dead attempts go with the next commit of the identity
+
+    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows

@@ -2,20 +2,19 @@
 imports another; shared code lives here).
 
 * :func:`resolve`: key options (primary keys, partition keys) as the data spells them;
-* :func:`changes`: the last change per key in arrival order, UPDATE_BEFORE rows dropped (a merge's input);
-* :func:`commit_staged` / :func:`release_cached`: the per-table loop over what ``prepare`` staged.
+* :func:`changes`: the last change per key in arrival order, UPDATE_BEFORE rows dropped (a merge's input).
+
+The per-table loop, commit identities and fencing are the engine's (``runtime/twophase.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote
 
-__all__ = ["DELETE", "UPDATE_BEFORE", "changes", "commit_staged", "release_cached", "resolve"]
+__all__ = ["DELETE", "UPDATE_BEFORE", "changes", "resolve"]
 
 #: the row kinds a merge treats apart (the hidden row-kind column's codes)
 DELETE, UPDATE_BEFORE = 3, 1
@@ -43,20 +42,3 @@ def changes(df: Any, keys: list[str], parallelism: int) -> Any:
     window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(_SEQ).desc())
     return (ordered.where(F.col(ROW_KIND) != UPDATE_BEFORE).repartition(max(1, parallelism), *[quote(k) for k in keys])
             .withColumn(_RANK, F.row_number().over(window)).where(F.col(_RANK) == 1).drop(_RANK, _SEQ))
-
-
-def commit_staged(info: Mapping[str, Any] | None, commit_table: Callable[[dict[str, Any]], None]) -> None:
-    """``commit_table`` for each table ``prepare`` staged (in order), then their cached rows dropped."""
-    entries = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
-    for entry in entries:
-        commit_table(entry)
-    release_cached(info)
-
-
-def release_cached(info: Mapping[str, Any] | None) -> None:
-    """Drop the rows ``prepare`` cached for each table (quietly: the session may be gone)."""
-    for entry in (info or {}).get("tables", ()):
-        df = entry.get("df")
-        if df is not None:
-            with contextlib.suppress(Exception):
-                df.unpersist()
