@@ -12,9 +12,12 @@ store stages, publishes and discards one table's rows, and where it keeps its co
   token and returns a :class:`Staged` (typed, JSON-serialisable, like PySpark's commit message);
   ``publish`` makes it visible atomically **and only if** the token is still the newest and the
   commit not recorded yet, recording the commit in the same step, and answers with a
-  :class:`Published` outcome instead of raising; ``discard`` deletes one attempt's staging;
-  ``discard_older`` deletes the staging of every older token; ``pass_through`` consumes the rows of
-  a table this run committed already (so the row counters count them) and writes nothing.
+  :class:`Published` outcome instead of raising; ``discard`` deletes one attempt's staging. A sink
+  whose attempts stage where a newer attempt can find them defines ``discard_older(ctx, vertex,
+  commit, token) -> int`` (the pieces it deleted) to delete the staging of every older token. The
+  rows of a table this run committed already pass once through Spark's ``noop`` sink (the row
+  counters count them) and are written nowhere; a sink may define ``pass_through(ctx, vertex, df)``
+  to consume them otherwise.
 
 The engine turns the outcomes into :class:`.fencing.Superseded` / :class:`.fencing.StagingMismatch`,
 so every ported sink raises them the same way.
@@ -158,10 +161,6 @@ class StorageVerbs(Protocol):
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published: ...
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None: ...
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int: ...
-
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None: ...
 
 
 @runtime_checkable

@@ -291,9 +291,3 @@ class DeltaSinkVerbs:
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
         return StoreFenced(lambda commit: is_committed(ctx, vertex, commit))
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        return 0  # an attempt stages in its own session's cache only
-
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows

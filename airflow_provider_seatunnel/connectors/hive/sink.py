@@ -131,9 +131,3 @@ class HiveSinkVerbs:
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> HiveCommitLog:
         return HiveCommitLog(ctx, vertex)
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        return 0  # every attempt's staging goes with the slot's commit (:func:`.commits.cleanup`)
-
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows

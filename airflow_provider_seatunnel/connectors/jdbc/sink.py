@@ -281,8 +281,6 @@ class JdbcSinkVerbs:
                 drop_quietly(connection, target.qualified(staging_name(commit, older)))
         return 0  # a DROP TABLE does not say whether the table existed
 
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()  # the row counters count only in an action
 
     def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
         """STREAMING: micro-batch ``ctx.batch_id`` committed; delete the commit-log rows of the

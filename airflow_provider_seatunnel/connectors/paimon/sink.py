@@ -277,9 +277,3 @@ class PaimonSinkVerbs:
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> PaimonCommitLog:
         return PaimonCommitLog(ctx, vertex)
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        return 0  # an older attempt's data files are deleted by its own discard, or never committed
-
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()  # the one pass that counts the rows

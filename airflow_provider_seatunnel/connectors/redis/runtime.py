@@ -128,8 +128,6 @@ class RedisSinkVerbs:
         with connected(_endpoint(vertex), "cannot delete older staging") as client:
             return drop_older(client, commit.key, token)
 
-    def pass_through(self, ctx: RunContext, vertex: Vertex, df: Any) -> None:
-        df.write.format("noop").mode("overwrite").save()  # the row counters count in this one pass
 
     def retire(self, ctx: RunContext, vertex: Vertex, info: Prepared) -> None:
         """STREAMING: drop the commit records of the stream's micro-batches before ``ctx.batch_id``."""
