@@ -39,14 +39,31 @@ def _key(options: Mapping[str, Any]) -> str:
     return "fields" if "fields" in options else "src_field"
 
 
+def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    if plugin.has("fields"):
+        copies = _copies(plugin.options)
+        if copies is None:
+            return [job.problem("fields must be a map of destination = source", plugin, key="fields",
+                                hint='write fields { name_copy = "name" }')]
+        if not copies:
+            return [job.problem("fields is empty", plugin, key="fields", hint="copy at least one field")]
+        return []
+    has_src, has_dest = plugin.has("src_field"), plugin.has("dest_field")
+    if has_src == has_dest:
+        return []  # both, or neither (SeaTunnel accepts a Copy that copies nothing)
+    missing = "dest_field" if has_src else "src_field"
+    return [job.problem(f"src_field and dest_field go together: {missing} is not set", plugin,
+                        key="src_field" if has_src else "dest_field",
+                        hint="or use fields { dest = src }, which replaces them")]
+
+
 class Copy(Connector, Transform, SchemaInference):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
     description = "Copies fields into new columns."
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return _check(plugin, job)
+    check = staticmethod(_check)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
@@ -77,24 +94,6 @@ class Copy(Connector, Transform, SchemaInference):
                 columns[dest] = F.col(quote(src))  # an existing key keeps its place: overwritten in place
             out[table] = df.select(*[col.alias(name) for name, col in columns.items()], *kind_columns(df))
         return out
-
-
-def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    if plugin.has("fields"):
-        copies = _copies(plugin.options)
-        if copies is None:
-            return [job.problem("fields must be a map of destination = source", plugin, key="fields",
-                                hint='write fields { name_copy = "name" }')]
-        if not copies:
-            return [job.problem("fields is empty", plugin, key="fields", hint="copy at least one field")]
-        return []
-    has_src, has_dest = plugin.has("src_field"), plugin.has("dest_field")
-    if has_src == has_dest:
-        return []  # both, or neither (SeaTunnel accepts a Copy that copies nothing)
-    missing = "dest_field" if has_src else "src_field"
-    return [job.problem(f"src_field and dest_field go together: {missing} is not set", plugin,
-                        key="src_field" if has_src else "dest_field",
-                        hint="or use fields { dest = src }, which replaces them")]
 
 
 CONNECTOR = Copy()

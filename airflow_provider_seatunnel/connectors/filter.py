@@ -37,29 +37,6 @@ def _key(options: Any) -> str:
     return "include_fields" if "include_fields" in options else "fields"
 
 
-class Filter(Connector, Transform, SchemaInference):
-    name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
-    description = "Keeps (include_fields) or drops (exclude_fields) fields."
-
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        found = exactly_one_of(plugin, job, ("include_fields", "fields"), ("exclude_fields",))
-        if not found:
-            include, exclude = _options(plugin.options)
-            if not (include if include is not None else exclude):
-                found.append(job.problem("the field list is empty", plugin, key=_key(plugin.options),
-                                         hint="list at least one field"))
-        return found
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return _schema(plugin, job, inputs)
-
-    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return _apply(vertex, inputs)
-
-
 def _schema(plugin: PluginConfig, job: JobConfig,
             inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     source = inputs[0] if inputs else None
@@ -75,6 +52,27 @@ def _schema(plugin: PluginConfig, job: JobConfig,
         return Schema(tuple(by_name[n] for n in dict.fromkeys(include))), []
     dropped = set(listed)
     return Schema(tuple(f for f in source.fields if f.name not in dropped)), []
+
+
+class Filter(Connector, Transform, SchemaInference):
+    name = NAME
+    kinds = frozenset({TRANSFORM})
+    connect = True
+    description = "Keeps (include_fields) or drops (exclude_fields) fields."
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        found = exactly_one_of(plugin, job, ("include_fields", "fields"), ("exclude_fields",))
+        if not found:
+            include, exclude = _options(plugin.options)
+            if not (include if include is not None else exclude):
+                found.append(job.problem("the field list is empty", plugin, key=_key(plugin.options),
+                                         hint="list at least one field"))
+        return found
+
+    schema = staticmethod(_schema)
+
+    def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
+        return _apply(vertex, inputs)
 
 
 def _apply(vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:

@@ -242,10 +242,10 @@ def _check_plugin(job: JobConfig, plugin: PluginConfig) -> tuple[str, list[Probl
                                          "run it and validate fails", plugin, severity="warning",
                                          code=NOT_RUNNABLE,
                                          hint="check the spelling, or install the package that provides it")]
-    if kind not in connector.kinds:
+    if kind not in connector.capabilities.sections:
         return connector.name, [job.problem(f"'{connector.name}' is not a {kind} plugin", plugin,
                                             hint=f"{connector.name} can stand in: "
-                                            + ", ".join(sorted(connector.kinds)))]
+                                            + ", ".join(sorted(connector.capabilities.sections)))]
     found = list(connector.problems(plugin, job))
     if not connector.can_run(kind):
         found.append(job.problem(f"'{connector.name}' is a SeaTunnel {kind} this package cannot "
@@ -491,7 +491,7 @@ def _infer_schemas(job: JobConfig, order: list[str], by_ref: dict[str, PluginCon
         plugin = by_ref[ref]
         connector = get_connector(plugin.name)
         schemas[ref] = None
-        if not isinstance(connector, SchemaInference) or plugin.section not in connector.kinds:
+        if not isinstance(connector, SchemaInference) or plugin.section not in connector.capabilities.sections:
             continue
         inputs = [schemas.get(u) for u in upstream[ref]]
         try:

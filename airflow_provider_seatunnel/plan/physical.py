@@ -105,7 +105,7 @@ def _commits(dag: LogicalDag, vid: str) -> bool:
         return False
     if isinstance(c, CommitterFor):
         return bool(c.has_committer(v.options))
-    return c.committer
+    return c.capabilities.committer
 
 
 def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warnings: list[Problem]) -> JobPlan:

@@ -82,7 +82,7 @@ def seatunnel_order(job: JobConfig, upstream: Mapping[str, list[str]]) -> tuple[
 
 def _source_tables(plugin: PluginConfig) -> dict[str, TableKeys] | None:
     connector = get_connector(plugin.name)
-    if isinstance(connector, SourceTables) and SOURCE in connector.kinds:
+    if isinstance(connector, SourceTables) and SOURCE in connector.capabilities.sections:
         found = connector.tables(plugin)
         return dict(found) if found else None
     return None

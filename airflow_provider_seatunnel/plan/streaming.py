@@ -113,7 +113,7 @@ def check_job(job: JobConfig, mode: str) -> list[Problem]:
         return problems
     for plugin in job.sources:
         connector = get_connector(plugin.name)
-        if connector is None or SOURCE not in connector.kinds or not connector.can_run(SOURCE):
+        if connector is None or SOURCE not in connector.capabilities.sections or not connector.can_run(SOURCE):
             continue  # reported elsewhere (unknown, wrong section, not runnable)
         if not connector.can_stream(SOURCE):
             streaming = sorted(c.name for c in _streaming_sources())

@@ -57,7 +57,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
                  for k, counts in sink_counts.items()}
     for k, counts in sink_counts.items():
         deletes = sum(n.get("deletes", 0) for _, n in counts)
-        if deletes and not w.connectors[k].stores_deletes:
+        if deletes and not w.connectors[k].capabilities.deletes:
             say(f"{ctx.label(w.by_id[k])}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
                 "rows were written as plain rows")
     return finished_metrics(ctx, started, t0, per_source, per_table)
@@ -83,7 +83,7 @@ def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[Pla
     try:
         for v in w.sinks():
             connector = w.connectors[v.id]
-            deletes = not connector.stores_deletes and w.inputs_change(v.id)
+            deletes = not connector.capabilities.deletes and w.inputs_change(v.id)
             counted, counters = {}, []
             for table, df in w.sink_input(v.id).items():
                 counted[table], counter = count_rows(df, f"write:{v.id}:{table}", deletes=deletes)

@@ -166,11 +166,11 @@ def connect_problems(plan: JobPlan, pipeline: PipelinePlan) -> list[Problem]:
     found = []
     for v in pipeline.vertices:
         connector = get_connector(v.plugin)
-        if connector is None or not getattr(connector, "connect", False):
+        if connector is None or not connector.capabilities.connect:
             found.append(Problem(f"{v.plugin} needs the Spark driver's JVM in this process: it runs with "
                                  f"spark-submit, not on a Spark Connect session", plugin=f"{v.ref} {v.plugin}",
                                  severity="error", hint=hint))
-        elif streaming and v.kind == "source" and not getattr(connector, "connect_stream", False):
+        elif streaming and v.kind == "source" and not connector.capabilities.connect_stream:
             found.append(Problem(f"{v.plugin} reads STREAMING jobs through the Spark driver's JVM in this "
                                  f"process: it runs with spark-submit, not on a Spark Connect session",
                                  plugin=f"{v.ref} {v.plugin}", severity="error", hint=hint))

@@ -152,7 +152,7 @@ class _Query:
     def _process(self, batch_df: Any, batch_id: int) -> None:
         self.ready.wait(60)
         df, counter = count_rows(batch_df, f"write:{self.vertex.id}:{self.table}:{batch_id}",
-                                 deletes=not self.connector.stores_deletes)
+                                 deletes=not self.connector.capabilities.deletes)
 
         def expired() -> None:
             if self.expired:
@@ -272,11 +272,12 @@ def _stop_all(queries: list[_Query]) -> None:
 
 
 def _one_query_per_exclusive_source(ctx: RunContext, w: Any) -> None:
-    """A source whose position lives outside the checkpoint (``Connector.exclusive_stream``) feeds one
+    """A source whose position lives outside the checkpoint (``Capabilities.exclusive_stream``) feeds one
     sink: two queries would advance its position independently, and the slower one lose changes."""
     sinks = list(w.sinks())
     for v in ctx.pipeline.vertices:
-        if v.kind == "source" and getattr(w.connectors.get(v.id), "exclusive_stream", False) and len(sinks) > 1:
+        exclusive = v.id in w.connectors and w.connectors[v.id].capabilities.exclusive_stream
+        if v.kind == "source" and exclusive and len(sinks) > 1:
             from ..spi.errors import RuntimeConfigError
 
             raise RuntimeConfigError(f"{ctx.label(v)} feeds {len(sinks)} sinks ({', '.join(s.ref for s in sinks)}); "
@@ -313,7 +314,7 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
     p = ctx.pipeline
     for q in queries:
         if q.remote:  # the writer runs in the server's Python process: plain data, counted by an observation
-            writer = observe_writes(q.df, q.vertex, q.table, deletes=not q.connector.stores_deletes).writeStream
+            writer = observe_writes(q.df, q.vertex, q.table, deletes=not q.connector.capabilities.deletes).writeStream
             writer = writer.foreachBatch(RemoteBatchWriter(
                 ctx.plan, ctx.pipeline, ctx.run_id, ctx.attempt, info, q.vertex, q.stable or q.vertex, q.table,
                 q.checkpoint, dict(ctx.options)))
@@ -423,7 +424,7 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
                             "read": _rows_read(progress) if progress else None,
                             "written": q.written[batch],
                             "ms": int(progress["durationMs"].get("triggerExecution", 0)) if progress else None})
-        if q.deletes and not q.connector.stores_deletes:
+        if q.deletes and not q.connector.capabilities.deletes:
             ctx_label = ctx.label(q.vertex)
             log.info("%s: cannot store deletes: %s DELETE/UPDATE_BEFORE rows were written as plain rows", ctx_label,
                      q.deletes)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..plan import graph
 from ..plan.model import PlanVertex
-from ..spi import SINK, SOURCE, Connector, ReadsTablesByName, get_connector
+from ..spi import SINK, SOURCE, Connector, get_connector
 from ..spi.errors import DataError, PipelineError
 from ..spi.rows import ARRIVAL, ROW_KIND
 from ..spi.sessions import is_connect
@@ -192,7 +192,8 @@ def _read_by_name(w: Walk, vid: str) -> bool:
     temporary views). A Spark Connect client learns an observation's counts only from the plans it
     sends, and a query naming a view hides the view's plan: such a source is counted by its own pass
     (persisted once, read from there)."""
-    return any(isinstance(get_connector(w.by_id[d].plugin), ReadsTablesByName) for d in w.down[vid])
+    return any((c := get_connector(w.by_id[d].plugin)) is not None and c.capabilities.reads_tables_by_name
+               for d in w.down[vid])
 
 
 def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:

@@ -3,6 +3,7 @@
 * :mod:`.contract`: the capability protocols (sources, transforms, sinks, two-phase commit,
   streaming, save modes, schema inference...), the :class:`~.contract.Vertex` and
   :class:`~.contract.RunContext` a connector is handed;
+* :mod:`.capabilities`: what a connector can do, one frozen :class:`~.capabilities.Capabilities` value;
 * :mod:`.connector`: the :class:`~.connector.Connector` base class (name, sections, options,
   compile-time checks);
 * :mod:`.registry`: plugins by case-insensitive name, built-in or from an entry point;
@@ -15,6 +16,7 @@ Connectors import this package (and PySpark), never the planner, the runtime or 
 layer; the layers are enforced by ``lint-imports`` and the protocols by the type checker.
 """
 
+from .capabilities import Capabilities
 from .connector import NOT_RUNNABLE, Connector, InsertOnly, KnownPlugin, exactly_one_of
 from .contract import (
     SINK,
@@ -63,6 +65,7 @@ __all__ = [
     "UNRENDERED",
     "AcknowledgesRead",
     "BatchSource",
+    "Capabilities",
     "ChangeEmitter",
     "ColumnFlow",
     "ColumnLineage",

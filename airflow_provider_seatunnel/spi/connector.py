@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..config.errors import NOT_RUNNABLE
-from .contract import RUNS_AS, SINK, SOURCE, TRANSFORM, ChangeEmitter, StreamingSource, Vertex
+from .capabilities import Capabilities, derive
+from .contract import SINK, SOURCE, TRANSFORM, ChangeEmitter, Vertex
 from .optionspec import OptionSpec
 
 if TYPE_CHECKING:
@@ -34,8 +35,10 @@ __all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOn
 class Connector:
     """A plugin the engine knows by name (any case).
 
+    What it can do is one value, :attr:`capabilities` (:class:`.capabilities.Capabilities`), derived
+    from the behaviour it implements and the flags below unless the class declares its own.
     ``kinds`` are the sections it may stand in; it runs in a section when it implements that
-    section's capability (:data:`.contract.RUNS_AS`; others still plan, with a warning, and fail
+    section's behaviour (:data:`.capabilities.RUNS_AS`; others still plan, with a warning, and fail
     ``validate``). ``required`` lists options that must be set; ``identity`` the options that name
     its external data (a path, a table), from which pipeline task ids and stream state keys are
     derived; ``committer`` marks sinks that publish through a driver-side commit (a coordinator
@@ -94,14 +97,21 @@ class Connector:
         connector declares ``connect`` (None: it can), e.g. a database with no client here."""
         return None
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the connector can do, derived once (a class may declare ``capabilities = Capabilities(...)``)."""
+        found = self.__dict__.get("_capabilities")
+        if found is None:
+            found = self.__dict__["_capabilities"] = derive(self)
+        return found
+
     def can_run(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
-        capability = RUNS_AS.get(kind)
-        return kind in self.kinds and capability is not None and isinstance(self, capability)
+        return self.capabilities.can_run(kind)
 
     def can_stream(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` in a STREAMING job."""
-        return self.can_run(kind) and (kind != SOURCE or isinstance(self, StreamingSource))
+        return self.capabilities.can_stream(kind)
 
     def may_emit_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         """Whether rows other than INSERT can come out of ``vertex``: as the connector says

@@ -28,8 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .twophase import StorageVerbs
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -420,7 +418,3 @@ class FromConnection(Protocol):
         names its own credentials does not)."""
         ...
 
-
-#: the capability that lets a plugin run in each section
-#: a sink runs with ``prepare``/``commit`` of its own or as storage verbs the engine drives (``spi/twophase.py``)
-RUNS_AS: Mapping[str, type | tuple[type, ...]] = {SOURCE: BatchSource, TRANSFORM: Transform, SINK: (Sink, StorageVerbs)}

@@ -44,8 +44,7 @@ class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, Streamin
     identity = ("schema.table",)
     description = "Generates rows from a schema: random, ranged, templated or explicit."
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return option_problems(plugin, job)
+    check = staticmethod(option_problems)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:

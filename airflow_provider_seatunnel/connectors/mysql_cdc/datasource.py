@@ -149,8 +149,7 @@ class _StreamReader(SnapshotThenChanges):
     def snapshot_offset(self) -> dict[str, Any]:
         return dict(self.spec["snapshot_position"])
 
-    def order(self, offset: Mapping[str, Any]) -> tuple[int, int]:
-        return position_key(offset)
+    order = staticmethod(position_key)
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         candidates = [binlog_end(self.spec["conn"]), dict(self.spec["snapshot_position"])]

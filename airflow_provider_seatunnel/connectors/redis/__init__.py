@@ -24,7 +24,7 @@ SeaTunnel: :data:`.options.DEVIATIONS`. The user's docs: docs/redis.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -41,8 +41,6 @@ from ...spi import (
     SchemaInference,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
 from . import checks
 from .options import CONN_OPTION, DEVIATIONS, SPEC
 from .runtime import RedisSinkVerbs
@@ -62,8 +60,7 @@ class Redis(Connector, SchemaInference, BatchSource, InsertOnly, RedisSinkVerbs,
 
     # compile time ------------------------------------------------------------------------------
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
+    check = staticmethod(checks.check)
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """``host``, ``port``, ``db_num``, ``user`` and ``auth`` from a connection of type ``redis``
@@ -81,9 +78,7 @@ class Redis(Connector, SchemaInference, BatchSource, InsertOnly, RedisSinkVerbs,
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
         return "auth" not in options and "host" not in options
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
+    schema = staticmethod(checks.schema)
 
     # source ------------------------------------------------------------------------------------
 

@@ -50,7 +50,6 @@ from .streaming import (
 
 if TYPE_CHECKING:
     from ...spi.options import JobConfig, PluginConfig, Problem
-    from ...spi.schema import Schema
 
 __all__ = [
     "COMBINING", "CONNECTOR", "NAME", "ROW_WISE", "STATEFUL", "UNION", "UNSUPPORTED", "WATERMARK_KEY", "Sql",
@@ -85,9 +84,7 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
             return [p]
         return check_streaming(plugin, job, query)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return output_schema(plugin, job, inputs)
+    schema = staticmethod(output_schema)
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
         from .apply import apply  # sqlglot and PySpark: run time only
