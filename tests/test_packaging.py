@@ -264,7 +264,7 @@ import json, sys
 if sys.argv[1] == "airflow":
     import airflow.configuration  # a process that loaded Airflow: a task, the DAG processor
 from airflow_provider_seatunnel import settings
-from airflow_provider_seatunnel.connectors.jdbc.connection import required_jars
+from airflow_provider_seatunnel.connectors.sqlclient.connection import required_jars
 from airflow_provider_seatunnel.plan import cache
 from airflow_provider_seatunnel.plan.compiler import compile_job
 from airflow_provider_seatunnel.plan.streaming import StreamSettings, checkpoint_root
@@ -433,7 +433,7 @@ def test_a_jdbc_block_needs_a_driver_unless_its_connection_gives_one(plan_of, co
                                          ("jdbc:oracle:thin:@h:1521/db", "oracle.jdbc.OracleDriver"),
                                          ("jdbc:unknown://h/db", None)])
 def test_the_usual_driver_class_of_a_connections_url(url, driver):
-    from airflow_provider_seatunnel.connectors.jdbc.connection import default_driver_class
+    from airflow_provider_seatunnel.connectors.sqlclient.connection import default_driver_class
 
     assert default_driver_class(url) == driver
 

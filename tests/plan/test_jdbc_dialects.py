@@ -20,14 +20,14 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from airflow_provider_seatunnel.connectors.jdbc.commit import bookkeeping_sql
-from airflow_provider_seatunnel.connectors.jdbc.connection import connection_of, default_driver_class
-from airflow_provider_seatunnel.connectors.jdbc.databases import DATABASES, database_of, dialect_of
-from airflow_provider_seatunnel.connectors.jdbc.dialects import as_part
 from airflow_provider_seatunnel.connectors.jdbc.lineage import assets
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_table_sql
 from airflow_provider_seatunnel.connectors.jdbc.source import _base_query, _predicates, _table_sql, source_tables
 from airflow_provider_seatunnel.connectors.jdbc.statements import move_statements
 from airflow_provider_seatunnel.connectors.jdbc.target import sink_config, sink_target
+from airflow_provider_seatunnel.connectors.sqlclient.connection import connection_of, default_driver_class
+from airflow_provider_seatunnel.connectors.sqlclient.databases import DATABASES, database_of, dialect_of
+from airflow_provider_seatunnel.connectors.sqlclient.dialects import as_part
 from airflow_provider_seatunnel.plan.compiler import validate_job
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 

@@ -16,15 +16,6 @@ import sqlglot
 from sqlglot import exp
 
 from airflow_provider_seatunnel.connectors.jdbc.commit import COMMITS_TABLE
-from airflow_provider_seatunnel.connectors.jdbc.connection import connection_of
-from airflow_provider_seatunnel.connectors.jdbc.databases import dialect_of
-from airflow_provider_seatunnel.connectors.jdbc.dialects import (
-    NameProblem,
-    split_name,
-    unquote,
-    url_database,
-    url_with_database,
-)
 from airflow_provider_seatunnel.connectors.jdbc.source import (
     SourceTable,
     _base_query,
@@ -34,6 +25,15 @@ from airflow_provider_seatunnel.connectors.jdbc.source import (
 )
 from airflow_provider_seatunnel.connectors.jdbc.statements import move_statements
 from airflow_provider_seatunnel.connectors.jdbc.target import sink_target
+from airflow_provider_seatunnel.connectors.sqlclient.connection import connection_of
+from airflow_provider_seatunnel.connectors.sqlclient.databases import dialect_of
+from airflow_provider_seatunnel.connectors.sqlclient.dialects import (
+    NameProblem,
+    split_name,
+    unquote,
+    url_database,
+    url_with_database,
+)
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
 
 HOSTILE = ['a"b', "x; DROP TABLE audit; --", "x (id int); DROP TABLE audit; --", "c`d", "my table", "MixedCase"]

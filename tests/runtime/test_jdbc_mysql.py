@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
-from airflow_provider_seatunnel.connectors.jdbc.connection import required_jars
+from airflow_provider_seatunnel.connectors.sqlclient.connection import required_jars
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import DataError, RuntimeConfigError

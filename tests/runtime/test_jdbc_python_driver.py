@@ -1,5 +1,5 @@
 """The Jdbc connector's driver-side calls through a Python driver (what a Spark Connect session
-uses, connectors/jdbc/pyconnection.py) answer as the JDBC driver in Spark's JVM does: the same
+uses, connectors/sqlclient/pyconnection.py) answer as the JDBC driver in Spark's JVM does: the same
 column types, keys, indexes, tables, values as text, transactions and error classes, each asked of
 both against the same real PostgreSQL and MariaDB servers."""
 
@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_seatunnel.connectors.jdbc import connection as jdbc
-from airflow_provider_seatunnel.connectors.jdbc.errors import db_error, state_of, statement_errors
-from airflow_provider_seatunnel.connectors.jdbc.pyconnection import (
+from airflow_provider_seatunnel.connectors.jdbc.source import _primary_key, catalog_keys
+from airflow_provider_seatunnel.connectors.jdbc.target import target_of
+from airflow_provider_seatunnel.connectors.sqlclient import connection as jdbc
+from airflow_provider_seatunnel.connectors.sqlclient.errors import db_error, state_of, statement_errors
+from airflow_provider_seatunnel.connectors.sqlclient.pyconnection import (
     PyConnection,
     open_connection,
     parse_url,
     to_python_placeholders,
 )
-from airflow_provider_seatunnel.connectors.jdbc.source import _primary_key, catalog_keys
-from airflow_provider_seatunnel.connectors.jdbc.target import target_of
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
 from tests import mysql, pg
 
@@ -176,7 +176,7 @@ def test_failures_carry_the_jdbc_drivers_sql_state_class(both):
 
 
 def test_a_refused_password_and_an_unreachable_server_are_classified(both):
-    from airflow_provider_seatunnel.connectors.jdbc.pyconnection import as_statement_error
+    from airflow_provider_seatunnel.connectors.sqlclient.pyconnection import as_statement_error
 
     _, server, conn, _, _ = both
     wrong = jdbc.Conn(url=conn.url, driver=conn.driver, user=server.user, password="not-the-password-123")

@@ -9,8 +9,8 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
-from airflow_provider_seatunnel.connectors.jdbc.connection import DRIVER_PATH_ENV, required_jars
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import handle_save_mode
+from airflow_provider_seatunnel.connectors.sqlclient.connection import DRIVER_PATH_ENV, required_jars
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError

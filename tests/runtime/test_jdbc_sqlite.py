@@ -13,7 +13,7 @@ import sqlite3
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
-from airflow_provider_seatunnel.connectors.jdbc.connection import required_jars
+from airflow_provider_seatunnel.connectors.sqlclient.connection import required_jars
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import DataError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import ROW_KIND

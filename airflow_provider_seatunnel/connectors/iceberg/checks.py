@@ -76,7 +76,7 @@ def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str
     """Iceberg's runtime for the installed PySpark from Maven's local repository (``make test-deps`` fetches
     it; nothing when the env names Iceberg itself, a cluster's way, or for a Spark without a release), and a
     JDBC catalog's driver (found as the Jdbc connector finds its drivers)."""
-    from ..jdbc.connection import required_jars
+    from ..sqlclient.connection import required_jars
 
     minor = spark_minor()
     jars: list[str] = []

@@ -88,7 +88,7 @@ def ensure_jdbc_driver(spark: Any, uri: str) -> None:
     without its jar gets it added, as the Jdbc connector adds its drivers)."""
     from py4j.protocol import Py4JError
 
-    from ..jdbc.connection import Conn, default_driver_class, ensure_driver
+    from ..sqlclient.connection import Conn, default_driver_class, ensure_driver
 
     driver = default_driver_class(uri)
     if driver is None:

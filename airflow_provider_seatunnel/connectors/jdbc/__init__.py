@@ -1,14 +1,14 @@
 """Jdbc: databases through a JDBC driver, as source and sink (Spark's JDBC data source).
 
 The data path is Spark's JDBC reader and writer; the driver (a Java class in a jar) is found by
-:func:`.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
-driver side (split bounds, save modes, the commit) go through the same driver, in the Spark
-driver's JVM; on a Spark Connect session, which has no JVM in this process, through a Python
-driver (:mod:`.pyconnection`: PostgreSQL, MySQL and MariaDB), while Spark's reads and writes run on
-the server with the JDBC driver (a session artifact). Dialects (:mod:`.dialects`, :mod:`.databases`): quoting,
-upsert, types and split hashing as SeaTunnel's dialect of each database writes them; PostgreSQL,
-MySQL/MariaDB and SQLite are tested against real databases, Oracle, SQL Server, DB2 and the others
-are SQL generation only (untested); other databases get ANSI SQL.
+:func:`..sqlclient.connection.required_jars` and reaches Spark through ``spark.jars``. Statements of the
+driver side (split bounds, save modes, the commit) go through the same driver, in the Spark driver's
+JVM; on a Spark Connect session, which has no JVM in this process, through a Python driver
+(:mod:`..sqlclient.pyconnection`: PostgreSQL, MySQL and MariaDB), while Spark's reads and writes run on
+the server with the JDBC driver (a session artifact). Dialects (:mod:`..sqlclient.dialects`,
+:mod:`..sqlclient.databases`): quoting, upsert, types and split hashing as SeaTunnel's dialect of each
+database writes them; PostgreSQL, MySQL/MariaDB and SQLite are tested against real databases, Oracle,
+SQL Server, DB2 and the others are SQL generation only (untested); other databases get ANSI SQL.
 
 Both read and write at the parallelism the plan gives the vertex, never at a figure of their own:
 
@@ -23,7 +23,7 @@ Both read and write at the parallelism the plan gives the vertex, never at a fig
   micro-batch goes through the same two phases, and ``retire`` drops the commit-log rows of the
   micro-batches Spark will never replay.
 
-Errors are classified by SQLSTATE (:mod:`.errors`); passwords never appear in messages. The
+Errors are classified by SQLSTATE (:mod:`..sqlclient.errors`); passwords never appear in messages. The
 compile-time checks are in :mod:`.checks`, the tables it reads and writes as datasets in
 :mod:`.lineage`; the deviations from SeaTunnel are listed in :data:`.options.DEVIATIONS`.
 """
@@ -56,8 +56,8 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema, TableKeys
+from ..sqlclient.connection import connection_of, ensure_driver, required_jars
 from .checks import check, key_problems
-from .connection import connection_of, ensure_driver, required_jars
 from .lineage import assets, table_assets
 from .options import DEVIATIONS
 from .sink import JdbcSinkVerbs
@@ -86,15 +86,15 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
         return check(plugin, job)
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
-        from .connection import options_from_connection
+        from ..sqlclient.connection import options_from_connection
 
         return options_from_connection(conn)
 
     def connect_blocker(self, options: Mapping[str, Any]) -> str | None:
         """On a Spark Connect session the statements run on the driver go through a Python driver
-        (:mod:`.pyconnection`): PostgreSQL, MySQL and MariaDB URLs only (a URL from an Airflow
+        (:mod:`..sqlclient.pyconnection`): PostgreSQL, MySQL and MariaDB URLs only (a URL from an Airflow
         connection is checked when the pipeline starts)."""
-        from .pyconnection import python_family
+        from ..sqlclient.pyconnection import python_family
 
         url = str(options.get("url") or "").strip()
         if not url or "${" in url or python_family(url):

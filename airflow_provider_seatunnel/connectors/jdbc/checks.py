@@ -5,7 +5,7 @@ What SeaTunnel rejects but existing configs rely on planning (a source without a
 table, a sink without a query or ``generate_sink_sql``) plans, with a warning that fails validate.
 
 A ``table_path``, ``table`` or ``database`` that cannot be a name at all (an empty part, a NUL
-character, an unclosed quote, more than three parts: :func:`.dialects.split_name`) is an error;
+character, an unclosed quote, more than three parts: :func:`..sqlclient.dialects.split_name`) is an error;
 a name a database can hold, however hostile it looks, is not: every statement quotes it. Values
 with placeholders (``${table_name}``, ``{{ … }}``) are checked at run time, once expanded.
 """
@@ -20,7 +20,7 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
 from ...spi.schema import Schema
-from .dialects import NameProblem, single_name, split_name
+from ..sqlclient.dialects import NameProblem, single_name, split_name
 from .options import DATA_SAVE_MODES, FIELD_IDE, SCHEMA_SAVE_MODES, opt, opt_text, to_decimal
 from .statements import values_clause
 

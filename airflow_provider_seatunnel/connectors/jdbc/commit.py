@@ -30,8 +30,8 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.twophase import Outcome, Published, Staged, digest
-from .connection import connect, execute, query, rollback_quietly
-from .errors import access_errors, reraise, state_of, statement_errors
+from ..sqlclient.connection import connect, execute, query, rollback_quietly
+from ..sqlclient.errors import access_errors, reraise, state_of, statement_errors
 from .options import data_save_mode, mask
 from .statements import move_statements
 from .target import KIND_COLUMN, Target, table_exists, target_of
@@ -43,7 +43,7 @@ SAVEMODES_TABLE = "seatunnel_savemodes"
 FENCES_TABLE = "seatunnel_fences"
 
 #: the bookkeeping tables' columns (``{bigint}``, ``{timestamp}``: the dialect's types for them,
-#: :attr:`.dialects.Dialect.bookkeeping`: Oracle has no BIGINT, SQL Server's TIMESTAMP is a row version)
+#: :attr:`..sqlclient.dialects.Dialect.bookkeeping`: Oracle has no BIGINT, SQL Server's TIMESTAMP is a row version)
 _BOOKKEEPING = {
     COMMITS_TABLE: "(commit_id VARCHAR(64) NOT NULL PRIMARY KEY, run_id VARCHAR(512) NOT NULL, "
                    "pipeline VARCHAR(512) NOT NULL, sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, "

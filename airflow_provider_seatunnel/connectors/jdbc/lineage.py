@@ -29,8 +29,8 @@ from urllib.parse import quote
 
 from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup
-from .databases import DATABASES, DIALECTS
-from .dialects import NameProblem, single_name, split_name, unquote, url_database
+from ..sqlclient.databases import DATABASES, DIALECTS
+from ..sqlclient.dialects import NameProblem, single_name, split_name, unquote, url_database
 from .options import opt_text
 
 #: JDBC subprotocol -> the scheme of the dataset URI (Airflow's providers' and OpenLineage's)

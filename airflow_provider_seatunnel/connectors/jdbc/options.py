@@ -1,5 +1,6 @@
 """Reading a Jdbc block: option values with their defaults, enumerations, table placeholders,
-and what differs from SeaTunnel (:data:`DEVIATIONS`). Secrets never reach a message (:func:`mask`)."""
+and what differs from SeaTunnel (:data:`DEVIATIONS`). The readers of single values and the masking
+of secrets are the SQL family's (:mod:`..sqlclient.options`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ...spi.errors import RuntimeConfigError
-from ...spi.options import MISSING, as_list, checked_bool, checked_int, lookup
-from ...spi.secrets import mask_credentials
+from ...spi.options import as_list
+from ..sqlclient.options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
 
 DEVIATIONS = """\
 * Exactly-once is always on and needs no XA: rows are staged in a table and moved into the target in
@@ -53,34 +53,6 @@ DEFAULT_DATA_SAVE_MODE = "APPEND_DATA"
 DEFAULT_PARTITION_NUM = 10
 DEFAULT_SPLIT_SIZE = 8096
 DEFAULT_BATCH_SIZE = 1000
-DEFAULT_TIMEOUT_SEC = 30
-
-
-def opt(config: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    """The value of ``key`` (a dotted path too), ``default`` when it is missing or null."""
-    value = lookup(config, key)
-    return default if value is MISSING or value is None else value
-
-
-def opt_text(config: Mapping[str, Any], key: str) -> str | None:
-    """The value of ``key`` as stripped text; None when missing or blank."""
-    value = opt(config, key)
-    if value is None:
-        return None
-    stripped = str(value).strip()
-    return stripped or None
-
-
-def config_error(message: str) -> RuntimeConfigError:
-    return RuntimeConfigError(message)
-
-
-def opt_bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    return checked_bool(opt(config, key), key, default, config_error)
-
-
-def opt_int(config: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    return checked_int(opt(config, key), key, default, minimum, config_error)
 
 
 def to_decimal(value: Any) -> Decimal | None:
@@ -110,15 +82,6 @@ def data_save_mode(config: Mapping[str, Any]) -> str:
     return opt_mode(config, "data_save_mode", DEFAULT_DATA_SAVE_MODE, DATA_SAVE_MODES)
 
 
-def mask(message: str, password: str | None = None) -> str:
-    """``message`` without secrets: URL ``password=``/``user=`` parameters, ``user:password@``
-    user info, and the literal ``password`` wherever it appears."""
-    message = mask_credentials(message)
-    if password:
-        message = message.replace(password, "******")
-    return message
-
-
 def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None) -> dict:
     """The block's options for one upstream table: every top-level string has the table's
     placeholders expanded (``${table_name}``...), as the LocalFile sink expands them, and
@@ -131,3 +94,9 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
     if len(keys) == 1 and str(keys[0]).strip() == "${field_names}" and field_names is not None:
         out["primary_keys"] = list(field_names)
     return out
+
+
+__all__ = ["DATA_SAVE_MODES", "DEFAULT_BATCH_SIZE", "DEFAULT_DATA_SAVE_MODE", "DEFAULT_PARTITION_NUM",
+           "DEFAULT_SCHEMA_SAVE_MODE", "DEFAULT_SPLIT_SIZE", "DEFAULT_TIMEOUT_SEC", "DEVIATIONS", "FIELD_IDE",
+           "SCHEMA_SAVE_MODES", "config_error", "data_save_mode", "mask", "opt", "opt_bool", "opt_int", "opt_mode",
+           "opt_text", "schema_save_mode", "table_config", "to_decimal"]

@@ -11,7 +11,7 @@ transaction of the actions, keeps retries and the other pipelines of a split (wh
 sink) from repeating them; a STREAMING job applies them once per stream. On MySQL, where DDL
 commits the open transaction, a named lock serializes the attempts instead and the row is inserted
 after the actions. Created tables get their
-columns from the data's Spark types (:meth:`.dialects.Dialect.sql_type`).
+columns from the data's Spark types (:meth:`..sqlclient.dialects.Dialect.sql_type`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.rows import HIDDEN
 from ...spi.twophase import digest
+from ..sqlclient.connection import connect, execute, query, rollback_quietly
+from ..sqlclient.errors import state_of, statement_errors
 from .commit import SAVEMODES_TABLE
-from .connection import connect, execute, query, rollback_quietly
-from .errors import state_of, statement_errors
 from .options import config_error, data_save_mode, opt_bool, opt_text, schema_save_mode
 from .target import Target, resolve_keys, table_exists, target_of
 
@@ -37,7 +37,7 @@ DROP_AT_COMMIT = "drop at commit:"
 
 def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> str:
     """CREATE TABLE for the target from the data's Spark schema (column types:
-    :meth:`.dialects.Dialect.sql_type`; primary key from primary_keys)."""
+    :meth:`..sqlclient.dialects.Dialect.sql_type`; primary key from primary_keys)."""
     dialect = target.dialect
     if schema is None:
         raise config_error(f"cannot create {target.label}: its columns are not known")

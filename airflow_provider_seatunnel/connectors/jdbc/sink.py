@@ -28,6 +28,9 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
 from ...spi.twophase import CommitId, Staged
+from ..sqlclient.connection import connect, ensure_driver, execute
+from ..sqlclient.dialects import Dialect, flat
+from ..sqlclient.errors import reraise
 from .commit import (
     drop_quietly,
     drop_staging,
@@ -38,9 +41,6 @@ from .commit import (
     retire_table,
     take_token,
 )
-from .connection import connect, ensure_driver, execute
-from .dialects import Dialect, flat
-from .errors import reraise
 from .options import DEFAULT_BATCH_SIZE, opt_int, schema_save_mode
 from .savemodes import create_database, save_mode_once
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
@@ -191,7 +191,7 @@ def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) ->
     """Follow a source's schema change: columns marked :data:`...spi.rows.ADDED_COLUMN` that the target
     table lacks are added to it (``ALTER TABLE ... ADD``, nullable, the dialect's type). Unmarked
     columns the table lacks still fail the write: a typo must not grow a table."""
-    from .connection import columns_of
+    from ..sqlclient.connection import columns_of
 
     marked = [f for f in schema.fields if (f.metadata or {}).get(ADDED_COLUMN)]
     if not marked or not table_exists(connection, target, target.ide(target.table or "")):

@@ -13,10 +13,10 @@ Splits:
   or a ``query`` without ``partition_column``: one split.
 
 Tables: a ``table_path`` splits into ``database.schema.table`` before quoting
-(:func:`.dialects.split_name`; a quoted part is one name) and every part is quoted by the dialect:
+(:func:`..sqlclient.dialects.split_name`; a quoted part is one name) and every part is quoted by the dialect:
 PostgreSQL (and its family) reads ``schema.table`` of the URL's database, MySQL ``database.table``,
 Oracle, DB2, Dameng, Xugu and IRIS ``schema.table``, other databases every part given. A string
-key's hash bucket is the dialect's split hash (:meth:`.dialects.Dialect.hash_mod`). The table id
+key's hash bucket is the dialect's split hash (:meth:`..sqlclient.dialects.Dialect.hash_mod`). The table id
 joins the canonical parts, the URL's database filling in.
 
 Readers: the splits are distributed over ``vertex.parallelism`` readers, one Spark partition each
@@ -39,9 +39,9 @@ from typing import Any
 from ...spi.options import as_int
 from ...spi.rows import quote, with_kind
 from ...spi.schema import ConstraintKey, TableKeys, with_catalog_keys
-from .connection import Conn, columns_of, connect, query
-from .dialects import Dialect, NameProblem, as_part, split_name, url_database
-from .errors import reraise
+from ..sqlclient.connection import Conn, columns_of, connect, query
+from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_database
+from ..sqlclient.errors import reraise
 from .options import DEFAULT_PARTITION_NUM, DEFAULT_SPLIT_SIZE, config_error, opt, opt_int, opt_text, to_decimal
 
 log = logging.getLogger("seatunnel.jdbc")

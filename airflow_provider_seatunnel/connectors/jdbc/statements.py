@@ -1,5 +1,5 @@
 """The SQL a Jdbc sink's commit runs to move staged rows into the target: an ``INSERT … SELECT``,
-an upsert in the dialect's way (:attr:`.dialects.Dialect.upsert`: PostgreSQL, SQLite and Kingbase
+an upsert in the dialect's way (:attr:`..sqlclient.dialects.Dialect.upsert`: PostgreSQL, SQLite and Kingbase
 ``ON CONFLICT … DO UPDATE``, MySQL and OceanBase ``ON DUPLICATE KEY UPDATE``, Oracle, SQL Server,
 DB2, Dameng, Xugu, Vertica and SAP HANA ``MERGE`` from the staged rows, IRIS ``INSERT OR UPDATE``,
 else delete-then-insert, where SeaTunnel has no native upsert) with DELETE rows deleted, or the

@@ -1,7 +1,7 @@
 """Where a Jdbc sink writes one upstream table: the target table (generated SQL) or the block's
 explicit ``query``, and the schema or database its staging and bookkeeping tables live in.
 
-``table`` splits into ``database.schema.table`` before anything is quoted (:func:`.dialects.split_name`:
+``table`` splits into ``database.schema.table`` before anything is quoted (:func:`..sqlclient.dialects.split_name`:
 a part between quotes is one name, a name that cannot be one is a RuntimeConfigError): PostgreSQL
 reads ``[database.]schema.table`` (another database than the URL's means a connection to it),
 MySQL ``database.table``, SQLite ``[schema.]table`` (``main`` or an attached database), other
@@ -22,8 +22,8 @@ from typing import Any
 
 from ...spi.options import MISSING, as_list, lookup
 from ...spi.rows import ROW_KIND
-from .connection import Conn, connection_of
-from .dialects import Dialect, NameProblem, single_name, split_name, unquote, url_database, url_with_database
+from ..sqlclient.connection import Conn, connection_of
+from ..sqlclient.dialects import Dialect, NameProblem, single_name, split_name, unquote, url_database, url_with_database
 from .options import FIELD_IDE, config_error, opt, opt_bool, opt_mode, opt_text, table_config
 
 #: the staged rows' row kind keeps the hidden column's name
@@ -35,7 +35,7 @@ class Target:
     """Where a sink writes one table: a table (generated SQL) or an explicit ``query``."""
 
     conn: Conn
-    database: str | None  # names in canonical part form (:func:`.dialects.split_name`)
+    database: str | None  # names in canonical part form (:func:`..sqlclient.dialects.split_name`)
     schema: str | None
     table: str | None  # None: query mode
     query: str | None
@@ -133,7 +133,7 @@ def _generic_database(dialect: Dialect, given: str | None, parts: list[str],
                       schema: str | None) -> tuple[str | None, str | None]:
     """(catalog, schema) of a generic-family table of fewer than three ``parts``: the ``database``
     option (``given``) qualifies it as the dialect's SeaTunnel counterpart writes it
-    (:attr:`.dialects.Dialect.database_option`): the schema of a one-part table (DB2, SAP HANA,
+    (:attr:`..sqlclient.dialects.Dialect.database_option`): the schema of a one-part table (DB2, SAP HANA,
     Dameng...), the catalog of a two-part one (SQL Server, Vertica, Snowflake); else only the
     table's own parts count."""
     if not given:
@@ -146,7 +146,8 @@ def _generic_database(dialect: Dialect, given: str | None, parts: list[str],
 
 
 def _parts(text: str, key: str, parse: Any) -> Any:
-    """``parse(text)`` (:func:`.dialects.split_name` or ``single_name``); RuntimeConfigError naming ``key``."""
+    """``parse(text)`` (:func:`..sqlclient.dialects.split_name` or ``single_name``); RuntimeConfigError
+    naming ``key``."""
     try:
         return parse(text)
     except NameProblem as e:

@@ -50,7 +50,7 @@ class PostgresCdc(CdcSource, NeedsJars):
                             hint="set decoding.plugin.name = pgoutput")]
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        from ..jdbc.connection import required_jars
+        from ..sqlclient.connection import required_jars
 
         url = opt(options, "base-url")
         return required_jars({"url": str(url), "driver": "org.postgresql.Driver"}, env) if url else []

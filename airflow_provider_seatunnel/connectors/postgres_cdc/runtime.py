@@ -66,7 +66,7 @@ def slot_name(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, index: int) -
 
 
 def _jdbc(spark: Any, opts: PgCdcOptions, env: Any) -> dict[str, str]:
-    from ..jdbc.connection import connection_of, ensure_driver
+    from ..sqlclient.connection import connection_of, ensure_driver
 
     conn = connection_of({"url": opts.url, "driver": "org.postgresql.Driver", "user": opts.user,
                           "password": opts.password})

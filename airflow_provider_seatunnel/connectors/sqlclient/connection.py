@@ -21,6 +21,7 @@ from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
 from ...spi.sessions import is_connect
+from . import SqlConnection
 from .databases import DATABASES, dialect_of
 from .dialects import Dialect
 from .errors import StatementError, access_errors, db_error
@@ -301,7 +302,7 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
 
 
 @contextmanager
-def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[Any]:
+def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[SqlConnection]:
     """A ``java.sql.Connection`` from the Spark driver's JVM (the driver class instantiated
     through the context class loader, so that jars added at run time work too); on a Spark Connect
     session, which has no JVM here, a Python driver's connection answering the same calls
