@@ -30,8 +30,8 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files import checks as file_checks
 from ..files.options import opt
-from ..localfile import checks as file_checks
 from ..s3file import OnStoreFile
 from ..s3file.options import Dialect
 from . import store

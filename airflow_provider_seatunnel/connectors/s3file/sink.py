@@ -3,7 +3,7 @@ a staging prefix named by the attempt's token, then published by the fenced comm
 :mod:`.commits`. The entry points take the plugin's :class:`.options.Dialect` (S3File's by default):
 how its blocks read as S3 settings; everything else is shared.
 
-The files are LocalFile's (:func:`..localfile.sink.sink_options`, :func:`..files.formats.writer`):
+The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.formats.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
 plus the suffixes, ``<part>`` counting from 0 per final directory.
 """
@@ -33,7 +33,7 @@ from ..files.options import (
     safe,
 )
 from ..files.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
-from ..localfile.sink import DROP_AT_COMMIT, sink_options
+from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log
 from .store import Bucket, Conflict
@@ -95,7 +95,7 @@ def _save_mode_once(bucket: Bucket, s: S3Settings, config: Mapping[str, Any], ma
     try:
         commits.write_record(bucket, s.prefix, marker,
                              {"run_id": run_id, "sink": ref, "actions": done,
-                              "drop": any(a.startswith(DROP_AT_COMMIT) for a in done),
+                              "drop": drops_at_commit(done),
                               "at": datetime.now().isoformat()}, None)
     except Conflict:
         return []

@@ -20,7 +20,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ..files.options import FILE, flag, opt
-from ..localfile.source import _columns, _read_columns, _table_id, at_parallelism, partition_keys
+from ..files.reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
 from . import commits
 from .options import S3, Dialect, S3Settings, config_error, log
 from .store import Bucket
@@ -81,10 +81,10 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     part_keys = partition_keys(keys[0]) if partitioned else []
     df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
     available = [c for c in df.columns if c != FILE]
-    data_columns = _read_columns(config, available)
+    data_columns = projected_columns(config, available)
     if not part_keys and data_columns == available and len(available) == len(df.columns):
-        return _table_id(config, output), with_kind(df)
-    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, part_keys)))
+        return table_id(config, output), with_kind(df)
+    return table_id(config, output), with_kind(df.select(*select_list(data_columns, part_keys)))
 
 
 def read(ctx: RunContext, vertex: Vertex, dialect: Dialect = S3) -> Dataset:
