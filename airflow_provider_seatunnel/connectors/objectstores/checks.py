@@ -20,7 +20,7 @@ from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files import checks as file_checks
 from ..files.options import opt
-from ..s3file.options import CONN_OPTION, key_prefix
+from ..files.s3options import CONN_OPTION, key_prefix
 from .stores import StoreSpec, bucket_parts
 
 

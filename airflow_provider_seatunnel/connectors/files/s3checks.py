@@ -10,9 +10,9 @@ from typing import Any
 from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from ..files import checks as file_checks
-from ..files.options import opt
-from .options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
+from . import checks as file_checks
+from .options import opt
+from .s3options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
 
 _KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,
                     "org.apache.hadoop.fs.s3a.auth.IAMInstanceCredentialsProvider",
