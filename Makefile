@@ -146,7 +146,7 @@ $(CONNECTOR_J_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=$(CONNECTOR_J) -Dtransitive=false \
 	  || { echo "error: could not fetch $(CONNECTOR_J) with mvn (the MySQL Connector/J tests fail): check the network to Maven Central" >&2; exit 1; }
 
-# Hadoop's S3A for the S3File connector (connectors/s3file/options.py names the jars it adds): hadoop-aws at the
+# Hadoop's S3A for the S3File connector (connectors/files/s3options.py names the jars it adds): hadoop-aws at the
 # version of PySpark's bundled Hadoop, without the 686 MB AWS SDK bundle it declares, and the AWS SDK v2 modules S3A
 # uses (about 19 MB with their dependencies); hadoop-aws last, the target that says all are there.
 S3A_VERSION := 3.5.0

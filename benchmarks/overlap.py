@@ -80,7 +80,7 @@ def outside_lock(sink_type: str, work: Path, resources: Any) -> Iterator[Callabl
             paused.__enter__()
             held.append(paused)
         else:
-            from airflow_provider_seatunnel.connectors.localfile.fencing import commit_lock
+            from airflow_provider_seatunnel.connectors.files.fencing import commit_lock
 
             lock = commit_lock(str(work / "sink_json"), "benchmark")
             lock.__enter__()

@@ -4,7 +4,7 @@ servers, started once per benchmark run); HdfsFile on Hadoop's local file system
 
 Per type, two sinks in one pipeline: json objects of ``rows // 8`` rows each, and csv
 partitioned by ``grp``. A reader sees what the plugin's source would read: the visible keys come
-from the source's own listing (:func:`..s3file.source.list_input_keys`, which hides the files of
+from the source's own listing (:func:`..files.storesource.list_input_keys`, which hides the files of
 a commit in progress or interrupted); *raw* counts the data files a naive listing sees.
 """
 
@@ -57,7 +57,7 @@ class _S3(_Target):
         return self.server.options(self.bucket, "/" + folder)
 
     def settings(self, folder: str) -> tuple[Any, Any]:
-        from airflow_provider_seatunnel.connectors.s3file.options import S3
+        from airflow_provider_seatunnel.connectors.files.s3options import S3
         from tests import s3_server
 
         config = {"bucket": f"s3a://{self.bucket}", "path": "/" + folder, "fs.s3a.endpoint": self.server.endpoint,
@@ -198,7 +198,7 @@ def _rows(target: _Target, key: str, fmt: str) -> list[Row]:
 
 def store_sinks(plugin: str, rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     """The two sinks of ``plugin``'s restore trials (``sink_cls``: :class:`restore_faults.Sink`)."""
-    from airflow_provider_seatunnel.connectors.s3file.source import list_input_keys
+    from airflow_provider_seatunnel.connectors.files.storesource import list_input_keys
 
     target = _target(plugin, resources)
 

@@ -110,8 +110,8 @@ def test_compile_time_checks(plan_of, config_error):
 
 def test_a_fence_record_version_is_written_once(spark, tmp_path):
     """The compare-and-swap through Hadoop's FileContext: two writers naming one version, one wins."""
+    from airflow_provider_seatunnel.connectors.files.bucket import Conflict
     from airflow_provider_seatunnel.connectors.hdfsfile.store import HadoopStore, settings
-    from airflow_provider_seatunnel.connectors.s3file.store import Conflict
 
     s = settings({"fs.defaultFS": "file:///", "path": str(tmp_path / "cas")})
     one, two = HadoopStore(spark, s), HadoopStore(spark, s)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_seatunnel.connectors.files import fencing, records
 from airflow_provider_seatunnel.connectors.files.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR
-from airflow_provider_seatunnel.connectors.localfile import commits, fencing, records, source
+from airflow_provider_seatunnel.connectors.localfile import commits, source
 from airflow_provider_seatunnel.spi.errors import PipelineError
 from airflow_provider_seatunnel.spi.journals import TamperedRecord
 from airflow_provider_seatunnel.spi.safe_files import UnsafePath

@@ -10,8 +10,8 @@ import datetime as dt
 
 import pytest
 
+from airflow_provider_seatunnel.connectors.files import bucket as store
 from airflow_provider_seatunnel.connectors.objectstores import cosfile, obsfile, ossfile
-from airflow_provider_seatunnel.connectors.s3file import store
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError

@@ -138,8 +138,8 @@ def test_an_overlapping_older_attempt_is_fenced(spark, plan_of, server):
 
 def test_a_fence_record_version_is_written_once(server):
     """The compare-and-swap: two writers naming the same version, one wins."""
+    from airflow_provider_seatunnel.connectors.files.bucket import Conflict
     from airflow_provider_seatunnel.connectors.remotefile.options import settings, store
-    from airflow_provider_seatunnel.connectors.s3file.store import Conflict
 
     s = settings(PLUGINS[server.scheme], server.scheme, {
         "host": server.host, "port": server.port, "user": server.user, "password": server.password,
@@ -165,8 +165,8 @@ def test_a_planted_or_escaping_fence_record_is_refused_and_nothing_is_copied(ser
     the run before anything is copied (docs/security.md)."""
     import posixpath
 
+    from airflow_provider_seatunnel.connectors.files import storecommits as commits
     from airflow_provider_seatunnel.connectors.remotefile.options import settings, store
-    from airflow_provider_seatunnel.connectors.s3file import commits
     from airflow_provider_seatunnel.spi.journals import TamperedRecord, seal
 
     s = settings(PLUGINS[server.scheme], server.scheme, {

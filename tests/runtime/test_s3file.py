@@ -11,7 +11,11 @@ import re
 import pytest
 
 from airflow_provider_seatunnel.connectors import s3file
-from airflow_provider_seatunnel.connectors.s3file import commits, options, sink, source
+from airflow_provider_seatunnel.connectors.files import s3options as options
+from airflow_provider_seatunnel.connectors.files import storecommits as commits
+from airflow_provider_seatunnel.connectors.files import storesink as sink
+from airflow_provider_seatunnel.connectors.files import storesource as source
+from airflow_provider_seatunnel.connectors.files.bucket import Bucket
 from airflow_provider_seatunnel.runtime import faults
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
@@ -201,7 +205,7 @@ def test_an_attempt_overtaken_between_its_check_and_its_commit_record_loses_the_
     old, vertex = sink_ctx(plan_of, spark, block, "race")
     stale = s3file.CONNECTOR.prepare(old, vertex, frame(spark, 0, 10))
     keys = stale["tables"][0]["keys"]
-    store = commits.Bucket(s3.client(), bucket, journal_secret=s3_server.SECRET_KEY)
+    store = Bucket(s3.client(), bucket, journal_secret=s3_server.SECRET_KEY)
     real_claim = commits.claim_drop
 
     def overtaken(b, k):  # runs after the old attempt read the fence, before its compare-and-swap

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from airflow_provider_seatunnel.connectors.s3file import commits, options
-from airflow_provider_seatunnel.connectors.s3file.store import open_bucket
+from airflow_provider_seatunnel.connectors.files import s3options as options
+from airflow_provider_seatunnel.connectors.files import storecommits as commits
+from airflow_provider_seatunnel.connectors.files.bucket import open_bucket
 from airflow_provider_seatunnel.spi.journals import TamperedRecord, seal
 from tests import s3_server
 

@@ -20,7 +20,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, kind_literal, quote, with_kind
-from ..localfile.source import at_parallelism
+from ..files.reading import at_parallelism
 from .options import SourceOptions
 from .tables import ensure_delta, table_state
 

@@ -5,7 +5,7 @@ SeaTunnel's options: ``fs.defaultFS`` (required), ``path``, ``hdfs_site_path``, 
 the Kerberos options (``krb5_path``, ``kerberos_principal``, ``kerberos_keytab_path``: planned,
 not runnable here), and LocalFile's file options. Spark reads and writes the files on the
 executors; the sink stages per attempt and commits behind the fence record whose
-compare-and-swap is a rename that refuses an existing target (:mod:`..remotefile.store`).
+compare-and-swap is a rename that refuses an existing target (:mod:`..files.filestore`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files import checks as file_checks
+from ..files.onstore import OnStoreFile
 from ..files.options import opt
-from ..localfile import checks as file_checks
-from ..s3file import OnStoreFile
-from ..s3file.options import Dialect
+from ..files.s3options import Dialect
 from . import store
 
 __all__ = ["CONNECTOR", "HdfsFile"]

@@ -4,7 +4,7 @@
 the folder in it; keys are paths from its root. Spark reads and writes ``<fs.defaultFS>/<key>``
 itself; the driver lists, fences and renames through the same FileSystem.
 
-The fence's compare-and-swap (:class:`..remotefile.store.FileStore`) is a directory rename that
+The fence's compare-and-swap (:class:`..files.filestore.FileStore`) is a directory rename that
 fails when the target exists: here Hadoop's ``FileContext.rename`` with ``Options.Rename.NONE``,
 one atomic step on HDFS's NameNode (on other file systems Hadoop checks, then renames).
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
+from ..files.filestore import FileStore
 from ..files.options import opt
-from ..remotefile.store import FileStore
-from ..s3file.options import Traits
+from ..files.s3options import Traits
 
 log = logging.getLogger("seatunnel.hdfsfile")
 PLUGIN = "HdfsFile"

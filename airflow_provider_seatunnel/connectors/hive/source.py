@@ -16,7 +16,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.rows import quote, with_kind
-from ..localfile.source import at_parallelism
+from ..files.reading import at_parallelism
 from .options import config_error, opt, partition_specs, split_table
 from .tables import describe, require_hive
 

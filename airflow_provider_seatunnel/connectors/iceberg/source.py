@@ -23,7 +23,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, quote, with_kind
-from ..localfile.source import at_parallelism
+from ..files.reading import at_parallelism
 from .options import SourceOptions, TableRef
 from .tables import ensure_iceberg, identifier, register, snapshot_millis, table_exists, table_state
 

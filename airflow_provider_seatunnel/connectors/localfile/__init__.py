@@ -58,7 +58,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from ..files import documents
+from ..files import checks, documents
 from ..files.options import (
     CODECS,
     COMMITS_DIR,
@@ -69,7 +69,7 @@ from ..files.options import (
     STAGING_DIR,
 )
 from ..files.placeholders import assets, table_assets
-from . import checks, commits, sink, source
+from . import commits, sink, source
 from .commits import abort, commit, retire
 from .sink import handle_save_mode, prepare, save_mode
 from .source import list_input_files, partition_keys, read, read_stream

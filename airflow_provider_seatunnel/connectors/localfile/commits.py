@@ -37,9 +37,9 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.fencing import StagingMismatch, Superseded
+from ..files.fencing import DEFAULT_LOCK_TIMEOUT, allocate, commit_lock, fence_path, newest_token
 from ..files.options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log, opt
-from .fencing import DEFAULT_LOCK_TIMEOUT, allocate, commit_lock, fence_path, newest_token
-from .records import check_journal, read_record, record_name, write_record
+from ..files.records import check_journal, read_record, record_name, write_record
 
 
 def lock_timeout(vertex: Vertex) -> float:

@@ -29,16 +29,14 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
-from ...spi.options import as_list
 from ...spi.rows import data_columns
 from ..files.documents import binary_moves
+from ..files.fencing import newest_token
 from ..files.formats import writer
 from ..files.options import (
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
-    DEFAULT_DELIMITER,
-    DEFAULT_FILE_NAME,
     FORMAT_SUFFIX,
     PART,
     PENDING_DIR,
@@ -46,9 +44,7 @@ from ..files.options import (
     STAGING_DIR,
     TRASH_DIR,
     config_error,
-    count,
     flag,
-    format_of,
     log,
     opt,
     safe,
@@ -57,53 +53,13 @@ from ..files.options import (
 from ..files.placeholders import (
     TABLE_PLACEHOLDER,
     file_base_name,
-    java_pattern_problem,
     partition_dir,
     table_config,
     unescape_partition,
 )
+from ..files.records import read_record, write_record
+from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
 from .commits import abort, remove_tree, settle
-from .fencing import newest_token
-from .records import read_record, write_record
-
-
-def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of one table's write, read and checked once."""
-    fmt = format_of(config)
-    codec = str(opt(config, "compress_codec", "none")).strip().lower()
-    if codec not in CODECS[fmt]:
-        raise config_error(f"compress_codec {codec!r} is not available for {fmt} files: use one of "
-                           + ", ".join(CODECS[fmt]))
-    row_delimiter = opt(config, "row_delimiter", "\n")
-    expression = str(opt(config, "file_name_expression", DEFAULT_FILE_NAME))
-    if not expression.strip():
-        expression = DEFAULT_FILE_NAME
-    time_format = str(opt(config, "filename_time_format", "yyyy.MM.dd"))
-    problem = java_pattern_problem(time_format)
-    if problem:
-        raise config_error(f"filename_time_format: {problem}")
-    return {
-        "format": fmt, "codec": codec,
-        "delimiter": "," if fmt == "csv" else str(opt(config, "field_delimiter", DEFAULT_DELIMITER, "delimiter")),
-        "row_delimiter": str(row_delimiter) if row_delimiter != "" else "\n",
-        "header": flag(config, "enable_header_write", False),
-        "xml_root_tag": str(opt(config, "xml_root_tag", "RECORDS")),
-        "xml_row_tag": str(opt(config, "xml_row_tag", "RECORD")),
-        "xml_attr": flag(config, "xml_use_attr_format", False),
-        "sheet_name": opt(config, "sheet_name"),  # excel; its header is written unless set false
-        "excel_header": flag(config, "enable_header_write", True),
-        "encoding": str(opt(config, "encoding", "UTF-8")),
-        "sink_columns": [str(c) for c in as_list(opt(config, "sink_columns"))],
-        "partition_by": [str(c) for c in as_list(opt(config, "partition_by"))],
-        "partition_dir_expression": opt(config, "partition_dir_expression"),
-        "partition_in_file": flag(config, "is_partition_field_write_in_file", False),
-        "file_name_expression": expression, "filename_time_format": time_format,
-        "batch_size": count(config, "batch_size", 1000000, 1),
-        "date": str(opt(config, "date_format", "yyyy-MM-dd")),
-        "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
-        "time": str(opt(config, "time_format", "HH:mm:ss")),
-    }
-
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the file catalog
@@ -114,14 +70,6 @@ def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str,
     if value not in allowed:
         raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
     return value
-
-
-#: the action a save mode reports when the target's current content goes at commit time
-DROP_AT_COMMIT = "drop at commit:"
-
-
-def drops_at_commit(actions: list[str]) -> bool:
-    return any(a.startswith(DROP_AT_COMMIT) for a in actions)
 
 
 def _schema_save_mode(mode: str, path: str) -> list[str]:

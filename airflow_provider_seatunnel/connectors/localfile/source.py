@@ -16,7 +16,6 @@ the formats and with the options of the batch source.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -27,7 +26,6 @@ from ...spi.journals import read_sealed
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
-from ...spi.sessions import is_connect
 from ..files.formats import read_files
 from ..files.options import (
     COMMITS_DIR,
@@ -35,22 +33,15 @@ from ..files.options import (
     PENDING_DIR,
     config_error,
     flag,
-    java_regex_literal,
     log,
     opt,
     target_path,
 )
-from .records import TamperedRecord, existing_key, record_name
+from ..files.reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
+from ..files.records import TamperedRecord, existing_key, record_name
 
 #: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice
 _STREAM_MAX_FILE_AGE = "36500d"
-
-
-def _table_id(config: Mapping[str, Any], output: str | None) -> str:
-    schema = opt(config, "schema")
-    if isinstance(schema, Mapping) and schema.get("table"):
-        return str(schema["table"])
-    return output or "default"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,90 +137,16 @@ def _pending_files(journals: str | None) -> set[str]:
     return out
 
 
-def partition_keys(file_path: str) -> list[str]:
-    """``k`` of every ``k=v`` directory of ``file_path``, in path order (a repeated key once)."""
-    keys: list[str] = []
-    for segment in os.path.dirname(file_path).split("/"):
-        if "=" in segment:
-            key = segment.split("=", 1)[0]
-            if key not in keys:
-                keys.append(key)
-    return keys
-
-
-# ---------------------------------------------------------------------------------------------
-# Columns
-# ---------------------------------------------------------------------------------------------
-
-def _read_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
-    """The columns ``read_columns`` names (matched exactly, else case-insensitively), in its order;
-    all of ``available`` when it is unset."""
-    wanted = [str(c) for c in as_list(opt(config, "read_columns"))]
-    if not wanted:
-        return available
-    by_lower = {c.lower(): c for c in reversed(available)}  # the first of equal names, as a scan finds it
-    chosen = []
-    for name in wanted:
-        match = name if name in available else by_lower.get(name.lower())
-        if match is None:
-            close = difflib.get_close_matches(name, available, n=1)
-            raise config_error(f"read_columns names '{name}', which is not a field of the files"
-                               + (f"; did you mean '{close[0]}'?" if close else ""))
-        chosen.append(match)
-    return chosen
-
-
-def _columns(data_columns: list[str], keys: list[str]) -> list[Any]:
-    """The select list of a table: its data columns, then one string column per partition key (the
-    value of the row's file's ``key=...`` directory, null when the file has none)."""
-    from pyspark.sql import functions as F
-
-    from ...spi.rows import quote
-
-    columns = [F.col(quote(c)) for c in data_columns]
-    path = F.col(FILE)
-    for key in keys:
-        if key in data_columns:
-            raise config_error(f"the partition directory '{key}=...' clashes with the field '{key}'; "
-                               "rename one, or set parse_partition_from_path = false")
-        pattern = "^.*/" + java_regex_literal(key) + "=([^/]*)/"
-        value = F.replace(F.regexp_extract(path, pattern, 1), F.lit("%3A"), F.lit(":"))  # as the sink escapes
-        columns.append(F.when(path.rlike(pattern), value).alias(key))
-    return columns
-
-
 def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
     files = list_input_files(config)
     binary = str(opt(config, "file_format_type", "")).strip().lower() == "binary"  # fixed columns: no partitions
     keys = partition_keys(files[0]) if files and not binary and flag(config, "parse_partition_from_path", True) else []
     df = read_files(spark, config, files, with_file=bool(keys))
     available = [c for c in df.columns if c != FILE]
-    data_columns = _read_columns(config, available)
+    data_columns = projected_columns(config, available)
     if not keys and data_columns == available and len(available) == len(df.columns):
-        return _table_id(config, output), with_kind(df)  # the files' columns as they are: no projection
-    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, keys)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables at the plan's parallelism
-# ---------------------------------------------------------------------------------------------
-
-def at_parallelism(df: Any, parallelism: int, streaming: bool = False) -> Any:
-    """``df`` in exactly ``parallelism`` partitions: Spark's file splits coalesced when there are more
-    (no shuffle), the rows repartitioned when there are fewer. A stream's micro-batches are
-    coalesced to one partition, or repartitioned (their splits are not known in advance). On Spark
-    Connect (whose client does not see the splits) the files are coalesced: fewer splits than
-    ``parallelism`` (small files) stay fewer, as SeaTunnel's readers, one per file, do."""
-    if streaming:
-        return df.coalesce(1) if parallelism == 1 else df.repartition(parallelism)
-    if is_connect(df.sparkSession):  # a Connect client cannot see the splits without running a job
-        return df.coalesce(parallelism)
-    have = df.rdd.getNumPartitions()
-    if have > parallelism:
-        return df.coalesce(parallelism)
-    if have < parallelism:
-        return df.repartition(parallelism)
-    return df
+        return table_id(config, output), with_kind(df)  # the files' columns as they are: no projection
+    return table_id(config, output), with_kind(df.select(*select_list(data_columns, keys)))
 
 
 ReadOne = Callable[[Any, Mapping[str, Any], str | None], tuple[str, Any]]
@@ -349,8 +266,8 @@ def _stream_table(spark: Any, config: Mapping[str, Any], output: str | None) -> 
     filtered = opt(config, "file_filter_pattern") is not None or bool(as_list(opt(config, "read_partitions")))
     df = read_files(_StreamSpark(spark, root, files, config), config, [root], with_file=bool(keys or filtered))
     df = _stream_filtered(df, config)
-    data_columns = _read_columns(config, [c for c in df.columns if c != FILE])
-    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, keys)))
+    data_columns = projected_columns(config, [c for c in df.columns if c != FILE])
+    return table_id(config, output), with_kind(df.select(*select_list(data_columns, keys)))
 
 
 def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:

@@ -1,5 +1,5 @@
 """OssFile, CosFile and ObsFile at compile time (no Spark, no network): LocalFile's file option
-checks (:mod:`..localfile.checks`), then the store's options of the block (or of each source
+checks (:mod:`..files.checks`), then the store's options of the block (or of each source
 ``tables_configs`` item, which takes the store options it does not set from its block):
 
 * ``bucket`` is required and a URI of the plugin's scheme (``oss://``, ``cosn://``, ``obs://``);
@@ -18,9 +18,9 @@ from typing import Any
 
 from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
+from ..files import checks as file_checks
 from ..files.options import opt
-from ..localfile import checks as file_checks
-from ..s3file.options import CONN_OPTION, key_prefix
+from ..files.s3options import CONN_OPTION, key_prefix
 from .stores import StoreSpec, bucket_parts
 
 

@@ -1,6 +1,6 @@
 """The connector class the OssFile, CosFile and ObsFile plugins share: S3File's, with the
 plugin's option names (:class:`.stores.StoreSpec`) for the compile-time checks, the settings
-mapping (the S3File source and sink run with the plugin's :class:`..s3file.options.Dialect`),
+mapping (the S3File source and sink run with the plugin's :class:`..files.s3options.Dialect`),
 the Airflow connection, the secrets and the lineage."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 from ...spi import UNRENDERED, Unnamed
 from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
+from ..files.onstore import S3Compatible
 from ..files.options import opt
-from ..s3file import S3File
-from ..s3file.options import key_prefix
+from ..files.s3options import key_prefix
 from . import checks
 from .stores import StoreSpec, bucket_parts
 
@@ -21,7 +21,7 @@ from .stores import StoreSpec, bucket_parts
 _FROM_CONNECTION = {"fs.s3a.endpoint": "endpoint", "region": "region", "aws_session_token": "aws_session_token"}
 
 
-class ObjectStoreFile(S3File):
+class ObjectStoreFile(S3Compatible):
     """A store with an S3 API under its own SeaTunnel plugin; subclasses set ``spec``."""
 
     spec: ClassVar[StoreSpec]

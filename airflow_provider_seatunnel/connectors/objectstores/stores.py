@@ -1,7 +1,7 @@
 """How an OssFile, CosFile or ObsFile block reads as S3File's settings.
 
 Aliyun OSS, Tencent COS and Huawei OBS each offer an S3-compatible API. A block keeps SeaTunnel's
-option names for its plugin; :func:`settings` maps them onto :class:`..s3file.options.S3Settings`
+option names for its plugin; :func:`settings` maps them onto :class:`..files.s3options.S3Settings`
 and S3File's code does the rest (S3A for the data, boto3 and the fenced commit for the driver):
 
 ========  ===================  ==========  =============  ==========================================
@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..files.options import opt
-from ..s3file.options import (
+from ..files.s3options import (
     DEFAULT_REGION,
     SIMPLE_PROVIDER,
     TEMPORARY_PROVIDER,

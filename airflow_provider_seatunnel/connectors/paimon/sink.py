@@ -43,9 +43,9 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
+from ..files.fencing import allocate, commit_lock, newest_token
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import changes, resolve
-from ..localfile.fencing import allocate, commit_lock, newest_token
 from . import compat
 from .options import SinkOptions, parse
 from .tables import (

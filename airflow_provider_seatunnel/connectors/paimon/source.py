@@ -16,7 +16,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
-from ..localfile.source import at_parallelism
+from ..files.reading import at_parallelism
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 

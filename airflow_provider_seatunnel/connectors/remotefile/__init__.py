@@ -1,5 +1,5 @@
 """FtpFile and SftpFile: text, csv, json, parquet, orc, xml and the other LocalFile formats on an FTP
-or SFTP server, on the object-store code of :mod:`..s3file` with a file server as the store.
+or SFTP server, on the object-store code of :mod:`..files.onstore` with a file server as the store.
 
 The file options are LocalFile's (:mod:`..localfile`); the server options are SeaTunnel's
 (:mod:`.options`: ``host``, ``port``, ``user``, ``password``, ``path``, FtpFile's
@@ -40,8 +40,8 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from ..s3file import OnStoreFile
-from ..s3file.options import Dialect
+from ..files.onstore import OnStoreFile
+from ..files.s3options import Dialect
 from . import checks
 
 __all__ = ["ServerFile"]

@@ -1,5 +1,5 @@
 """FtpFile and SftpFile at compile time (no Spark, no network): LocalFile's file option checks
-(:mod:`..localfile.checks`), then the server options: ``host``, ``port``, ``user``,
+(:mod:`..files.checks`), then the server options: ``host``, ``port``, ``user``,
 ``password`` (each required unless the block names an Airflow connection; SftpFile's password not
 with a ``key_file``), ``path``, FtpFile's ``connection_mode``."""
 
@@ -11,8 +11,8 @@ from typing import Any
 from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
+from ..files import checks as file_checks
 from ..files.options import opt
-from ..localfile import checks as file_checks
 from .options import CONNECTION_MODES, key_prefix
 
 

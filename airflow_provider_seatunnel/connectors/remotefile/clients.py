@@ -1,5 +1,5 @@
 """The driver's clients of a file server: FTP (the standard library's ``ftplib``) and SFTP
-(``paramiko``), each the primitives of :class:`.store.FileStore`.
+(``paramiko``), each the primitives of :class:`..files.filestore.FileStore`.
 
 FTP lists with ``MLSD`` (RFC 3659) and falls back to a Unix ``LIST`` for servers without it
 (vsftpd); a refused command (a 5xx reply) on an absent file or a non-empty target is "not there"
@@ -17,8 +17,8 @@ import posixpath
 import stat
 from typing import Any
 
+from ..files.filestore import FileStore
 from .hostkeys import HostKeyPolicy, check
-from .store import FileStore
 
 
 def _path(key: str) -> str:

@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 from ...spi.errors import RuntimeConfigError
 from ..files.options import opt
-from ..s3file.options import Traits
+from ..files.s3options import Traits
 from .hostkeys import HostKeyPolicy, host_key_policy
 
 log = logging.getLogger("seatunnel.remotefile")

@@ -1,5 +1,5 @@
-"""FtpFile and SftpFile at run time: S3File's source and sink (:mod:`..s3file.source`,
-:mod:`..s3file.sink`) with a file server for the bucket, through a :class:`..s3file.options.Dialect`
+"""FtpFile and SftpFile at run time: S3File's source and sink (:mod:`..files.storesource`,
+:mod:`..files.storesink`) with a file server for the bucket, through a :class:`..files.s3options.Dialect`
 per plugin.
 
 * SFTP: Spark reads and writes ``sftp://`` URIs itself (Hadoop's SFTP file system, on the
@@ -19,7 +19,7 @@ import tempfile
 import uuid
 from typing import Any
 
-from ..s3file.options import Dialect
+from ..files.s3options import Dialect
 from .options import SHARED, ServerSettings, ensure_sftp, log, settings, spool_root, store
 
 #: one logged-in client per server and login, reused while it answers

@@ -1,162 +1,33 @@
 """S3File: text, csv, json, parquet and orc objects in an S3 bucket (or any S3-compatible store).
 
 The file options are LocalFile's (formats, names, partitions, sink columns, codecs, header rows,
-filters: :mod:`..localfile`); ``bucket`` (``s3a://name``), ``path`` (a key prefix), the endpoint
-and the credentials are S3File's (:mod:`.options`). Spark reads and writes the objects through
+filters: :mod:`..files`); ``bucket`` (``s3a://name``), ``path`` (a key prefix), the endpoint
+and the credentials are S3File's (:mod:`..files.s3options`). Spark reads and writes the objects through
 Hadoop's S3A; the driver lists, copies and fences them with boto3.
 
-**Source** (:mod:`.source`): the objects under ``path``, skipping the sink's bookkeeping and the
+**Source** (:mod:`..files.storesource`): the objects under ``path``, skipping the sink's bookkeeping and the
 objects of a commit in progress or interrupted.
 
-**Sink**: ``prepare`` (:mod:`.sink`) applies the save modes once per run, takes an attempt token
+**Sink**: ``prepare`` (:mod:`..files.storesink`) applies the save modes once per run, takes an attempt token
 from the slot's fence object and writes each table into ``<path>/.seatunnel-staging/<slot>/token-<n>/``;
-``commit`` (:mod:`.commits`) records the commit in the fence by compare-and-swap (S3's conditional
+``commit`` (:mod:`..files.storecommits`) records the commit in the fence by compare-and-swap (S3's conditional
 writes: no rename, no lock), then copies the staged objects to their final keys and marks the
 commit done. A killed commit is rolled forward by the next attempt; an overtaken attempt raises
 ``Superseded``. Not in STREAMING (no file stream on S3 here).
 
 Plugins of stores with an S3 API (OssFile, CosFile, ObsFile: :mod:`..objectstores`) subclass
-:class:`S3File` with their own :attr:`S3File.dialect`: how their blocks read as S3 settings.
+:class:`..files.onstore.S3Compatible` with their own ``dialect``: how their blocks read as S3 settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
-
-from ...spi import (
-    SINK,
-    SOURCE,
-    UNRENDERED,
-    BatchSource,
-    Connector,
-    Dataset,
-    FromConnection,
-    InsertOnly,
-    Lineage,
-    NeedsJars,
-    RunContext,
-    SaveModes,
-    SchemaInference,
-    TableLineage,
-    TwoPhaseSink,
-    Unnamed,
-    Vertex,
-)
-from ...spi.contract import ConnectionInfo
-from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
-from . import checks
-from .options import CONN_OPTION, S3, Dialect, s3a_jars
+from ..files.onstore import OnStoreFile, S3Compatible
 
 __all__ = ["CONNECTOR", "OnStoreFile", "S3File"]
 
 
-def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
-    from ..files.options import opt
-    from .options import bucket_name, key_prefix
-
-    bucket, path = opt(block, "bucket"), opt(block, "path")
-    if bucket is None or path is None:
-        return None
-    text = f"{bucket}{path}"
-    if UNRENDERED.search(text):
-        return Unnamed(f"path {text!r}")
-    try:
-        return f"s3://{bucket_name(bucket)}/{key_prefix(path)}"
-    except Exception:
-        return None
-
-
-class OnStoreFile:
-    """The source and sink of a plugin on S3File's code, run with its :attr:`dialect` (a class
-    attribute or a property): S3File, the object stores, the file servers, HdfsFile."""
-
-    dialect: ClassVar[Dialect]
-
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        raise NotImplementedError
-
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        from ..files.placeholders import table_config
-
-        return self.assets(table_config(options, table))
-
-    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
-        from .sink import save_mode
-
-        return save_mode(run_id, vertex, self.dialect)
-
-    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        from .source import read
-
-        return read(ctx, vertex, self.dialect)
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, data, self.dialect)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, info, self.dialect)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info, self.dialect)
-
-
-class S3File(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-             TwoPhaseSink, NeedsJars, FromConnection):
-    name = "S3File"
-    kinds = frozenset({SOURCE, SINK})
-    identity = ("bucket", "path")
-    committer = True
-    stores_deletes = False
-    connection_option = CONN_OPTION
-    secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
-    description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
-    #: how the plugin's blocks read as S3 settings (the source and sink take it)
-    dialect: ClassVar[Dialect] = S3
-
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
-
-    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        return s3a_jars(env)
-
-    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
-        """From a connection of type ``aws``: ``access_key`` (login), ``secret_key`` (password),
-        and from its extra ``endpoint_url`` (or ``service_config.s3.endpoint_url``), ``region_name``,
-        ``aws_session_token``."""
-        extra = dict(conn.extra or {})
-        out: dict[str, Any] = {}
-        if conn.login:
-            out["access_key"] = str(conn.login)
-        if conn.password:
-            out["secret_key"] = str(conn.password)
-        s3_config = (extra.get("service_config") or {}).get("s3") or {}
-        endpoint = s3_config.get("endpoint_url") or extra.get("endpoint_url") or conn.host
-        if endpoint:
-            out["fs.s3a.endpoint"] = str(endpoint)
-        if extra.get("region_name"):
-            out["region"] = str(extra["region_name"])
-        if extra.get("aws_session_token"):
-            out["aws_session_token"] = str(extra["aws_session_token"])
-        return out
-
-    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
-        return "access_key" not in options and "fs.s3a.aws.credentials.provider" not in options
-
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        found = _asset(options)
-        return [found] if found is not None else []
+class S3File(S3Compatible):
+    """The S3File plugin: :class:`..files.onstore.S3Compatible` with S3's own dialect."""
 
 
 CONNECTOR = S3File()

@@ -28,7 +28,7 @@ from typing import Any
 
 from ...spi.errors import PipelineError
 from ...spi.safe_files import ensure_private_dir, open_fd
-from ..files.options import COMMITS_DIR, log
+from .options import COMMITS_DIR, log
 from .records import read_record, write_record
 
 LOCK_FILE = ".lock"

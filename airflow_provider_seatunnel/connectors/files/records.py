@@ -23,7 +23,7 @@ from typing import Any
 
 from ...spi import journals
 from ...spi.safe_files import make_private_dir, write_json_atomic
-from ..files.options import COMMITS_DIR, STAGING_DIR
+from .options import COMMITS_DIR, STAGING_DIR
 
 TamperedRecord = journals.TamperedRecord
 

@@ -19,11 +19,11 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import as_list, lookup
 from ...spi.rows import with_kind
-from ..files.options import FILE, flag, opt
-from ..localfile.source import _columns, _read_columns, _table_id, at_parallelism, partition_keys
-from . import commits
-from .options import S3, Dialect, S3Settings, config_error, log
-from .store import Bucket
+from . import storecommits as commits
+from .options import FILE, flag, opt
+from .reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
+from .s3options import S3, Dialect, S3Settings, config_error, log
+from .store import Store
 
 
 def _keep(config: Mapping[str, Any], plugin: str) -> Any:
@@ -48,7 +48,7 @@ def _keep(config: Mapping[str, Any], plugin: str) -> Any:
     return keep
 
 
-def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
+def list_input_keys(bucket: Store, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
     """The keys the source reads, sorted."""
     keep = _keep(config, s.traits.plugin)
     hidden = commits.hidden_keys(bucket, s.prefix)
@@ -66,7 +66,7 @@ def list_input_keys(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) ->
 
 def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
                 dialect: Dialect) -> tuple[str, Any]:
-    from ..files.formats import read_files
+    from .formats import read_files
 
     s = dialect.settings(config)
     dialect.reach(ctx.spark, s)
@@ -81,10 +81,10 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     part_keys = partition_keys(keys[0]) if partitioned else []
     df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
     available = [c for c in df.columns if c != FILE]
-    data_columns = _read_columns(config, available)
+    data_columns = projected_columns(config, available)
     if not part_keys and data_columns == available and len(available) == len(df.columns):
-        return _table_id(config, output), with_kind(df)
-    return _table_id(config, output), with_kind(df.select(*_columns(data_columns, part_keys)))
+        return table_id(config, output), with_kind(df)
+    return table_id(config, output), with_kind(df.select(*select_list(data_columns, part_keys)))
 
 
 def read(ctx: RunContext, vertex: Vertex, dialect: Dialect = S3) -> Dataset:

@@ -1,4 +1,4 @@
-"""A file server (FTP, SFTP) as the store the object-store commit of :mod:`..s3file.commits` runs
+"""A file server (FTP, SFTP) as the store the object-store commit of :mod:`..files.storecommits` runs
 on: listing, moves, deletes, and small JSON records changed only by compare-and-swap.
 
 Keys are paths relative to the server's root (``a/b/c.csv``: no leading ``/``).
@@ -26,8 +26,8 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..s3file.options import Traits
-from ..s3file.store import Conflict, Versioned
+from .bucket import Conflict, Versioned
+from .s3options import Traits
 
 VALUE = "value.json"
 _VERSION = re.compile(r"\d{6}")
@@ -41,7 +41,7 @@ class FileStore:
     #: the plugin and scheme messages name
     traits: Traits = Traits()
     #: the sink's own secret credential (password, private key), the fallback key of its commit
-    #: records (:mod:`..s3file.commits`); None: the ``[seatunnel] journal_key`` setting is needed
+    #: records (:mod:`..files.storecommits`); None: the ``[seatunnel] journal_key`` setting is needed
     journal_secret: str | None = None
 
     def uri(self, key: str = "") -> str:

@@ -1,5 +1,5 @@
 """S3File at compile time (no Spark, no network): LocalFile's file option checks
-(:mod:`..localfile.checks`), then the S3 options: ``bucket`` (``s3a://name``), ``path``, the
+(:mod:`..files.checks`), then the S3 options: ``bucket`` (``s3a://name``), ``path``, the
 credentials provider and its keys, ``hadoop_s3_properties``, ``aws_conn_id``."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
-from ..files.options import opt
-from ..localfile import checks as file_checks
-from .options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
+from . import checks as file_checks
+from .options import opt
+from .s3options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
 
 _KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,
                     "org.apache.hadoop.fs.s3a.auth.IAMInstanceCredentialsProvider",

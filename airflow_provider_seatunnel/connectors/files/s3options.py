@@ -22,10 +22,13 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...spi.errors import RuntimeConfigError
-from ..files.options import opt
+from .options import opt
+
+if TYPE_CHECKING:
+    from .store import Store
 
 log = logging.getLogger("seatunnel.s3file")
 
@@ -190,7 +193,7 @@ class Dialect:
     #: staged write lands in it (``(spark, writer, store, settings, key)``) and the URIs Spark
     #: reads its keys at (``(spark, store, settings, keys) -> URIs``). None: S3A and boto3.
     reach_with: Callable[[Any, Any], None] | None = None
-    open_with: Callable[[Any], Any] | None = None
+    open_with: Callable[[Any], Store] | None = None
     stage_with: Callable[[Any, Any, Any, Any, str], None] | None = None
     inputs_with: Callable[[Any, Any, Any, list[str]], list[str]] | None = None
 
@@ -198,9 +201,9 @@ class Dialect:
         """Make the block's store readable and writable by Spark."""
         (self.reach_with or ensure_s3a)(spark, s)
 
-    def open(self, s: Any) -> Any:
-        """The driver's store of the block (a :class:`.store.Bucket` for S3)."""
-        from .store import open_bucket
+    def open(self, s: Any) -> Store:
+        """The driver's store of the block (a :class:`.bucket.Bucket` for S3)."""
+        from .bucket import open_bucket
 
         return (self.open_with or open_bucket)(s)
 

@@ -11,8 +11,8 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
 from ...spi.schema import Schema, schema_from_options
-from ..files.excel import sheet_name_problem
-from ..files.options import (
+from .excel import sheet_name_problem
+from .options import (
     CODECS,
     DATA_SAVE_MODES,
     FORMATS,
@@ -23,7 +23,7 @@ from ..files.options import (
     UNAVAILABLE_CODECS,
     opt,
 )
-from ..files.placeholders import java_pattern_problem
+from .placeholders import java_pattern_problem
 
 
 def _enum_problem(job: JobConfig, plugin: PluginConfig, key: str, value: Any, allowed: tuple[str, ...],

@@ -44,9 +44,10 @@ from typing import Any
 from ... import settings
 from ...spi.fencing import StagingMismatch, Superseded
 from ...spi.journals import TamperedRecord, derived_key, key_inside, seal, unseal
-from ..files.options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
-from .options import S3Settings, log
-from .store import Bucket, Conflict, Versioned
+from .bucket import Conflict, Versioned
+from .options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
+from .s3options import S3Settings, log
+from .store import Store
 
 Hook = Callable[[], None]
 
@@ -101,7 +102,7 @@ def read_record(bucket: Any, root: str, key: str) -> Versioned | None:
 
 
 def write_record(bucket: Any, root: str, key: str, value: dict[str, Any], etag: str | None) -> str:
-    """Write ``value`` sealed to ``key`` (compare-and-swap as :meth:`.store.Bucket.write_json`)."""
+    """Write ``value`` sealed to ``key`` (compare-and-swap as :meth:`.bucket.Bucket.write_json`)."""
     return bucket.write_json(key, seal(value, journal_key(bucket, root), _name(root, key)), etag)
 
 
@@ -135,7 +136,7 @@ def _checked(bucket: Any, root: str, fence: str, commit: Mapping[str, Any]) -> N
 # Tokens
 # ---------------------------------------------------------------------------------------------
 
-def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int]:
+def take_token(bucket: Store, keys: Mapping[str, str]) -> tuple[str | None, int]:
     """("committed", 0) when the slot's commit is done; ("recovered", 0) after rolling forward a
     commit a killed attempt left; else (None, a new token, greater than any handed out before)."""
     root = keys["root"]
@@ -162,12 +163,12 @@ def take_token(bucket: Bucket, keys: Mapping[str, str]) -> tuple[str | None, int
         return None, token
 
 
-def newest_token(bucket: Bucket, keys: Mapping[str, str]) -> int:
+def newest_token(bucket: Store, keys: Mapping[str, str]) -> int:
     current = read_record(bucket, keys["root"], keys["fence"])
     return int(current.value.get("token", 0)) if current else 0
 
 
-def _discard_older(bucket: Bucket, keys: Mapping[str, str], token: int) -> None:
+def _discard_older(bucket: Store, keys: Mapping[str, str], token: int) -> None:
     """Delete the staging and pending index of tokens older than ``token``: they can never commit."""
     stale = []
     for key, _ in bucket.objects(keys["staging"]):
@@ -186,7 +187,7 @@ def _discard_older(bucket: Bucket, keys: Mapping[str, str], token: int) -> None:
 # Commit
 # ---------------------------------------------------------------------------------------------
 
-def _check_staged(bucket: Bucket, entry: Mapping[str, Any], ref: str) -> None:
+def _check_staged(bucket: Store, entry: Mapping[str, Any], ref: str) -> None:
     """The staging holds exactly the objects the write produced, with their sizes."""
     found = dict(bucket.objects(entry["staging"] + "data/"))
     for (src, _), size in zip(entry["moves"], entry["sizes"], strict=True):
@@ -197,14 +198,14 @@ def _check_staged(bucket: Bucket, entry: Mapping[str, Any], ref: str) -> None:
                                   + ": nothing was committed", ref)
 
 
-def planned_drops(bucket: Bucket, s: S3Settings, finals: set[str]) -> list[str]:
+def planned_drops(bucket: Store, s: S3Settings, finals: set[str]) -> list[str]:
     """Every object under the prefix but the sink's bookkeeping and the commit's own final keys."""
     root = s.key("") if s.prefix else ""
     hidden = (root + STAGING_DIR + "/", root + COMMITS_DIR + "/")
     return sorted(k for k, _ in bucket.objects(root) if not k.startswith(hidden) and k not in finals)
 
 
-def claim_drop(bucket: Bucket, keys: Mapping[str, str]) -> bool:
+def claim_drop(bucket: Store, keys: Mapping[str, str]) -> bool:
     """Whether this slot makes the drop the run's save modes left to the first commit (claimed
     once per run and sink: the slot that claimed it, or a retry of it, drops; others do not)."""
     marker = read_record(bucket, keys["root"], keys["savemode"])
@@ -219,13 +220,13 @@ def claim_drop(bucket: Bucket, keys: Mapping[str, str]) -> bool:
         return claimed is not None and claimed.value.get("slot") == keys["slot"]
 
 
-def _superseded(bucket: Bucket, entry: Mapping[str, Any], newest: int, ref: str) -> Superseded:
+def _superseded(bucket: Store, entry: Mapping[str, Any], newest: int, ref: str) -> Superseded:
     bucket.delete_prefix(entry["staging"])
     bucket.delete([entry["pending"]])
     return Superseded(f"table {entry['table']} at {bucket.uri(entry['prefix'])}", entry["token"], newest, ref)
 
 
-def commit_table(bucket: Bucket, s: S3Settings, entry: Mapping[str, Any], ref: str,
+def commit_table(bucket: Store, s: S3Settings, entry: Mapping[str, Any], ref: str,
                  on_move: Hook, on_commit: Hook) -> int:
     """Record the commit in the fence (the commit point), then publish it; the bytes committed."""
     fence, root = entry["keys"]["fence"], entry["keys"]["root"]
@@ -262,7 +263,7 @@ def _nothing() -> None:
     return None
 
 
-def roll_forward(bucket: Bucket, root: str, fence: str, state: Versioned, on_move: Hook = _nothing,
+def roll_forward(bucket: Store, root: str, fence: str, state: Versioned, on_move: Hook = _nothing,
                  on_commit: Hook = _nothing) -> None:
     """Finish the commit the fence records: drops, copies (each skipped when its staged object is
     gone and its final one is there), then ``done``, then the staging and pending index go. Every
@@ -293,7 +294,7 @@ def roll_forward(bucket: Bucket, root: str, fence: str, state: Versioned, on_mov
              commit.get("table"), commit.get("run_id"), bucket.uri())
 
 
-def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
+def abort_table(bucket: Store, entry: Mapping[str, Any]) -> None:
     """Discard the attempt's staging, unless its commit was recorded (the next attempt finishes it)."""
     current = read_record(bucket, entry["keys"]["root"], entry["keys"]["fence"])
     commit = (current.value.get("commit") if current else None) or {}
@@ -309,7 +310,7 @@ def abort_table(bucket: Bucket, entry: Mapping[str, Any]) -> None:
 # Readers
 # ---------------------------------------------------------------------------------------------
 
-def hidden_keys(bucket: Bucket, prefix: str) -> set[str]:
+def hidden_keys(bucket: Store, prefix: str) -> set[str]:
     """The final keys of commits in progress or interrupted at the sink target holding ``prefix``
     (``prefix`` or an ancestor with a commit directory): readers skip them."""
     parts = prefix.split("/") if prefix else []
@@ -325,7 +326,7 @@ def hidden_keys(bucket: Bucket, prefix: str) -> set[str]:
     return out
 
 
-def _pending_finals(bucket: Bucket, root: str, key: str) -> set[str]:
+def _pending_finals(bucket: Store, root: str, key: str) -> set[str]:
     """The finals a pending index names, when its commit is still about to happen or half done
     (both records sealed by the target at ``root``, and the fence inside its commit folder)."""
     index = read_record(bucket, root, key)

@@ -3,7 +3,7 @@ a staging prefix named by the attempt's token, then published by the fenced comm
 :mod:`.commits`. The entry points take the plugin's :class:`.options.Dialect` (S3File's by default):
 how its blocks read as S3 settings; everything else is shared.
 
-The files are LocalFile's (:func:`..localfile.sink.sink_options`, :func:`..files.formats.writer`):
+The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.formats.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
 plus the suffixes, ``<part>`` counting from 0 per final directory.
 """
@@ -20,7 +20,9 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
-from ..files.options import (
+from . import storecommits as commits
+from .bucket import Conflict
+from .options import (
     CODECS,
     COMMITS_DIR,
     DATA_SAVE_MODES,
@@ -32,11 +34,10 @@ from ..files.options import (
     opt,
     safe,
 )
-from ..files.placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
-from ..localfile.sink import DROP_AT_COMMIT, sink_options
-from . import commits
-from .options import S3, Dialect, S3Settings, config_error, log
-from .store import Bucket, Conflict
+from .placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
+from .s3options import S3, Dialect, S3Settings, config_error, log
+from .sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
+from .store import Store
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the object catalog
@@ -50,7 +51,7 @@ def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str,
     return value
 
 
-def handle_save_mode(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
+def handle_save_mode(bucket: Store, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
     """Apply ``schema_save_mode`` then ``data_save_mode`` to the prefix. An object store has no
     directories: the table exists, and has data, when an object (not the sink's bookkeeping) lies
     under the prefix; creating it is nothing. Dropping (``RECREATE_SCHEMA`` of an existing table,
@@ -76,7 +77,7 @@ def handle_save_mode(bucket: Bucket, s: S3Settings, config: Mapping[str, Any]) -
     return []
 
 
-def _first(bucket: Bucket, prefix: str, n: int) -> list[tuple[str, int]]:
+def _first(bucket: Store, prefix: str, n: int) -> list[tuple[str, int]]:
     out = []
     for item in bucket.objects(prefix):
         out.append(item)
@@ -85,7 +86,7 @@ def _first(bucket: Bucket, prefix: str, n: int) -> list[tuple[str, int]]:
     return out
 
 
-def _save_mode_once(bucket: Bucket, s: S3Settings, config: Mapping[str, Any], marker: str, run_id: str,
+def _save_mode_once(bucket: Store, s: S3Settings, config: Mapping[str, Any], marker: str, run_id: str,
                     ref: str) -> list[str]:
     """The save modes, unless a marker says this run applied them to this sink and target; the
     marker is created only if absent (the first of two racing attempts wins)."""
@@ -95,7 +96,7 @@ def _save_mode_once(bucket: Bucket, s: S3Settings, config: Mapping[str, Any], ma
     try:
         commits.write_record(bucket, s.prefix, marker,
                              {"run_id": run_id, "sink": ref, "actions": done,
-                              "drop": any(a.startswith(DROP_AT_COMMIT) for a in done),
+                              "drop": drops_at_commit(done),
                               "at": datetime.now().isoformat()}, None)
     except Conflict:
         return []
@@ -166,7 +167,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
     dialect.reach(ctx.spark, s)
     bucket = dialect.open(s)
     if s.traits.verify_conditional_writes:
-        bucket.verify_conditional_writes(s.key(COMMITS_DIR))
+        bucket.verify_conditional_writes(s.key(COMMITS_DIR))  # type: ignore[attr-defined]  # S3 API stores
     keys = commits.slot_keys(s, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table, str(ctx.save_mode_run_id))
     entry: dict[str, Any] = {"table": table, "run_id": str(ctx.run_id), "prefix": s.prefix, "keys": keys}
     if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
@@ -199,12 +200,12 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
 
 
 def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    from ..files.formats import writer
+    from .formats import writer
 
     return writer(ctx, vertex, df, opts)
 
 
-def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tuple[Bucket, S3Settings]:
+def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tuple[Store, S3Settings]:
     s = dialect.settings(table_config(vertex.config, entry["table"]))
     return dialect.open(s), s
 
@@ -212,7 +213,7 @@ def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tu
 def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any], dialect: Dialect = S3) -> dict[str, Any]:
     """Save modes, then one Spark write per table into its staging prefix; what commit publishes.
     A plugin whose store may ignore conditional writes has them checked first
-    (:meth:`.store.Bucket.verify_conditional_writes`)."""
+    (:meth:`.bucket.Bucket.verify_conditional_writes`)."""
     entries: list[dict[str, Any]] = []
     try:
         for table, df in data.items():

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .options import S3Settings, Traits, client, config_error
+from .s3options import S3Settings, Traits, client, config_error
 
 
 class Conflict(Exception):

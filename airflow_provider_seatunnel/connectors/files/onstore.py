@@ -1,0 +1,144 @@
+"""The connector of a file store with S3File's source and sink (:mod:`.storesource`,
+:mod:`.storesink`, :mod:`.storecommits`), run with the store's :class:`.s3options.Dialect`:
+:class:`OnStoreFile` (the file servers, HdfsFile) and :class:`S3Compatible` (S3File and the
+object stores with an S3 API: OssFile, CosFile, ObsFile), whose plugins subclass it with their
+own dialect and option names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...spi import (
+    SINK,
+    SOURCE,
+    UNRENDERED,
+    BatchSource,
+    Connector,
+    Dataset,
+    FromConnection,
+    InsertOnly,
+    Lineage,
+    NeedsJars,
+    RunContext,
+    SaveModes,
+    SchemaInference,
+    TableLineage,
+    TwoPhaseSink,
+    Unnamed,
+    Vertex,
+)
+from ...spi.contract import ConnectionInfo
+from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.schema import Schema
+from . import s3checks as checks
+from .s3options import CONN_OPTION, S3, Dialect, s3a_jars
+
+__all__ = ["OnStoreFile", "S3Compatible"]
+
+
+def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
+    from .options import opt
+    from .s3options import bucket_name, key_prefix
+
+    bucket, path = opt(block, "bucket"), opt(block, "path")
+    if bucket is None or path is None:
+        return None
+    text = f"{bucket}{path}"
+    if UNRENDERED.search(text):
+        return Unnamed(f"path {text!r}")
+    try:
+        return f"s3://{bucket_name(bucket)}/{key_prefix(path)}"
+    except Exception:
+        return None
+
+
+class OnStoreFile:
+    """The source and sink of a plugin on S3File's code, run with its :attr:`dialect` (a class
+    attribute or a property): S3File, the object stores, the file servers, HdfsFile."""
+
+    dialect: ClassVar[Dialect]
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        raise NotImplementedError
+
+    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
+        from .placeholders import table_config
+
+        return self.assets(table_config(options, table))
+
+    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
+        from .storesink import save_mode
+
+        return save_mode(run_id, vertex, self.dialect)
+
+    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .storesource import read
+
+        return read(ctx, vertex, self.dialect)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        from .storesink import prepare
+
+        return prepare(ctx, vertex, data, self.dialect)
+
+    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .storesink import commit
+
+        commit(ctx, vertex, info, self.dialect)
+
+    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
+        from .storesink import abort
+
+        abort(ctx, vertex, info, self.dialect)
+
+
+class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+             TwoPhaseSink, NeedsJars, FromConnection):
+    name = "S3File"
+    kinds = frozenset({SOURCE, SINK})
+    identity = ("bucket", "path")
+    committer = True
+    stores_deletes = False
+    connection_option = CONN_OPTION
+    secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
+    description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
+    #: how the plugin's blocks read as S3 settings (the source and sink take it)
+    dialect: ClassVar[Dialect] = S3
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        return checks.check(plugin, job)
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        return checks.schema(plugin, job, inputs)
+
+    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
+        return s3a_jars(env)
+
+    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
+        """From a connection of type ``aws``: ``access_key`` (login), ``secret_key`` (password),
+        and from its extra ``endpoint_url`` (or ``service_config.s3.endpoint_url``), ``region_name``,
+        ``aws_session_token``."""
+        extra = dict(conn.extra or {})
+        out: dict[str, Any] = {}
+        if conn.login:
+            out["access_key"] = str(conn.login)
+        if conn.password:
+            out["secret_key"] = str(conn.password)
+        s3_config = (extra.get("service_config") or {}).get("s3") or {}
+        endpoint = s3_config.get("endpoint_url") or extra.get("endpoint_url") or conn.host
+        if endpoint:
+            out["fs.s3a.endpoint"] = str(endpoint)
+        if extra.get("region_name"):
+            out["region"] = str(extra["region_name"])
+        if extra.get("aws_session_token"):
+            out["aws_session_token"] = str(extra["aws_session_token"])
+        return out
+
+    def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
+        return "access_key" not in options and "fs.s3a.aws.credentials.provider" not in options
+
+    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
+        found = _asset(options)
+        return [found] if found is not None else []
