@@ -148,3 +148,20 @@ def test_spark_is_given_the_kafka_jars_of_its_version_unless_the_job_names_them(
     assert f"spark-sql-kafka-0-10_2.13-{version('pyspark')}.jar" in names
     assert any(n.startswith("kafka-clients-") for n in names) and any(n.startswith("commons-pool2-") for n in names)
     assert KAFKA.jars({}, {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"}) == []
+
+
+def test_the_declared_options_type_the_block_and_an_undeclared_key_is_named(plan_of):
+    plan = plan_of(f"""
+        source {{ Kafka {{ plugin_output = "k", {BROKERS}, topic = "t", start_mod = earliest }} }}
+        sink {{ Kafka {{ plugin_input = "k", {BROKERS}, topic = "u", semantics = exactly_once,
+                         partition_key_fields = "id, name", transaction_prefx = "p" }} }}
+    """)
+    unknown = {w["key"]: w for w in plan.warnings if w["code"] == "unknown-option"}
+    assert set(unknown) == {"start_mod", "transaction_prefx"}
+    assert "start_mode" in unknown["start_mod"]["hint"] and "transaction_prefix" in unknown["transaction_prefx"]["hint"]
+    from airflow_provider_seatunnel.connectors.kafka.options import sink_options
+
+    opts = sink_options({"bootstrap.servers": "b:1", "topic": "u", "semantics": "exactly_once",
+                         "partition_key_fields": "id, name", "format": "JSON"})
+    assert (opts.semantics, opts.key_fields, opts.format) == ("EXACTLY_ONCE", ("id", "name"), "json")
+    assert KAFKA.identity == ("bootstrap.servers", "kafka_conn_id", "topic", "table_list", "pattern")

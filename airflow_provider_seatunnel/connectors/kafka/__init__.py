@@ -46,7 +46,7 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
 from . import checks
-from .options import CHANGE_FORMATS, CONN_OPTION, SinkOptions, SourceOptions, opt, parse
+from .options import CHANGE_FORMATS, CONN_OPTION, SPEC, SinkOptions, SourceOptions, parse, written
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "Kafka"]
 
@@ -66,8 +66,7 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
     name = "Kafka"
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
-    required = ()  # bootstrap.servers unless kafka_conn_id gives it, topic or table_list: options.parse
-    identity = ("bootstrap.servers", CONN_OPTION, "topic", "table_list", "pattern")
+    option_spec = SPEC  # required (none always), identity; secrets besides the client's below
     committer = False
     secrets = frozenset({"sasl.jaas.config", "sasl.password", "ssl.key.password", "ssl.keystore.password",
                          "ssl.truststore.password"})
@@ -89,10 +88,11 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
         """Only the change-log formats carry UPDATE/DELETE rows."""
         if vertex.kind != SOURCE:
             return inputs_change
-        tables = opt(vertex.config, "table_list")
+        tables = written(vertex.config, "table_list")
         blocks = tables if isinstance(tables, list) else [vertex.config]
-        default = str(opt(vertex.config, "format", "json")).lower()
-        return any(str(opt(b, "format", default)).lower() in CHANGE_FORMATS for b in blocks if isinstance(b, Mapping))
+        default = str(written(vertex.config, "format", "json")).lower()
+        return any(str(written(b, "format", default)).lower() in CHANGE_FORMATS
+                   for b in blocks if isinstance(b, Mapping))
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         """Spark's Kafka source and sink; ``spark-avro`` too for ``format = avro``."""
@@ -103,17 +103,17 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """``kafka://<first broker>/<topic>`` per topic, as OpenLineage names Kafka datasets."""
-        servers = opt(options, "bootstrap.servers")
+        servers = written(options, "bootstrap.servers")
         if servers is None:
-            return [Unnamed(f"the brokers of connection {opt(options, CONN_OPTION)!r}")] if opt(options, CONN_OPTION) \
-                else []
+            conn = written(options, CONN_OPTION)
+            return [Unnamed(f"the brokers of connection {conn!r}")] if conn else []
         broker = str(servers).split(",")[0].strip()
-        tables = opt(options, "table_list")
+        tables = written(options, "table_list")
         blocks = tables if isinstance(tables, list) else [options]
         out: list[str | Unnamed] = []
         for block in blocks:
-            topic = str(opt(block, "topic", "")).strip() if isinstance(block, Mapping) else ""
-            pattern = str(opt(block, "pattern", "false")).lower() == "true" if isinstance(block, Mapping) else False
+            topic = str(written(block, "topic", "")).strip() if isinstance(block, Mapping) else ""
+            pattern = str(written(block, "pattern", "false")).lower() == "true" if isinstance(block, Mapping) else False
             if not topic:
                 continue
             if pattern or "${" in topic or "{{" in topic:

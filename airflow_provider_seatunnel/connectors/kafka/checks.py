@@ -14,12 +14,13 @@ from .options import (
     CHANGE_FORMATS,
     CONN_OPTION,
     LATER_FORMATS,
+    SPEC,
     OptionError,
     SinkOptions,
     SourceOptions,
-    opt,
     parse,
     source_options,
+    written,
 )
 
 #: Spark's Kafka source and sink (its version is PySpark's) and the dependencies PySpark does not ship
@@ -30,7 +31,10 @@ SPARK_KAFKA_DEPENDENCIES = (("org/apache/spark", "spark-token-provider-kafka-0-1
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option SeaTunnel would refuse (an error at its key), then what cannot run here."""
+    """The first option SeaTunnel would refuse (an error at its key), then what cannot run here. The
+    declared types, choices and required options are :data:`.options.SPEC`'s problems, reported before."""
+    if SPEC.valid(plugin.options, plugin.section) is None:
+        return []
     try:
         options = parse(plugin.options, plugin.section, need_bootstrap=False)
     except OptionError as e:
@@ -42,7 +46,7 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
             problems.append(job.cannot_run(f"format {fmt} is not supported by this package", plugin, key="format",
                                            hint="use json, text, canal_json, debezium_json, ogg_json or maxwell_json"))
             break
-    conn = opt(plugin.options, CONN_OPTION)
+    conn = written(plugin.options, CONN_OPTION)
     if conn is not None and not str(conn).strip():
         problems.append(job.problem(f"{CONN_OPTION} must name an Airflow connection", plugin, key=CONN_OPTION))
     if isinstance(options, SourceOptions):
@@ -114,10 +118,10 @@ def spark_avro_jar() -> str | None:
 
 
 def uses_avro(options: Mapping[str, Any]) -> bool:
-    tables = opt(options, "table_list")
+    tables = written(options, "table_list")
     blocks = [t for t in tables if isinstance(t, Mapping)] if isinstance(tables, list) else []
-    formats = [str(opt(b, "format", opt(options, "format", "json"))).lower() for b in blocks] or \
-        [str(opt(options, "format", "json")).lower()]
+    formats = [str(written(b, "format", written(options, "format", "json"))).lower() for b in blocks] or \
+        [str(written(options, "format", "json")).lower()]
     return "avro" in formats
 
 

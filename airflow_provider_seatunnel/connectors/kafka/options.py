@@ -21,14 +21,14 @@ client settings (:func:`connection_options`).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi import SINK
-from ...spi.options import MISSING, OptionError, as_int, bool_option, lookup
+from ...spi import SINK, SOURCE
+from ...spi.options import MISSING, OptionError, as_int
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Field, Schema, TypeError_, parse_type, schema_from_options
 
 CONN_OPTION = "kafka_conn_id"
@@ -46,6 +46,52 @@ CHANGE_FORMATS = ("canal_json", "debezium_json", "ogg_json", "maxwell_json")
 ERROR_WAYS = ("fail", "skip")
 #: the one field of a source read without a schema (SeaTunnel's simple text table)
 TEXT_FIELD = "content"
+
+
+#: the client settings a block passes on (``kafka.config``) and the options SeaTunnel documents
+SPEC = OptionSpec((
+    Option("bootstrap.servers", required=True, required_unless=(CONN_OPTION,), identity=True,
+           description=f"The brokers, host:port comma-separated (or from {CONN_OPTION})."),
+    Option(CONN_OPTION, identity=True, description="An Airflow connection of type kafka: its extra holds the "
+           "client settings, bootstrap.servers among them."),
+    Option("topic", required=True, required_unless=("table_list",), identity=True,
+           description="Source: a comma list of topics, or a regular expression with pattern = true; sink: the "
+           "topic, table placeholders expanded per table (a ${field} left names each row's topic)."),
+    Option("table_list", "any", identity=True, sections=(SOURCE,),
+           description="One object per topic read, each with its own topic, format, schema...; never with topic."),
+    Option("pattern", "bool", False, "topic is a regular expression.", identity=True, sections=(SOURCE,)),
+    Option("format", "enum", "json", "How records are encoded; " + ", ".join(LATER_FORMATS)
+           + " plan but cannot run here.", choices=SOURCE_FORMATS + LATER_FORMATS),
+    Option("field_delimiter", default=DEFAULT_DELIMITER, description="Between fields with format text."),
+    Option("kafka.config", "any", description="Kafka client properties, passed on as written."),
+    Option("schema", "map", description="The records' fields (without it a row is the one text field content).",
+           sections=(SOURCE,)),
+    Option("format_error_handle_way", "enum", "fail", "What a record that cannot be decoded does.",
+           choices=ERROR_WAYS, sections=(SOURCE,)),
+    Option("debezium_record_include_schema", "bool", True, "debezium_json records carry the schema/payload "
+           "envelope.", sections=(SOURCE,)),
+    Option("consumer.group", default=DEFAULT_GROUP, description="The consumer group whose offsets a run reads "
+           "from and commits.", sections=(SOURCE,)),
+    Option("start_mode", "enum", "group_offsets", "Where reading starts.", choices=START_MODES, sections=(SOURCE,)),
+    Option("start_mode.offsets", "any", description='"<topic>-<partition>" = offset per partition (start_mode = '
+           "specific_offsets).", sections=(SOURCE,)),
+    Option("start_mode.timestamp", "long", description="Epoch milliseconds (start_mode = timestamp).", minimum=0,
+           sections=(SOURCE,)),
+    Option("commit_on_checkpoint", "bool", True, "Commit the group's offsets once a run's rows are written.",
+           sections=(SOURCE,)),
+    Option("partition-discovery.interval-millis", "long", -1, "How often a stream looks for new partitions "
+           "(-1: never).", sections=(SOURCE,)),
+    Option("semantics", "enum", "NON", "NON, AT_LEAST_ONCE, or EXACTLY_ONCE (one transaction per run).",
+           choices=SEMANTICS, sections=(SINK,)),
+    Option("partition_key_fields", "list", description="The fields whose values make the record's key.",
+           sections=(SINK,)),
+    Option("partition", "int", description="The one partition every record goes to.", minimum=0,
+           sections=(SINK,)),
+    Option("assign_partitions", "list", description="A record whose value contains the i-th string goes to "
+           "partition i.", sections=(SINK,)),
+    Option("transaction_prefix", description="The prefix of the transactional id (EXACTLY_ONCE).",
+           sections=(SINK,)),
+))
 
 
 @dataclass(frozen=True)
@@ -98,40 +144,16 @@ class SinkOptions:
     client: Mapping[str, str] = field(default_factory=dict)
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
-
-
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
-    value = opt(options, key)
-    if value is None:
-        return default
-    text = str(value).strip()
-    text = text.upper() if upper else text.lower()
-    if text in allowed:
-        return text
-    if not upper and text in LATER_FORMATS and key == "format":
-        return text  # plans, cannot run: checks.check says so
-    close = difflib.get_close_matches(text, list(allowed), n=1, cutoff=0.5)
-    raise OptionError(key, f"unknown {key} '{value}'",
-                      f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
-
-
-def _int(options: Mapping[str, Any], key: str, minimum: int | None = None) -> int | None:
-    value = opt(options, key)
-    if value is None:
-        return None
-    number = as_int(value)
-    if number is None or (minimum is not None and number < minimum):
-        bound = f" >= {minimum}" if minimum is not None else ""
-        raise OptionError(key, f"{key} must be an integer{bound}, found {value!r}")
-    return number
+def written(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """The value of the declared option ``key`` as written (its older names too; ``default`` when unset),
+    for what reads a block before or without parsing it (lineage, jars, row kinds)."""
+    _, value = SPEC.get(key).raw(options)
+    return default if value is MISSING else value
 
 
 def client_config(options: Mapping[str, Any]) -> dict[str, str]:
     """``kafka.config``: Kafka client properties (strings), as written."""
-    value = opt(options, "kafka.config")
+    value = written(options, "kafka.config")
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -146,14 +168,14 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def bootstrap_of(options: Mapping[str, Any], required: bool = True) -> str:
-    value = opt(options, "bootstrap.servers")
+def bootstrap_of(o: ParsedOptions, required: bool = True) -> str:
+    value = o["bootstrap.servers"]
     if value is None:
         if not required:
             return ""
         raise OptionError("bootstrap.servers", "the option 'bootstrap.servers' is required",
                           'set bootstrap.servers = "host:9092" (or kafka_conn_id = "<an Airflow connection>")')
-    servers = [s.strip() for s in str(value).split(",") if s.strip()]
+    servers = [s.strip() for s in value.split(",") if s.strip()]
     for s in servers:
         if "{{" in s or "{%" in s:  # an Airflow template: checked once the task renders it
             continue
@@ -174,29 +196,29 @@ def _schema(options: Mapping[str, Any]) -> Schema | None:
 
 def _topic_spec(block: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> TopicSpec:
     merged = {**(defaults or {}), **block}
-    raw = opt(merged, "topic")
-    if raw is None or not str(raw).strip():
+    o = SPEC.parse(merged, SOURCE)
+    raw = o["topic"]
+    if raw is None or not raw.strip():
         raise OptionError("topic", "the option 'topic' is required", 'set topic = "orders" (a comma list, or a '
                                                                      "regular expression with pattern = true)")
-    pattern = bool_option(merged, "pattern", False)
-    topics = (str(raw).strip(),) if pattern else tuple(t.strip() for t in str(raw).split(",") if t.strip())
+    pattern = o["pattern"]
+    topics = (raw.strip(),) if pattern else tuple(t.strip() for t in raw.split(",") if t.strip())
     if pattern:
         try:
             re.compile(topics[0])
         except re.error as e:
             raise OptionError("topic", f"topic {topics[0]!r} is not a regular expression: {e}") from None
-    fmt = _enum(merged, "format", SOURCE_FORMATS, "json")
+    fmt = o["format"]
     schema = _schema(merged)
     if (fmt in CHANGE_FORMATS or fmt == "avro") and (schema is None or not schema.fields):
         raise OptionError("schema", f"format {fmt} needs a schema (the fields of the records)",
                           "add schema = { fields { id = bigint, ... } }")
-    return TopicSpec(topics, pattern, fmt, schema, str(opt(merged, "field_delimiter", DEFAULT_DELIMITER)),
-                     _enum(merged, "format_error_handle_way", ERROR_WAYS, "fail"),
-                     bool_option(merged, "debezium_record_include_schema", True))
+    return TopicSpec(topics, pattern, fmt, schema, o["field_delimiter"], o["format_error_handle_way"],
+                     o["debezium_record_include_schema"])
 
 
-def _offsets(options: Mapping[str, Any]) -> dict[str, int]:
-    value = opt(options, "start_mode.offsets")
+def _offsets(o: ParsedOptions) -> dict[str, int]:
+    value = o["start_mode.offsets"]
     if not isinstance(value, Mapping) or not value:
         raise OptionError("start_mode.offsets", "start_mode specific_offsets needs start_mode.offsets",
                           'start_mode.offsets = { "orders-0" = 70, "orders-1" = 10 }')
@@ -213,9 +235,10 @@ def _offsets(options: Mapping[str, Any]) -> dict[str, int]:
 
 def source_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> SourceOptions:
     """A source block, checked (``need_bootstrap`` false: ``kafka_conn_id`` may give it later)."""
-    bootstrap = bootstrap_of(options, required=need_bootstrap or opt(options, CONN_OPTION) is None)
-    table_list = opt(options, "table_list")
-    if table_list is not None and opt(options, "topic") is not None:
+    o = SPEC.parse(options, SOURCE)
+    bootstrap = bootstrap_of(o, required=need_bootstrap or o[CONN_OPTION] is None)
+    table_list = o["table_list"]
+    if table_list is not None and o["topic"] is not None:
         raise OptionError("table_list", "set either topic or table_list, not both", "keep one of them")
     if table_list is not None:
         if not isinstance(table_list, list) or not table_list or not all(isinstance(t, Mapping) for t in table_list):
@@ -225,41 +248,31 @@ def source_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> S
         tables = tuple(_topic_spec(t, shared) for t in table_list)
     else:
         tables = (_topic_spec(options),)
-    mode = _enum(options, "start_mode", START_MODES, "group_offsets")
-    offsets = _offsets(options) if mode == "specific_offsets" else {}
-    timestamp = _int(options, "start_mode.timestamp", 0)
+    mode = o["start_mode"]
+    offsets = _offsets(o) if mode == "specific_offsets" else {}
+    timestamp = o["start_mode.timestamp"]
     if mode == "timestamp" and timestamp is None:
         raise OptionError("start_mode.timestamp", "start_mode timestamp needs start_mode.timestamp (epoch ms)",
                           "start_mode.timestamp = 1667179890315")
-    group = str(opt(options, "consumer.group", DEFAULT_GROUP))
-    return SourceOptions(bootstrap, tables, group, mode, offsets, timestamp,
-                         bool_option(options, "commit_on_checkpoint", True),
-                         _int(options, "partition-discovery.interval-millis") or -1, client_config(options))
+    return SourceOptions(bootstrap, tables, o["consumer.group"], mode, offsets, timestamp, o["commit_on_checkpoint"],
+                         o["partition-discovery.interval-millis"] or -1, client_config(options))
 
 
 def sink_options(options: Mapping[str, Any], need_bootstrap: bool = True) -> SinkOptions:
     """A sink block, checked."""
-    bootstrap = bootstrap_of(options, required=need_bootstrap or opt(options, CONN_OPTION) is None)
-    topic = opt(options, "topic")
-    if topic is None or not str(topic).strip():
+    o = SPEC.parse(options, SINK)
+    bootstrap = bootstrap_of(o, required=need_bootstrap or o[CONN_OPTION] is None)
+    topic = o["topic"]
+    if topic is None or not topic.strip():
         raise OptionError("topic", "the option 'topic' is required", 'set topic = "orders" (or "${table_name}")')
-    fmt = _enum(options, "format", SINK_FORMATS, "json")
-    semantics = _enum(options, "semantics", SEMANTICS, "NON", upper=True)
-    keys = opt(options, "partition_key_fields")
-    if keys is not None and not isinstance(keys, list):
-        keys = [k.strip() for k in str(keys).split(",") if k.strip()]
-    partition = _int(options, "partition", 0)
-    assign = opt(options, "assign_partitions")
-    if assign is not None and not isinstance(assign, list):
-        raise OptionError("assign_partitions", "assign_partitions must be a list of strings",
-                          'assign_partitions = ["shoe", "clothing"]')
+    fmt = o["format"]
+    keys, partition = o["partition_key_fields"] or (), o["partition"]
     if partition is not None and keys:
         raise OptionError("partition", "partition and partition_key_fields exclude each other: every record "
                                        "goes to the partition", "keep one of them")
-    prefix = opt(options, "transaction_prefix")
-    return SinkOptions(bootstrap, str(topic).strip(), fmt, semantics, tuple(str(k) for k in keys or ()), partition,
-                       tuple(str(a) for a in assign or ()), str(prefix) if prefix else None,
-                       str(opt(options, "field_delimiter", DEFAULT_DELIMITER)), client_config(options))
+    return SinkOptions(bootstrap, topic.strip(), fmt, o["semantics"], tuple(str(k) for k in keys), partition,
+                       tuple(str(a) for a in o["assign_partitions"] or ()), o["transaction_prefix"] or None,
+                       o["field_delimiter"], client_config(options))
 
 
 def parse(options: Mapping[str, Any], section: str, need_bootstrap: bool = True) -> SourceOptions | SinkOptions:

@@ -25,7 +25,6 @@ are spread over the remaining partitions by a hash of the value.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import re
 import time
@@ -35,6 +34,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError
 from ...spi.rows import data_columns, quote
+from ...spi.twophase import digest
 from ..files.placeholders import expand_table_placeholders
 from . import client as kc
 from .formats import encode_key, encode_value
@@ -59,14 +59,11 @@ class Fenced(PipelineError):
     kind = "superseded"
 
 
-def _digest(*parts: Any) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:24]
-
-
 def transactional_id(ctx: RunContext, vertex: Vertex, opts: SinkOptions) -> str:
     """Stable for the run (a stream: every micro-batch), the pipeline and the sink: attempts of one
     run share it and fence each other."""
-    return f"{opts.transaction_prefix or DEFAULT_PREFIX}-{_digest(ctx.save_mode_run_id, ctx.pipeline_key, vertex.ref)}"
+    key = digest(ctx.save_mode_run_id, ctx.pipeline_key, vertex.ref, length=24)
+    return f"{opts.transaction_prefix or DEFAULT_PREFIX}-{key}"
 
 
 def records(df: Any, topic: str, opts: SinkOptions, partitions: int) -> Any:
