@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex, exactly_one_of
-from ..spi.options import as_list
+from ..spi.optionspec import Option, OptionSpec
 from .common import single_input
 
 if TYPE_CHECKING:
@@ -21,18 +21,27 @@ NAME = "FilterRowKind"
 KINDS = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")  # = runtime.rows.ROW_KINDS, by code
 
 
-def _kinds(options: Any) -> tuple[str, list[str]] | None:
-    """``(key, names)`` of the one list set; None if neither is set."""
-    for key in ("include_kinds", "exclude_kinds"):
-        if options.get(key) is not None:
-            return key, [str(x).strip() for x in as_list(options.get(key))]
-    return None
+LISTS = ("include_kinds", "exclude_kinds")
+
+SPEC = OptionSpec((
+    Option("include_kinds", "list", description="The row kinds kept (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE; "
+           "any case). Set exactly one of include_kinds and exclude_kinds."),
+    Option("exclude_kinds", "list", description="The row kinds dropped (as include_kinds)."),
+))
+
+
+def _kinds(options: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """``(key, names)`` of the first list set (:data:`SPEC`'s typed value); None if neither is set."""
+    o = SPEC.parse(options)
+    key = next((k for k in LISTS if o.given(k)), None)
+    return None if key is None else (key, [str(x).strip() for x in o[key]])
 
 
 class FilterRowKind(Connector, SchemaInference, Transform):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
+    option_spec = SPEC
     description = "Keeps or drops rows by row kind."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -40,6 +49,8 @@ class FilterRowKind(Connector, SchemaInference, Transform):
         if found:
             return [job.problem(f"These options(include_kinds,exclude_kinds) are mutually exclusive: {p.message}",
                                 plugin, key=p.key, hint=p.hint) for p in found]
+        if SPEC.valid(plugin.options) is None:
+            return []  # a wrong type: the spec's problem
         key, names = _kinds(plugin.options) or ("include_kinds", [])
         if not names:
             return [job.problem(f"{key} is empty", plugin, key=key, hint="list kinds: " + ", ".join(KINDS))]
@@ -57,9 +68,13 @@ class FilterRowKind(Connector, SchemaInference, Transform):
         from pyspark.sql import functions as F
 
         from ..spi.errors import RuntimeConfigError
+        from ..spi.options import OptionError
         from ..spi.rows import ROW_KIND, kind_code
 
-        chosen = _kinds(vertex.config)
+        try:
+            chosen = _kinds(vertex.config)
+        except OptionError as e:
+            raise e.at_run_time() from None
         if chosen is None or not chosen[1]:
             raise RuntimeConfigError("set include_kinds or exclude_kinds (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)")
         key, names = chosen

@@ -181,3 +181,18 @@ def test_split_reports_a_missing_separator_once_and_no_empty_output_fields():
     with pytest.raises(ConfigError) as e:
         compile_text("job.conf", text)
     assert [p.message for p in e.value.problems] == ["the option 'separator' is required"]
+
+
+def _filter_row_kind(options: str) -> str:
+    return ('env { job.mode = BATCH }\nsource { FakeSource { plugin_output = "t"\nschema { fields { s = string } } } }\n'
+            f'transform {{ FilterRowKind {{ plugin_input = "t"\n{options} }} }}\nsink {{ Console {{}} }}\n')
+
+
+def test_filter_row_kind_reads_its_lists_through_its_spec():
+    plan = compile_text("job.conf", _filter_row_kind('include_kinds = "insert, DELETE"\nexclude_kind = [DELETE]'))
+    (warning,) = [w for w in plan.warnings if w["code"] == "unknown-option"]
+    assert warning["key"] == "exclude_kind" and warning["hint"] == "did you mean 'exclude_kinds'?"
+    with pytest.raises(ConfigError) as e:
+        compile_text("job.conf", _filter_row_kind("include_kinds { a = INSERT }"))
+    assert [(p.key, p.message) for p in e.value.problems] == [
+        ("include_kinds", "include_kinds must be a list, found {'a': 'INSERT'}")]
