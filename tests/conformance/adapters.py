@@ -25,7 +25,7 @@ class Adapter:
 
     name: str
     seed: Callable[[Path], None]  # a target already holding OLD (an earlier run's data)
-    sink_block: Callable[[Path, str], str]  # the HOCON sink block writing plugin_input into the target
+    sink_block: Callable[[Path, str, str], str]  # HOCON sink block: target, plugin_input, extra options
     landed: Callable[[Path], list[Row]]  # rows a reader of the target sees, sorted by id
     staging_left: Callable[[Path], bool]  # True if staging or a pending journal survived
     not_applicable: dict[str, str] = field(default_factory=dict)  # property -> why it does not apply
@@ -36,9 +36,9 @@ def _lf_seed(target: Path) -> None:
     (target / "old.json").write_text(json.dumps(OLD) + "\n")
 
 
-def _lf_block(target: Path, plugin_input: str) -> str:
+def _lf_block(target: Path, plugin_input: str, extra: str = "") -> str:
     return (f'LocalFile {{ plugin_input = "{plugin_input}", path = "{target}", file_format_type = "json", '
-            f"batch_size = 4 }}")
+            f"batch_size = 4{', ' + extra if extra else ''} }}")
 
 
 def _lf_landed(target: Path) -> list[Row]:

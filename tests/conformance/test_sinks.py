@@ -4,6 +4,7 @@ through the engine (``run_pipeline`` on a compiled plan, faults through ``SEATUN
 - a failure injected at each batch fault point, then a restore with the same run id, lands every row once
   and leaves the earlier data and no staging;
 - a rerun of a committed run id writes nothing again (idempotent commit);
+- DROP_DATA is atomic: a failed run leaves the earlier data, its restore replaces it;
 - the run's write_count equals the rows landed (counts), over a multi-table (two sink) input.
 """
 
@@ -37,8 +38,8 @@ def _input(root: Path) -> list[dict]:
     return rows
 
 
-def _plan(plan_of, adapter: Adapter, inp: Path, targets: list[Path], name: str):
-    sinks = "\n".join("  " + adapter.sink_block(t, "s") for t in targets)
+def _plan(plan_of, adapter: Adapter, inp: Path, targets: list[Path], name: str, extra: str = ""):
+    sinks = "\n".join("  " + adapter.sink_block(t, "s", extra) for t in targets)
     return plan_of(f"""
 env {{ job.name = "conformance" }}
 source {{ LocalFile {{ plugin_output = "s", path = "{inp}", file_format_type = "csv",
@@ -101,3 +102,18 @@ def test_a_committed_run_id_rerun_writes_nothing_again(spark, plan_of, tmp_path,
     _exactly_once(adapter, target, expected)
     assert _run(spark, plan, None, attempt=2)["status"] == "FINISHED"
     _exactly_once(adapter, target, expected)
+
+
+@pytest.mark.parametrize("spec", ["sink.write+3", "sink.commit"])
+def test_drop_data_is_atomic(spark, plan_of, tmp_path, adapter, spec):
+    if "drop_data" in adapter.not_applicable:
+        pytest.skip(adapter.not_applicable["drop_data"])
+    expected = _input(tmp_path / "in")
+    target = tmp_path / "a"
+    adapter.seed(target)
+    plan = _plan(plan_of, adapter, tmp_path / "in", [target], "job.conf", 'data_save_mode = "DROP_DATA"')
+    with pytest.raises(faults.InjectedFault):
+        _run(spark, plan, spec, attempt=1)
+    assert adapter.landed(target) == [OLD] and not adapter.staging_left(target), spec  # the old data stays
+    assert _run(spark, plan, spec, attempt=2)["write_count"] == len(expected)
+    assert adapter.landed(target) == expected and not adapter.staging_left(target), spec
