@@ -34,7 +34,6 @@ the pipeline does not know yet: the restore must find it).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 from collections.abc import Mapping
@@ -45,7 +44,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
-from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced
+from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import DELETE, changes, resolve
 from .options import SinkOptions, Table, parse
@@ -75,15 +74,11 @@ class Txn:
     scope: str
 
 
-def _digest(*parts: Any, size: int = 20) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
-
-
 def txn_of(ctx: RunContext, vertex: Vertex, path: str, table: str) -> Txn:
     """The run (a stream: every micro-batch), the sink and the target make the scope; the pipeline and the
     upstream table the rest of the app id; the micro-batch (0 in BATCH) the version."""
-    scope = f"seatunnel-{_digest(ctx.save_mode_run_id, vertex.ref, path)}-"
-    return Txn(scope + _digest(ctx.pipeline_key, table, size=12), int(ctx.batch_id or 0), scope)
+    scope = f"seatunnel-{digest(ctx.save_mode_run_id, vertex.ref, path, length=20)}-"
+    return Txn(scope + digest(ctx.pipeline_key, table, length=12), int(ctx.batch_id or 0), scope)
 
 
 def user_metadata(ctx: RunContext, vertex: Vertex, table: str) -> str:

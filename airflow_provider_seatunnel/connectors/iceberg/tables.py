@@ -16,12 +16,12 @@ a table's branches and the commits on a branch's history, read from Iceberg's me
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
+from ...spi.twophase import digest
 from .checks import EXTENSION, EXTENSIONS_KEY, ICEBERG_RELEASES, missing_jar_hint, works_on
 from .options import Catalog, TableRef
 
@@ -71,16 +71,12 @@ def ensure_iceberg(spark: Any) -> None:
                                  "set it when it starts")
 
 
-def _digest(*parts: Any, size: int = 10) -> str:
-    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:size]
-
-
 def catalog_name(catalog: Catalog) -> str:
     """The Spark catalog the block's tables are in (see the module docstring)."""
     if not catalog.config:
         return catalog.name
     content = sorted(catalog.config.items()) + sorted(("hadoop." + k, v) for k, v in catalog.hadoop.items())
-    return f"seatunnel_{catalog.name}_{_digest(*content)}"
+    return f"seatunnel_{catalog.name}_{digest(*content, length=10)}"
 
 
 def ensure_jdbc_driver(spark: Any, uri: str) -> None:
