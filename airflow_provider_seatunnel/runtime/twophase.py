@@ -25,9 +25,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..spi import RunContext, TwoPhaseSink, Vertex
+from ..spi import RunContext, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
-from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs, TableSaveModes
+from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs, TableSaveModes, is_two_phase
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -136,12 +136,6 @@ class _Driven:
 
     def abort(self, ctx: RunContext, vertex: Vertex, info: Prepared) -> None:
         abort(self.sink, ctx, vertex, info)
-
-
-def is_two_phase(connector: Any) -> bool:
-    """Whether ``connector`` publishes in a second phase: its own ``commit``/``abort``, or the engine's
-    over its storage verbs."""
-    return isinstance(connector, (TwoPhaseSink, StorageVerbs))
 
 
 def driver(connector: Any) -> Any:

@@ -23,9 +23,8 @@ from .contract import (
     Sink,
     StreamingSource,
     Transform,
-    TwoPhaseSink,
 )
-from .twophase import StorageVerbs
+from .twophase import StorageVerbs, is_two_phase
 
 #: the behaviour that lets a plugin execute in each section
 RUNS_AS: dict[str, tuple[type, ...]] = {SOURCE: (BatchSource,), TRANSFORM: (Transform,), SINK: (Sink, StorageVerbs)}
@@ -76,7 +75,7 @@ def derive(connector: Any) -> Capabilities:
         streams=_has(connector, (StreamingSource,)),
         exclusive_stream=bool(connector.exclusive_stream),
         deletes=bool(connector.stores_deletes),
-        exactly_once=_has(connector, (StorageVerbs, TwoPhaseSink)),
+        exactly_once=is_two_phase(connector),
         committer=bool(connector.committer),
         connect=bool(connector.connect),
         connect_stream=bool(connector.connect_stream),

@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .contract import TwoPhaseSink
+
 if TYPE_CHECKING:
     from .contract import RunContext, Vertex
 
@@ -163,6 +165,13 @@ class StorageVerbs(Protocol):
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None: ...
 
 
+def is_two_phase(connector: Any) -> bool:
+    """Whether ``connector`` publishes in a second phase: its own ``commit``/``abort``
+    (:class:`.contract.TwoPhaseSink`), or the engine's over its :class:`StorageVerbs`. The one rule:
+    the engine's commit and abort, and the connector's ``exactly_once`` capability, both ask it."""
+    return isinstance(connector, (TwoPhaseSink, StorageVerbs))
+
+
 @runtime_checkable
 class TableSaveModes(Protocol):
     """A :class:`StorageVerbs` sink with per-table schema/data save modes (those that need the table's data or
@@ -176,4 +185,4 @@ class TableSaveModes(Protocol):
 
 
 __all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "StoreFenced",
-           "TableSaveModes", "digest"]
+           "TableSaveModes", "digest", "is_two_phase"]
