@@ -14,7 +14,9 @@ one discard its staging and raise ``Superseded``.
 publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
 and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
 :class:`Superseded`, MISMATCH discards and raises :class:`StagingMismatch`, ALREADY is logged (an
-earlier attempt of this run published it). ``abort`` discards every table's staging, best effort.
+earlier attempt of this run published it). A :class:`PublishesTogether` sink (one store transaction
+over every table) gets one ``publish_all`` over the tables instead, each answer turned so too.
+``abort`` discards every table's staging, best effort.
 
 Sinks that still implement ``prepare``/``commit``/``abort`` themselves pass through :func:`driver`
 unchanged, so the executor and the streaming loop handle both kinds.
@@ -27,7 +29,17 @@ from typing import Any
 
 from ..spi import RunContext, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
-from ..spi.twophase import CommitId, Outcome, Prepared, Staged, StorageVerbs, TableSaveModes, is_two_phase
+from ..spi.twophase import (
+    CommitId,
+    Outcome,
+    Prepared,
+    Published,
+    PublishesTogether,
+    Staged,
+    StorageVerbs,
+    TableSaveModes,
+    is_two_phase,
+)
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -89,7 +101,11 @@ def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged)
         return
     if not getattr(sink, "moves_in_steps", False):
         ctx.fault_point("sink.move", vertex)  # before the one step that publishes the table
-    answer = sink.publish(ctx, vertex, staged)
+    _settle(sink, ctx, vertex, staged, sink.publish(ctx, vertex, staged))
+
+
+def _settle(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged, answer: Published) -> None:
+    """What a publish's answer for one table means: logged, or its staging discarded and the fencing error."""
     if answer.outcome is Outcome.PUBLISHED:
         rows = f"{answer.rows} rows" if answer.rows >= 0 else "the staged data"
         log.info("%s: committed %s into %s (attempt token %d)", vertex.ref, rows, staged.target, staged.token)
@@ -105,8 +121,26 @@ def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged)
 
 
 def commit(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
+    if isinstance(sink, PublishesTogether):
+        publish_together(sink, ctx, vertex, prepared)
+        return
     for staged in prepared.tables:
         publish(sink, ctx, vertex, staged)
+
+
+def publish_together(sink: PublishesTogether, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
+    """Phase two of a sink whose store publishes every table in one step: the fault point, one
+    ``publish_all`` over the tables not committed yet, then each table's answer as :func:`publish`'s."""
+    pending = [staged for staged in prepared.tables if not staged.committed]
+    if not pending:
+        return
+    if not getattr(sink, "moves_in_steps", False):
+        ctx.fault_point("sink.move", vertex)  # before the one step that publishes every table
+    answers = sink.publish_all(ctx, vertex, pending)
+    if len(answers) != len(pending):
+        raise ValueError(f"{vertex.ref}: publish_all answered {len(answers)} times for {len(pending)} tables")
+    for staged, answer in zip(pending, answers, strict=True):
+        _settle(sink, ctx, vertex, staged, answer)
 
 
 def abort(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
@@ -144,4 +178,5 @@ def driver(connector: Any) -> Any:
     return _Driven(connector) if isinstance(connector, StorageVerbs) else connector
 
 
-__all__ = ["abort", "commit", "commit_id", "driver", "is_two_phase", "prepare", "prepare_table", "publish"]
+__all__ = ["abort", "commit", "commit_id", "driver", "is_two_phase", "prepare", "prepare_table", "publish",
+           "publish_together"]

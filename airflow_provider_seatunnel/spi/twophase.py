@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -69,7 +69,8 @@ class Staged:
 
     ``rows`` is what the attempt wrote (``publish`` checks the staging still holds it); ``parts``
     names the staging pieces with their rows; ``detail`` holds the store's own fields (JSON values).
-    ``committed`` marks a table this run had committed already: nothing was staged. ``cached``: the
+    ``committed`` marks a table with nothing left to publish or discard: this run had committed it already
+    (nothing was staged), or the sink wrote it at once (Kafka's ``NON``/``AT_LEAST_ONCE``). ``cached``: the
     rows a store that publishes from the driver's session keeps there (a cached DataFrame; never
     serialised, gone with the session: such a store's restore stages again)."""
 
@@ -165,6 +166,17 @@ class StorageVerbs(Protocol):
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None: ...
 
 
+@runtime_checkable
+class PublishesTogether(StorageVerbs, Protocol):
+    """A :class:`StorageVerbs` sink whose store publishes every table of one commit in ONE atomic step
+    (a Kafka transaction over all its topics, with its commit record). The engine's commit calls
+    ``publish_all`` once with the staged tables not committed yet (in order) instead of ``publish`` per
+    table, and turns each answer (one per table, in the same order) into its outcome as for ``publish``.
+    ``sink.move`` fires once before it; a ``moves_in_steps`` sink fires it itself, per table."""
+
+    def publish_all(self, ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]: ...
+
+
 def is_two_phase(connector: Any) -> bool:
     """Whether ``connector`` publishes in a second phase: its own ``commit``/``abort``
     (:class:`.contract.TwoPhaseSink`), or the engine's over its :class:`StorageVerbs`. The one rule:
@@ -184,5 +196,5 @@ class TableSaveModes(Protocol):
     def apply_save_modes(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> None: ...
 
 
-__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "Staged", "StorageVerbs", "StoreFenced",
-           "TableSaveModes", "digest", "is_two_phase"]
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "PublishesTogether", "Staged", "StorageVerbs",
+           "StoreFenced", "TableSaveModes", "digest", "is_two_phase"]

@@ -165,3 +165,19 @@ def test_the_declared_options_type_the_block_and_an_undeclared_key_is_named(plan
                          "partition_key_fields": "id, name", "format": "JSON"})
     assert (opts.semantics, opts.key_fields, opts.format) == ("EXACTLY_ONCE", ("id", "name"), "json")
     assert KAFKA.identity == ("bootstrap.servers", "kafka_conn_id", "topic", "table_list", "pattern")
+
+
+def test_the_sink_is_storage_verbs_publishing_every_table_in_one_transaction_fenced_by_its_id():
+    import hashlib
+    from types import SimpleNamespace
+
+    from airflow_provider_seatunnel.connectors.kafka.options import sink_options
+    from airflow_provider_seatunnel.connectors.kafka.sink import transactional_id
+    from airflow_provider_seatunnel.spi.twophase import CommitId, PublishesTogether, is_two_phase
+
+    assert isinstance(KAFKA, PublishesTogether) and is_two_phase(KAFKA) and KAFKA.capabilities.exactly_once
+    assert KAFKA.commit_log(None, None).take_token(CommitId("r", "p", "Kafka[0]", "t")) == (0, False)
+    # the transactional id (and its commit group) of a run keeps its digits: records written before are found
+    ctx, vertex = SimpleNamespace(save_mode_run_id="run-1", pipeline_key="p0"), SimpleNamespace(ref="Kafka[0]")
+    opts = sink_options({"bootstrap.servers": "h:9092", "topic": "t", "semantics": "EXACTLY_ONCE"})
+    assert transactional_id(ctx, vertex, opts) == "seatunnel-" + hashlib.sha256(b"run-1\x00p0\x00Kafka[0]").hexdigest()[:24]

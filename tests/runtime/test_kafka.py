@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from airflow_provider_seatunnel.connectors.kafka import CONNECTOR as KAFKA
+from airflow_provider_seatunnel.connectors.kafka import CONNECTOR
 from airflow_provider_seatunnel.connectors.kafka.sink import Fenced, committed_runs, transactional_id
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 
 
@@ -175,7 +175,7 @@ def test_a_table_list_reads_each_topic_as_its_table(plan_of, spark, kafka):
     """)
     pipeline = plan.pipelines[0]
     vertex = next(v for v in pipeline.vertices if v.kind == "source")
-    data = KAFKA.read(RunContext(spark, plan, pipeline, "tl"), vertex)
+    data = CONNECTOR.read(RunContext(spark, plan, pipeline, "tl"), vertex)
     assert sorted(data) == sorted([a, b])
     assert [r["id"] for r in data[a].collect()] == [1]
     assert [(r["s"], r["n"]) for r in data[b].collect()] == [("x", 2)]
@@ -240,6 +240,9 @@ def test_assign_partitions_and_a_topic_per_row(run_job, kafka):
 # EXACTLY_ONCE
 # ------------------------------------------------------------------------------------------------
 
+KAFKA = twophase.driver(CONNECTOR)  # the engine's two phases over the sink's verbs
+
+
 def eo_ctx(plan_of, spark, kafka, topic: str, run_id: str, attempt: int = 1, fault: str | None = None):
     rows = [("INSERT", i, f"n{i}") for i in range(12)]
     plan = plan_of(sink_job(kafka, f'topic = "{topic}", semantics = EXACTLY_ONCE', rows, parallelism=3))
@@ -285,6 +288,22 @@ def test_exactly_once_survives_a_failed_commit_and_a_repeated_one(plan_of, spark
     ctx4, _ = eo_ctx(plan_of, spark, kafka, t, "E2")
     KAFKA.commit(ctx4, vertex, KAFKA.prepare(ctx4, vertex, frame(spark, n=2)))
     assert ids_in(kafka, t) == sorted([*range(12), 0, 1])
+
+
+def test_every_table_of_a_run_is_published_in_one_transaction(plan_of, spark, kafka):
+    a, b = kafka.create_topic(topic_name("mta")), kafka.create_topic(topic_name("mtb"))
+    data = {a: frame(spark)["default"], b: frame(spark, n=2)["default"]}  # topic = "${table_name}"
+    # attempt 1 dies after the second table's records were sent: the first table's are not visible either
+    ctx, vertex = eo_ctx(plan_of, spark, kafka, "${table_name}", "M1", fault="sink.move+1")
+    info = KAFKA.prepare(ctx, vertex, data)
+    assert [s.target for s in info.tables] == [a, b]
+    with pytest.raises(faults.InjectedFault):
+        KAFKA.commit(ctx, vertex, info)
+    assert ids_in(kafka, a) == [] == ids_in(kafka, b) and len(ids_in(kafka, a, "read_uncommitted")) == 12
+    ctx2, _ = eo_ctx(plan_of, spark, kafka, "${table_name}", "M1", attempt=2)
+    KAFKA.commit(ctx2, vertex, KAFKA.prepare(ctx2, vertex, data))
+    assert ids_in(kafka, a) == list(range(12)) and ids_in(kafka, b) == [0, 1]
+    assert recorded(kafka, transactional_id(ctx2, vertex, sink_opts(vertex)) + "-commits", [a, b]) == "M1"
 
 
 def recorded(kafka, group: str, topics):

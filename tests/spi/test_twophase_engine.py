@@ -3,6 +3,7 @@ of spi/fencing.py hold for any sink written as storage verbs. No Spark: a table'
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +11,15 @@ import pytest
 
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
-from airflow_provider_seatunnel.spi.twophase import CommitId, Outcome, Published, Staged, StorageVerbs
+from airflow_provider_seatunnel.spi.twophase import (
+    CommitId,
+    Outcome,
+    Prepared,
+    Published,
+    PublishesTogether,
+    Staged,
+    StorageVerbs,
+)
 
 
 class Store:
@@ -205,3 +214,77 @@ def test_save_modes_run_per_table_before_staging_and_never_for_a_committed_table
     assert sink.saved == [("a", 1), ("b", 1)]
     run(sink, Ctx())  # the run committed both tables: nothing to prepare
     assert sink.saved == [("a", 1), ("b", 1)]
+
+
+@dataclass
+class TogetherSink(DictSink):
+    """A store that publishes every table of a run in one transaction with one record of the run (Kafka's
+    shape): a run recorded already publishes nothing; a table whose staging lost rows fails the whole step."""
+
+    calls: list[list[str]] = field(default_factory=list)
+    moves_in_steps: bool = False
+
+    def publish_all(self, ctx: Any, vertex: Any, staged: Any) -> list[Published]:
+        self.calls.append([s.commit.table for s in staged])
+        run = (ctx.run_id, ctx.pipeline_key, vertex.ref)
+        if run in self.store.records:
+            return [Published(Outcome.ALREADY) for _ in staged]
+        found = [self.store.staging.get((s.commit.key, s.token), []) for s in staged]
+        lost = [(s, len(rows)) for rows, s in zip(found, staged, strict=True) if len(rows) != s.rows]
+        if lost:  # the one step is refused: every table's answer names the first staging that lost rows
+            (bad, rows), *_ = lost
+            return [Published(Outcome.MISMATCH, found=rows, where=bad.commit.table, expected=bad.rows) for _ in staged]
+        for rows, s in zip(found, staged, strict=True):
+            if self.moves_in_steps:
+                ctx.fault_point("sink.move", vertex)
+            self.store.published.setdefault(s.commit.table, []).extend(rows)
+        self.store.records[run] = 1  # type: ignore[index]
+        return [Published(Outcome.PUBLISHED, rows=len(rows)) for rows in found]
+
+
+def test_a_sink_publishing_together_gets_one_call_over_every_table_and_a_rerun_publishes_nothing():
+    store = Store()
+    sink = TogetherSink(store)
+    assert isinstance(sink, PublishesTogether) and not isinstance(DictSink(store), PublishesTogether)
+    ctx = Ctx()
+    run(sink, ctx)
+    assert store.published == DATA and sink.calls == [["a", "b"]] and ctx.reached == ["sink.move"]
+    d = twophase.driver(sink)
+    info = d.prepare(Ctx(), V(), DATA)
+    d.commit(Ctx(), V(), info)
+    d.commit(Ctx(), V(), info)  # a commit repeated after a crash
+    assert store.published == DATA and sink.calls[1:] == [["a", "b"], ["a", "b"]]
+    run(sink, Ctx(run_id="run-2"))
+    assert store.published == {"a": [1, 2, 3, 1, 2, 3], "b": [4, 4]}
+
+
+def test_publishing_together_skips_committed_tables_and_turns_each_answer_into_its_outcome():
+    store = Store()
+    sink = TogetherSink(store)
+    d = twophase.driver(sink)
+    a, b = d.prepare(Ctx(), V(), DATA).tables
+    ctx = Ctx()
+    d.commit(ctx, V(), Prepared((dataclasses.replace(a, committed=True),)))
+    assert sink.calls == [] and ctx.reached == []  # nothing left to publish: no call, no fault point
+    store.staging[(b.commit.key, b.token)].pop()
+    with pytest.raises(StagingMismatch, match="staging b holds 0 rows, but this attempt wrote 1"):
+        d.commit(Ctx(), V(), Prepared((a, b)))
+    assert store.published == {} and (a.commit.key, a.token) not in store.staging  # refused: staging discarded
+
+    class Short(TogetherSink):
+        def publish_all(self, ctx: Any, vertex: Any, staged: Any) -> list[Published]:
+            return []
+
+    with pytest.raises(ValueError, match="answered 0 times for 2 tables"):
+        twophase.commit(Short(store), Ctx(), V(), Prepared((a, b)))
+
+
+def test_a_sink_publishing_together_in_steps_fires_the_fault_point_itself_and_the_restore_publishes_once():
+    store = Store()
+    ctx = Ctx(fail_at="sink.move")
+    with pytest.raises(RuntimeError, match=r"sink\.move"):
+        run(TogetherSink(store, moves_in_steps=True), ctx)
+    assert store.published == {} and store.staging == {} and ctx.reached == ["sink.move"]
+    ok = Ctx()
+    run(TogetherSink(store, moves_in_steps=True), ok)
+    assert store.published == DATA and ok.reached == ["sink.move", "sink.move"]  # once per table, by the sink

@@ -7,10 +7,11 @@ SeaTunnel's options (:mod:`.options`), or ``kafka_conn_id`` naming an Airflow co
   ``read_committed`` reader could reach when the read started; STREAMING reads on, resuming from
   the pipeline's checkpoint. Records become rows per ``format`` (:mod:`.formats`: json, text,
   and the change logs canal_json, debezium_json, ogg_json, maxwell_json with their row kinds).
-* **Sink** (:mod:`.sink`): ``NON``/``AT_LEAST_ONCE`` write with Spark's Kafka sink in ``prepare``;
-  ``EXACTLY_ONCE`` publishes in ``commit``, one Kafka transaction per run (per micro-batch in
-  STREAMING) that also records the run id, fenced by its transactional id: consumers reading
-  ``read_committed`` see every row once, across restores and overlapping attempts.
+* **Sink** (:mod:`.sink`, storage verbs the engine's two phases drive): ``NON``/``AT_LEAST_ONCE``
+  write with Spark's Kafka sink when the table is staged; ``EXACTLY_ONCE`` publishes in the commit,
+  one Kafka transaction over every table of a run (per micro-batch in STREAMING) that also records
+  the run id, fenced by its transactional id: consumers reading ``read_committed`` see every row
+  once, across restores and overlapping attempts.
 
 Spark needs ``spark-sql-kafka-0-10`` for its version (:func:`.checks.spark_kafka_jars`); the driver
 needs ``confluent-kafka`` (extra ``kafka``). The user's docs: docs/kafka.md.
@@ -39,14 +40,14 @@ from ...spi import (
     SchemaInference,
     SourceTables,
     StreamingSource,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
 from . import checks
-from .options import CHANGE_FORMATS, CONN_OPTION, SPEC, SinkOptions, SourceOptions, parse, written
+from .options import CHANGE_FORMATS, CONN_OPTION, SPEC, SourceOptions, parse, written
+from .sink import KafkaSinkVerbs
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "Kafka"]
 
@@ -57,12 +58,8 @@ def _source(vertex: Vertex) -> SourceOptions:
     return run_time_options(parse, vertex, SourceOptions)
 
 
-def _sink(vertex: Vertex) -> SinkOptions:
-    return run_time_options(parse, vertex, SinkOptions)
-
-
 class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, AcknowledgesRead, ChangeEmitter,
-            TwoPhaseSink, NeedsJars, Lineage, FromConnection):
+            KafkaSinkVerbs, NeedsJars, Lineage, FromConnection):
     name = "Kafka"
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
@@ -158,23 +155,6 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
         from .source import acknowledge
 
         acknowledge(ctx, vertex, _source(vertex))
-
-    # sink --------------------------------------------------------------------------------------
-
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .sink import prepare
-
-        return prepare(ctx, vertex, _sink(vertex), data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import commit
-
-        commit(ctx, vertex, _sink(vertex), info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .sink import abort
-
-        abort(ctx, vertex, info)
 
 
 CONNECTOR = Kafka()

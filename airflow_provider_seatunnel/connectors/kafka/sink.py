@@ -7,19 +7,19 @@ when ``partition`` or ``assign_partitions`` choose one. ``assign_partitions`` (S
 content partitioner): a record whose value contains the i-th string goes to partition i, the others
 are spread over the remaining partitions by a hash of the value.
 
-``semantics``:
+``semantics`` (the engine's two phases drive :class:`KafkaSinkVerbs`):
 
-* ``NON`` / ``AT_LEAST_ONCE``: ``prepare`` computes the records once (Spark's cache, where the
+* ``NON`` / ``AT_LEAST_ONCE``: staging a table computes its records once (Spark's cache, where the
   engine's row counters count) and writes them with Spark's Kafka sink (one task per partition of the
-  data, the plan's parallelism); a restore writes them again.
-* ``EXACTLY_ONCE``: ``prepare`` computes the records once and keeps them (Spark's cache);
-  ``commit`` publishes them in ONE Kafka transaction from the driver, under the transactional id
-  ``<transaction_prefix>-<digest of the run (the stream), pipeline and sink>``. The transaction also
-  commits, for the consumer group of that id, an offset whose metadata is the run id: that record
-  of the commit becomes visible atomically with the rows. ``init_transactions`` fences every older
-  producer of the id (an overlapping attempt's transaction is aborted, its commit fails), then the
-  commit record is read: a run (or micro-batch) that committed already writes nothing. Consumers
-  reading ``read_committed`` see every row once.
+  data, the plan's parallelism): nothing is left to publish; a restore writes them again.
+* ``EXACTLY_ONCE``: staging computes the records once and keeps them (Spark's cache); the commit
+  (:func:`publish_all`) publishes every table's records in ONE Kafka transaction from the driver, under
+  the transactional id ``<transaction_prefix>-<digest of the run (the stream), pipeline and sink>``.
+  The transaction also commits, for the consumer group of that id, an offset whose metadata is the run
+  id: that record of the commit becomes visible atomically with the rows. ``init_transactions`` fences
+  every older producer of the id (an overlapping attempt's transaction is aborted, its commit fails:
+  :class:`Fenced`), then the commit record is read: a run (or micro-batch) that committed already
+  writes nothing. Consumers reading ``read_committed`` see every row once.
 """
 
 from __future__ import annotations
@@ -28,17 +28,18 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ...spi import Dataset, RunContext, Vertex
+from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError
+from ...spi.options import run_time_options
 from ...spi.rows import data_columns, quote
-from ...spi.twophase import digest
+from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
 from . import client as kc
 from .formats import encode_key, encode_value
-from .options import SinkOptions
+from .options import SinkOptions, parse
 from .source import PROVIDER_CLASS, ensure_spark_kafka, spark_options
 
 log = logging.getLogger("seatunnel.kafka")
@@ -94,29 +95,31 @@ def records(df: Any, topic: str, opts: SinkOptions, partitions: int) -> Any:
     return df.select(*columns)
 
 
-def prepare(ctx: RunContext, vertex: Vertex, opts: SinkOptions, data: Dataset) -> dict[str, Any]:
-    config = kc.librdkafka_config(opts.bootstrap, opts.client)
-    entries: list[dict[str, Any]] = []
-    for table, df in data.items():
-        topic = expand_table_placeholders(opts.topic, table, data_columns(df))
-        partitions = kc.partitions_of(config, topic) if opts.assign_partitions else 0
-        ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=opts.format == "avro")
-        recs = ctx.with_write_faults(vertex, records(df, topic, opts, partitions))
-        # computed once into Spark's cache: the engine's row counters count in that pass (Spark's Kafka
-        # writer runs its job outside the query execution they observe)
-        staged = ctx.materialize(recs)
-        if opts.semantics != EXACTLY_ONCE:
-            try:
-                staged.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
-            finally:
-                staged.unpersist()
-            entries.append({"table": table, "topic": topic, "status": "written"})
-            log.info("Kafka %s: wrote table %s to topic %s (%s)", vertex.ref, table, topic, opts.semantics)
-            continue
-        entries.append({"table": table, "topic": topic, "status": "staged", "df": staged})
-        log.info("Kafka %s: table %s computed for topic %s; published by the commit's transaction", vertex.ref,
-                 table, topic)
-    return {"tables": entries}
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """One table's records, computed once into Spark's cache (the engine's row counters count in that
+    pass: Spark's Kafka writer runs its job outside the query execution they observe). ``NON`` /
+    ``AT_LEAST_ONCE`` write them at once with Spark's Kafka sink: nothing is left to publish
+    (``committed``). ``EXACTLY_ONCE`` keeps them for :func:`publish_all`'s transaction."""
+    opts = _options(vertex)
+    topic = expand_table_placeholders(opts.topic, commit.table, data_columns(df))
+    partitions = kc.partitions_of(kc.librdkafka_config(opts.bootstrap, opts.client), topic) \
+        if opts.assign_partitions else 0
+    ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=opts.format == "avro")
+    recs = ctx.materialize(records(df, topic, opts, partitions))
+    if opts.semantics != EXACTLY_ONCE:
+        try:
+            recs.write.format(PROVIDER_CLASS).options(**spark_options(opts)).save()
+        finally:
+            recs.unpersist()
+        log.info("Kafka %s: wrote table %s to topic %s (%s)", vertex.ref, commit.table, topic, opts.semantics)
+        return Staged(commit, token, topic, -1, committed=True)
+    log.info("Kafka %s: table %s computed for topic %s; published by the commit's transaction", vertex.ref,
+             commit.table, topic)
+    return Staged(commit, token, topic, -1, cached=recs)
+
+
+def _options(vertex: Vertex) -> SinkOptions:
+    return run_time_options(parse, vertex, SinkOptions)
 
 
 def _producer(config: Mapping[str, str], opts: SinkOptions, txn_id: str) -> Any:
@@ -179,73 +182,117 @@ def _fail(e: BaseException, what: str) -> PipelineError:
     return kc.KafkaUnavailable(f"{what}: {e}")
 
 
-def commit(ctx: RunContext, vertex: Vertex, opts: SinkOptions, info: Mapping[str, Any]) -> None:
-    """EXACTLY_ONCE: publish the staged records in one transaction (see the module's docstring)."""
-    staged = [e for e in (info or {}).get("tables", ()) if e.get("status") == "staged"]
-    if not staged:
-        return
+def publish_all(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]:
+    """EXACTLY_ONCE: publish every table's records in one transaction (see the module's docstring);
+    ALREADY for every table when the run's commit record is there."""
     ck = kc.require()
+    opts = _options(vertex)
     config = kc.librdkafka_config(opts.bootstrap, opts.client)
     txn_id = transactional_id(ctx, vertex, opts)
     what = f"Kafka transaction {txn_id} of run {ctx.run_id}"
     producer = _producer(config, opts, txn_id)
-    consumer = None
-    began = False
+    txn = _Transaction(producer)
     try:
         producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
         group = f"{txn_id}-commits"
-        topics = {r["topic"] for e in staged for r in e["df"].select("topic").distinct().collect()}
+        topics = {r["topic"] for s in staged for r in s.cached.select("topic").distinct().collect()}
         if ctx.run_id in committed_runs(config, group, topics):
             log.info("Kafka %s: %s committed already: nothing to write", vertex.ref, what)
-            return
-        t0, rows, marker_topic = time.monotonic(), 0, None
-        producer.begin_transaction()
-        began = True
-        for entry in staged:
-            for row in entry["df"].toLocalIterator(prefetchPartitions=True):
-                _send(producer, row)
-                marker_topic = marker_topic or row["topic"]
-                rows += 1
-            ctx.fault_point("sink.move", vertex)
+            return [Published(Outcome.ALREADY) for _ in staged]
+        t0 = time.monotonic()
+        sent, marker_topic = _send_tables(ctx, vertex, txn, staged)
         if marker_topic is None:  # nothing to publish: no transaction, no record
-            producer.abort_transaction(kc.TIMEOUT_S)
-            began = False
+            txn.abort()
             log.info("Kafka %s: no rows to publish (%s)", vertex.ref, what)
-            return
+            return [Published(Outcome.PUBLISHED, rows=0) for _ in staged]
         left = producer.flush(kc.TIMEOUT_S)
         if left:
             raise kc.KafkaUnavailable(f"{what}: {left} record(s) not delivered within {kc.TIMEOUT_S:.0f} s")
-        consumer = kc.consumer(config, group)
-        producer.send_offsets_to_transaction([ck.TopicPartition(marker_topic, 0, rows, metadata=ctx.run_id)],
-                                             consumer.consumer_group_metadata(), kc.TIMEOUT_S)
-        producer.commit_transaction(kc.TIMEOUT_S)
-        began = False
-        log.info("Kafka %s: committed %d record(s) to %s in %.1f s (%s)", vertex.ref, rows,
-                 ", ".join(sorted({e['topic'] for e in staged})), time.monotonic() - t0, what)
+        txn.commit(config, group, ck.TopicPartition(marker_topic, 0, sum(sent), metadata=ctx.run_id))
+        log.info("Kafka %s: committed %d record(s) in %.1f s (%s)", vertex.ref, sum(sent), time.monotonic() - t0,
+                 what)
+        return [Published(Outcome.PUBLISHED, rows=n) for n in sent]
     except PipelineError:
         raise
     except Exception as e:
-        if began and _code(e) == ck.KafkaError._FATAL:  # produce() hides why; the transaction's next call says
-            began = False
+        if txn.open and _code(e) == ck.KafkaError._FATAL:  # produce() hides why; the transaction's next call says
             try:
-                producer.abort_transaction(kc.TIMEOUT_S)
+                txn.abort()
             except Exception as cause:
                 raise _fail(cause, what) from e
         raise _fail(e, what) from e
     finally:
-        if began:
+        if txn.open:
             try:
-                producer.abort_transaction(kc.TIMEOUT_S)
+                txn.abort()
             except Exception as e:  # best effort: the next init_transactions aborts it too
                 log.warning("Kafka %s: could not abort %s: %s", vertex.ref, what, e)
-        if consumer is not None:
+
+
+class _Transaction:
+    """The producer's open transaction: begun lazily, committed with the run's commit record (an offset
+    of the commit group whose metadata is the run id), or aborted."""
+
+    def __init__(self, producer: Any) -> None:
+        self.producer, self.open = producer, False
+
+    def begin(self) -> None:
+        if not self.open:
+            self.producer.begin_transaction()
+            self.open = True
+
+    def commit(self, config: Mapping[str, str], group: str, record: Any) -> None:
+        consumer = kc.consumer(config, group)
+        try:
+            self.producer.send_offsets_to_transaction([record], consumer.consumer_group_metadata(), kc.TIMEOUT_S)
+            self.producer.commit_transaction(kc.TIMEOUT_S)
+            self.open = False
+        finally:
             consumer.close()
 
+    def abort(self) -> None:
+        self.open = False
+        self.producer.abort_transaction(kc.TIMEOUT_S)
 
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Drop the cached records (an open transaction was aborted by ``commit`` already)."""
-    for entry in (info or {}).get("tables", ()):
-        df = entry.get("df")
-        if df is not None:
+
+def _send_tables(ctx: RunContext, vertex: Vertex, txn: _Transaction,
+                 staged: Sequence[Staged]) -> tuple[list[int], str | None]:
+    """Every table's records into the open transaction; ``sink.move`` after each table's (the transaction
+    still open). The records sent per table, and the first record's topic (None: nothing sent)."""
+    txn.begin()
+    sent: list[int] = []
+    marker_topic = None
+    for table in staged:
+        rows = 0
+        for row in table.cached.toLocalIterator(prefetchPartitions=True):
+            _send(txn.producer, row)
+            marker_topic = marker_topic or row["topic"]
+            rows += 1
+        sent.append(rows)
+        ctx.fault_point("sink.move", vertex)
+    return sent, marker_topic
+
+
+class KafkaSinkVerbs:
+    """The Kafka sink as storage verbs: the transactional id fences attempts (its producer epoch) and
+    one transaction publishes every table of the run with its commit record (:func:`publish_all`), read
+    only under that fence: no attempt tokens, no table skipped at prepare. ``sink.move`` fires after
+    each table's records were sent, the transaction still open."""
+
+    moves_in_steps = True
+    stage = staticmethod(stage_table)
+    publish_all = staticmethod(publish_all)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
+        return StoreFenced(lambda commit: False)
+
+    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+        """One table alone (the engine calls :meth:`publish_all` with every table): its own transaction."""
+        (answer,) = publish_all(ctx, vertex, [staged])
+        return answer
+
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+        """Drop the cached records (an open transaction was aborted by ``publish_all`` already)."""
+        if staged.cached is not None:
             with contextlib.suppress(Exception):  # the session may be gone
-                df.unpersist()
+                staged.cached.unpersist()
