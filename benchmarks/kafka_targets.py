@@ -16,8 +16,8 @@ transaction hides itself and everything after it). *Raw* counts the records a
 earlier record too): what a careless reader would see.
 
 The sink's commit publishes the records of one sink in one transaction from the driver, so
-``sink.move`` (fired in the commit after a sink's records were sent, before the transaction
-commits) occurs once per sink: :data:`MOVES`.
+``sink.move`` (fired in the commit after each table's records were sent, before the transaction
+commits) occurs once per table, here once per sink: :data:`MOVES`.
 
 For overlap trials, the outside "lock" of a Kafka target is the broker itself: its JVM stopped
 (SIGSTOP) around attempt 1's commit while attempt 2 starts, resumed once attempt 2 finished or
