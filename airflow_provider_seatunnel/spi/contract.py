@@ -17,7 +17,7 @@ Data between the engine and a connector:
 
 Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
 :class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`TableLineage`,
-:class:`ColumnLineage`, :class:`NeedsJars`, :class:`NeedsSession`, :class:`SourceTables`, :class:`CommitterFor`.
+:class:`ColumnLineage`, :class:`NeedsJars`, :class:`NeedsSession`, :class:`SourceTables`.
 Run time: the rest.
 """
 
@@ -373,14 +373,6 @@ class SourceTables(Protocol):
     def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
         """The tables a source produces, by table id, each with the catalog keys its options declare
         (more than one table: a multi-table source). None when the options do not say (read at run time)."""
-        ...
-
-
-@runtime_checkable
-class CommitterFor(Protocol):
-    def has_committer(self, options: Mapping[str, Any]) -> bool:
-        """Whether the sink, so configured, publishes through a driver-side commit (SeaTunnel's aggregated
-        committer, a coordinator slot): a sink whose ``committer`` depends on its options."""
         ...
 
 

@@ -28,6 +28,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    Capabilities,
     ConnectionInfo,
     Connector,
     Dataset,
@@ -58,7 +59,7 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly,
     name = "Http"
     connection_option = CONN_OPTION
     #: SINK: SeaTunnel's Http sink plans (its block unchecked) with a not-runnable warning
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}))
     required = ()  # url, unless http_conn_id gives its base: options.parse
     identity = ("url", "method", CONN_OPTION)
     secrets = AUTH_HEADERS | {CONN_AUTHORIZATION, CONN_HEADERS}

@@ -27,6 +27,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     ConnectionInfo,
     Connector,
@@ -64,11 +65,10 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
               ChangeEmitter, BatchSource, StreamingSource, IcebergSinkVerbs, FromConnection):
     name = NAME
     connection_option = CONN_OPTION
-    kinds = frozenset({SOURCE, SINK})
+    #: with primary keys; without, every row is appended as it is (docs/iceberg.md)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     required = ()  # table or table_list, and the catalog: options.parse, checks.check
     identity = ("catalog_name", CONN_OPTION, "namespace", "table", "table_list")
-    committer = True
-    stores_deletes = True  # with primary keys; without, every row is appended as it is (docs/iceberg.md)
     secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential", CONNECTION_CONFIG})
     description = "Reads (batch, time travel, streaming) and writes Apache Iceberg tables, exactly once."
 

@@ -19,7 +19,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from airflow_provider_seatunnel.spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from airflow_provider_seatunnel.spi import (
+    TRANSFORM,
+    Capabilities,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+)
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.options import MISSING, JobConfig, PluginConfig, Problem, as_bool, as_int, lookup
 from airflow_provider_seatunnel.spi.rows import ROW_KIND, data_columns, quote
@@ -105,7 +114,7 @@ def _clash(name: str, columns: Sequence[str]) -> str | None:
 
 class Echo(Connector, Transform, SchemaInference):
     name = NAME
-    kinds = frozenset({TRANSFORM})
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}))
     required = ("field", "value")
     description = "Adds a column holding one constant."
 

@@ -35,7 +35,16 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_seatunnel.spi import SINK, Connector, Dataset, Lineage, RunContext, TwoPhaseSink, Vertex
+from airflow_provider_seatunnel.spi import (
+    SINK,
+    Capabilities,
+    Connector,
+    Dataset,
+    Lineage,
+    RunContext,
+    TwoPhaseSink,
+    Vertex,
+)
 from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
 from airflow_provider_seatunnel.spi.options import JobConfig, PluginConfig, Problem
 from airflow_provider_seatunnel.spi.rows import data_only
@@ -185,10 +194,9 @@ def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> No
 
 class JsonLines(Connector, TwoPhaseSink, Lineage):
     name = NAME
-    kinds = frozenset({SINK})
+    capabilities = Capabilities(sections=frozenset({SINK}), committer=True)  # a driver-side commit
     required = ("path",)
     identity = ("path",)  # names the data: pipeline task ids and stream state keys derive from it
-    committer = True  # publishes through a driver-side commit
     description = "Writes JSON lines files into a local directory, exactly once per run id."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
