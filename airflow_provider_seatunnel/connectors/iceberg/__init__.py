@@ -93,9 +93,8 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
             return None
         return {f"{t.namespace}.{t.table}": TableKeys() for t in options.tables}
 
-    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        """Iceberg's runtime for the installed PySpark's minor version, a JDBC catalog's driver."""
-        return checks.iceberg_jars(options, env)
+    #: Iceberg's runtime for the installed PySpark's minor version, a JDBC catalog's driver
+    jars = staticmethod(checks.iceberg_jars)
 
     def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
         return checks.session_conf(env)

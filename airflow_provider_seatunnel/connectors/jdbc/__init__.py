@@ -51,7 +51,6 @@ from ...spi import (
     SchemaInference,
     SourceTables,
     TableLineage,
-    Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
@@ -125,11 +124,8 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return required_jars(options, env)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        return assets(options)
-
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        return table_assets(options, table)
+    assets = staticmethod(assets)
+    table_assets = staticmethod(table_assets)
 
     # source ------------------------------------------------------------------------------------
 
