@@ -77,11 +77,16 @@ def test_the_builtin_connectors_say_what_they_do():
     assert not get_connector("console").capabilities.exactly_once
 
 
-def test_http_plans_as_a_sink_but_runs_only_as_a_source():
-    """SeaTunnel's Http sink plans (with a not-runnable warning); nothing here writes to HTTP."""
-    caps = get_connector("Http").capabilities
-    assert caps.sections == {SOURCE, SINK} and caps.runs_as == {SOURCE} and not caps.exactly_once
-    assert caps.can_stream(SOURCE) and not caps.can_run(SINK)
+def test_http_is_a_source_and_its_sink_a_plugin_known_to_run_elsewhere():
+    """The Http connector declares only the section it runs in; SeaTunnel's Http sink is the registry's
+    placeholder (it plans, with a not-runnable warning: tests/plan/test_http_config.py)."""
+    http = get_connector("Http")
+    assert http.capabilities.sections == {SOURCE} and http.capabilities.runs_as == {SOURCE}
+    assert http.can_stream(SOURCE) and get_connector("http", SOURCE) is http
+    sink = get_connector("HTTP", SINK)
+    assert isinstance(sink, KnownPlugin) and sink.name == "Http" and sink.capabilities.sections == {SINK}
+    assert not sink.can_run(SINK)
+    assert get_connector("Console", SOURCE) is get_connector("Console")  # nothing known elsewhere: as it is
 
 
 def test_the_committer_is_declared_or_decided_per_block():
