@@ -1,9 +1,11 @@
 """The typed contract between the engine and a connector: what a connector is handed, what it returns.
 
 A connector is a :class:`~.connector.Connector` subclass that also implements one or more of the
-capability protocols below; the engine finds a capability with ``isinstance`` and never calls a
-method a connector does not declare. Every protocol is checked statically (the type checker run
-by ``make test``) against the built-in connectors, and at run time through ``runtime_checkable``.
+behaviour protocols below. What it can do is data, its :class:`~.capabilities.Capabilities` (partly
+completed from these protocols); the engine calls a protocol's method only on a connector that
+implements it (``isinstance``), never a method a connector does not declare. Every protocol is checked
+statically (the type checker run by ``make test``) against the built-in connectors, and at run time
+through ``runtime_checkable``.
 
 Data between the engine and a connector:
 
@@ -153,7 +155,7 @@ class RunContext(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------
-# Capabilities. A connector implements the ones it has.
+# Behaviour. A connector implements the protocols of what it does.
 # ---------------------------------------------------------------------------------------------
 
 @runtime_checkable
