@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOnly", "KnownPlugin", "exactly_one_of"]
 
 
+#: the class flags a connector declared before :class:`.capabilities.Capabilities`, and the field each became
+FORMER_FLAGS = {"kinds": "sections", "committer": "committer", "stores_deletes": "deletes",
+                "exclusive_stream": "exclusive_stream", "connect": "connect", "connect_stream": "connect_stream"}
+
+
 class Connector:
     """A plugin the engine knows by name (any case).
 
@@ -62,6 +67,11 @@ class Connector:
             cls.required = spec.required
             cls.identity = spec.identity
             cls.secrets = spec.secrets | cls.__dict__.get("secrets", frozenset())
+        flags = [f"{flag} -> {field}" for flag, field in FORMER_FLAGS.items()
+                 if isinstance(cls.__dict__.get(flag), (bool, frozenset, set))]
+        if flags:  # they would be read by nothing: the connector would silently plan nowhere
+            raise TypeError(f"{cls.__name__} sets former class flags; declare them as capabilities = "
+                            f"Capabilities(...) fields instead ({', '.join(flags)})")
         cls.capabilities = complete(cls.capabilities, cls)
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

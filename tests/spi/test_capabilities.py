@@ -106,3 +106,9 @@ sink { Console { plugin_input = "f" } }
     monkeypatch.setattr(console, "capabilities", dataclasses.replace(console.capabilities, sections=frozenset({SOURCE})))
     with pytest.raises(ConfigError, match="'Console' is not a sink plugin"):
         compile_text(None, job)
+
+
+def test_a_class_setting_a_former_flag_is_refused_by_name():
+    """A connector written against the flags would otherwise plan nowhere without a word."""
+    with pytest.raises(TypeError, match=r"kinds -> sections, stores_deletes -> deletes"):
+        type("OldStyle", (Connector,), {"name": "OldStyle", "kinds": frozenset({SINK}), "stores_deletes": True})
