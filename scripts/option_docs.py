@@ -31,7 +31,7 @@ def render() -> str:
         if connector is None or connector.option_spec is None or type(connector).__module__.split(".")[0] != \
                 "airflow_provider_seatunnel":
             continue
-        kinds = ", ".join(sorted(connector.kinds))
+        kinds = ", ".join(sorted(connector.capabilities.sections))
         table = connector.option_spec.markdown()
         parts.append(f"\n## {connector.name} ({kinds})\n\n{connector.description}\n\n{table}")
     return "".join(parts)

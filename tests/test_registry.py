@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from airflow_provider_seatunnel.spi import SINK, SOURCE, available, get_connector, registry
+from airflow_provider_seatunnel.spi import SINK, SOURCE, Capabilities, available, get_connector, registry
 
 from .conftest import ROOT
 
@@ -25,7 +25,7 @@ def test_every_builtin_name_is_its_modules_connector():
 
 def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
     starrocks = get_connector("starrocks")
-    assert starrocks.name == "StarRocks" and starrocks.kinds == {SOURCE, SINK}
+    assert starrocks.name == "StarRocks" and starrocks.capabilities.sections == {SOURCE, SINK}
     assert not starrocks.can_run(SINK)
     assert get_connector("NoSuchPlugin") is None
 
@@ -50,11 +50,11 @@ def test_asking_for_a_plugin_loads_its_module_alone():
 
 def test_a_third_party_connector_registers_through_the_entry_point(tmp_path):
     (tmp_path / "my_connector.py").write_text(textwrap.dedent("""
-        from airflow_provider_seatunnel.spi import SINK, Connector, Sink
+        from airflow_provider_seatunnel.spi import SINK, Capabilities, Connector, Sink
 
         class MySink(Connector, Sink):
             name = "MySink"
-            kinds = frozenset({SINK})
+            capabilities = Capabilities(sections=frozenset({SINK}))
 
             def prepare(self, ctx, vertex, data):
                 return None
@@ -81,7 +81,7 @@ def test_a_connectors_declared_secrets_are_redacted_and_left_out_of_task_ids(tmp
 
     class Vault(base.Connector):
         name = "VaultSink"
-        kinds = frozenset({sink_kind})
+        capabilities = Capabilities(sections=frozenset({sink_kind}))
         secrets = frozenset({"api_key"})
 
     registry._plugins()["vaultsink"] = Vault()
@@ -111,7 +111,7 @@ def test_an_installed_plugin_wins_over_a_name_known_to_run_elsewhere(monkeypatch
 
     class Pulsar(base.Connector, Sink):
         name = "Pulsar"
-        kinds = frozenset({sink_kind})
+        capabilities = Capabilities(sections=frozenset({sink_kind}))
 
         def prepare(self, ctx, vertex, data):
             return None

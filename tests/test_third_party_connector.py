@@ -13,16 +13,18 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
 from airflow_provider_seatunnel.spi import (
     ENTRY_POINT_GROUP,
     SINK,
     TRANSFORM,
     Lineage,
     SchemaInference,
-    TwoPhaseSink,
     available,
     get_connector,
 )
+from airflow_provider_seatunnel.spi.twophase import StorageVerbs
 
 from .conftest import ROOT
 
@@ -58,7 +60,8 @@ def test_the_entry_points_register_runnable_connectors():
     assert type(sink).__module__ == "seatunnel_echo.jsonlines" and sink.name == "JsonLines"
     assert echo.can_run(TRANSFORM) and not echo.can_run(SINK) and echo.can_stream(TRANSFORM)
     assert sink.can_run(SINK) and not sink.can_run(TRANSFORM)
-    assert isinstance(echo, SchemaInference) and isinstance(sink, TwoPhaseSink) and isinstance(sink, Lineage)
+    assert isinstance(echo, SchemaInference) and isinstance(sink, StorageVerbs) and isinstance(sink, Lineage)
+    assert sink.capabilities.exactly_once and sink.capabilities.committer and not echo.capabilities.exactly_once
     assert "Echo" in available(TRANSFORM) and "JsonLines" in available(SINK)
     assert sink.assets({"path": "/data/out"}) == ["file:///data/out"]
 
@@ -146,8 +149,8 @@ def run_cli(*args: str, cwd: Path, faults: str | None = None) -> subprocess.Comp
 
 
 def published(out: Path) -> dict[str, str]:
-    """The data files a reader sees (file name -> text): the hidden staging and commit records aside."""
-    return {p.name: p.read_text() for p in sorted(out.glob("*.jsonl"))}
+    """The data files a reader sees (commit directory/file name -> text): the hidden staging and commit log aside."""
+    return {f"{p.parent.name}/{p.name}": p.read_text() for p in sorted(out.glob("[!.]*/part-*.json"))}
 
 
 def rows_of(files: dict[str, str]) -> list[dict]:
@@ -169,7 +172,8 @@ def test_run_writes_every_row_once_and_a_rerun_with_the_same_run_id_writes_nothi
     assert len({r["id"] for r in rows}) == 12  # random bigint ids: a file published twice would repeat them
     assert len(files) == 3  # the sink's planned parallelism: 3 writers, one file each
     assert json.loads(metrics.read_text())["write_count"] == 12
-    assert [p.suffix for p in (out / ".commits").iterdir()] == [".committed"]  # the journal became the marker
+    assert len({name.split("/")[0] for name in files}) == 1  # one commit: the table's directory
+    assert [p.suffix for p in (out / ".commits").glob("[!.]*")] == [".token"]  # the commit log: one token
     assert not list((out / ".staging").iterdir())
 
     work2 = tmp_path / "work-again"
@@ -186,21 +190,23 @@ def test_run_writes_every_row_once_and_a_rerun_with_the_same_run_id_writes_nothi
     assert len(rows_of(published(out))) == 24  # a new run id is a new run: it writes again
 
 
-def test_a_driver_killed_inside_the_commit_is_restored_exactly_once(tmp_path):
+@pytest.mark.parametrize("kill", ["sink.move=kill", "sink.commit=kill"])
+def test_a_driver_killed_in_the_commit_is_restored_exactly_once(tmp_path, kill):
+    """Killed before the one atomic publish (``sink.move``) nothing is visible; killed after it (``sink.commit``,
+    before the engine records the commit) everything is, and the restore writes nothing again."""
     out = tmp_path / "out"
     conf = tmp_path / "job.conf"
     conf.write_text(job(out))
     args = ("run", str(conf), "--run-id", "k1", "--work-dir", str(tmp_path / "work"))
-    killed = run_cli(*args, cwd=tmp_path, faults="sink.move=kill+1")  # SIGKILL after one file was renamed
+    killed = run_cli(*args, cwd=tmp_path, faults=kill)  # SIGKILL of the driver
     assert killed.returncode != 0, killed.stdout + killed.stderr
     before = published(out)
-    assert len(before) == 1 and (out / ".commits").is_dir()
-    assert not list((out / ".commits").glob("*.committed"))
+    assert len(rows_of(before)) == (12 if kill.startswith("sink.commit") else 0)
 
     restored = run_cli(*args, "--attempt", "2", cwd=tmp_path)
     assert restored.returncode == 0, restored.stdout + restored.stderr
     after = published(out)
     rows = rows_of(after)
     assert len(after) == 3 and len(rows) == 12 and len({r["id"] for r in rows}) == 12
-    assert all(after[name] == text for name, text in before.items())  # the first attempt's file, kept as it was
-    assert len(list((out / ".commits").glob("*.committed"))) == 1 and not list((out / ".commits").glob("*.pending"))
+    assert all(after[name] == text for name, text in before.items())  # what the first attempt published, kept
+    assert not list((out / ".staging").iterdir())  # the killed attempt's staging discarded

@@ -28,7 +28,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from ..spi import SINK, Connector, Dataset, RunContext, Sink, Vertex
+from ..spi import SINK, Capabilities, Connector, Dataset, RunContext, Sink, Vertex
 from ..spi.options import as_bool, as_int
 from ..spi.rows import ROW_KIND, ROW_KINDS, data_columns, quote
 from ..spi.sessions import is_connect
@@ -163,8 +163,7 @@ def partition_keys(spark: Any, n: int) -> list[int]:
 
 class Console(Connector, Sink):
     name = "Console"
-    kinds = frozenset({SINK})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({SINK}), connect=True)
     description = "Prints rows to the log."
 
     def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
 from ..spi.errors import RuntimeConfigError
 from ..spi.options import JobConfig, PluginConfig, Problem
 from ..spi.rows import data_columns, quote
@@ -59,8 +59,7 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 class Copy(Connector, Transform, SchemaInference):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     description = "Copies fields into new columns."
 
     check = staticmethod(_check)

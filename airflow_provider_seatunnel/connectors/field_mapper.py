@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
 from ..spi.rows import quote
 from .common import field_problems, kind_columns, require_columns, single_input
 
@@ -30,8 +30,7 @@ def _mapping(options: Mapping[str, Any]) -> dict[str, str] | None:
 
 class FieldMapper(Connector, SchemaInference, Transform):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     required = ("field_mapper",)
     description = "Keeps and renames the mapped fields."
 

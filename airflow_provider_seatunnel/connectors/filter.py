@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex, exactly_one_of
+from ..spi import (
+    TRANSFORM,
+    Capabilities,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+    exactly_one_of,
+)
 from ..spi.errors import RuntimeConfigError
 from ..spi.options import MISSING, JobConfig, PluginConfig, Problem, as_list, lookup
 from ..spi.rows import data_columns, quote
@@ -56,8 +66,7 @@ def _schema(plugin: PluginConfig, job: JobConfig,
 
 class Filter(Connector, Transform, SchemaInference):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     description = "Keeps (include_fields) or drops (exclude_fields) fields."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

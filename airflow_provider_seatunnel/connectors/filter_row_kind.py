@@ -9,7 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex, exactly_one_of
+from ..spi import (
+    TRANSFORM,
+    Capabilities,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+    exactly_one_of,
+)
 from ..spi.optionspec import Option, OptionSpec
 from .common import single_input
 
@@ -39,8 +49,7 @@ def _kinds(options: Mapping[str, Any]) -> tuple[str, list[str]] | None:
 
 class FilterRowKind(Connector, SchemaInference, Transform):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     option_spec = SPEC
     description = "Keeps or drops rows by row kind."
 

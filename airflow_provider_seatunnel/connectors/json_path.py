@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
 from ..spi.rows import quote
 from .common import kind_columns, missing_message, single_input
 
@@ -237,8 +237,7 @@ def _convert(raw: Any, dtype: DataType) -> tuple[Any, Any]:
 
 class JsonPath(Connector, SchemaInference, Transform):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     required = ("columns",)
     description = "Extracts values from JSON text by path."
 

@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..spi import TRANSFORM, Connector, Dataset, InsertOnly, RunContext, SchemaInference, Transform, Vertex
+from ..spi import (
+    TRANSFORM,
+    Capabilities,
+    Connector,
+    Dataset,
+    InsertOnly,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+)
 from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import single_input
@@ -36,8 +46,7 @@ def _exists(field: str) -> str:
 
 class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     option_spec = SPEC
     description = "Adds the row kind as a column."
 

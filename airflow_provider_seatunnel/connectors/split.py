@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
 from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import quote
 from .common import check_regex, field_problems, kind_columns, require_columns, single_input
@@ -42,8 +42,7 @@ def _options(options: Any) -> tuple[str | None, str | None, list[str]]:
 
 class Split(Connector, SchemaInference, Transform):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     option_spec = SPEC
     description = "Splits a string field into several."
 

@@ -235,8 +235,8 @@ def _declare(job: JobConfig) -> tuple[_Declared, list[Problem]]:
 def _check_plugin(job: JobConfig, plugin: PluginConfig) -> tuple[str, list[Problem]]:
     """The plugin's canonical name, and what its connector finds wrong with it (an unknown plugin, or one
     this package cannot run, plans with a warning)."""
-    connector = get_connector(plugin.name)
     kind = plugin.section
+    connector = get_connector(plugin.name, kind)
     if connector is None:
         return plugin.name, [job.problem(f"unknown plugin '{plugin.name}': it plans, but this package cannot "
                                          "run it and validate fails", plugin, severity="warning",

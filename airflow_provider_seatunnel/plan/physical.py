@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..config.errors import ConfigError, Problem
-from ..spi import SINK, SOURCE, TRANSFORM, CommitterFor, get_connector
+from ..spi import SINK, SOURCE, TRANSFORM, get_connector
 from ..spi.registry import secret_options
 from ..spi.secrets import SECRET_OPTIONS, is_secret, public_identity
 from . import graph
@@ -98,14 +98,10 @@ def _slots(dag: LogicalDag, parts: PipelineParts, groups: tuple[TaskGroup, ...])
 
 def _commits(dag: LogicalDag, vid: str) -> bool:
     """Whether a sink has SeaTunnel's aggregated committer (a coordinator slot): as its connector says
-    for its options (:class:`..spi.CommitterFor`: Jdbc only with ``is_exactly_once``), else its ``committer``."""
+    for its options (``Connector.has_committer``: its declared ``committer``; Jdbc only with ``is_exactly_once``)."""
     v = dag.vertex(vid)
     c = get_connector(v.plugin)
-    if c is None:
-        return False
-    if isinstance(c, CommitterFor):
-        return bool(c.has_committer(v.options))
-    return c.capabilities.committer
+    return c is not None and bool(c.has_committer(v.options))
 
 
 def build_physical_plan(dag: LogicalDag, pipelines: list[PipelineParts], warnings: list[Problem]) -> JobPlan:

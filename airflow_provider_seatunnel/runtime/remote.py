@@ -16,7 +16,7 @@ own. The walk, the two-phase commit and the restore rules are the ones spark-sub
   server's values, and the run says which. A setting a plugin cannot do without
   (:class:`..spi.NeedsSession`) must then already hold on the server, else the run fails naming it.
   Jars the connectors need are added to the session as artifacts.
-* **What runs**: connectors that declare ``connect = True`` (:mod:`..spi.sessions`), BATCH jobs;
+* **What runs**: connectors that declare ``Capabilities(connect=True)`` (:mod:`..spi.sessions`), BATCH jobs;
   the rest are refused before the session opens (:func:`connect_problems`).
 * **Secrets**: the server address's ``token`` never reaches a log, a metric or an error
   (:meth:`Remote.display`).

@@ -1,9 +1,10 @@
 """The connector contract: the ground floor every connector is written against.
 
-* :mod:`.contract`: the capability protocols (sources, transforms, sinks, two-phase commit,
+* :mod:`.contract`: the behaviour protocols (sources, transforms, sinks, two-phase commit,
   streaming, save modes, schema inference...), the :class:`~.contract.Vertex` and
   :class:`~.contract.RunContext` a connector is handed;
-* :mod:`.capabilities`: what a connector can do, one frozen :class:`~.capabilities.Capabilities` value;
+* :mod:`.capabilities`: what a connector can do, one frozen :class:`~.capabilities.Capabilities` value
+  each connector class declares;
 * :mod:`.connector`: the :class:`~.connector.Connector` base class (name, sections, options,
   compile-time checks);
 * :mod:`.registry`: plugins by case-insensitive name, built-in or from an entry point;
@@ -29,7 +30,6 @@ from .contract import (
     ColumnFlow,
     ColumnLineage,
     ColumnOrigin,
-    CommitterFor,
     ConnectionInfo,
     Dataset,
     FromConnection,
@@ -70,7 +70,6 @@ __all__ = [
     "ColumnFlow",
     "ColumnLineage",
     "ColumnOrigin",
-    "CommitterFor",
     "ConnectionInfo",
     "Connector",
     "Dataset",

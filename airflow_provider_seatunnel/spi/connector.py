@@ -1,11 +1,12 @@
 """What every connector declares: its name, sections, options, identity; compile-time checks.
 
-A connector subclasses :class:`Connector` and the capability protocols of
-:mod:`.contract` it implements, and its module exposes one instance as ``CONNECTOR``::
+A connector subclasses :class:`Connector` and the behaviour protocols of :mod:`.contract` it
+implements, declares its :class:`.capabilities.Capabilities`, and its module exposes one instance as
+``CONNECTOR``::
 
     class Echo(Connector, Transform):
         name = "Echo"
-        kinds = frozenset({TRANSFORM})
+        capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
         required = ("field",)
 
         def apply(self, ctx, vertex, inputs):
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..config.errors import NOT_RUNNABLE
-from .capabilities import Capabilities, derive
+from .capabilities import Capabilities, complete
 from .contract import SINK, SOURCE, TRANSFORM, ChangeEmitter, Vertex
 from .optionspec import OptionSpec
 
@@ -32,38 +33,28 @@ if TYPE_CHECKING:
 __all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOnly", "KnownPlugin", "exactly_one_of"]
 
 
+#: the class flags a connector declared before :class:`.capabilities.Capabilities`, and the field each became
+FORMER_FLAGS = {"kinds": "sections", "committer": "committer", "stores_deletes": "deletes",
+                "exclusive_stream": "exclusive_stream", "connect": "connect", "connect_stream": "connect_stream"}
+
+
 class Connector:
     """A plugin the engine knows by name (any case).
 
-    What it can do is one value, :attr:`capabilities` (:class:`.capabilities.Capabilities`), derived
-    from the behaviour it implements and the flags below unless the class declares its own.
-    ``kinds`` are the sections it may stand in; it runs in a section when it implements that
-    section's behaviour (:data:`.capabilities.RUNS_AS`; others still plan, with a warning, and fail
-    ``validate``). ``required`` lists options that must be set; ``identity`` the options that name
-    its external data (a path, a table), from which pipeline task ids and stream state keys are
-    derived; ``committer`` marks sinks that publish through a driver-side commit (a coordinator
-    slot); ``stores_deletes`` sinks apply DELETE rows (others write them as plain rows, and the
-    run says so); ``secrets`` are its option names whose values are credentials, kept out of
-    identities, plans and logs beside the common ones (:data:`.secrets.SECRET_OPTIONS`).
+    What it can do is one value, :attr:`capabilities` (:class:`.capabilities.Capabilities`): the class
+    declares the facts (``capabilities = Capabilities(sections=..., deletes=True, ...)``) and the fields
+    behaviour gives are completed from the protocols it implements when the class is defined.
+    ``required`` lists options that must be set; ``identity`` the options that name its external data (a
+    path, a table), from which pipeline task ids and stream state keys are derived; ``secrets`` are its
+    option names whose values are credentials, kept out of identities, plans and logs beside the common
+    ones (:data:`.secrets.SECRET_OPTIONS`).
     """
 
     name: ClassVar[str] = ""
-    kinds: ClassVar[frozenset[str]] = frozenset()
+    capabilities: ClassVar[Capabilities] = Capabilities()
     required: ClassVar[tuple[str, ...]] = ()
     identity: ClassVar[tuple[str, ...]] = ()
-    committer: ClassVar[bool] = False
-    stores_deletes: ClassVar[bool] = False
     secrets: ClassVar[frozenset[str]] = frozenset()
-    #: a STREAMING source whose read position lives outside the pipeline's checkpoint (a database's
-    #: replication slot, advanced when a micro-batch is recorded): one query may read it, so its
-    #: pipeline may have one sink
-    exclusive_stream: ClassVar[bool] = False
-    #: runs on a Spark Connect session too (:mod:`.sessions`): needs no driver JVM, no SparkContext
-    #: and no py4j, only the DataFrame API (and Python, on the driver or in Spark's tasks)
-    connect: ClassVar[bool] = False
-    #: its STREAMING source runs on a Spark Connect session too (reads through the DataFrame API only);
-    #: its sink and transform run there whenever ``connect`` says so (a micro-batch is a batch)
-    connect_stream: ClassVar[bool] = False
     description: ClassVar[str] = ""
     #: its options, declared once (:mod:`.optionspec`): a connector that declares a spec gets its compile-time
     #: option problems, ``required``, ``identity`` and ``secrets`` from it
@@ -76,6 +67,12 @@ class Connector:
             cls.required = spec.required
             cls.identity = spec.identity
             cls.secrets = spec.secrets | cls.__dict__.get("secrets", frozenset())
+        flags = [f"{flag} -> {field}" for flag, field in FORMER_FLAGS.items()
+                 if isinstance(cls.__dict__.get(flag), (bool, frozenset, set))]
+        if flags:  # they would be read by nothing: the connector would silently plan nowhere
+            raise TypeError(f"{cls.__name__} sets former class flags; declare them as capabilities = "
+                            f"Capabilities(...) fields instead ({', '.join(flags)})")
+        cls.capabilities = complete(cls.capabilities, cls)
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         """Compile-time problems of the block beyond its required options (none by default)."""
@@ -97,13 +94,11 @@ class Connector:
         connector declares ``connect`` (None: it can), e.g. a database with no client here."""
         return None
 
-    @property
-    def capabilities(self) -> Capabilities:
-        """What the connector can do, derived once (a class may declare ``capabilities = Capabilities(...)``)."""
-        found = self.__dict__.get("_capabilities")
-        if found is None:
-            found = self.__dict__["_capabilities"] = derive(self)
-        return found
+    def has_committer(self, options: Mapping[str, Any]) -> bool:
+        """Whether a sink block with these options publishes through a driver-side commit (SeaTunnel's
+        aggregated committer, a coordinator slot): the declared ``committer``, unless the connector decides
+        per block (Jdbc: only with ``is_exactly_once``)."""
+        return self.capabilities.committer
 
     def can_run(self, kind: str) -> bool:
         """Whether this package can execute the plugin as a ``kind`` (source, transform, sink)."""
@@ -135,9 +130,9 @@ class KnownPlugin(Connector):
     """A SeaTunnel plugin this package knows by name but cannot run: jobs naming it plan with a
     warning and fail ``validate`` before any Spark starts."""
 
-    def __init__(self, name: str, kinds: frozenset[str]):
+    def __init__(self, name: str, sections: frozenset[str]):
         self.name = name  # type: ignore[misc]
-        self.kinds = kinds  # type: ignore[misc]
+        self.capabilities = complete(Capabilities(sections=sections), self)  # type: ignore[misc]
 
 
 class InsertOnly:

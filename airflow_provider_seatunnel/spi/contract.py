@@ -1,9 +1,11 @@
 """The typed contract between the engine and a connector: what a connector is handed, what it returns.
 
 A connector is a :class:`~.connector.Connector` subclass that also implements one or more of the
-capability protocols below; the engine finds a capability with ``isinstance`` and never calls a
-method a connector does not declare. Every protocol is checked statically (the type checker run
-by ``make test``) against the built-in connectors, and at run time through ``runtime_checkable``.
+behaviour protocols below. What it can do is data, its :class:`~.capabilities.Capabilities` (partly
+completed from these protocols); the engine calls a protocol's method only on a connector that
+implements it (``isinstance``), never a method a connector does not declare. Every protocol is checked
+statically (the type checker run by ``make test``) against the built-in connectors, and at run time
+through ``runtime_checkable``.
 
 Data between the engine and a connector:
 
@@ -17,7 +19,7 @@ Data between the engine and a connector:
 
 Compile time (no Spark, safe at DAG-parse time): ``problems``/``check``, :class:`SchemaInference`,
 :class:`ReadsTablesByName`, :class:`PerInputSplit`, :class:`Lineage`, :class:`TableLineage`,
-:class:`ColumnLineage`, :class:`NeedsJars`, :class:`NeedsSession`, :class:`SourceTables`, :class:`CommitterFor`.
+:class:`ColumnLineage`, :class:`NeedsJars`, :class:`NeedsSession`, :class:`SourceTables`.
 Run time: the rest.
 """
 
@@ -153,7 +155,7 @@ class RunContext(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------
-# Capabilities. A connector implements the ones it has.
+# Behaviour. A connector implements the protocols of what it does.
 # ---------------------------------------------------------------------------------------------
 
 @runtime_checkable
@@ -373,14 +375,6 @@ class SourceTables(Protocol):
     def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
         """The tables a source produces, by table id, each with the catalog keys its options declare
         (more than one table: a multi-table source). None when the options do not say (read at run time)."""
-        ...
-
-
-@runtime_checkable
-class CommitterFor(Protocol):
-    def has_committer(self, options: Mapping[str, Any]) -> bool:
-        """Whether the sink, so configured, publishes through a driver-side commit (SeaTunnel's aggregated
-        committer, a coordinator slot): a sink whose ``committer`` depends on its options."""
         ...
 
 

@@ -105,12 +105,18 @@ def _plugins() -> dict[str, Connector]:
     return table
 
 
-def get_connector(name: str) -> Connector | None:
+def get_connector(name: str, section: str | None = None) -> Connector | None:
     """The connector named ``name`` (any case): a built-in, else an installed plugin's, else a
     SeaTunnel plugin known to run elsewhere only (it plans, with a warning); None if unknown.
-    Entry points are read only for names that are not built-ins."""
+    Entry points are read only for names that are not built-ins. Given the ``section`` a block stands
+    in, a connector that does not declare that section gives way to the SeaTunnel plugin of its name
+    known to run elsewhere there (Http's sink: the Http connector is a source only)."""
     key = name.strip().lower()
-    return _builtin(key) or _plugins().get(key) or _known_elsewhere().get(key)
+    found = _builtin(key) or _plugins().get(key) or _known_elsewhere().get(key)
+    if section is None or found is None or section in found.capabilities.sections:
+        return found
+    known = _known_elsewhere().get(key)
+    return known if known is not None and section in known.capabilities.sections else found
 
 
 def secret_options(name: str) -> frozenset[str]:

@@ -2,7 +2,7 @@
 this process, reached through py4j) or a Spark Connect session (a thin client of a remote server:
 no ``SparkContext``, no JVM here; everything goes through the DataFrame API).
 
-A connector that runs on both declares ``connect = True`` (:class:`.connector.Connector`); one
+A connector that runs on both declares ``Capabilities(connect=True)`` (:mod:`.capabilities`); one
 that needs the driver JVM keeps the default and Connect mode refuses its pipelines before they
 start."""
 

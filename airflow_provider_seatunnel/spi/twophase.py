@@ -178,9 +178,11 @@ class PublishesTogether(StorageVerbs, Protocol):
 
 
 def is_two_phase(connector: Any) -> bool:
-    """Whether ``connector`` publishes in a second phase: its own ``commit``/``abort``
-    (:class:`.contract.TwoPhaseSink`), or the engine's over its :class:`StorageVerbs`. The one rule:
-    the engine's commit and abort, and the connector's ``exactly_once`` capability, both ask it."""
+    """Whether ``connector`` (a connector or its class) publishes in a second phase: its own
+    ``commit``/``abort`` (:class:`.contract.TwoPhaseSink`), or the engine's over its :class:`StorageVerbs`.
+    The one rule: the engine's commit and abort, and the connector's ``exactly_once`` capability, both ask it."""
+    if isinstance(connector, type):
+        return issubclass(connector, (TwoPhaseSink, StorageVerbs))
     return isinstance(connector, (TwoPhaseSink, StorageVerbs))
 
 

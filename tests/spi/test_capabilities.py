@@ -1,5 +1,6 @@
-"""Capabilities as data: one frozen value per connector, derived from what it implements and its flags
-(or declared), read by the planner and the runtime instead of ``isinstance`` tests."""
+"""Capabilities as data: one frozen value per connector class, its facts declared by the author and its
+behaviour fields completed from what the class implements, read by the planner and the runtime instead
+of ``isinstance`` tests."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from airflow_provider_seatunnel.spi import SINK, SOURCE, TRANSFORM, Capabilities
 
 class _Reader(Connector):
     name = "CapsReader"
-    kinds = frozenset({SOURCE, SINK})
-    exclusive_stream = True
-    connect = True
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), exclusive_stream=True, connect=True)
 
     def read(self, ctx, vertex):
         return {}
@@ -25,12 +24,24 @@ class _Reader(Connector):
         return {}
 
 
-class _Declared(_Reader):
-    name = "CapsDeclared"
-    capabilities = Capabilities(sections=frozenset({TRANSFORM}), runs_as=frozenset({TRANSFORM}), deletes=True)
+class _Overclaims(Connector):
+    """Declares behaviour it lacks: a declaration cannot make a class run, stream or commit."""
+
+    name = "CapsOverclaims"
+    capabilities = Capabilities(sections=frozenset({SINK}), runs_as=frozenset({SINK}), streams=True,
+                                exactly_once=True, reads_tables_by_name=True)
 
 
-def test_derived_from_the_behaviour_it_implements_and_its_flags():
+class _Subclass(_Reader):
+    """Keeps its base's declaration; its behaviour is its own."""
+
+    name = "CapsSubclass"
+
+    def prepare(self, ctx, vertex, data):
+        return None
+
+
+def test_declared_facts_and_behaviour_from_what_the_class_implements():
     caps = _Reader().capabilities
     assert caps.sections == {SOURCE, SINK} and caps.runs_as == {SOURCE}  # declares SINK, writes nothing
     assert caps.can_run(SOURCE) and caps.can_stream(SOURCE) and not caps.can_run(SINK)
@@ -40,10 +51,16 @@ def test_derived_from_the_behaviour_it_implements_and_its_flags():
         caps.deletes = True  # type: ignore[misc]
 
 
-def test_a_declared_value_wins_over_the_flags():
-    declared = _Declared()
-    assert declared.capabilities.sections == {TRANSFORM} and declared.capabilities.deletes
-    assert declared.can_run(TRANSFORM) and not declared.can_run(SOURCE)  # although it implements read
+def test_a_declaration_cannot_claim_behaviour_the_class_lacks():
+    caps = _Overclaims.capabilities
+    assert caps.sections == {SINK} and not caps.runs_as and not caps.can_run(SINK)
+    assert not (caps.streams or caps.exactly_once or caps.reads_tables_by_name)
+
+
+def test_a_subclass_keeps_the_declared_facts_and_gets_its_own_behaviour():
+    caps = _Subclass.capabilities
+    assert caps.sections == {SOURCE, SINK} and caps.exclusive_stream and caps.connect
+    assert caps.runs_as == {SOURCE, SINK} and _Reader.capabilities.runs_as == {SOURCE}
 
 
 def test_a_known_plugin_plans_in_its_sections_and_runs_nowhere():
@@ -56,7 +73,26 @@ def test_the_builtin_connectors_say_what_they_do():
     assert redis.capabilities.exactly_once and jdbc.capabilities.exactly_once and jdbc.capabilities.deletes
     assert sql.capabilities.reads_tables_by_name and sql.capabilities.can_run(TRANSFORM)
     assert cdc.capabilities.exclusive_stream and cdc.capabilities.can_stream(SOURCE)
+    assert not get_connector("mysql-cdc").capabilities.exclusive_stream
     assert not get_connector("console").capabilities.exactly_once
+
+
+def test_http_is_a_source_and_its_sink_a_plugin_known_to_run_elsewhere():
+    """The Http connector declares only the section it runs in; SeaTunnel's Http sink is the registry's
+    placeholder (it plans, with a not-runnable warning: tests/plan/test_http_config.py)."""
+    http = get_connector("Http")
+    assert http.capabilities.sections == {SOURCE} and http.capabilities.runs_as == {SOURCE}
+    assert http.can_stream(SOURCE) and get_connector("http", SOURCE) is http
+    sink = get_connector("HTTP", SINK)
+    assert isinstance(sink, KnownPlugin) and sink.name == "Http" and sink.capabilities.sections == {SINK}
+    assert not sink.can_run(SINK)
+    assert get_connector("Console", SOURCE) is get_connector("Console")  # nothing known elsewhere: as it is
+
+
+def test_the_committer_is_declared_or_decided_per_block():
+    local, jdbc, redis = (get_connector(n) for n in ("LocalFile", "Jdbc", "Redis"))
+    assert local.has_committer({}) and not redis.has_committer({})
+    assert jdbc.has_committer({"is_exactly_once": "true"}) and not jdbc.has_committer({})
 
 
 def test_the_planner_reads_the_sections_from_the_value(monkeypatch):
@@ -67,7 +103,12 @@ sink { Console { plugin_input = "f" } }
 """
     assert compile_text(None, job).pipelines
     console = get_connector("Console")
-    monkeypatch.setitem(console.__dict__, "_capabilities",
-                        dataclasses.replace(console.capabilities, sections=frozenset({SOURCE})))
+    monkeypatch.setattr(console, "capabilities", dataclasses.replace(console.capabilities, sections=frozenset({SOURCE})))
     with pytest.raises(ConfigError, match="'Console' is not a sink plugin"):
         compile_text(None, job)
+
+
+def test_a_class_setting_a_former_flag_is_refused_by_name():
+    """A connector written against the flags would otherwise plan nowhere without a word."""
+    with pytest.raises(TypeError, match=r"kinds -> sections, stores_deletes -> deletes"):
+        type("OldStyle", (Connector,), {"name": "OldStyle", "kinds": frozenset({SINK}), "stores_deletes": True})

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import SINK, Connector, Dataset, RunContext, SchemaInference, Sink, StreamFinish, Vertex
+from ...spi import SINK, Capabilities, Connector, Dataset, RunContext, SchemaInference, Sink, StreamFinish, Vertex
 from ...spi.errors import AssertionFailed, RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
@@ -32,8 +32,7 @@ log = logging.getLogger("seatunnel.assert")
 
 class Assert(Connector, SchemaInference, Sink, StreamFinish):
     name = "Assert"
-    kinds = frozenset({SINK})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({SINK}), connect=True)
     required = ("rules",)
     description = "Fails the pipeline when a row or field rule does not hold."
 

@@ -15,6 +15,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     Connector,
     Dataset,
@@ -48,7 +49,7 @@ def templated(options: Mapping[str, Any]) -> bool:
 class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter, Lineage):
     """A database's tables: their snapshot, then every change, with row kinds."""
 
-    kinds = frozenset({SOURCE})
+    capabilities = Capabilities(sections=frozenset({SOURCE}))
     required = ()  # base-url and table-names: parse() says so, at their keys
     #: the module holding ``read`` and ``read_stream``, relative to the subclass's package
     runtime: ClassVar[str] = ""

@@ -26,6 +26,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     Connector,
     Dataset,
@@ -70,11 +71,10 @@ def _uri(location: str) -> str | Unnamed:
 class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableLineage, ChangeEmitter, BatchSource,
             StreamingSource, DeltaSinkVerbs):
     name = NAME
-    kinds = frozenset({SOURCE, SINK})
+    #: with primary_keys; without, every row is appended as it is (docs/delta.md)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     required = ()  # path, or warehouse + database + table: options.table_of
     identity = ("path", "warehouse", "database", "table")
-    committer = True
-    stores_deletes = True  # with primary_keys; without, every row is appended as it is (docs/delta.md)
     description = "Reads (batch, time travel, streaming) and writes Delta Lake tables, exactly once."
 
     # compile time ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from ...spi import (
     SOURCE,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     Connector,
     Dataset,
@@ -39,8 +40,7 @@ __all__ = ["CONNECTOR", "FakeSource"]
 
 class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter):
     name = "FakeSource"
-    kinds = frozenset({SOURCE})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({SOURCE}), connect=True)
     identity = ("schema.table",)
     description = "Generates rows from a schema: random, ranged, templated or explicit."
 

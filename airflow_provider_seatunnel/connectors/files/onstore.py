@@ -14,6 +14,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     Connector,
     Dataset,
     FromConnection,
@@ -96,10 +97,8 @@ class OnStoreFile:
 class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
              TwoPhaseSink, NeedsJars, FromConnection):
     name = "S3File"
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("bucket", "path")
-    committer = True
-    stores_deletes = False
     connection_option = CONN_OPTION
     secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
     description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."

@@ -18,6 +18,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     Connector,
     InsertOnly,
     Lineage,
@@ -68,10 +69,8 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
                TwoPhaseSink):
     name = "HdfsFile"
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("fs.defaultFS", "path")
-    committer = True
-    stores_deletes = False
     description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
     dialect = DIALECT
 

@@ -32,6 +32,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    Capabilities,
     Connector,
     Dataset,
     InsertOnly,
@@ -66,10 +67,9 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
 
 class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, HiveSinkVerbs):
     name = NAME
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     required = ("table_name", "metastore_uri")
     identity = ("table_name", "metastore_uri")
-    committer = True
     description = "Reads and writes Hive tables (text, ORC, Parquet) through a Hive metastore."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -78,8 +78,7 @@ class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, HiveSinkVe
     def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
         return session_conf(options)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        return assets(options)
+    assets = staticmethod(assets)
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         from .source import read

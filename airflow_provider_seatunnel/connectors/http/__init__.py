@@ -28,6 +28,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    Capabilities,
     ConnectionInfo,
     Connector,
     Dataset,
@@ -57,8 +58,8 @@ HOOK_SETTINGS = frozenset({"proxies", "proxy", "stream", "verify", "cert", "max_
 class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly, FromConnection):
     name = "Http"
     connection_option = CONN_OPTION
-    #: SINK: SeaTunnel's Http sink plans (its block unchecked) with a not-runnable warning
-    kinds = frozenset({SOURCE, SINK})
+    #: a source only: SeaTunnel's Http sink is a plugin known to run elsewhere (it plans with a not-runnable warning)
+    capabilities = Capabilities(sections=frozenset({SOURCE}))
     required = ()  # url, unless http_conn_id gives its base: options.parse
     identity = ("url", "method", CONN_OPTION)
     secrets = AUTH_HEADERS | {CONN_AUTHORIZATION, CONN_HEADERS}

@@ -27,6 +27,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     ConnectionInfo,
     Connector,
@@ -64,11 +65,10 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
               ChangeEmitter, BatchSource, StreamingSource, IcebergSinkVerbs, FromConnection):
     name = NAME
     connection_option = CONN_OPTION
-    kinds = frozenset({SOURCE, SINK})
+    #: with primary keys; without, every row is appended as it is (docs/iceberg.md)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     required = ()  # table or table_list, and the catalog: options.parse, checks.check
     identity = ("catalog_name", CONN_OPTION, "namespace", "table", "table_list")
-    committer = True
-    stores_deletes = True  # with primary keys; without, every row is appended as it is (docs/iceberg.md)
     secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential", CONNECTION_CONFIG})
     description = "Reads (batch, time travel, streaming) and writes Apache Iceberg tables, exactly once."
 
@@ -93,9 +93,8 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
             return None
         return {f"{t.namespace}.{t.table}": TableKeys() for t in options.tables}
 
-    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        """Iceberg's runtime for the installed PySpark's minor version, a JDBC catalog's driver."""
-        return checks.iceberg_jars(options, env)
+    #: Iceberg's runtime for the installed PySpark's minor version, a JDBC catalog's driver
+    jars = staticmethod(checks.iceberg_jars)
 
     def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
         return checks.session_conf(env)

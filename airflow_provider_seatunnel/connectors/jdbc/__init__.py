@@ -38,7 +38,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
-    CommitterFor,
+    Capabilities,
     ConnectionInfo,
     Connector,
     Dataset,
@@ -51,7 +51,6 @@ from ...spi import (
     SchemaInference,
     SourceTables,
     TableLineage,
-    Unnamed,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
@@ -69,15 +68,12 @@ log = logging.getLogger("seatunnel.jdbc")
 
 
 class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, JdbcSinkVerbs,
-           RetiresCommits, SourceTables, CommitterFor, FromConnection):
+           RetiresCommits, SourceTables, FromConnection):
     name = "Jdbc"
     connection_option = "jdbc_conn_id"
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True, connect=True)
     required = ()  # url and driver: required unless the block's jdbc_conn_id gives them (checks.py)
     identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
-    committer = True
-    stores_deletes = True
-    connect = True
     description = "Reads a query or table, or writes (upserts) a table, through JDBC."
 
     # compile time ------------------------------------------------------------------------------
@@ -128,11 +124,8 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return required_jars(options, env)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        return assets(options)
-
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        return table_assets(options, table)
+    assets = staticmethod(assets)
+    table_assets = staticmethod(table_assets)
 
     # source ------------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from ...spi import (
     SOURCE,
     AcknowledgesRead,
     BatchSource,
+    Capabilities,
     ChangeEmitter,
     ConnectionInfo,
     Connector,
@@ -62,9 +63,8 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
             KafkaSinkVerbs, NeedsJars, Lineage, FromConnection):
     name = "Kafka"
     connection_option = CONN_OPTION
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}))
     option_spec = SPEC  # required (none always), identity; secrets besides the client's below
-    committer = False
     secrets = frozenset({"sasl.jaas.config", "sasl.password", "ssl.key.password", "ssl.keystore.password",
                          "ssl.truststore.password"})
     description = "Reads topics (batch or streaming) or writes records of a Kafka cluster, exactly once on request."

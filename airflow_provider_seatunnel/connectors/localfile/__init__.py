@@ -42,6 +42,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    Capabilities,
     Connector,
     Dataset,
     InsertOnly,
@@ -84,12 +85,9 @@ __all__ = [
 class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
                 TwoPhaseSink, StreamingSource, RetiresCommits):
     name = "LocalFile"
-    kinds = frozenset({SOURCE, SINK})
-    connect = True
-    connect_stream = True  # a file stream: the DataFrame API only
+    #: a file stream: the DataFrame API only
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True)
     identity = ("path",)
-    committer = True
-    stores_deletes = False
     description = "Reads or writes text, csv, json, parquet, orc, xml and binary files."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

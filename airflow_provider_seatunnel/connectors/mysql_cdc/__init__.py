@@ -14,6 +14,7 @@ docs: docs/cdc.md.
 
 from __future__ import annotations
 
+from ...spi import SOURCE, Capabilities
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..cdc.source import CdcSource
 from .options import MyCdcOptions, parse
@@ -24,7 +25,8 @@ __all__ = ["CONNECTOR", "MySqlCdc"]
 class MySqlCdc(CdcSource):
     name = "MySQL-CDC"
     identity = ("base-url", "table-names")
-    exclusive_stream = False  # the binlog has no consumer position: any number of queries may read it
+    #: not exclusive_stream: the binlog has no consumer position, any number of queries may read it
+    capabilities = Capabilities(sections=frozenset({SOURCE}))
     runtime = ".runtime"
     description = "Captures a MySQL or MariaDB database's tables: a snapshot, then every change (the binlog)."
 

@@ -22,6 +22,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     Connector,
     Dataset,
     Lineage,
@@ -76,11 +77,10 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
 
 class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, PaimonSinkVerbs):
     name = NAME
-    kinds = frozenset({SOURCE, SINK})
+    #: with paimon.table.primary-keys; without, every row is appended as it is
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     required = ()  # warehouse, database, table: options.table_of reports the first missing one
     identity = ("warehouse", "database", "table")
-    committer = True
-    stores_deletes = True  # with paimon.table.primary-keys; without, every row is appended as it is
     description = "Reads (batch) and writes Apache Paimon tables through pypaimon, exactly once."
 
     # compile time ------------------------------------------------------------------------------

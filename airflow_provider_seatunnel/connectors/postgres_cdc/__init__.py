@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi import NeedsJars
+from ...spi import SOURCE, Capabilities, NeedsJars
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..cdc.source import CdcSource
 from .options import OTHER_PLUGINS, PgCdcOptions, opt, parse
@@ -28,7 +28,7 @@ __all__ = ["CONNECTOR", "PostgresCdc"]
 class PostgresCdc(CdcSource, NeedsJars):
     name = "Postgres-CDC"
     identity = ("base-url", "table-names", "slot.name")
-    exclusive_stream = True
+    capabilities = Capabilities(sections=frozenset({SOURCE}), exclusive_stream=True)
     runtime = ".runtime"
     description = "Captures a PostgreSQL database's tables: a snapshot, then every change (logical replication)."
 

@@ -31,6 +31,7 @@ from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
+    Capabilities,
     ConnectionInfo,
     Connector,
     Dataset,
@@ -53,9 +54,9 @@ log = logging.getLogger("seatunnel.redis")
 class Redis(Connector, SchemaInference, BatchSource, InsertOnly, RedisSinkVerbs, RetiresCommits, FromConnection):
     name = "Redis"
     connection_option = CONN_OPTION
-    kinds = frozenset({SOURCE, SINK})
+    #: no committer: SeaTunnel's Redis sink has no aggregated committer (no coordinator slot)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}))
     option_spec = SPEC  # required, identity and secrets (auth) come from it
-    committer = False  # SeaTunnel's Redis sink has no aggregated committer (no coordinator slot)
     description = "Reads keys matching a pattern, or writes keys, of a Redis server (string, hash, list, set, zset)."
 
     # compile time ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ...spi import (
     SOURCE,
     UNRENDERED,
     BatchSource,
+    Capabilities,
     ConnectionInfo,
     Connector,
     FromConnection,
@@ -49,10 +50,8 @@ __all__ = ["ServerFile"]
 
 class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
                   TwoPhaseSink, FromConnection):
-    kinds = frozenset({SOURCE, SINK})
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("host", "port", "path")
-    committer = True
-    stores_deletes = False
     secrets = frozenset({"password", "private_key"})
     scheme = ""
 

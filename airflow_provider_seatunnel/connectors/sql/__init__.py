@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...spi import (
     TRANSFORM,
+    Capabilities,
     ColumnFlow,
     ColumnLineage,
     Connector,
@@ -61,8 +62,7 @@ NAME = "Sql"
 
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    connect = True
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
     required = ("query",)
     description = "Runs a Spark SQL query over its input(s)."
 

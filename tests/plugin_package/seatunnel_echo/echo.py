@@ -19,9 +19,19 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from airflow_provider_seatunnel.spi import TRANSFORM, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from airflow_provider_seatunnel.spi import (
+    TRANSFORM,
+    Capabilities,
+    Connector,
+    Dataset,
+    RunContext,
+    SchemaInference,
+    Transform,
+    Vertex,
+)
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.options import MISSING, JobConfig, PluginConfig, Problem, as_bool, as_int, lookup
+from airflow_provider_seatunnel.spi.optionspec import Option, OptionSpec
 from airflow_provider_seatunnel.spi.rows import ROW_KIND, data_columns, quote
 from airflow_provider_seatunnel.spi.schema import DataType, Field, Schema, TypeError_, parse_type
 
@@ -103,15 +113,23 @@ def _clash(name: str, columns: Sequence[str]) -> str | None:
     return next((c for c in columns if c.lower() == name.lower()), None)
 
 
+SPEC = OptionSpec((
+    Option("field", required=True, allow_blank=False, description="The name of the new column."),
+    Option("value", "any", required=True, description="The constant: a string, number or boolean."),
+    Option("type", default="string", description="Its SeaTunnel type: " + ", ".join(TYPES) + "."),
+))
+
+
 class Echo(Connector, Transform, SchemaInference):
     name = NAME
-    kinds = frozenset({TRANSFORM})
-    required = ("field", "value")
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}))
+    option_spec = SPEC  # required options and their types; check() adds what a declaration cannot say
     description = "Adds a column holding one constant."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        if not all(plugin.has(key) for key in self.required):
-            return []  # the base class reports the missing options
+        """The value as a constant of the type (the spec reported a missing or mistyped option)."""
+        if SPEC.valid(plugin.options, TRANSFORM) is None:
+            return []
         try:
             constant(plugin.options)
         except OptionError as e:
