@@ -205,3 +205,28 @@ def test_save_modes_run_per_table_before_staging_and_never_for_a_committed_table
     assert sink.saved == [("a", 1), ("b", 1)]
     run(sink, Ctx())  # the run committed both tables: nothing to prepare
     assert sink.saved == [("a", 1), ("b", 1)]
+
+
+@dataclass
+class AmongSink(DictSink):
+    """A sink whose staging names the table only when the input has several (file names)."""
+
+    stages_among_tables = True
+    names: list[str] = field(default_factory=list)
+
+    def stage(self, ctx: Any, vertex: Any, commit: CommitId, token: int, df: Any,
+              tables: tuple[str, ...] = ()) -> Staged:
+        self.names.append(f"T_{commit.table}" if len(tables) > 1 else "T")
+        return super().stage(ctx, vertex, commit, token, df)
+
+
+def test_a_sink_staging_among_tables_is_given_every_input_table_and_others_are_not():
+    among = AmongSink(Store())
+    run(among, Ctx())
+    assert among.names == ["T_a", "T_b"] and among.store.published == DATA
+    one = AmongSink(Store())
+    twophase.driver(one).prepare(Ctx(), V(), {"a": [1]})
+    assert one.names == ["T"]
+    plain = DictSink(Store())  # no keyword: its stage takes none
+    run(plain, Ctx())
+    assert plain.store.published == DATA

@@ -24,7 +24,6 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
@@ -65,8 +64,7 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return problems
 
 
-class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-               TwoPhaseSink):
+class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly):
     name = "HdfsFile"
     kinds = frozenset({SOURCE, SINK})
     identity = ("fs.defaultFS", "path")

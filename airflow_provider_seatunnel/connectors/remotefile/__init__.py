@@ -35,7 +35,6 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
@@ -48,7 +47,7 @@ __all__ = ["ServerFile"]
 
 
 class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-                  TwoPhaseSink, FromConnection):
+                  FromConnection):
     kinds = frozenset({SOURCE, SINK})
     identity = ("host", "port", "path")
     committer = True
