@@ -1,8 +1,8 @@
 """The sink of the file stores on S3File's code, as the engine's storage verbs (``runtime/twophase.py``
 runs the two phases): :class:`StoreCommitLog` (save modes once per run, then the slot's fence hands
-out tokens), :func:`stage_table` (each table written by Spark, through ``s3a://`` or the store's own
-path, into a staging prefix named by the attempt's token), :func:`publish_table` (the fenced commit of
-:mod:`.storecommits`, rolled forward object by object) and :func:`discard_table`. Each takes the
+out tokens) and :class:`StoreSinkVerbs`: ``stage`` (each table written by Spark, through ``s3a://`` or
+the store's own path, into a staging prefix named by the attempt's token), ``publish`` (the fenced
+commit of :mod:`.storecommits`, rolled forward object by object) and ``discard``. They run with the
 plugin's :class:`.s3options.Dialect`: how its blocks read as S3 settings; everything else is shared.
 
 The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.formats.writer`):
@@ -178,10 +178,10 @@ class StoreCommitLog:
         if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
             _save_mode_once(bucket, s, table_config(self.vertex.config, commit.table), keys["savemode"],
                             str(self.ctx.save_mode_run_id), self.vertex.ref)
-        status, token = commits.take_token(bucket, keys)
-        if status == "recovered":
-            log.info("%s %s: finished the commit of table %s a killed attempt of run %s left", s.traits.plugin,
-                     self.vertex.ref, commit.table, commit.run_id)
+        status, token = commits.take_token(bucket, keys)  # "recovered": a killed attempt's commit rolled forward
+        if status:
+            log.info("%s %s: table %s of run %s already committed to %s; nothing to write", s.traits.plugin,
+                     self.vertex.ref, commit.table, commit.run_id, bucket.uri(s.prefix))
         return token, status is not None
 
     def newest_token(self, commit: CommitId) -> int:
@@ -198,60 +198,10 @@ def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId, dialect: Dialect)
     return dialect.open(s), s, keys
 
 
-def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any, dialect: Dialect,
-                tables: tuple[str, ...] = ()) -> Staged:
-    """One Spark write of the table's rows into the staging prefix of ``token``; the staged objects
-    (with their sizes) are the parts, their (staged, final) keys the ``moves`` of the detail."""
-    table = commit.table
-    config = table_config(vertex.config, table, data_columns(df))
-    opts = sink_options(config)
-    bucket, s, keys = slot_of(ctx, vertex, commit, dialect)
-    dialect.reach(ctx.spark, s)
-    if flag(config, "is_enable_transaction", True) is False:
-        log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
-                 vertex.ref)
-    staging = commits.staging_prefix(keys, token)
-    out, partitions = _writer(ctx, vertex, df, opts)
-    try:
-        dialect.stage(ctx.spark, out, bucket, s, staging + "data")
-        base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, len(tables) > 1), datetime.now(),
-                                   str(uuid.uuid4()))
-        moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,
-                                    partitions, base_name)
-    except BaseException:
-        bucket.delete_prefix(staging)
-        newest = commits.newest_token(bucket, keys)
-        if newest > token:  # a newer attempt took over meanwhile
-            raise Superseded(f"table {table} at {bucket.uri(s.prefix)}", token, newest, vertex.ref) from None
-        raise
-    parts = tuple((src, size) for (src, _), size in zip(moves, sizes, strict=True))
-    return Staged(commit, token, f"table {table} at {bucket.uri(s.prefix)}", -1, parts, {"moves": moves})
-
-
 def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
     from .formats import writer
 
     return writer(ctx, vertex, df, opts)
-
-
-def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged, dialect: Dialect) -> Published:
-    """Record the commit in the slot's fence, then roll it forward (:func:`.storecommits.commit_table`).
-    Fault points (restore trials): ``sink.move`` before each copy, ``sink.commit`` before the commit is
-    marked done."""
-    bucket, s, keys = slot_of(ctx, vertex, staged.commit, dialect)
-    answer, size = commits.commit_table(bucket, s, staged, keys, vertex.ref,
-                                        on_move=lambda: ctx.fault_point("sink.move", vertex),
-                                        on_commit=lambda: ctx.fault_point("sink.commit", vertex))
-    if answer.outcome is Outcome.PUBLISHED:
-        log.info("%s %s: committed %d objects (%d bytes) of table %s to %s", dialect.plugin, vertex.ref,
-                 len(staged.parts), size, staged.commit.table, bucket.uri(s.prefix))
-    return answer
-
-
-def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged, dialect: Dialect) -> None:
-    """Discard the attempt's staging (a recorded commit is left for the next attempt to finish)."""
-    bucket, _, keys = slot_of(ctx, vertex, staged.commit, dialect)
-    commits.abort_table(bucket, keys, staged.token, staged.commit.table)
 
 
 class StoreSinkVerbs:
@@ -267,10 +217,47 @@ class StoreSinkVerbs:
 
     def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any,
               tables: tuple[str, ...] = ()) -> Staged:
-        return stage_table(ctx, vertex, commit, token, df, self.dialect, tables)
+        """One Spark write of the table's rows into the staging prefix of ``token``; the staged objects
+        (with their sizes) are the parts, their (staged, final) keys the ``moves`` of the detail."""
+        table = commit.table
+        config = table_config(vertex.config, table, data_columns(df))
+        opts = sink_options(config)
+        bucket, s, keys = slot_of(ctx, vertex, commit, self.dialect)
+        self.dialect.reach(ctx.spark, s)
+        if flag(config, "is_enable_transaction", True) is False:
+            log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
+                     vertex.ref)
+        staging = commits.staging_prefix(keys, token)
+        out, partitions = _writer(ctx, vertex, df, opts)
+        try:
+            self.dialect.stage(ctx.spark, out, bucket, s, staging + "data")
+            base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, len(tables) > 1), datetime.now(),
+                                       str(uuid.uuid4()))
+            moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,
+                                        partitions, base_name)
+        except BaseException:
+            bucket.delete_prefix(staging)
+            newest = commits.newest_token(bucket, keys)
+            if newest > token:  # a newer attempt took over meanwhile
+                raise Superseded(f"table {table} at {bucket.uri(s.prefix)}", token, newest, vertex.ref) from None
+            raise
+        parts = tuple((src, size) for (src, _), size in zip(moves, sizes, strict=True))
+        return Staged(commit, token, f"table {table} at {bucket.uri(s.prefix)}", -1, parts, {"moves": moves})
 
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
-        return publish_table(ctx, vertex, staged, self.dialect)
+        """Record the commit in the slot's fence, then roll it forward (:func:`.storecommits.commit_table`).
+        Fault points (restore trials): ``sink.move`` before each copy, ``sink.commit`` before the commit is
+        marked done."""
+        bucket, s, keys = slot_of(ctx, vertex, staged.commit, self.dialect)
+        answer, size = commits.commit_table(bucket, s, staged, keys, vertex.ref,
+                                            on_move=lambda: ctx.fault_point("sink.move", vertex),
+                                            on_commit=lambda: ctx.fault_point("sink.commit", vertex))
+        if answer.outcome is Outcome.PUBLISHED:
+            log.info("%s %s: committed %d objects (%d bytes) of table %s to %s", self.dialect.plugin, vertex.ref,
+                     len(staged.parts), size, staged.commit.table, bucket.uri(s.prefix))
+        return answer
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        discard_table(ctx, vertex, staged, self.dialect)
+        """Discard the attempt's staging (a recorded commit is left for the next attempt to finish)."""
+        bucket, _, keys = slot_of(ctx, vertex, staged.commit, self.dialect)
+        commits.abort_table(bucket, keys, staged.token, staged.commit.table)

@@ -1,10 +1,10 @@
-"""The LocalFile sink's first phase: save modes, then each table written into a hidden staging
-directory, and what :func:`.commits.commit` will publish.
+"""The LocalFile sink as the engine's storage verbs (:class:`LocalSinkVerbs`): save modes, the
+commit log, each table written into a hidden staging directory; :mod:`.commits` publishes it.
 
-``prepare`` runs the save modes (:func:`handle_save_mode`, once per run, sink and target: a marker
-keeps retries and split clones from running them again; the Airflow group's ``prepare`` task calls
-:func:`save_mode` first), then one Spark write per table into
-``<path>/.seatunnel-staging/<run>/<pipeline>/<sink>/<table>/attempt-<n>/data``, or under
+Taking a token (:class:`LocalCommitLog`) runs the save modes (:func:`handle_save_mode`, once per run,
+sink and target: a marker keeps retries and split clones from running them again; the Airflow group's
+``prepare`` task calls :func:`save_mode` first) and settles the target; ``stage`` runs one Spark
+write per table into ``<path>/.seatunnel-staging/<run>/<pipeline>/<sink>/<table>/token-<n>/data``, or under
 ``<tmp_path>/seatunnel-staging/`` when ``tmp_path`` is set (staging on another file system is
 published by a copy to a hidden temporary name, then an atomic rename). The staging directory is
 hidden: Spark and the LocalFile source skip dot-directories.
