@@ -48,8 +48,10 @@ def commit_id(ctx: RunContext, vertex: Vertex, table: str) -> CommitId:
     return CommitId(ctx.run_id, ctx.pipeline_key, vertex.ref, table)
 
 
-def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any) -> Staged:
-    """Phase one for one table (see the module's docstring)."""
+def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any,
+                  tables: tuple[str, ...] = ()) -> Staged:
+    """Phase one for one table (see the module's docstring); ``tables``: every input table of the
+    sink (a sink with ``stages_among_tables`` is given them, see :class:`..spi.twophase.StorageVerbs`)."""
     cid = commit_id(ctx, vertex, table)
     commits = sink.commit_log(ctx, vertex)
     token, committed = commits.take_token(cid)
@@ -65,7 +67,9 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
         log.info("%s: discarded %d staging piece(s) of earlier attempts", vertex.ref, dropped)
     staged: Staged | None = None
     try:
-        staged = sink.stage(ctx, vertex, cid, token, ctx.with_write_faults(vertex, df))
+        rows = ctx.with_write_faults(vertex, df)
+        staged = (sink.stage(ctx, vertex, cid, token, rows, tables=tables or (table,))  # type: ignore[call-arg]
+                  if getattr(sink, "stages_among_tables", False) else sink.stage(ctx, vertex, cid, token, rows))
         newest = commits.newest_token(cid)
         if newest > token:
             raise Superseded(staged.target, token, newest, vertex.ref)
@@ -88,7 +92,7 @@ def prepare(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, data: Any) -> P
     done: list[Staged] = []
     try:
         for table, df in data.items():
-            done.append(prepare_table(sink, ctx, vertex, table, df))
+            done.append(prepare_table(sink, ctx, vertex, table, df, tuple(data)))
     except BaseException:
         abort(sink, ctx, vertex, Prepared(tuple(done)))
         raise

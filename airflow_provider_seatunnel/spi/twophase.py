@@ -155,7 +155,9 @@ class StorageVerbs(Protocol):
     The engine fires the ``sink.move`` fault point once before ``publish``; a sink whose publish
     moves its pieces one by one (a claimed journal rolled forward) sets a class attribute
     ``moves_in_steps = True`` and fires it before each piece itself. ``Published.rows`` is -1
-    when the store does not count rows (files moved)."""
+    when the store does not count rows (files moved). A sink whose staging depends on the other input
+    tables (file names that carry the table only when there are several) sets ``stages_among_tables =
+    True``: the engine then calls ``stage`` with a keyword ``tables``, every input table's name."""
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> CommitLog: ...
 

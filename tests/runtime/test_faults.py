@@ -15,12 +15,13 @@ import pytest
 
 from airflow_provider_seatunnel.cli import main
 from airflow_provider_seatunnel.connectors import localfile as lf
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.spi.rows import with_kind
 
 CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 OLD = {"id": -1, "name": "old"}
+LF_2PC = twophase.driver(lf.CONNECTOR)  # the engine's two phases over LocalFile's storage verbs
 
 
 # ------------------------------------------------------------------------------------------------
@@ -201,21 +202,21 @@ def test_commit_stopped_between_moves_rolls_forward_and_readers_never_see_it(spa
     p = plan.pipelines[0]
     dying = RunContext(spark, plan, p, "r1", options=faults.from_environment({faults.ENV: "sink.move+2"}))
     df = with_kind(spark.range(10).selectExpr("cast(id as int) id", "concat('n', id) name").repartition(1))
-    info = lf.prepare(dying, p.sinks[0], {"s": df})
-    moves = info["tables"][0]["moves"]
+    info = LF_2PC.prepare(dying, p.sinks[0], {"s": df})
+    moves = info.tables[0].detail["moves"]
     assert len(moves) == 5
     with pytest.raises(faults.InjectedFault):
-        lf.commit(dying, p.sinks[0], info)  # no abort follows: what a SIGKILL leaves
+        LF_2PC.commit(dying, p.sinks[0], info)  # no abort follows: what a SIGKILL leaves
     assert len(raw_files(out)) == 3  # two files moved, plus the old one
     assert visible(out) == [OLD]  # the source hides the files of the unrecorded commit
     leftover = Path(moves[3][1]).parent / f".{Path(moves[3][1]).name}.0badc0de.copying"
     leftover.write_text("half a copy")  # what a copy across file systems killed half way leaves
-    journal = Path(info["tables"][0]["journal"])
+    journal = Path(info.tables[0].detail["journal"])
     (journal.parent / f".{journal.name}.1234abcd.tmp").write_text("{")  # a journal write killed half way
     retry = RunContext(spark, plan, p, "r1", attempt=2)
-    again = lf.prepare(retry, p.sinks[0], {"s": df})
-    assert again["tables"][0]["status"] == "recovered"
-    lf.commit(retry, p.sinks[0], again)
+    again = LF_2PC.prepare(retry, p.sinks[0], {"s": df})
+    assert again.tables[0].committed  # the interrupted commit, finished by the retry's token
+    LF_2PC.commit(retry, p.sinks[0], again)
     assert not leftover.exists()
     assert_exactly_once(out, [{"id": i, "name": f"n{i}"} for i in range(10)])
     marker = json.loads((out / lf.COMMITS_DIR / "r1" / p.task_id / "sink-0" / "s.committed").read_text())["body"]
@@ -229,15 +230,15 @@ def test_commit_stopped_with_its_staging_lost_is_written_again(spark, plan_of, t
     p = plan.pipelines[0]
     dying = RunContext(spark, plan, p, "r1", options=faults.from_environment({faults.ENV: "sink.move+1"}))
     df = with_kind(spark.range(9).selectExpr("cast(id as int) id", "concat('n', id) name").repartition(1))
-    info = lf.prepare(dying, p.sinks[0], {"s": df})
+    info = LF_2PC.prepare(dying, p.sinks[0], {"s": df})
     with pytest.raises(faults.InjectedFault):
-        lf.commit(dying, p.sinks[0], info)  # one file of three moved, then the driver died
+        LF_2PC.commit(dying, p.sinks[0], info)  # one file of three moved, then the driver died
     assert len(raw_files(out)) == 2 and visible(out) == [OLD]
     shutil.rmtree(tmp)  # ... and the retry runs on another worker: the staging is gone
     retry = RunContext(spark, plan, p, "r1", attempt=2)
-    info = lf.prepare(retry, p.sinks[0], {"s": df})
-    assert info["tables"][0]["status"] == "staged"
-    lf.commit(retry, p.sinks[0], info)
+    info = LF_2PC.prepare(retry, p.sinks[0], {"s": df})
+    assert not info.tables[0].committed  # the lost commit was taken back: staged again
+    LF_2PC.commit(retry, p.sinks[0], info)
     assert_exactly_once(out, [{"id": i, "name": f"n{i}"} for i in range(9)])
 
 

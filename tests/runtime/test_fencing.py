@@ -26,6 +26,7 @@ from airflow_provider_seatunnel.spi.rows import with_kind
 from tests.runtime.test_jdbc_sink import ROWS, _contexts, commits, fake, job, staging_tables, table
 from tests.runtime.test_localfile import data_files, sink_conf, sink_ctx
 
+LF_2PC = twophase.driver(lf.CONNECTOR)  # the engine's two phases over LocalFile's storage verbs
 JDBC_2PC = twophase.driver(JDBC)  # the engine's two phases over the sink's storage verbs
 
 
@@ -75,27 +76,27 @@ def test_localfile_only_the_newest_attempt_commits(spark, plan_of, tmp_path):
     conf = sink_conf(out, file_format_type="json")
     old, sink = sink_ctx(plan_of, spark, conf, run_id="same", attempt=1)
     new, _ = sink_ctx(plan_of, spark, conf, run_id="same", attempt=1)  # a second run given the same run id
-    stale = lf.prepare(old, sink, _frame(spark, 50))
-    fresh = lf.prepare(new, sink, _frame(spark, 50))
-    assert [e["token"] for e in stale["tables"] + fresh["tables"]] == [1, 2]
-    assert not Path(stale["tables"][0]["staging"]).exists()  # fenced out: the newer attempt discarded it
+    stale = LF_2PC.prepare(old, sink, _frame(spark, 50))
+    fresh = LF_2PC.prepare(new, sink, _frame(spark, 50))
+    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
+    assert not Path(stale.tables[0].detail["staging"]).exists()  # fenced out: the newer attempt discarded it
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        lf.commit(old, sink, stale)
-    assert data_files(out) == [] and not Path(stale["tables"][0]["staging"]).exists()
-    lf.commit(new, sink, fresh)
+        LF_2PC.commit(old, sink, stale)
+    assert data_files(out) == [] and not Path(stale.tables[0].detail["staging"]).exists()
+    LF_2PC.commit(new, sink, fresh)
     assert rows_of(spark, out) == list(range(50))
     with pytest.raises(Superseded):  # a zombie commit after the newer one committed records nothing either
-        lf.commit(old, sink, stale)
+        LF_2PC.commit(old, sink, stale)
     assert rows_of(spark, out) == list(range(50))
-    marker = json.loads(Path(fresh["tables"][0]["marker"]).read_text())["body"]  # sealed (records.py)
-    assert marker["token"] == 2 and marker["bytes"] == sum(fresh["tables"][0]["sizes"])
+    marker = json.loads(Path(fresh.tables[0].detail["marker"]).read_text())["body"]  # sealed (records.py)
+    assert marker["token"] == 2 and marker["bytes"] == sum(n for _, n in fresh.tables[0].parts)
 
 
 def test_localfile_a_retry_waits_for_a_commit_in_progress_then_finds_it(spark, plan_of, tmp_path, monkeypatch):
     out = tmp_path / "out"
     conf = sink_conf(out, file_format_type="json")
     first, sink = sink_ctx(plan_of, spark, conf, run_id="r", attempt=1)
-    info = lf.prepare(first, sink, _frame(spark, 40, parts=4))
+    info = LF_2PC.prepare(first, sink, _frame(spark, 40, parts=4))
     paused, go = threading.Event(), threading.Event()
     real_move = lf_commits._move
 
@@ -105,28 +106,28 @@ def test_localfile_a_retry_waits_for_a_commit_in_progress_then_finds_it(spark, p
         real_move(src, dst)
 
     monkeypatch.setattr(lf_commits, "_move", slow_move)
-    committing = Attempt(lambda: lf.commit(first, sink, info))
+    committing = Attempt(lambda: LF_2PC.commit(first, sink, info))
     assert paused.wait(60)
     retry_ctx, _ = sink_ctx(plan_of, spark, conf, run_id="r", attempt=2)
-    retry = Attempt(lambda: lf.prepare(retry_ctx, sink, _frame(spark, 40, parts=4)))
+    retry = Attempt(lambda: LF_2PC.prepare(retry_ctx, sink, _frame(spark, 40, parts=4)))
     time.sleep(1.5)
     assert retry.is_alive()  # it waits for the commit lock instead of touching the commit
     go.set()
     assert committing.outcome() == (None, None)
     again, error = retry.outcome()
-    assert error is None and [e["status"] for e in again["tables"]] == ["committed"]
+    assert error is None and [e.committed for e in again.tables] == [True]
     assert rows_of(spark, out) == list(range(40))
 
 
 def test_localfile_a_staged_file_that_changed_is_not_committed(spark, plan_of, tmp_path):
     out = tmp_path / "out"
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="json"))
-    info = lf.prepare(ctx, sink, _frame(spark, 10, parts=1))
-    src = Path(info["tables"][0]["moves"][0][0])
+    info = LF_2PC.prepare(ctx, sink, _frame(spark, 10, parts=1))
+    src = Path(info.tables[0].detail["moves"][0][0])
     src.write_text('{"id": 99}\n')
     with pytest.raises(StagingMismatch, match="staged as"):
-        lf.commit(ctx, sink, info)
-    lf.abort(ctx, sink, info)
+        LF_2PC.commit(ctx, sink, info)
+    LF_2PC.abort(ctx, sink, info)
     assert data_files(out) == []
 
 
@@ -138,34 +139,34 @@ def test_localfile_drop_data_takes_effect_in_the_commit(spark, plan_of, tmp_path
     conf = sink_conf(out, file_format_type="json", data_save_mode="DROP_DATA")
     # 1. a failure after the write (the driver survives): the target is as it was
     ctx, sink = sink_ctx(plan_of, spark, conf, run_id="d1")
-    info = lf.prepare(ctx, sink, _frame(spark, 10))
+    info = LF_2PC.prepare(ctx, sink, _frame(spark, 10))
     assert (out / "old.json").exists() and (out / "k=1" / "older.json").exists()
-    lf.abort(ctx, sink, info)
+    LF_2PC.abort(ctx, sink, info)
     assert sorted(p.name for p in data_files(out)) == ["old.json", "older.json"]
 
     def commit_stopped_between_renames():
         dying = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=2,
                            options=faults.from_environment({faults.ENV: "sink.move@2+1"}))
-        info = lf.prepare(dying, sink, _frame(spark, 10))
+        info = LF_2PC.prepare(dying, sink, _frame(spark, 10))
         with pytest.raises(faults.InjectedFault):
-            lf.commit(dying, sink, info)
+            LF_2PC.commit(dying, sink, info)
         return dying, info
 
     # 2. a raise between the renames, then abort: the dropped entries come back
     dying, info = commit_stopped_between_renames()
-    lf.abort(dying, sink, info)
+    LF_2PC.abort(dying, sink, info)
     assert sorted(p.name for p in data_files(out)) == ["old.json", "older.json"]
     # 3. the same, but the driver dies (no abort): the next attempt finishes drop and moves
     commit_stopped_between_renames()
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "d1", attempt=3)
-    again = lf.prepare(retry, sink, _frame(spark, 10))
-    assert [e["status"] for e in again["tables"]] == ["recovered"]
+    again = LF_2PC.prepare(retry, sink, _frame(spark, 10))
+    assert [e.committed for e in again.tables] == [True]  # the interrupted commit, finished by the retry's token
     assert rows_of(spark, out) == list(range(10)) and not (out / "k=1").exists()
     assert not (out / lf.COMMITS_DIR / ".trash").exists() or not any((out / lf.COMMITS_DIR / ".trash").iterdir())
     # 4. another pipeline of the same run commits without dropping again
     other = RunContext(spark, ctx.plan, dataclasses.replace(ctx.pipeline, task_id="clone"), "d1")
     more = {"t": with_kind(spark.range(10, 15).selectExpr("cast(id as int) id"))}
-    lf.commit(other, sink, lf.prepare(other, sink, more))
+    LF_2PC.commit(other, sink, LF_2PC.prepare(other, sink, more))
     assert rows_of(spark, out) == list(range(15))
 
 

@@ -11,13 +11,14 @@ import datetime as dt
 
 import pytest
 
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi import get_connector
 from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
 
 HDFS = get_connector("HdfsFile")
+SINK = twophase.driver(HDFS)  # the engine's two phases over the sink's storage verbs
 FIELDS = "id = int, name = string, day = date"
 
 
@@ -64,9 +65,9 @@ def published(root) -> list[str]:
 def test_each_format_round_trips(spark, plan_of, tmp_path, fmt):
     block = options(tmp_path / "out", file_format_type=fmt)
     ctx, vertex = sink_ctx(plan_of, spark, block, "run-1")
-    info = HDFS.prepare(ctx, vertex, frame(spark, 0, 20))
+    info = SINK.prepare(ctx, vertex, frame(spark, 0, 20))
     assert published(tmp_path / "out") == []
-    HDFS.commit(ctx, vertex, info)
+    SINK.commit(ctx, vertex, info)
     assert len(published(tmp_path / "out")) == 2
     schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt == "json" else ""
     assert read_ids(plan_of, spark, block + schema) == list(range(20))
@@ -76,24 +77,25 @@ def test_a_killed_committer_is_rolled_forward_and_an_older_attempt_is_fenced(spa
     block = options(tmp_path / "out", file_format_type="json")
     read_block = f"{block}, schema = {{ fields {{ {FIELDS} }} }}"
     dying, vertex = sink_ctx(plan_of, spark, block, "run-1", fault="sink.move+1")
-    info = HDFS.prepare(dying, vertex, frame(spark, 100, 10))
+    info = SINK.prepare(dying, vertex, frame(spark, 100, 10))
     with pytest.raises(faults.InjectedFault, match=r"sink\.move"):
-        HDFS.commit(dying, vertex, info)
-    HDFS.abort(dying, vertex, info)
+        SINK.commit(dying, vertex, info)
+    SINK.abort(dying, vertex, info)
     assert len(published(tmp_path / "out")) == 1  # half published, hidden from readers:
     assert read_ids(plan_of, spark, read_block) == []
     retry, _ = sink_ctx(plan_of, spark, block, "run-1", attempt=2)
-    again = HDFS.prepare(retry, vertex, frame(spark, 100, 10))
-    assert [t["status"] for t in again["tables"]] == ["recovered"]
-    HDFS.commit(retry, vertex, again)
+    again = SINK.prepare(retry, vertex, frame(spark, 100, 10))
+    assert [t.committed for t in again.tables] == [True]  # the killed commit was rolled forward...
+    assert read_ids(plan_of, spark, read_block) == list(range(100, 110))  # ...by the retry
+    SINK.commit(retry, vertex, again)
     assert read_ids(plan_of, spark, read_block) == list(range(100, 110))
 
     old, _ = sink_ctx(plan_of, spark, block, "run-2")
     new, _ = sink_ctx(plan_of, spark, block, "run-2")
-    stale, fresh = HDFS.prepare(old, vertex, frame(spark, 0, 5)), HDFS.prepare(new, vertex, frame(spark, 0, 5))
+    stale, fresh = SINK.prepare(old, vertex, frame(spark, 0, 5)), SINK.prepare(new, vertex, frame(spark, 0, 5))
     with pytest.raises(Superseded):
-        HDFS.commit(old, vertex, stale)
-    HDFS.commit(new, vertex, fresh)
+        SINK.commit(old, vertex, stale)
+    SINK.commit(new, vertex, fresh)
     assert read_ids(plan_of, spark, read_block) == [*range(5), *range(100, 110)]
 
 

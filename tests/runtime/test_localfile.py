@@ -17,9 +17,11 @@ import pytest
 
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.connectors.files import placeholders
+from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
+from airflow_provider_seatunnel.spi.twophase import Prepared
 
 FIELDS = "id = int, name = string, amount = \"decimal(10, 2)\", day = date, at = timestamp, ok = boolean"
 
@@ -40,6 +42,8 @@ sink {{
 }}
 """
 
+LF_2PC = twophase.driver(lf.CONNECTOR)  # the engine's two phases over LocalFile's storage verbs
+
 
 def sink_ctx(plan_of, spark, conf: str, run_id: str = "run-1", attempt: int = 1, pipeline: int = 0):
     plan = plan_of(conf)
@@ -47,9 +51,9 @@ def sink_ctx(plan_of, spark, conf: str, run_id: str = "run-1", attempt: int = 1,
     return RunContext(spark, plan, p, run_id, attempt=attempt), p.sinks[0]
 
 
-def write(ctx, sink, data: dict) -> dict:
-    info = lf.prepare(ctx, sink, data)
-    lf.commit(ctx, sink, info)
+def write(ctx, sink, data: dict) -> Prepared:
+    info = LF_2PC.prepare(ctx, sink, data)
+    LF_2PC.commit(ctx, sink, info)
     return info
 
 
@@ -89,7 +93,7 @@ def test_round_trip_each_format(fmt, spark, plan_of, tmp_path):
     out = tmp_path / fmt
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type=fmt))
     info = write(ctx, sink, {"t": with_kind(df.repartition(2))})
-    assert info["tables"][0]["status"] == "staged"
+    assert not info.tables[0].committed  # staged, then published
     files = data_files(out)
     assert files and all(f.parent == out for f in files)
     assert all(re.fullmatch(rf"T_\w+_run-1_0_1_\d+{lf.FORMAT_SUFFIX[fmt]}", f.name) for f in files), files
@@ -192,7 +196,7 @@ schema = {{ fields {{ t = time, Name = string, id = bigint }} }}''')["default"]
                               "partition fields must in sink columns")):
         ctx, sink = sink_ctx(plan_of, spark, sink_conf(tmp_path / "x", file_format_type="csv", **options))
         with pytest.raises(RuntimeConfigError, match=re.escape(message)):
-            lf.prepare(ctx, sink, {"t": with_kind(df)})
+            LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})
 
 
 def test_json_row_delimiter_encoding_and_nulls(spark, plan_of, tmp_path):
@@ -285,7 +289,7 @@ schema = {{ fields {{ region = string, id = int }} }}''')["default"]
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(bad, file_format_type="text", partition_by=["city"],
                                                    partition_dir_expression="../${v0}"))
     with pytest.raises(RuntimeConfigError, match="outside the sink path"):
-        lf.prepare(ctx, sink, {"t": with_kind(df)})
+        LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})
     assert not (tmp_path / "a b").exists() and not (bad / lf.STAGING_DIR).exists()
 
 
@@ -330,7 +334,7 @@ def test_table_placeholders_in_path_per_table(spark, plan_of, tmp_path):
     conf = sink_conf(str(tmp_path) + "/${database_name}/${table_name}_${schema_name:none}", file_format_type="json")
     ctx, sink = sink_ctx(plan_of, spark, conf)
     info = write(ctx, sink, {"db.orders": with_kind(df), "users": with_kind(df)})
-    assert [e["status"] for e in info["tables"]] == ["staged", "staged"]
+    assert [e.committed for e in info.tables] == [False, False]
     assert len(data_files(tmp_path / "db" / "orders_none")) == 1
     (users,) = data_files(tmp_path / "users_none")
     assert "_users_" in users.name  # several tables: the table keeps transaction ids apart
@@ -398,7 +402,7 @@ def test_save_modes_run_once_per_run_in_prepare(spark, plan_of, tmp_path):
     strict = sink_conf(out, file_format_type="json", data_save_mode="ERROR_WHEN_DATA_EXISTS")
     ctx, sink = sink_ctx(plan_of, spark, strict, run_id="run-3")
     with pytest.raises(RuntimeConfigError, match="already has data"):
-        lf.prepare(ctx, sink, {"t": with_kind(df)})
+        LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})
 
 
 # ------------------------------------------------------------------------------------------------
@@ -410,15 +414,15 @@ def test_tmp_path_staging_on_another_file_system(spark, plan_of, tmp_path):
     try:
         out = tmp_path / "out"
         ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="json", tmp_path=other))
-        info = lf.prepare(ctx, sink, {"t": with_kind(spark.createDataFrame([(1,), (2,)], "id int"))})
-        staged = info["tables"][0]["moves"]
+        info = LF_2PC.prepare(ctx, sink, {"t": with_kind(spark.createDataFrame([(1,), (2,)], "id int"))})
+        staged = info.tables[0].detail["moves"]
         assert staged and all(src.startswith(other + "/seatunnel-staging/") for src, _ in staged)
         assert not (out / lf.STAGING_DIR).exists()
         if os.stat(other).st_dev != os.stat(tmp_path).st_dev:  # published by copy, then an atomic rename
             with pytest.raises(OSError) as crossing:
                 os.rename(staged[0][0], str(tmp_path / "probe"))
             assert crossing.value.errno == 18
-        lf.commit(ctx, sink, info)
+        LF_2PC.commit(ctx, sink, info)
         assert rows(spark.read.json(str(out))) == [(1,), (2,)]
         assert os.listdir(other) == [] and not list(out.rglob(".*.copying"))
     finally:
@@ -431,13 +435,13 @@ def test_staging_is_invisible_until_commit(spark, plan_of, tmp_path):
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet"))
     write(ctx, sink, {"t": with_kind(df.limit(1))})
     ctx2 = RunContext(spark, ctx.plan, ctx.pipeline, "run-2")
-    info = lf.prepare(ctx2, sink, {"t": with_kind(df)})
-    staged = info["tables"][0]["moves"]
+    info = LF_2PC.prepare(ctx2, sink, {"t": with_kind(df)})
+    staged = info.tables[0].detail["moves"]
     assert staged and all(os.path.exists(src) and not os.path.exists(dst) for src, dst in staged)
     assert all(f"/{lf.STAGING_DIR}/" in src for src, _ in staged)
     assert spark.read.parquet(str(out)).count() == 1
     assert source(plan_of, spark, f'path = "{out}"\nfile_format_type = "parquet"')["default"].count() == 1
-    lf.commit(ctx2, sink, info)
+    LF_2PC.commit(ctx2, sink, info)
     assert spark.read.parquet(str(out)).count() == 4
     marker_path = out / lf.COMMITS_DIR / "run-2" / ctx.pipeline_key / "sink-0" / "t.committed"
     marker = json.loads(marker_path.read_text())["body"]  # sealed (records.py)
@@ -452,7 +456,7 @@ def test_same_run_twice_writes_once(spark, plan_of, tmp_path):
     before = data_files(out)
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2)
     info = write(retry, sink, {"t": with_kind(df)})
-    assert info["tables"][0]["status"] == "committed"
+    assert info.tables[0].committed
     assert data_files(out) == before and spark.read.orc(str(out)).count() == 3
 
 
@@ -460,11 +464,11 @@ def test_crash_after_prepare_then_rerun(spark, plan_of, tmp_path):
     out = tmp_path / "out"
     df, _ = sample(spark)
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="csv"))
-    crashed = lf.prepare(ctx, sink, {"t": with_kind(df)})  # no commit: the process died
-    assert os.path.isdir(crashed["tables"][0]["staging"])
+    crashed = LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})  # no commit: the process died
+    assert os.path.isdir(crashed.tables[0].detail["staging"])
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2)
     write(retry, sink, {"t": with_kind(df)})
-    assert not os.path.exists(crashed["tables"][0]["staging"]) and not (out / lf.STAGING_DIR).exists()
+    assert not os.path.exists(crashed.tables[0].detail["staging"]) and not (out / lf.STAGING_DIR).exists()
     assert spark.read.csv(str(out)).count() == 3
     assert all(re.search(r"_run-1_0_2_\d\.csv$", f.name) for f in data_files(out))
 
@@ -474,8 +478,8 @@ def test_crash_mid_commit_is_finished_by_the_rerun(spark, plan_of, tmp_path, mon
     df = spark.range(30).selectExpr("cast(id as int) id")
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="json", partition_by=["p"]))
     data = {"t": with_kind(df.selectExpr("id", "id % 3 as p").repartition(2))}
-    info = lf.prepare(ctx, sink, data)
-    assert len(info["tables"][0]["moves"]) >= 3
+    info = LF_2PC.prepare(ctx, sink, data)
+    assert len(info.tables[0].detail["moves"]) >= 3
     real_move, calls = lf.commits._move, []
 
     def dying_move(src, dst):
@@ -486,13 +490,14 @@ def test_crash_mid_commit_is_finished_by_the_rerun(spark, plan_of, tmp_path, mon
 
     monkeypatch.setattr(lf.commits, "_move", dying_move)
     with pytest.raises(OSError):
-        lf.commit(ctx, sink, info)  # the process dies here: no abort
+        LF_2PC.commit(ctx, sink, info)  # the process dies here: no abort
     monkeypatch.setattr(lf.commits, "_move", real_move)
     assert len(data_files(out)) == 2
     retry = RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2)
     again = write(retry, sink, data)
-    assert again["tables"][0]["status"] == "recovered"
-    assert sorted(str(f) for f in data_files(out)) == sorted(dst for _, dst in info["tables"][0]["moves"])
+    assert again.tables[0].committed  # the interrupted commit, finished by the retry's token
+    assert json.loads(Path(info.tables[0].detail["marker"]).read_text())["body"]["recovered"] is True
+    assert sorted(str(f) for f in data_files(out)) == sorted(dst for _, dst in info.tables[0].detail["moves"])
     got = spark.read.json(str(out))
     assert got.count() == 30 and got.select("id").distinct().count() == 30
     assert not (out / lf.STAGING_DIR).exists()
@@ -502,7 +507,7 @@ def test_abort_rolls_back_a_partial_commit(spark, plan_of, tmp_path, monkeypatch
     out = tmp_path / "out"
     df = spark.range(6).selectExpr("cast(id as int) id").repartition(3)
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet"))
-    info = lf.prepare(ctx, sink, {"t": with_kind(df)})
+    info = LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})
     real_move = lf.commits._move
     calls = []
 
@@ -514,8 +519,8 @@ def test_abort_rolls_back_a_partial_commit(spark, plan_of, tmp_path, monkeypatch
 
     monkeypatch.setattr(lf.commits, "_move", failing)
     with pytest.raises(OSError):
-        lf.commit(ctx, sink, info)
-    lf.abort(ctx, sink, info)
+        LF_2PC.commit(ctx, sink, info)
+    LF_2PC.abort(ctx, sink, info)
     assert data_files(out) == [] and not (out / lf.STAGING_DIR).exists()
     monkeypatch.setattr(lf.commits, "_move", real_move)
     write(RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2), sink, {"t": with_kind(df)})
@@ -527,7 +532,7 @@ def test_failed_write_leaves_no_staging(spark, plan_of, tmp_path):
     df = spark.createDataFrame([("x",)], "s string").selectExpr("cast(s as int) as n")  # fails at run time
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet"))
     with pytest.raises(Exception, match="CAST_INVALID_INPUT"):
-        lf.prepare(ctx, sink, {"t": with_kind(df)})
+        LF_2PC.prepare(ctx, sink, {"t": with_kind(df)})
     assert not (out / lf.STAGING_DIR).exists()
 
 

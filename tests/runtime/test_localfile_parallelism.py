@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_seatunnel.connectors import localfile as lf
+from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 from airflow_provider_seatunnel.spi.rows import with_kind
+
+LF_2PC = twophase.driver(lf.CONNECTOR)  # the engine's two phases over LocalFile's storage verbs
 
 
 def text_files(directory: Path, files: int, rows_per_file: int, first: int = 0) -> list[int]:
@@ -75,7 +78,7 @@ sink {{ LocalFile {{ plugin_input = "t", path = "{out}", file_format_type = "csv
     (p,) = plan.pipelines
     ctx = RunContext(spark, plan, p, "r1")
     data = {"t": with_kind(spark.range(30).selectExpr("cast(id as int) id").repartition(3))}
-    lf.commit(ctx, p.sinks[0], lf.prepare(ctx, p.sinks[0], data))
+    LF_2PC.commit(ctx, p.sinks[0], LF_2PC.prepare(ctx, p.sinks[0], data))
     files = data_files(out)
     assert len(files) == 3
     assert ids_in(files) == list(range(30))

@@ -12,7 +12,7 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.files import bucket as store
 from airflow_provider_seatunnel.connectors.objectstores import cosfile, obsfile, ossfile
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import with_kind
@@ -88,7 +88,7 @@ def frame(spark, start: int, n: int):
 
 
 def test_a_killed_obsfile_commit_is_rolled_forward_by_the_next_attempt(plan_of, spark, s3):
-    obs = obsfile.CONNECTOR
+    obs = twophase.driver(obsfile.CONNECTOR)  # the engine's two phases over the sink's storage verbs
     bucket = s3.new_bucket()
     block = f'{options("ObsFile", s3, bucket, "/out")}, file_format_type = "json"'
     read_block = f"{block}, schema = {{ fields {{ {FIELDS} }} }}"
@@ -101,7 +101,8 @@ def test_a_killed_obsfile_commit_is_rolled_forward_by_the_next_attempt(plan_of, 
     assert read_rows(plan_of, spark, "ObsFile", read_block) == []
     retry, _ = sink_ctx(plan_of, spark, block, "run-1", attempt=2)
     again = obs.prepare(retry, vertex, frame(spark, 100, 10))
-    assert [t["status"] for t in again["tables"]] == ["recovered"]
+    assert [t.committed for t in again.tables] == [True]  # the killed commit was rolled forward...
+    assert [r[0] for r in read_rows(plan_of, spark, "ObsFile", read_block)] == list(range(100, 110))  # ...by the retry
     obs.commit(retry, vertex, again)
     assert [r[0] for r in read_rows(plan_of, spark, "ObsFile", read_block)] == list(range(100, 110))
     assert len(visible(s3, bucket)) == 2 and not [k for k in s3.keys(bucket) if "/.pending/" in k]
@@ -146,5 +147,5 @@ sink {{ OssFile {{ {options("OssFile", s3, bucket, "/out")}, file_format_type = 
     p = plan.pipelines[0]
     with pytest.raises(RuntimeConfigError, match=rf"^OssFile: the store behind oss://{bucket}/ does not honour "
                                                  rf"conditional writes .*{why}"):
-        ossfile.CONNECTOR.prepare(RunContext(spark, plan, p, "r"), p.sinks[0], frame(spark, 0, 4))
+        twophase.driver(ossfile.CONNECTOR).prepare(RunContext(spark, plan, p, "r"), p.sinks[0], frame(spark, 0, 4))
     assert s3.keys(bucket) == []  # no staging, no fence, no probe left

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi import get_connector
 from airflow_provider_seatunnel.spi.fencing import Superseded
@@ -29,6 +29,11 @@ def server(request):
 
 def connector(server):
     return get_connector(PLUGINS[server.scheme])
+
+
+def sink(server):
+    """The engine's two phases over the plugin's storage verbs."""
+    return twophase.driver(connector(server))
 
 
 def frame(spark, start: int, n: int, parts: int = 2):
@@ -73,9 +78,9 @@ def test_each_format_round_trips(spark, plan_of, server, fmt):
     folder = f"round-{fmt}"
     options = block(server, folder, file_format_type=fmt)
     ctx, vertex = sink_ctx(plan_of, spark, server, options, "run-1")
-    info = connector(server).prepare(ctx, vertex, frame(spark, 0, 20))
+    info = sink(server).prepare(ctx, vertex, frame(spark, 0, 20))
     assert published(server, folder) == []  # staged only
-    connector(server).commit(ctx, vertex, info)
+    sink(server).commit(ctx, vertex, info)
     files = published(server, folder)
     ext = "xlsx" if fmt == "excel" else fmt
     assert len(files) == 2 and all(re.fullmatch(rf"T_\w+_run-1_0_1_{i}\.{ext}", f) for i, f in enumerate(files)), files
@@ -91,7 +96,7 @@ def test_partitions_and_lzo_text(spark, plan_of, server):
     options = block(server, folder, file_format_type="text", compress_codec="lzo", field_delimiter=",")
     write = options + ', have_partition = true, partition_by = ["day"]'
     ctx, vertex = sink_ctx(plan_of, spark, server, write, "run-p")
-    connector(server).commit(ctx, vertex, connector(server).prepare(ctx, vertex, frame(spark, 0, 9)))
+    sink(server).commit(ctx, vertex, sink(server).prepare(ctx, vertex, frame(spark, 0, 9)))
     files = published(server, folder)
     assert {f.split("/")[0] for f in files} == {"day=2024-01-01", "day=2024-01-02", "day=2024-01-03"}
     assert all(f.endswith(".txt.lzo") for f in files), files
@@ -104,20 +109,20 @@ def test_a_killed_committer_is_rolled_forward_once(spark, plan_of, server):
     options = block(server, folder, file_format_type="json")
     read_options = f"{options}, schema = {{ fields {{ {FIELDS} }} }}"
     dying, vertex = sink_ctx(plan_of, spark, server, options, "run-1", fault="sink.move+1")
-    info = connector(server).prepare(dying, vertex, frame(spark, 100, 10))
+    info = sink(server).prepare(dying, vertex, frame(spark, 100, 10))
     with pytest.raises(faults.InjectedFault, match=r"sink\.move"):
-        connector(server).commit(dying, vertex, info)
-    connector(server).abort(dying, vertex, info)  # as the engine does: the recorded commit stays
+        sink(server).commit(dying, vertex, info)
+    sink(server).abort(dying, vertex, info)  # as the engine does: the recorded commit stays
     assert len(published(server, folder)) == 1  # half published...
     assert read_rows(plan_of, spark, server, read_options) == []  # ...and invisible to readers
     retry, _ = sink_ctx(plan_of, spark, server, options, "run-1", attempt=2)
-    again = connector(server).prepare(retry, vertex, frame(spark, 100, 10))
-    assert [t["status"] for t in again["tables"]] == ["recovered"]
-    connector(server).commit(retry, vertex, again)
+    again = sink(server).prepare(retry, vertex, frame(spark, 100, 10))
+    assert [t.committed for t in again.tables] == [True]  # the killed commit was rolled forward...
+    assert read_rows(plan_of, spark, server, read_options) == [(i,) for i in range(100, 110)]  # ...by the retry
+    sink(server).commit(retry, vertex, again)
     assert read_rows(plan_of, spark, server, read_options) == [(i,) for i in range(100, 110)]
     third, _ = sink_ctx(plan_of, spark, server, options, "run-1", attempt=3)
-    assert [t["status"] for t in connector(server).prepare(third, vertex, frame(spark, 100, 10))["tables"]] == [
-        "committed"]
+    assert [t.committed for t in sink(server).prepare(third, vertex, frame(spark, 100, 10)).tables] == [True]
     assert len(published(server, folder)) == 2
 
 
@@ -126,13 +131,13 @@ def test_an_overlapping_older_attempt_is_fenced(spark, plan_of, server):
     options = block(server, folder, file_format_type="json")
     old, vertex = sink_ctx(plan_of, spark, server, options, "same")
     new, _ = sink_ctx(plan_of, spark, server, options, "same")
-    stale = connector(server).prepare(old, vertex, frame(spark, 0, 10))
-    fresh = connector(server).prepare(new, vertex, frame(spark, 0, 10))
-    assert [e["token"] for e in stale["tables"] + fresh["tables"]] == [1, 2]
+    stale = sink(server).prepare(old, vertex, frame(spark, 0, 10))
+    fresh = sink(server).prepare(new, vertex, frame(spark, 0, 10))
+    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        connector(server).commit(old, vertex, stale)
+        sink(server).commit(old, vertex, stale)
     assert published(server, folder) == []
-    connector(server).commit(new, vertex, fresh)
+    sink(server).commit(new, vertex, fresh)
     assert len(published(server, folder)) == 2
 
 

@@ -16,13 +16,14 @@ from airflow_provider_seatunnel.connectors.files import storecommits as commits
 from airflow_provider_seatunnel.connectors.files import storesink as sink
 from airflow_provider_seatunnel.connectors.files import storesource as source
 from airflow_provider_seatunnel.connectors.files.bucket import Bucket
-from airflow_provider_seatunnel.runtime import faults
+from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import s3_server
 
 FIELDS = "id = int, name = string, day = date"
+SINK = twophase.driver(s3file.CONNECTOR)  # the engine's two phases over the sink's storage verbs
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +55,13 @@ def read_ids(plan_of, spark, block: str) -> list[int]:
     return sorted(r.id for df in tables.values() for r in df.select("id").collect())
 
 
+def slot(bucket: str, staged) -> dict[str, str]:
+    """The keys of the slot ``staged`` (a table's :class:`Staged`) wrote under ``/out``."""
+    c = staged.commit
+    s = options.settings({"bucket": f"s3a://{bucket}", "path": "/out"})
+    return commits.slot_keys(s, c.run_id, str(c.pipeline), c.sink, c.table, c.run_id)
+
+
 def visible(s3, bucket: str) -> list[str]:
     """The keys a reader may see: everything but the sink's bookkeeping."""
     return [k for k in s3.keys(bucket) if ".seatunnel-" not in k]
@@ -68,9 +76,9 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     bucket = s3.new_bucket()
     block = f'{s3.options(bucket, "/out")}, file_format_type = "{fmt}"'
     ctx, vertex = sink_ctx(plan_of, spark, block, "run-1")
-    info = s3file.CONNECTOR.prepare(ctx, vertex, frame(spark, 0, 20))
+    info = SINK.prepare(ctx, vertex, frame(spark, 0, 20))
     assert visible(s3, bucket) == []  # staged only
-    s3file.CONNECTOR.commit(ctx, vertex, info)
+    SINK.commit(ctx, vertex, info)
     suffix = {"csv": ".csv", "json": ".json", "parquet": ".parquet", "excel": ".xlsx"}[fmt]
     published = visible(s3, bucket)
     assert len(published) == 2 and all(re.fullmatch(rf"out/T_\w+_run-1_0_1_{i}{re.escape(suffix)}", k)
@@ -83,7 +91,7 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     (df,) = s3file.CONNECTOR.read(RunContext(spark, plan, p, "reader"), p.sources[0]).values()
     rows = sorted((r.id, r.name, r.day) for r in df.collect())
     assert rows == [(i, f"n{i}", dt.date(2024, 1, 1 + i % 28)) for i in range(20)]
-    fence = json.loads(s3.client().get_object(Bucket=bucket, Key=info["tables"][0]["keys"]["fence"])["Body"].read())
+    fence = json.loads(s3.client().get_object(Bucket=bucket, Key=slot(bucket, info.tables[0])["fence"])["Body"].read())
     fence = fence["body"]  # sealed: {"v", "body", "mac"}
     assert fence["token"] == 1 and fence["commit"]["done"] is True and len(fence["commit"]["moves"]) == 2
 
@@ -93,10 +101,10 @@ def test_a_failed_write_leaves_nothing_visible(spark, plan_of, s3):
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
     ctx, vertex = sink_ctx(plan_of, spark, block, "run-f", fault="sink.write+3")
     with pytest.raises(Exception, match=r"injected fault at sink\.write"):
-        s3file.CONNECTOR.prepare(ctx, vertex, frame(spark, 0, 20))
+        SINK.prepare(ctx, vertex, frame(spark, 0, 20))
     assert visible(s3, bucket) == [] and staging(s3, bucket) == []
     retry, _ = sink_ctx(plan_of, spark, block, "run-f", attempt=2)
-    s3file.CONNECTOR.commit(retry, vertex, s3file.CONNECTOR.prepare(retry, vertex, frame(spark, 0, 20)))
+    SINK.commit(retry, vertex, SINK.prepare(retry, vertex, frame(spark, 0, 20)))
     assert read_ids(plan_of, spark, f"{block}, schema = {{ fields {{ {FIELDS} }} }}") == list(range(20))
 
 
@@ -105,24 +113,24 @@ def test_a_killed_committer_is_rolled_forward_once_and_readers_never_see_it_half
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
     read_block = f"{block}, schema = {{ fields {{ {FIELDS} }} }}"
     first, vertex = sink_ctx(plan_of, spark, block, "run-0")
-    s3file.CONNECTOR.commit(first, vertex, s3file.CONNECTOR.prepare(first, vertex, frame(spark, 0, 10)))
+    SINK.commit(first, vertex, SINK.prepare(first, vertex, frame(spark, 0, 10)))
     dying, _ = sink_ctx(plan_of, spark, block, "run-1", fault="sink.move+1")  # dies after one of two copies
-    info = s3file.CONNECTOR.prepare(dying, vertex, frame(spark, 100, 10))
+    info = SINK.prepare(dying, vertex, frame(spark, 100, 10))
     with pytest.raises(faults.InjectedFault, match=r"sink\.move"):
-        s3file.CONNECTOR.commit(dying, vertex, info)
-    s3file.CONNECTOR.abort(dying, vertex, info)  # as the engine does: the recorded commit stays
+        SINK.commit(dying, vertex, info)
+    SINK.abort(dying, vertex, info)  # as the engine does: the recorded commit stays
     published = [k for k in visible(s3, bucket) if "run-1" in k]
     assert len(published) == 1  # half published...
     assert read_ids(plan_of, spark, read_block) == list(range(10))  # ...and invisible to readers
     retry, _ = sink_ctx(plan_of, spark, block, "run-1", attempt=2)
-    again = s3file.CONNECTOR.prepare(retry, vertex, frame(spark, 100, 10))
-    assert [t["status"] for t in again["tables"]] == ["recovered"]
-    s3file.CONNECTOR.commit(retry, vertex, again)
+    again = SINK.prepare(retry, vertex, frame(spark, 100, 10))
+    assert [t.committed for t in again.tables] == [True]  # the killed commit was rolled forward...
+    assert read_ids(plan_of, spark, read_block) == [*range(10), *range(100, 110)]  # ...by the token's taker
+    SINK.commit(retry, vertex, again)
     assert read_ids(plan_of, spark, read_block) == [*range(10), *range(100, 110)]
     assert staging(s3, bucket) == [] and not [k for k in s3.keys(bucket) if "/.pending/" in k]
     third, _ = sink_ctx(plan_of, spark, block, "run-1", attempt=3)  # a restore: committed, writes nothing
-    assert [t["status"] for t in s3file.CONNECTOR.prepare(third, vertex, frame(spark, 100, 10))["tables"]] == [
-        "committed"]
+    assert [t.committed for t in SINK.prepare(third, vertex, frame(spark, 100, 10)).tables] == [True]
     assert read_ids(plan_of, spark, read_block) == [*range(10), *range(100, 110)]
 
 
@@ -131,14 +139,14 @@ def test_an_overlapping_older_attempt_is_fenced_and_writes_nothing(spark, plan_o
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
     old, vertex = sink_ctx(plan_of, spark, block, "same")
     new, _ = sink_ctx(plan_of, spark, block, "same")  # a second run given the same run id
-    stale = s3file.CONNECTOR.prepare(old, vertex, frame(spark, 0, 10))
-    fresh = s3file.CONNECTOR.prepare(new, vertex, frame(spark, 0, 10))
-    assert [e["token"] for e in stale["tables"] + fresh["tables"]] == [1, 2]
+    stale = SINK.prepare(old, vertex, frame(spark, 0, 10))
+    fresh = SINK.prepare(new, vertex, frame(spark, 0, 10))
+    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
     assert not [k for k in s3.keys(bucket) if "/token-1/" in k]  # the newer attempt discarded it
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        s3file.CONNECTOR.commit(old, vertex, stale)
+        SINK.commit(old, vertex, stale)
     assert visible(s3, bucket) == []
-    s3file.CONNECTOR.commit(new, vertex, fresh)
+    SINK.commit(new, vertex, fresh)
     assert read_ids(plan_of, spark, f"{block}, schema = {{ fields {{ {FIELDS} }} }}") == list(range(10))
     assert staging(s3, bucket) == []
 
@@ -148,19 +156,19 @@ def test_a_commit_checks_the_staging_and_drop_data_takes_effect_at_commit(spark,
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
     read_block = f"{block}, schema = {{ fields {{ {FIELDS} }} }}"
     first, vertex = sink_ctx(plan_of, spark, block, "run-0")
-    s3file.CONNECTOR.commit(first, vertex, s3file.CONNECTOR.prepare(first, vertex, frame(spark, 0, 10)))
+    SINK.commit(first, vertex, SINK.prepare(first, vertex, frame(spark, 0, 10)))
     dropping = f'{block}, data_save_mode = "DROP_DATA"'
     ctx, vertex = sink_ctx(plan_of, spark, dropping, "run-1")
-    info = s3file.CONNECTOR.prepare(ctx, vertex, frame(spark, 50, 10))
+    info = SINK.prepare(ctx, vertex, frame(spark, 50, 10))
     assert read_ids(plan_of, spark, read_block) == list(range(10))  # nothing dropped before the commit
-    staged = info["tables"][0]["moves"][0][0]
+    staged = info.tables[0].parts[0][0]
     s3.client().put_object(Bucket=bucket, Key=staged, Body=b"{}")  # the staging changed under the attempt
     with pytest.raises(StagingMismatch):
-        s3file.CONNECTOR.commit(ctx, vertex, info)
-    s3file.CONNECTOR.abort(ctx, vertex, info)
+        SINK.commit(ctx, vertex, info)
+    SINK.abort(ctx, vertex, info)
     assert read_ids(plan_of, spark, read_block) == list(range(10))
     retry, _ = sink_ctx(plan_of, spark, dropping, "run-1", attempt=2)
-    s3file.CONNECTOR.commit(retry, vertex, s3file.CONNECTOR.prepare(retry, vertex, frame(spark, 50, 10)))
+    SINK.commit(retry, vertex, SINK.prepare(retry, vertex, frame(spark, 50, 10)))
     assert read_ids(plan_of, spark, read_block) == list(range(50, 60))
 
 
@@ -168,7 +176,7 @@ def test_partitions_and_hidden_objects(spark, plan_of, s3):
     bucket = s3.new_bucket()
     block = f'{s3.options(bucket, "/p")}, file_format_type = "csv", partition_by = ["name"]'
     ctx, vertex = sink_ctx(plan_of, spark, block, "run-p")
-    s3file.CONNECTOR.commit(ctx, vertex, s3file.CONNECTOR.prepare(ctx, vertex, frame(spark, 0, 3, parts=1)))
+    SINK.commit(ctx, vertex, SINK.prepare(ctx, vertex, frame(spark, 0, 3, parts=1)))
     assert [re.sub(r"/T_.*", "", k) for k in visible(s3, bucket)] == [f"p/name=n{i}" for i in range(3)]
     s3.client().put_object(Bucket=bucket, Key="p/_SUCCESS", Body=b"x")
     s3.client().put_object(Bucket=bucket, Key="p/.hidden/x.csv", Body=b"9,2024-01-01")
@@ -203,8 +211,8 @@ def test_an_attempt_overtaken_between_its_check_and_its_commit_record_loses_the_
     bucket = s3.new_bucket()
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
     old, vertex = sink_ctx(plan_of, spark, block, "race")
-    stale = s3file.CONNECTOR.prepare(old, vertex, frame(spark, 0, 10))
-    keys = stale["tables"][0]["keys"]
+    stale = SINK.prepare(old, vertex, frame(spark, 0, 10))
+    keys = slot(bucket, stale.tables[0])
     store = Bucket(s3.client(), bucket, journal_secret=s3_server.SECRET_KEY)
     real_claim = commits.claim_drop
 
@@ -214,7 +222,7 @@ def test_an_attempt_overtaken_between_its_check_and_its_commit_record_loses_the_
 
     monkeypatch.setattr(commits, "claim_drop", overtaken)
     with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        s3file.CONNECTOR.commit(old, vertex, stale)
+        SINK.commit(old, vertex, stale)
     fence = commits.read_record(store, keys["root"], keys["fence"])
     assert fence.value == {"token": 2, "commit": None}
     assert visible(s3, bucket) == [] and staging(s3, bucket) == []

@@ -12,6 +12,7 @@ from airflow_provider_seatunnel.connectors.files import s3options as options
 from airflow_provider_seatunnel.connectors.files import storecommits as commits
 from airflow_provider_seatunnel.connectors.files.bucket import open_bucket
 from airflow_provider_seatunnel.spi.journals import TamperedRecord, seal
+from airflow_provider_seatunnel.spi.twophase import CommitId, Staged
 from tests import s3_server
 
 
@@ -98,15 +99,14 @@ def test_a_legit_interrupted_commit_rolls_forward_and_its_finals_are_hidden_mean
     _, token = commits.take_token(store, keys)
     staging = commits.staging_prefix(keys, token)
     put(s3, bucket, staging + "data/part-0.csv", b"1\n2\n")
-    entry = {"table": "t", "run_id": "run1", "prefix": s.prefix, "keys": keys, "token": token,
-             "staging": staging, "pending": commits.pending_key(keys, token),
-             "moves": [[staging + "data/part-0.csv", "out/part-0.csv"]], "sizes": [4]}
+    staged = Staged(CommitId("run1", "p0", "S3File[0]", "t"), token, "table t", -1,
+                    ((staging + "data/part-0.csv", 4),), {"moves": [[staging + "data/part-0.csv", "out/part-0.csv"]]})
 
     def killed() -> None:
         raise KeyboardInterrupt("killed after its commit record")
 
     with pytest.raises(KeyboardInterrupt):
-        commits.commit_table(store, s, entry, "S3File[0]", killed, commits._nothing)
+        commits.commit_table(store, s, staged, keys, "S3File[0]", killed, commits._nothing)
     assert commits.hidden_keys(store, "out") == {"out/part-0.csv"}
     assert commits.take_token(store, keys) == ("recovered", 0)
     assert s3.client().get_object(Bucket=bucket, Key="out/part-0.csv")["Body"].read() == b"1\n2\n"

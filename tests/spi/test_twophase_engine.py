@@ -288,3 +288,28 @@ def test_a_sink_publishing_together_in_steps_fires_the_fault_point_itself_and_th
     ok = Ctx()
     run(TogetherSink(store, moves_in_steps=True), ok)
     assert store.published == DATA and ok.reached == ["sink.move", "sink.move"]  # once per table, by the sink
+
+
+@dataclass
+class AmongSink(DictSink):
+    """A sink whose staging names the table only when the input has several (file names)."""
+
+    stages_among_tables = True
+    names: list[str] = field(default_factory=list)
+
+    def stage(self, ctx: Any, vertex: Any, commit: CommitId, token: int, df: Any,
+              tables: tuple[str, ...] = ()) -> Staged:
+        self.names.append(f"T_{commit.table}" if len(tables) > 1 else "T")
+        return super().stage(ctx, vertex, commit, token, df)
+
+
+def test_a_sink_staging_among_tables_is_given_every_input_table_and_others_are_not():
+    among = AmongSink(Store())
+    run(among, Ctx())
+    assert among.names == ["T_a", "T_b"] and among.store.published == DATA
+    one = AmongSink(Store())
+    twophase.driver(one).prepare(Ctx(), V(), {"a": [1]})
+    assert one.names == ["T"]
+    plain = DictSink(Store())  # no keyword: its stage takes none
+    run(plain, Ctx())
+    assert plain.store.published == DATA

@@ -25,7 +25,6 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
@@ -34,6 +33,7 @@ from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from . import s3checks as checks
 from .s3options import CONN_OPTION, S3, Dialect, s3a_jars
+from .storesink import StoreSinkVerbs
 
 __all__ = ["OnStoreFile", "S3Compatible"]
 
@@ -54,9 +54,10 @@ def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
         return None
 
 
-class OnStoreFile:
+class OnStoreFile(StoreSinkVerbs):
     """The source and sink of a plugin on S3File's code, run with its :attr:`dialect` (a class
-    attribute or a property): S3File, the object stores, the file servers, HdfsFile."""
+    attribute or a property): S3File, the object stores, the file servers, HdfsFile. Its sink is
+    :class:`.storesink.StoreSinkVerbs`, run by the engine."""
 
     dialect: ClassVar[Dialect]
 
@@ -78,24 +79,9 @@ class OnStoreFile:
 
         return read(ctx, vertex, self.dialect)
 
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        from .storesink import prepare
-
-        return prepare(ctx, vertex, data, self.dialect)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .storesink import commit
-
-        commit(ctx, vertex, info, self.dialect)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        from .storesink import abort
-
-        abort(ctx, vertex, info, self.dialect)
-
 
 class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-             TwoPhaseSink, NeedsJars, FromConnection):
+             NeedsJars, FromConnection):
     name = "S3File"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("bucket", "path")

@@ -42,8 +42,9 @@ from datetime import datetime
 from typing import Any
 
 from ... import settings
-from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.fencing import StagingMismatch
 from ...spi.journals import TamperedRecord, derived_key, key_inside, seal, unseal
+from ...spi.twophase import Outcome, Published, Staged
 from .bucket import Conflict, Versioned
 from .options import COMMITS_DIR, PENDING_DIR, STAGING_DIR, safe
 from .s3options import S3Settings, log
@@ -187,13 +188,13 @@ def _discard_older(bucket: Store, keys: Mapping[str, str], token: int) -> None:
 # Commit
 # ---------------------------------------------------------------------------------------------
 
-def _check_staged(bucket: Store, entry: Mapping[str, Any], ref: str) -> None:
+def _check_staged(bucket: Store, staged: Staged, keys: Mapping[str, str], ref: str) -> None:
     """The staging holds exactly the objects the write produced, with their sizes."""
-    found = dict(bucket.objects(entry["staging"] + "data/"))
-    for (src, _), size in zip(entry["moves"], entry["sizes"], strict=True):
+    found = dict(bucket.objects(staging_prefix(keys, staged.token) + "data/"))
+    for src, size in staged.parts:
         if found.get(src) != size:
             actual = found.get(src)
-            raise StagingMismatch(f"the staged object {bucket.uri(src)} of table {entry['table']} is "
+            raise StagingMismatch(f"the staged object {bucket.uri(src)} of table {staged.commit.table} is "
                                   + ("gone" if actual is None else f"{actual} bytes, staged as {size}")
                                   + ": nothing was committed", ref)
 
@@ -220,43 +221,43 @@ def claim_drop(bucket: Store, keys: Mapping[str, str]) -> bool:
         return claimed is not None and claimed.value.get("slot") == keys["slot"]
 
 
-def _superseded(bucket: Store, entry: Mapping[str, Any], newest: int, ref: str) -> Superseded:
-    bucket.delete_prefix(entry["staging"])
-    bucket.delete([entry["pending"]])
-    return Superseded(f"table {entry['table']} at {bucket.uri(entry['prefix'])}", entry["token"], newest, ref)
-
-
-def commit_table(bucket: Store, s: S3Settings, entry: Mapping[str, Any], ref: str,
-                 on_move: Hook, on_commit: Hook) -> int:
-    """Record the commit in the fence (the commit point), then publish it; the bytes committed."""
-    fence, root = entry["keys"]["fence"], entry["keys"]["root"]
+def commit_table(bucket: Store, s: S3Settings, staged: Staged, keys: Mapping[str, str], ref: str,
+                 on_move: Hook, on_commit: Hook) -> tuple[Published, int]:
+    """Record the commit in the fence (the commit point), then publish it; the outcome and the bytes
+    committed. A token no longer the newest publishes nothing (SUPERSEDED)."""
+    fence, root = keys["fence"], keys["root"]
     current = read_record(bucket, root, fence)
-    mine = int(entry["token"])
-    if current is None or int(current.value.get("token", 0)) != mine:
-        raise _superseded(bucket, entry, int(current.value.get("token", 0)) if current else 0, ref)
+    mine = staged.token
+    newest = int(current.value.get("token", 0)) if current else 0
+    if current is None or newest != mine:
+        return Published(Outcome.SUPERSEDED, newest=newest), 0
     commit = current.value.get("commit")
     if commit:  # this attempt's own commit, called again (a restore): finish it
         if int(commit.get("token", 0)) != mine:
-            raise _superseded(bucket, entry, int(current.value.get("token", 0)), ref)
-        if not commit.get("done"):
-            roll_forward(bucket, root, fence, current, on_move, on_commit)
-        return int(commit.get("bytes", 0))
-    _check_staged(bucket, entry, ref)
-    finals = [dst for _, dst in entry["moves"]]
-    drops = planned_drops(bucket, s, set(finals)) if claim_drop(bucket, entry["keys"]) else []
-    record = {"token": mine, "moves": entry["moves"], "drops": drops, "done": False,
-              "staging": entry["staging"], "pending": entry["pending"], "run_id": entry["run_id"],
-              "table": entry["table"], "bytes": sum(entry["sizes"]), "at": datetime.now().isoformat()}
-    write_record(bucket, root, entry["pending"], {"token": mine, "fence": fence, "finals": finals}, None)
+            return Published(Outcome.SUPERSEDED, newest=newest), 0
+        if commit.get("done"):
+            return Published(Outcome.ALREADY, rows=-1), int(commit.get("bytes", 0))
+        roll_forward(bucket, root, fence, current, on_move, on_commit)
+        return Published(Outcome.PUBLISHED, rows=-1), int(commit.get("bytes", 0))
+    _check_staged(bucket, staged, keys, ref)
+    moves = [list(m) for m in staged.detail["moves"]]
+    finals = [dst for _, dst in moves]
+    drops = planned_drops(bucket, s, set(finals)) if claim_drop(bucket, keys) else []
+    staging, pending = staging_prefix(keys, mine), pending_key(keys, mine)
+    size = sum(n for _, n in staged.parts)
+    record = {"token": mine, "moves": moves, "drops": drops, "done": False,
+              "staging": staging, "pending": pending, "run_id": str(staged.commit.run_id),
+              "table": staged.commit.table, "bytes": size, "at": datetime.now().isoformat()}
+    write_record(bucket, root, pending, {"token": mine, "fence": fence, "finals": finals}, None)
     try:
         etag = write_record(bucket, root, fence, {"token": mine, "commit": record}, current.etag)
     except Conflict:
-        raise _superseded(bucket, entry, newest_token(bucket, entry["keys"]), ref) from None
+        return Published(Outcome.SUPERSEDED, newest=newest_token(bucket, keys)), 0
     roll_forward(bucket, root, fence, Versioned({"token": mine, "commit": record}, etag), on_move, on_commit)
     if drops:
         log.info("%s %s: dropped the %d earlier objects of %s (data_save_mode)", bucket.traits.plugin, ref,
                  len(drops), bucket.uri(s.prefix))
-    return int(record["bytes"])
+    return Published(Outcome.PUBLISHED, rows=-1), size
 
 
 def _nothing() -> None:
@@ -294,16 +295,17 @@ def roll_forward(bucket: Store, root: str, fence: str, state: Versioned, on_move
              commit.get("table"), commit.get("run_id"), bucket.uri())
 
 
-def abort_table(bucket: Store, entry: Mapping[str, Any]) -> None:
-    """Discard the attempt's staging, unless its commit was recorded (the next attempt finishes it)."""
-    current = read_record(bucket, entry["keys"]["root"], entry["keys"]["fence"])
+def abort_table(bucket: Store, keys: Mapping[str, str], token: int, table: str) -> None:
+    """Discard the staging of the attempt holding ``token``, unless its commit was recorded (the next
+    attempt finishes it)."""
+    current = read_record(bucket, keys["root"], keys["fence"])
     commit = (current.value.get("commit") if current else None) or {}
-    if commit and int(commit.get("token", 0)) == int(entry["token"]):
+    if commit and int(commit.get("token", 0)) == int(token):
         log.info("%s: the commit of table %s was recorded; the next attempt finishes it", bucket.traits.plugin,
-                 entry["table"])
+                 table)
         return
-    bucket.delete_prefix(entry["staging"])
-    bucket.delete([entry["pending"]])
+    bucket.delete_prefix(staging_prefix(keys, token))
+    bucket.delete([pending_key(keys, token)])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""The S3File sink: save modes once per run, each table written by Spark (through ``s3a://``) into
-a staging prefix named by the attempt's token, then published by the fenced commit of
-:mod:`.commits`. The entry points take the plugin's :class:`.options.Dialect` (S3File's by default):
-how its blocks read as S3 settings; everything else is shared.
+"""The sink of the file stores on S3File's code, as the engine's storage verbs (``runtime/twophase.py``
+runs the two phases): :class:`StoreCommitLog` (save modes once per run, then the slot's fence hands
+out tokens) and :class:`StoreSinkVerbs`: ``stage`` (each table written by Spark, through ``s3a://`` or
+the store's own path, into a staging prefix named by the attempt's token), ``publish`` (the fenced
+commit of :mod:`.storecommits`, rolled forward object by object) and ``discard``. They run with the
+plugin's :class:`.s3options.Dialect`: how its blocks read as S3 settings; everything else is shared.
 
 The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.formats.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
@@ -15,11 +17,12 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
+from ...spi.twophase import CommitId, Outcome, Published, Staged
 from . import storecommits as commits
 from .bucket import Conflict
 from .options import (
@@ -159,44 +162,40 @@ def staged_moves(objects: list[tuple[str, int]], data: str, s: S3Settings, opts:
     return moves, sizes
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several: bool,
-                   dialect: Dialect) -> dict[str, Any]:
-    config = table_config(vertex.config, table, data_columns(df))
-    opts = sink_options(config)
-    s = dialect.settings(config)
-    dialect.reach(ctx.spark, s)
-    bucket = dialect.open(s)
-    if s.traits.verify_conditional_writes:
-        bucket.verify_conditional_writes(s.key(COMMITS_DIR))  # type: ignore[attr-defined]  # S3 API stores
-    keys = commits.slot_keys(s, str(ctx.run_id), str(ctx.pipeline_key), vertex.ref, table, str(ctx.save_mode_run_id))
-    entry: dict[str, Any] = {"table": table, "run_id": str(ctx.run_id), "prefix": s.prefix, "keys": keys}
-    if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
-        _save_mode_once(bucket, s, config, keys["savemode"], str(ctx.save_mode_run_id), vertex.ref)
-    status, token = commits.take_token(bucket, keys)
-    if status:
-        log.info("%s %s: table %s of run %s already committed to %s; nothing to write", s.traits.plugin,
-                 vertex.ref, table, ctx.run_id, bucket.uri(s.prefix))
-        df.write.format("noop").mode("overwrite").save()  # the executor counts the rows in this action
-        return {**entry, "status": status}
-    if flag(config, "is_enable_transaction", True) is False:
-        log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
-                 vertex.ref)
-    staging = commits.staging_prefix(keys, token)
-    entry.update(token=token, staging=staging, pending=commits.pending_key(keys, token))
-    out, partitions = _writer(ctx, vertex, df, opts)
-    try:
-        dialect.stage(ctx.spark, out, bucket, s, staging + "data")
-        base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, several), datetime.now(),
-                                   str(uuid.uuid4()))
-        moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,
-                                    partitions, base_name)
-    except BaseException:
-        bucket.delete_prefix(staging)
-        newest = commits.newest_token(bucket, keys)
-        if newest > token:  # a newer attempt took over meanwhile
-            raise Superseded(f"table {table} at {bucket.uri(s.prefix)}", token, newest, vertex.ref) from None
-        raise
-    return {**entry, "status": "staged", "moves": moves, "sizes": sizes}
+class StoreCommitLog:
+    """The fence objects of each table's slot (:mod:`.storecommits`) as the engine's commit log.
+    Taking a token first checks the store's conditional writes (plugins whose store may ignore them),
+    runs the save modes on the slot's first attempt, and settles the slot: a commit a killed attempt
+    recorded is rolled forward, and the table then counts as committed (no token, nothing written)."""
+
+    def __init__(self, ctx: RunContext, vertex: Vertex, dialect: Dialect) -> None:
+        self.ctx, self.vertex, self.dialect = ctx, vertex, dialect
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        bucket, s, keys = slot_of(self.ctx, self.vertex, commit, self.dialect)
+        if s.traits.verify_conditional_writes:
+            bucket.verify_conditional_writes(s.key(COMMITS_DIR))  # type: ignore[attr-defined]  # S3 API stores
+        if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
+            _save_mode_once(bucket, s, table_config(self.vertex.config, commit.table), keys["savemode"],
+                            str(self.ctx.save_mode_run_id), self.vertex.ref)
+        status, token = commits.take_token(bucket, keys)  # "recovered": a killed attempt's commit rolled forward
+        if status:
+            log.info("%s %s: table %s of run %s already committed to %s; nothing to write", s.traits.plugin,
+                     self.vertex.ref, commit.table, commit.run_id, bucket.uri(s.prefix))
+        return token, status is not None
+
+    def newest_token(self, commit: CommitId) -> int:
+        bucket, _, keys = slot_of(self.ctx, self.vertex, commit, self.dialect)
+        return commits.newest_token(bucket, keys)
+
+
+def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId, dialect: Dialect) -> tuple[Store, S3Settings,
+                                                                                          dict[str, str]]:
+    """The store of the table ``commit`` writes, its settings, and the keys of its slot there."""
+    s = dialect.settings(table_config(vertex.config, commit.table))
+    keys = commits.slot_keys(s, str(commit.run_id), str(commit.pipeline), commit.sink, commit.table,
+                             str(ctx.save_mode_run_id))
+    return dialect.open(s), s, keys
 
 
 def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
@@ -205,50 +204,60 @@ def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -
     return writer(ctx, vertex, df, opts)
 
 
-def _bucket_of(vertex: Vertex, entry: Mapping[str, Any], dialect: Dialect) -> tuple[Store, S3Settings]:
-    s = dialect.settings(table_config(vertex.config, entry["table"]))
-    return dialect.open(s), s
+class StoreSinkVerbs:
+    """The sink of a plugin on S3File's code as the engine's storage verbs, run with the plugin's
+    ``dialect``; its publish copies object by object, firing ``sink.move`` itself."""
 
+    dialect: ClassVar[Dialect]
+    moves_in_steps: ClassVar[bool] = True
+    stages_among_tables: ClassVar[bool] = True
 
-def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any], dialect: Dialect = S3) -> dict[str, Any]:
-    """Save modes, then one Spark write per table into its staging prefix; what commit publishes.
-    A plugin whose store may ignore conditional writes has them checked first
-    (:meth:`.bucket.Bucket.verify_conditional_writes`)."""
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, table, df, len(data) > 1, dialect))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries}, dialect)
-        raise
-    return {"tables": entries}
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreCommitLog:
+        return StoreCommitLog(ctx, vertex, self.dialect)
 
-
-def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any], dialect: Dialect = S3) -> None:
-    """Publish each staged table while the attempt's token is the newest. Fault points (restore
-    trials): ``sink.move`` before each copy, ``sink.commit`` before the commit is marked done."""
-    for entry in info.get("tables", ()):
-        if entry.get("status") != "staged":
-            continue
-        bucket, s = _bucket_of(vertex, entry, dialect)
-        size = commits.commit_table(bucket, s, entry, vertex.ref,
-                                    on_move=lambda: ctx.fault_point("sink.move", vertex),
-                                    on_commit=lambda: ctx.fault_point("sink.commit", vertex))
-        log.info("%s %s: committed %d objects (%d bytes) of table %s to %s", dialect.plugin, vertex.ref,
-                 len(entry["moves"]), size, entry["table"], bucket.uri(s.prefix))
-
-
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None, dialect: Dialect = S3) -> None:
-    """Discard each table's staging (a recorded commit is left for the next attempt to finish)."""
-    first: BaseException | None = None
-    for entry in (info or {}).get("tables", ()):
-        if entry.get("status") != "staged":
-            continue
+    def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any,
+              tables: tuple[str, ...] = ()) -> Staged:
+        """One Spark write of the table's rows into the staging prefix of ``token``; the staged objects
+        (with their sizes) are the parts, their (staged, final) keys the ``moves`` of the detail."""
+        table = commit.table
+        config = table_config(vertex.config, table, data_columns(df))
+        opts = sink_options(config)
+        bucket, s, keys = slot_of(ctx, vertex, commit, self.dialect)
+        self.dialect.reach(ctx.spark, s)
+        if flag(config, "is_enable_transaction", True) is False:
+            log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
+                     vertex.ref)
+        staging = commits.staging_prefix(keys, token)
+        out, partitions = _writer(ctx, vertex, df, opts)
         try:
-            commits.abort_table(_bucket_of(vertex, entry, dialect)[0], entry)
-        except Exception as e:  # best effort: the next attempt discards older tokens' staging
-            log.warning("%s %s: could not discard the staging of table %s: %s", dialect.plugin, vertex.ref,
-                        entry["table"], e)
-            first = first or e
-    if first is not None:
-        log.warning("%s %s: abort left staging behind", dialect.plugin, vertex.ref)
+            self.dialect.stage(ctx.spark, out, bucket, s, staging + "data")
+            base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, len(tables) > 1), datetime.now(),
+                                       str(uuid.uuid4()))
+            moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,
+                                        partitions, base_name)
+        except BaseException:
+            bucket.delete_prefix(staging)
+            newest = commits.newest_token(bucket, keys)
+            if newest > token:  # a newer attempt took over meanwhile
+                raise Superseded(f"table {table} at {bucket.uri(s.prefix)}", token, newest, vertex.ref) from None
+            raise
+        parts = tuple((src, size) for (src, _), size in zip(moves, sizes, strict=True))
+        return Staged(commit, token, f"table {table} at {bucket.uri(s.prefix)}", -1, parts, {"moves": moves})
+
+    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+        """Record the commit in the slot's fence, then roll it forward (:func:`.storecommits.commit_table`).
+        Fault points (restore trials): ``sink.move`` before each copy, ``sink.commit`` before the commit is
+        marked done."""
+        bucket, s, keys = slot_of(ctx, vertex, staged.commit, self.dialect)
+        answer, size = commits.commit_table(bucket, s, staged, keys, vertex.ref,
+                                            on_move=lambda: ctx.fault_point("sink.move", vertex),
+                                            on_commit=lambda: ctx.fault_point("sink.commit", vertex))
+        if answer.outcome is Outcome.PUBLISHED:
+            log.info("%s %s: committed %d objects (%d bytes) of table %s to %s", self.dialect.plugin, vertex.ref,
+                     len(staged.parts), size, staged.commit.table, bucket.uri(s.prefix))
+        return answer
+
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+        """Discard the attempt's staging (a recorded commit is left for the next attempt to finish)."""
+        bucket, _, keys = slot_of(ctx, vertex, staged.commit, self.dialect)
+        commits.abort_table(bucket, keys, staged.token, staged.commit.table)

@@ -25,7 +25,6 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
@@ -66,8 +65,7 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return problems
 
 
-class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-               TwoPhaseSink):
+class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly):
     name = "HdfsFile"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("fs.defaultFS", "path")

@@ -5,15 +5,17 @@ or under each ``tables_configs`` item's; hidden, empty and filtered-out files sk
 directories as columns. Each table comes in exactly the parallelism the plan gives the source.
 How each format is read and written: :mod:`.formats` (xml and binary: :mod:`.documents`).
 
-**Sink**, a two-phase commit keyed by run id, pipeline key, sink and table:
+**Sink**, storage verbs (:class:`.sink.LocalSinkVerbs`) the engine's two-phase protocol runs, per
+(run id, pipeline key, sink, table):
 
-* ``prepare`` (:mod:`.sink`) runs the save modes once per run, sink and target, then writes each
-  table, as the engine hands it (at the parallelism the plan gives the sink: one file per non-empty
-  partition), into a hidden staging directory, and returns the staged files with their final names.
-* ``commit`` (:mod:`.commits`) is roll-forward: a journal naming every move, the renames, then the
+* taking the token (:class:`.sink.LocalCommitLog`) runs the save modes once per run, sink and
+  target; ``stage`` (:mod:`.sink`) writes each table, as the engine hands it (at the parallelism
+  the plan gives the sink: one file per non-empty partition), into a hidden staging directory, and
+  returns the staged files with their final names.
+* ``publish`` (:mod:`.commits`) is roll-forward: a journal naming every move, the renames, then the
   journal renamed to the commit marker. An attempt first settles earlier ones: a marker means the
   table is committed (nothing is written again), a journal without marker is finished, staging
-  without journal is discarded. ``abort`` moves back what a started commit published. Every record
+  without journal is discarded. ``discard`` moves back what a started commit published. Every record
   is sealed by the target and every path a journal names checked to be the sink's own
   (:mod:`.records`); anything else is refused, never acted on.
 * Readers: the source skips the files named by a pending journal of the target it reads (listing
@@ -21,11 +23,11 @@ How each format is read and written: :mod:`.formats` (xml and binary: :mod:`.doc
   interrupted; other readers see its files appear one by one while it runs (a few renames) and,
   after a kill, until the retry finishes it.
 * Fault points for restore trials (nothing happens in production): the write carries the
-  ``sink.write`` fault, ``commit`` fires ``sink.move`` before each rename and ``sink.commit``
+  ``sink.write`` fault, ``publish`` fires ``sink.move`` before each rename and ``sink.commit``
   between the last rename and the marker.
 
 **STREAMING** (docs/streaming.md): ``path`` is read as a file stream (new files each micro-batch);
-the sink writes each micro-batch with ``prepare``/``commit``, the run id naming the batch, and
+the engine writes each micro-batch through the verbs, the run id naming the batch, and
 :func:`.commits.retire` drops the markers of the stream's earlier micro-batches.
 
 Table placeholders (``${table_name}``...) and file name placeholders: :mod:`.placeholders`;
@@ -53,7 +55,6 @@ from ...spi import (
     SchemaInference,
     StreamingSource,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
     Vertex,
 )
@@ -71,19 +72,18 @@ from ..files.options import (
 )
 from ..files.placeholders import assets, table_assets
 from . import commits, sink, source
-from .commits import abort, commit, retire
-from .sink import handle_save_mode, prepare, save_mode
+from .sink import LocalSinkVerbs, handle_save_mode, save_mode
 from .source import list_input_files, partition_keys, read, read_stream
 
 __all__ = [
     "CODECS", "COMMITS_DIR", "CONNECTOR", "DEVIATIONS", "FORMATS", "FORMAT_SUFFIX", "PENDING_DIR",
-    "STAGING_DIR", "LocalFile", "abort", "checks", "commit", "commits", "documents", "handle_save_mode",
-    "list_input_files", "partition_keys", "prepare", "read", "read_stream", "retire", "save_mode", "sink", "source",
+    "STAGING_DIR", "LocalFile", "checks", "commits", "documents", "handle_save_mode",
+    "list_input_files", "partition_keys", "read", "read_stream", "save_mode", "sink", "source",
 ]
 
 
 class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-                TwoPhaseSink, StreamingSource, RetiresCommits):
+                LocalSinkVerbs, StreamingSource, RetiresCommits):
     name = "LocalFile"
     #: a file stream: the DataFrame API only
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True)
@@ -109,20 +109,8 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         return read(ctx, vertex)
 
-    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
-        return prepare(ctx, vertex, data)
-
-    def commit(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        commit(ctx, vertex, info)
-
-    def abort(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        abort(ctx, vertex, info)
-
     def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
         return read_stream(ctx, vertex)
-
-    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        retire(ctx, vertex, info)
 
 
 CONNECTOR = LocalFile()

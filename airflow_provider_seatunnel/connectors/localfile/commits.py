@@ -31,12 +31,13 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.fencing import StagingMismatch, Superseded
+from ...spi.fencing import StagingMismatch
+from ...spi.twophase import Outcome, Published, Staged
 from ..files.fencing import DEFAULT_LOCK_TIMEOUT, allocate, commit_lock, fence_path, newest_token
 from ..files.options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log, opt
 from ..files.records import check_journal, read_record, record_name, write_record
@@ -263,73 +264,72 @@ def settle(ctx: RunContext, vertex: Vertex, target: str, slot: Mapping[str, str]
 # Commit, abort, retire
 # ---------------------------------------------------------------------------------------------
 
-def _check_staged(vertex: Vertex, entry: Mapping[str, Any]) -> None:
+def _check_staged(vertex: Vertex, staged: Staged) -> None:
     """Every staged file is there with the size it was staged with."""
-    for (src, _), size in zip(entry["moves"], entry.get("sizes", ()), strict=False):
+    for src, size in staged.parts:
         actual = os.path.getsize(src) if os.path.exists(src) else None
         if actual != size:
-            raise StagingMismatch(f"the staged file {src} of table {entry['table']} is "
+            raise StagingMismatch(f"the staged file {src} of table {staged.commit.table} is "
                                   + ("gone" if actual is None else f"{actual} bytes, staged as {size}")
                                   + ": nothing was committed", vertex.ref)
 
 
-def _journal_record(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> dict[str, Any]:
-    drop = entry.get("drop") or {}  # {"record": path, "trash": dir} when this commit drops the target's data
-    due = bool(drop) and read_record(entry["target"], drop["record"]) is None
-    return {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": entry["table"],
-            "attempt": ctx.attempt, "token": entry["token"], "transaction": entry.get("transaction"),
-            "files": [dst for _, dst in entry["moves"]], "bytes": sum(entry.get("sizes", ())),
-            "at": datetime.now().isoformat(), "moves": entry["moves"], "marker": entry["marker"],
-            "staging": entry["staging"], "base": entry["base"],
-            "drops": planned_drops(entry["target"], drop["trash"]) if due else [],
+def _journal_record(ctx: RunContext, vertex: Vertex, staged: Staged, target: str,
+                    slot: Mapping[str, str]) -> dict[str, Any]:
+    drop = staged.detail.get("drop") or {}  # {"record": path, "trash": dir} when this commit drops the target's data
+    due = bool(drop) and read_record(target, drop["record"]) is None
+    moves = [list(m) for m in staged.detail["moves"]]
+    return {"run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": staged.commit.table,
+            "attempt": ctx.attempt, "token": staged.token, "transaction": staged.detail.get("transaction"),
+            "files": [dst for _, dst in moves], "bytes": sum(n for _, n in staged.parts),
+            "at": datetime.now().isoformat(), "moves": moves, "marker": slot["marker"],
+            "staging": staging_dir(slot, staged.token), "base": slot["base"],
+            "drops": planned_drops(target, drop["trash"]) if due else [],
             "dropped_record": drop["record"] if due else None, "trash": drop["trash"] if due else None}
 
 
-def _commit_table(ctx: RunContext, vertex: Vertex, entry: Mapping[str, Any]) -> None:
-    target = entry["target"]
+def staging_dir(slot: Mapping[str, str], token: int) -> str:
+    """The staging directory of the attempt holding ``token``."""
+    return os.path.join(slot["root"], f"token-{token}")
+
+
+def publish(ctx: RunContext, vertex: Vertex, staged: Staged, target: str, slot: Mapping[str, str]) -> Published:
+    """Publish the staged files if the attempt's token is still the newest (else SUPERSEDED: nothing
+    is published). Fault points (restore trials; nothing happens in production): ``sink.move`` before
+    each rename, ``sink.commit`` between the last rename and the marker."""
     with commit_lock(target, vertex.ref, lock_timeout(vertex)):
-        settle_target(target, (entry["base"],))
-        newest = newest_token(entry["marker"])
-        if newest != entry["token"] or is_committed(target, entry["marker"], entry["journal"]):
-            remove_tree(entry["staging"], entry["base"])
-            raise Superseded(f"table {entry['table']} at {entry['target']}", entry["token"], newest, vertex.ref)
-        _check_staged(vertex, entry)
-        record = _journal_record(ctx, vertex, entry)
-        write_record(target, entry["journal"], record)
+        settle_target(target, (slot["base"],))
+        newest = newest_token(slot["marker"])
+        if newest != staged.token or is_committed(target, slot["marker"], slot["journal"]):
+            return Published(Outcome.SUPERSEDED, newest=newest)
+        _check_staged(vertex, staged)
+        record = _journal_record(ctx, vertex, staged, target, slot)
+        write_record(target, slot["journal"], record)
         _apply_drops(record["drops"])
-        for src, dst in entry["moves"]:
+        for src, dst in record["moves"]:
             ctx.fault_point("sink.move", vertex)
             _move(src, dst)
         ctx.fault_point("sink.commit", vertex)
-        _record_commit(target, entry["journal"], record)
-    remove_tree(entry["staging"], entry["base"])
+        _record_commit(target, slot["journal"], record)
+    remove_tree(record["staging"], slot["base"])
     if record["drops"]:
         log.info("LocalFile %s: dropped the %d earlier entries of %s (data_save_mode)", vertex.ref,
-                 len(record["drops"]), entry["target"])
-    log.info("LocalFile %s: committed %d files (%d bytes) of table %s to %s", vertex.ref, len(entry["moves"]),
-             record["bytes"], entry["table"], entry["target"])
+                 len(record["drops"]), target)
+    log.info("LocalFile %s: committed %d files (%d bytes) of table %s to %s", vertex.ref, len(record["moves"]),
+             record["bytes"], staged.commit.table, target)
+    return Published(Outcome.PUBLISHED, rows=-1)
 
 
-def commit(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any]) -> None:
-    """Publish the staged files of each table, if the attempt's token is still the newest.
-
-    Fault points (restore trials; nothing happens in production): ``sink.move`` before each rename,
-    ``sink.commit`` between the last rename and the marker."""
-    for entry in info.get("tables", ()):
-        if entry.get("status") == "staged":
-            _commit_table(ctx, vertex, entry)
-
-
-def _roll_back(entry: Mapping[str, Any]) -> None:
+def _roll_back(target: str, slot: Mapping[str, str], token: int) -> None:
     """Under the lock: undo this attempt's own unrecorded commit (its journal, no marker)."""
-    journal = entry.get("journal")
-    if not journal or not os.path.isfile(journal) or os.path.exists(entry["marker"]):
+    journal = slot["journal"]
+    if not os.path.isfile(journal) or os.path.exists(slot["marker"]):
         return
-    record = read_record(entry["target"], journal)
+    record = read_record(target, journal)
     if record is None:
         return
-    check_journal(entry["target"], record, journal, (entry["base"],))
-    if record.get("token") != entry.get("token"):
+    check_journal(target, record, journal, (slot["base"],))
+    if record.get("token") != token:
         return  # another attempt's journal: the attempt that settles the target finishes it
     for src, dst in record.get("moves", ()):
         if not os.path.exists(src) and os.path.exists(dst):
@@ -341,16 +341,12 @@ def _roll_back(entry: Mapping[str, Any]) -> None:
         shutil.rmtree(record["trash"], ignore_errors=True)
 
 
-def abort(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> None:
+def discard(vertex: Vertex, token: int, target: str, slot: Mapping[str, str]) -> None:
     """Discard the attempt's staging; its commit, if it had started and is not recorded, is rolled back first."""
-    for entry in (info or {}).get("tables", ()):
-        if entry.get("status") != "staged":
-            continue
-        journal = entry.get("journal")
-        if journal and os.path.isfile(journal):
-            with commit_lock(entry["target"], vertex.ref, lock_timeout(vertex)):
-                _roll_back(entry)
-        remove_tree(entry["staging"], entry["base"])
+    if os.path.isfile(slot["journal"]):
+        with commit_lock(target, vertex.ref, lock_timeout(vertex)):
+            _roll_back(target, slot, token)
+    remove_tree(staging_dir(slot, token), slot["base"])
 
 
 def _drop_marker(old: str, commits: str) -> None:
@@ -367,19 +363,17 @@ def _drop_marker(old: str, commits: str) -> None:
         parent = os.path.dirname(parent)
 
 
-def retire(ctx: RunContext, vertex: Vertex, info: Mapping[str, Any] | None) -> None:
-    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``info``: its ``prepare``
-    result); drop the commit markers of the stream's earlier micro-batches, which Spark will never replay."""
+def retire(ctx: RunContext, vertex: Vertex, slots: Iterable[tuple[str, Mapping[str, str]]]) -> None:
+    """STREAMING: micro-batch ``ctx.batch_id`` of stream ``ctx.stream_id`` committed (``slots``: the
+    target and slot of each of its tables); drop the commit markers of the stream's earlier micro-batches,
+    which Spark will never replay."""
     batch_id, stream = getattr(ctx, "batch_id", None), getattr(ctx, "stream_id", "")
     if batch_id is None or not stream:
         return
     earlier = re.compile(re.escape(stream) + r"_batch-(\d+)-[0-9a-f]{6}")  # safe() of "<stream>:batch-<n>"
-    for entry in (info or {}).get("tables", ()):
-        marker = entry.get("marker")
-        if not marker:
-            continue
-        commits = os.path.normpath(os.path.join(entry["target"], COMMITS_DIR))
-        run_dir = os.path.relpath(marker, commits).split(os.sep, 1)
+    for target, slot in slots:
+        commits = os.path.normpath(os.path.join(target, COMMITS_DIR))
+        run_dir = os.path.relpath(slot["marker"], commits).split(os.sep, 1)
         if len(run_dir) != 2 or not os.path.isdir(commits):
             continue
         for name in os.listdir(commits):

@@ -1,10 +1,10 @@
-"""The LocalFile sink's first phase: save modes, then each table written into a hidden staging
-directory, and what :func:`.commits.commit` will publish.
+"""The LocalFile sink as the engine's storage verbs (:class:`LocalSinkVerbs`): save modes, the
+commit log, each table written into a hidden staging directory; :mod:`.commits` publishes it.
 
-``prepare`` runs the save modes (:func:`handle_save_mode`, once per run, sink and target: a marker
-keeps retries and split clones from running them again; the Airflow group's ``prepare`` task calls
-:func:`save_mode` first), then one Spark write per table into
-``<path>/.seatunnel-staging/<run>/<pipeline>/<sink>/<table>/attempt-<n>/data``, or under
+Taking a token (:class:`LocalCommitLog`) runs the save modes (:func:`handle_save_mode`, once per run,
+sink and target: a marker keeps retries and split clones from running them again; the Airflow group's
+``prepare`` task calls :func:`save_mode` first) and settles the target; ``stage`` runs one Spark
+write per table into ``<path>/.seatunnel-staging/<run>/<pipeline>/<sink>/<table>/token-<n>/data``, or under
 ``<tmp_path>/seatunnel-staging/`` when ``tmp_path`` is set (staging on another file system is
 published by a copy to a hidden temporary name, then an atomic rename). The staging directory is
 hidden: Spark and the LocalFile source skip dot-directories.
@@ -25,11 +25,12 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from ...spi import RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
+from ...spi.twophase import CommitId, Prepared, Published, Staged
 from ..files.documents import binary_moves
 from ..files.fencing import newest_token
 from ..files.formats import writer
@@ -59,7 +60,7 @@ from ..files.placeholders import (
 )
 from ..files.records import read_record, write_record
 from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
-from .commits import abort, remove_tree, settle
+from .commits import discard, publish, remove_tree, retire, settle
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the file catalog
@@ -243,24 +244,50 @@ def _staged_moves(data_dir: str, target: str, opts: Mapping[str, Any], partition
     return moves
 
 
-def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several: bool) -> dict[str, Any]:
+class LocalCommitLog:
+    """The commit markers and token files of each table's slot under the target, as the engine's
+    commit log. Taking a token runs the save modes first (unless the slot committed), then settles the
+    target under its commit lock (:func:`.commits.settle`): a marker means committed (an interrupted
+    commit finished now counts so too), otherwise the attempt's token."""
+
+    def __init__(self, ctx: RunContext, vertex: Vertex) -> None:
+        self.ctx, self.vertex = ctx, vertex
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        ctx, vertex = self.ctx, self.vertex
+        config = table_config(vertex.config, commit.table)
+        target, slot = slot_of(ctx, vertex, commit)
+        if not os.path.exists(slot["marker"]):
+            _save_mode_once(ctx, vertex, config, commit.table, slot)
+        status, token = settle(ctx, vertex, target, slot)
+        if status == "committed":
+            log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
+                     vertex.ref, commit.table, ctx.run_id, target)
+        elif status == "recovered":
+            log.info("LocalFile %s: finished the interrupted commit of table %s of run %s", vertex.ref, commit.table,
+                     ctx.run_id)
+        return token, status is not None
+
+    def newest_token(self, commit: CommitId) -> int:
+        return newest_token(slot_of(self.ctx, self.vertex, commit)[1]["marker"])
+
+
+def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId) -> tuple[str, dict[str, str]]:
+    """The target directory of the table ``commit`` writes and its slot there."""
+    config = table_config(vertex.config, commit.table)
+    target = target_path(config)
+    return target, _slot(ctx, vertex, commit.table, target, config)
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any,
+                tables: tuple[str, ...] = ()) -> Staged:
+    """One Spark write of the table's rows (the action that also counts them) into the staging
+    directory of ``token``; the staged files (with their sizes) are the parts, their (staged, final)
+    paths the ``moves`` of the detail."""
+    table = commit.table
     config = table_config(vertex.config, table, data_columns(df))
     opts = sink_options(config)
-    target = target_path(config)
-    slot = _slot(ctx, vertex, table, target, config)
-    entry: dict[str, Any] = {"table": table, "target": target, "marker": slot["marker"], "journal": slot["journal"],
-                             "base": slot["base"], "moves": []}
-    if not os.path.exists(slot["marker"]):
-        _save_mode_once(ctx, vertex, config, table, slot)
-    status, token = settle(ctx, vertex, target, slot)
-    if status == "committed":
-        log.info("LocalFile %s: table %s of run %s already committed to %s; nothing to write",
-                 vertex.ref, table, ctx.run_id, target)
-    if status:
-        # The executor's row counters count in an action over this DataFrame:
-        # run it without writing anything (the rows are those the earlier attempt committed).
-        df.write.format("noop").mode("overwrite").save()
-        return {**entry, "status": status}
+    target, slot = slot_of(ctx, vertex, commit)
     if flag(config, "is_enable_transaction", True) is False:
         log.info("LocalFile %s: is_enable_transaction = false; files are still staged and committed", vertex.ref)
     staging = os.path.join(slot["root"], f"token-{token}")
@@ -268,7 +295,7 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
     data_dir = os.path.join(staging, "data")
     try:
         out.save("file://" + data_dir)
-        transaction = _transaction_id(ctx, vertex, table, several)
+        transaction = _transaction_id(ctx, vertex, table, len(tables) > 1)
         base_name = file_base_name(opts, transaction, datetime.now(), str(uuid.uuid4()))
         moves = (binary_moves(data_dir, target) if opts["format"] == "binary"
                  else _staged_moves(data_dir, target, opts, partitions, base_name))
@@ -279,19 +306,31 @@ def _prepare_table(ctx: RunContext, vertex: Vertex, table: str, df: Any, several
         if newest > token:  # a newer attempt took over and discarded this attempt's staging mid-write
             raise Superseded(f"table {table} at {target}", token, newest, vertex.ref) from None
         raise
-    return {**entry, "status": "staged", "token": token, "staging": staging, "moves": moves, "sizes": sizes,
-            "transaction": transaction, "drop": _drop_due(slot, target, token)}
+    parts = tuple((src, size) for (src, _), size in zip(moves, sizes, strict=True))
+    return Staged(commit, token, f"table {table} at {target}", -1, parts,
+                  {"moves": moves, "transaction": transaction, "drop": _drop_due(slot, target, token),
+                   "staging": staging, "marker": slot["marker"], "journal": slot["journal"]})
 
 
-def prepare(ctx: RunContext, vertex: Vertex, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Run the save modes, then write each table into its hidden staging directory (one Spark
-    write per table, of the partitions it is handed: the action that also counts the rows);
-    return what commit publishes."""
-    entries: list[dict[str, Any]] = []
-    try:
-        for table, df in data.items():
-            entries.append(_prepare_table(ctx, vertex, table, df, len(data) > 1))
-    except BaseException:
-        abort(ctx, vertex, {"tables": entries})
-        raise
-    return {"tables": entries}
+class LocalSinkVerbs:
+    """The LocalFile sink as the engine's storage verbs: tokens and markers (:class:`LocalCommitLog`),
+    staging (:func:`stage_table`), the journaled publish under the commit lock, renaming file by file
+    and firing ``sink.move`` itself (:func:`.commits.publish`), discard (a started commit rolled back
+    first), and STREAMING's retirement of earlier micro-batches' markers (:func:`.commits.retire`)."""
+
+    moves_in_steps: ClassVar[bool] = True
+    stages_among_tables: ClassVar[bool] = True
+    stage = staticmethod(stage_table)
+
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> LocalCommitLog:
+        return LocalCommitLog(ctx, vertex)
+
+    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
+        return publish(ctx, vertex, staged, *slot_of(ctx, vertex, staged.commit))
+
+    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+        discard(vertex, staged.token, *slot_of(ctx, vertex, staged.commit))
+
+    def retire(self, ctx: RunContext, vertex: Vertex, info: Prepared | None) -> None:
+        """``info``: what the engine prepared for the micro-batch that committed."""
+        retire(ctx, vertex, (slot_of(ctx, vertex, staged.commit) for staged in (info.tables if info else ())))

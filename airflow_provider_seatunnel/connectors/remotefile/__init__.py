@@ -36,7 +36,6 @@ from ...spi import (
     SaveModes,
     SchemaInference,
     TableLineage,
-    TwoPhaseSink,
     Unnamed,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
@@ -49,7 +48,7 @@ __all__ = ["ServerFile"]
 
 
 class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
-                  TwoPhaseSink, FromConnection):
+                  FromConnection):
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
     identity = ("host", "port", "path")
     secrets = frozenset({"password", "private_key"})
