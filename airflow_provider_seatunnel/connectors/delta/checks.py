@@ -17,7 +17,8 @@ from typing import Any
 from ...spi import SINK
 from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
 from ...spi.schema import Schema
-from .options import OptionError, SinkOptions, SourceOptions, opt, parse
+from ..lakehouse.options import written
+from .options import SPEC, OptionError, SinkOptions, SourceOptions, parse
 
 #: Spark minor version -> the newest Delta release built for it (``io.delta:delta-spark_<minor>_2.13``),
 #: as Maven Central serves them: Delta 4.4.0 for Spark 4.0, 4.1 and 4.2 (Spark 4.0's is older than this
@@ -111,7 +112,10 @@ def _env(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option the connector refuses (an error at its key), then mode and env problems."""
+    """The first option the connector refuses beyond :data:`.options.SPEC`'s types, choices and unknown
+    keys (reported before: an error at its key), then mode and env problems."""
+    if SPEC.valid(plugin.options, plugin.section) is None:
+        return []
     try:
         options = parse(plugin.options, plugin.section)
     except OptionError as e:
@@ -124,8 +128,6 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
                                        plugin, key="data_save_mode",
                                        hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
     return problems
-
-
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
@@ -146,9 +148,9 @@ def schema(plugin: PluginConfig, job: JobConfig,
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """The table's location as a URI (OpenLineage's naming of a file system directory), or the empty
     list when the options do not name one; placeholders left as they are (see :mod:`.` for Unnamed)."""
-    path = opt(options, "path")
+    path = written(SPEC, options, "path")
     if path is None:
-        parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+        parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
         if any(p is None for p in parts):
             return []
         path = f"{str(parts[0]).rstrip('/')}/{parts[1]}.db/{parts[2]}"

@@ -45,8 +45,9 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
+from ..lakehouse.options import written
 from . import checks
-from .options import CONN_OPTION, CONNECTION_CONFIG, NAME, SourceOptions, opt, parse
+from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, NAME, SPEC, SourceOptions, parse
 from .sink import IcebergSinkVerbs
 
 __all__ = ["CONNECTOR", "Iceberg"]
@@ -65,11 +66,10 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
     name = NAME
     connection_option = CONN_OPTION
     kinds = frozenset({SOURCE, SINK})
-    required = ()  # table or table_list, and the catalog: options.parse, checks.check
-    identity = ("catalog_name", CONN_OPTION, "namespace", "table", "table_list")
+    option_spec = SPEC  # identity: catalog_name, the connection, namespace, table(s); the rest: checks.check
     committer = True
     stores_deletes = True  # with primary keys; without, every row is appended as it is (docs/iceberg.md)
-    secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential", CONNECTION_CONFIG})
+    secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential"})  # catalog properties
     description = "Reads (batch, time travel, streaming) and writes Apache Iceberg tables, exactly once."
 
     # compile time ------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
         return {CONNECTION_CONFIG: config}
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
-        return opt(options, "iceberg.catalog.config") is None
+        return written(SPEC, options, CATALOG_CONFIG) is None
 
     # source ------------------------------------------------------------------------------------
 

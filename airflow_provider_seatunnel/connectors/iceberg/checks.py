@@ -18,7 +18,17 @@ from typing import Any
 from ...spi import SINK
 from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
 from ...spi.schema import Schema
-from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, OptionError, SinkOptions, SourceOptions, opt, parse
+from ..lakehouse.options import written
+from .options import (
+    CATALOG_CONFIG,
+    CONN_OPTION,
+    CONNECTION_CONFIG,
+    SPEC,
+    OptionError,
+    SinkOptions,
+    SourceOptions,
+    parse,
+)
 
 #: Spark minor version -> the newest Iceberg release built for it that Maven Central serves
 #: (``org.apache.iceberg:iceberg-spark-runtime-<minor>_2.13``). Spark 4.2 has none yet; 4.0 is below this
@@ -82,8 +92,8 @@ def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str
     jars: list[str] = []
     if not names_iceberg(env) and minor in ICEBERG_RELEASES and os.path.isfile(runtime_jar(minor)):
         jars.append(runtime_jar(minor))
-    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(opt(options, key), Mapping)
-              for k, v in opt(options, key).items()}
+    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(written(SPEC, options, key), Mapping)
+              for k, v in written(SPEC, options, key).items()}
     if str(config.get("type", "")).lower() == "jdbc" and config.get("uri"):
         jars.extend(required_jars({"url": str(config["uri"])}, env))
     return jars
@@ -136,7 +146,10 @@ def _env(plugin: PluginConfig, job: JobConfig, catalog: Any) -> list[Problem]:
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option the connector refuses (an error at its key), then mode and env problems."""
+    """The first option the connector refuses beyond :data:`.options.SPEC`'s types, choices and unknown
+    keys (reported before: an error at its key), then mode and env problems."""
+    if SPEC.valid(plugin.options, plugin.section) is None:
+        return []
     try:
         options = parse(plugin.options, plugin.section)
     except OptionError as e:
@@ -149,8 +162,6 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
                                        plugin, key="data_save_mode",
                                        hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
     return problems
-
-
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
@@ -172,17 +183,18 @@ def schema(plugin: PluginConfig, job: JobConfig,
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """Each table as a URI: a hadoop catalog's table directory (``<warehouse>/<namespace>/<table>``), else
     ``iceberg://<catalog_name>/<namespace>.<table>``; placeholders left as they are."""
-    config = opt(options, CATALOG_CONFIG) or {}
-    listed = opt(options, "table_list")
+    config = written(SPEC, options, CATALOG_CONFIG) or {}
+    listed = written(SPEC, options, "table_list")
     blocks = listed if isinstance(listed, list) else [options]
+    catalog = written(SPEC, options, "catalog_name", "default")
     out = []
     for block in blocks:
-        if not isinstance(block, Mapping) or opt(block, "table") is None:
+        if not isinstance(block, Mapping) or written(SPEC, block, "table") is None:
             continue
-        namespace = str(opt(block, "namespace", opt(options, "namespace", "default")))
-        table = str(opt(block, "table"))
+        namespace = str(written(SPEC, block, "namespace", written(SPEC, options, "namespace", "default")))
+        table = str(written(SPEC, block, "table"))
         if isinstance(config, Mapping) and str(config.get("type", "")).lower() == "hadoop" and config.get("warehouse"):
             out.append(f"{str(config['warehouse']).rstrip('/')}/{namespace.replace('.', '/')}/{table}")
         else:
-            out.append(f"iceberg://{opt(options, 'catalog_name', 'default')}/{namespace}.{table}")
+            out.append(f"iceberg://{catalog}/{namespace}.{table}")
     return out

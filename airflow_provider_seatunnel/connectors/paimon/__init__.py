@@ -33,16 +33,17 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, run_time_options
 from ...spi.schema import Schema
+from ..lakehouse.options import written
 from .options import (
     HADOOP_CONF,
     NAME,
     PARTITION_KEYS,
     PRIMARY_KEYS,
+    SPEC,
     OptionError,
     SinkOptions,
     SourceOptions,
     local_path,
-    opt,
     parse,
 )
 from .sink import PaimonSinkVerbs
@@ -58,7 +59,7 @@ def _source(vertex: Vertex) -> SourceOptions:
 
 
 def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unnamed:
-    parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+    parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
     if any(p is None for p in parts):
         return Unnamed("the Paimon table of options without warehouse, database and table", at_run_time=False)
     warehouse, database, name = (str(p).strip() for p in parts)
@@ -72,13 +73,10 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
     return "file://" + text if text.startswith("/") else text
 
 
-
-
 class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, PaimonSinkVerbs):
     name = NAME
     kinds = frozenset({SOURCE, SINK})
-    required = ()  # warehouse, database, table: options.table_of reports the first missing one
-    identity = ("warehouse", "database", "table")
+    option_spec = SPEC  # identity: warehouse, database, table; options.table_of reports the first missing one
     committer = True
     stores_deletes = True  # with paimon.table.primary-keys; without, every row is appended as it is
     description = "Reads (batch) and writes Apache Paimon tables through pypaimon, exactly once."
@@ -86,7 +84,10 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
     # compile time ------------------------------------------------------------------------------
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """The first option refused (an error at its key), then what cannot run and what is not used."""
+        """The first option refused beyond :data:`.options.SPEC`'s types, choices and unknown keys (an
+        error at its key), then what cannot run and what is not used."""
+        if SPEC.valid(plugin.options, plugin.section) is None:
+            return []
         try:
             options = parse(plugin.options, plugin.section)
         except OptionError as e:
