@@ -42,7 +42,14 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import OptionError, as_int
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
-from ..lakehouse.options import PLACEHOLDER, column_names, common_options, placeholder_free, settings_map
+from ..lakehouse.options import (
+    PLACEHOLDER,
+    column_names,
+    common_options,
+    exclusive,
+    placeholder_free,
+    settings_map,
+)
 
 __all__ = ["SPEC", "OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
@@ -192,19 +199,13 @@ def timestamp_text(o: ParsedOptions, key: str) -> str | None:
     return text
 
 
-def _exclusive(o: ParsedOptions, *keys: str) -> None:
-    given = [k for k in keys if o.given(k)]
-    if len(given) > 1:
-        raise OptionError(given[-1], f"{' and '.join(given)} exclude each other", "keep one of them")
-
-
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
     o = SPEC.parse(options, SOURCE)
     table = table_of(o)
     columns = column_names(o, "read_columns")
-    _exclusive(o, "use_version", "use_timestamp")
-    _exclusive(o, "start_version", "start_timestamp")
+    exclusive(o, "use_version", "use_timestamp")
+    exclusive(o, "start_version", "start_timestamp")
     version = _version(o, "use_version")
     return SourceOptions(table, o["case_sensitive"], columns, int(version) if version is not None else None,
                          timestamp_text(o, "use_timestamp"), _version(o, "start_version", latest=True),

@@ -45,7 +45,14 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
-from ..lakehouse.options import PLACEHOLDER, column_names, common_options, placeholder_free, settings_map
+from ..lakehouse.options import (
+    PLACEHOLDER,
+    column_names,
+    common_options,
+    exclusive,
+    placeholder_free,
+    settings_map,
+)
 
 __all__ = ["SPEC", "Catalog", "OptionError", "SinkOptions", "SourceOptions", "TableRef", "parse", "sink_options",
            "source_options"]
@@ -203,12 +210,6 @@ def _table(o: ParsedOptions, placeholders: bool) -> TableRef:
     return TableRef(namespace, table)
 
 
-def _exclusive(o: ParsedOptions, *keys: str) -> None:
-    given = [k for k in keys if o.given(k)]
-    if len(given) > 1:
-        raise OptionError(given[-1], f"{' and '.join(given)} exclude each other", "keep one of them")
-
-
 def _source_tables(o: ParsedOptions) -> tuple[TableRef, ...]:
     listed = o["table_list"]
     if listed is None:
@@ -231,7 +232,7 @@ def source_options(options: Mapping[str, Any]) -> SourceOptions:
     o = SPEC.parse(options, SOURCE)
     catalog, tables = _catalog(o), _source_tables(o)
     columns = column_names(o, "read_columns") or _schema_columns(o)
-    _exclusive(o, "use_snapshot_id", "use_snapshot_timestamp", "start_snapshot_id")
+    exclusive(o, "use_snapshot_id", "use_snapshot_timestamp", "start_snapshot_id")
     strategy = o["stream_scan_strategy"]
     for needs, key in (("FROM_SNAPSHOT_ID", "start_snapshot_id"),
                        ("FROM_SNAPSHOT_TIMESTAMP", "start_snapshot_timestamp")):

@@ -7,6 +7,7 @@ cannot state.
   item may be a comma list), none twice in any case;
 * :func:`settings_map`: a declared ``map`` option of single values (table or catalog properties) as
   strings, booleans spelled ``true``/``false``;
+* :func:`exclusive`: options of which at most one may be set;
 * :func:`placeholder_free`: only a sink's table options hold the upstream table's placeholders;
 * :func:`written`: a declared option as written, for what reads a block without parsing it (lineage).
 """
@@ -22,7 +23,7 @@ from ...spi.options import MISSING, OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 
 __all__ = ["DATA_SAVE_MODES", "PLACEHOLDER", "SCHEMA_SAVE_MODES", "column_names", "common_options",
-           "placeholder_free", "settings_map", "written"]
+           "exclusive", "placeholder_free", "settings_map", "written"]
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
 DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
@@ -57,6 +58,13 @@ def column_names(o: ParsedOptions, key: str) -> tuple[str, ...]:
     if twice:
         raise OptionError(key, f"{key} names {', '.join(twice)} twice")
     return out
+
+
+def exclusive(o: ParsedOptions, *keys: str) -> None:
+    """At most one of ``keys`` is set: an :class:`OptionError` at the last one set otherwise."""
+    given = [k for k in keys if o.given(k)]
+    if len(given) > 1:
+        raise OptionError(given[-1], f"{' and '.join(given)} exclude each other", "keep one of them")
 
 
 def _text(value: Any) -> str:
