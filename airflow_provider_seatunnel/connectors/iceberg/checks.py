@@ -15,17 +15,16 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
+from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
-from ..lakehouse.options import written
+from ..lakehouse.options import checked, key_problems, save_mode_problems, written
 from .options import (
     CATALOG_CONFIG,
     CONN_OPTION,
     CONNECTION_CONFIG,
+    PARTITION_KEYS,
+    PRIMARY_KEYS,
     SPEC,
-    OptionError,
-    SinkOptions,
     SourceOptions,
     parse,
 )
@@ -148,36 +147,20 @@ def _env(plugin: PluginConfig, job: JobConfig, catalog: Any) -> list[Problem]:
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     """The first option the connector refuses beyond :data:`.options.SPEC`'s types, choices and unknown
     keys (reported before: an error at its key), then mode and env problems."""
-    if SPEC.valid(plugin.options, plugin.section) is None:
-        return []
-    try:
-        options = parse(plugin.options, plugin.section)
-    except OptionError as e:
-        return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    options, refused = checked(SPEC, parse, plugin, job)
+    if options is None:
+        return refused
     problems = _env(plugin, job, options.catalog)
     if isinstance(options, SourceOptions):
         return problems + _source(plugin, job)
-    if options.data_save_mode == "CUSTOM_PROCESSING":
-        problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Iceberg sink",
-                                       plugin, key="data_save_mode",
-                                       hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
-    return problems
+    return problems + save_mode_problems("Iceberg", options, plugin, job)
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
            inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     """A source's rows are known at run time only (the catalog has them). A sink's primary and partition
     keys must name fields of its input, where the input's schema is known."""
-    if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
-        return None, []
-    try:
-        options = parse(plugin.options, SINK)
-    except OptionError:
-        return None, []
-    assert isinstance(options, SinkOptions)
-    keys = (("iceberg.table.primary-keys", options.primary_keys),
-            ("iceberg.table.partition-keys", options.partition_keys))
-    return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
+    return None, key_problems(SPEC, parse, plugin, job, inputs, (PRIMARY_KEYS, PARTITION_KEYS))
 
 
 def assets_of(options: Mapping[str, Any]) -> list[str]:

@@ -9,21 +9,40 @@ cannot state.
   strings, booleans spelled ``true``/``false``;
 * :func:`exclusive`: options of which at most one may be set;
 * :func:`placeholder_free`: only a sink's table options hold the upstream table's placeholders;
-* :func:`written`: a declared option as written, for what reads a block without parsing it (lineage).
+* :func:`written`: a declared option as written, for what reads a block without parsing it (lineage);
+* :func:`checked`, :func:`save_mode_problems`, :func:`key_problems`: the compile-time reading of a
+  block the three share (the first rule refused, the save mode that cannot run, the sink's keys
+  against its input's fields).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...spi import SINK
-from ...spi.options import MISSING, OptionError
+from ...spi.options import MISSING, OptionError, key_field_problems
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 
-__all__ = ["DATA_SAVE_MODES", "PLACEHOLDER", "SCHEMA_SAVE_MODES", "column_names", "common_options",
-           "exclusive", "placeholder_free", "settings_map", "written"]
+if TYPE_CHECKING:
+    from ...spi.options import JobConfig, PluginConfig, Problem
+    from ...spi.schema import Schema
+
+__all__ = [
+    "DATA_SAVE_MODES",
+    "PLACEHOLDER",
+    "SCHEMA_SAVE_MODES",
+    "checked",
+    "column_names",
+    "common_options",
+    "exclusive",
+    "key_problems",
+    "placeholder_free",
+    "save_mode_problems",
+    "settings_map",
+    "written",
+]
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
 DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
@@ -94,3 +113,37 @@ def written(spec: OptionSpec, options: Mapping[str, Any], key: str, default: Any
     """The value of ``spec``'s option ``key`` as written (its older names too; ``default`` when unset)."""
     _, value = spec.get(key).raw(options)
     return default if value is MISSING else value
+
+
+def checked(spec: OptionSpec, parse: Callable[[Mapping[str, Any], str], Any], plugin: PluginConfig,
+            job: JobConfig) -> tuple[Any, list[Problem]]:
+    """A block read at compile time by ``parse`` (its connector's reader for both phases): ``(None, [])``
+    when ``spec`` finds a problem (it reports them itself), ``(None, [problem])`` for the first rule
+    ``parse`` refuses, else ``(options, [])``."""
+    if spec.valid(plugin.options, plugin.section) is None:
+        return None, []
+    try:
+        return parse(plugin.options, plugin.section), []
+    except OptionError as e:
+        return None, [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+
+
+def save_mode_problems(name: str, options: Any, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    """A sink's ``data_save_mode`` CUSTOM_PROCESSING plans but cannot run."""
+    if getattr(options, "data_save_mode", None) != "CUSTOM_PROCESSING":
+        return []
+    return [job.cannot_run(f"data_save_mode CUSTOM_PROCESSING is not supported by the {name} sink", plugin,
+                           key="data_save_mode", hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS")]
+
+
+def key_problems(spec: OptionSpec, parse: Callable[[Mapping[str, Any], str], Any], plugin: PluginConfig,
+                 job: JobConfig, inputs: Sequence[Schema | None], keys: tuple[str, str]) -> list[Problem]:
+    """A sink's primary and partition keys (``keys``: their option names) must name fields of its input,
+    where the input's schema is known; none for a source or a block :func:`checked` refuses."""
+    if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
+        return []
+    options, _ = checked(spec, parse, plugin, job)
+    if options is None:
+        return []
+    named = ((keys[0], options.primary_keys), (keys[1], options.partition_keys))
+    return key_field_problems(plugin, job, inputs[0], named, options.case_sensitive)

@@ -31,17 +31,15 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, run_time_options
+from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
-from ..lakehouse.options import written
+from ..lakehouse.options import checked, key_problems, save_mode_problems, written
 from .options import (
     HADOOP_CONF,
     NAME,
     PARTITION_KEYS,
     PRIMARY_KEYS,
     SPEC,
-    OptionError,
-    SinkOptions,
     SourceOptions,
     local_path,
     parse,
@@ -86,13 +84,9 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         """The first option refused beyond :data:`.options.SPEC`'s types, choices and unknown keys (an
         error at its key), then what cannot run and what is not used."""
-        if SPEC.valid(plugin.options, plugin.section) is None:
-            return []
-        try:
-            options = parse(plugin.options, plugin.section)
-        except OptionError as e:
-            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-        problems: list[Problem] = []
+        options, problems = checked(SPEC, parse, plugin, job)
+        if options is None:
+            return problems
         if options.table.catalog_type == "hive":
             problems.append(job.cannot_run("catalog_type hive: pypaimon has no Hive catalog", plugin,
                                            key="catalog_type", hint="use a filesystem catalog (docs/paimon.md)"))
@@ -104,24 +98,12 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
             if plugin.has(key):
                 problems.append(job.problem(f"{key} is not used: the warehouse is a local directory", plugin,
                                             key=key, severity="warning"))
-        if isinstance(options, SinkOptions) and options.data_save_mode == "CUSTOM_PROCESSING":
-            problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Paimon sink",
-                                           plugin, key="data_save_mode",
-                                           hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
-        return problems
+        return problems + save_mode_problems(NAME, options, plugin, job)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         """A source's rows are known at run time only; a sink's keys must name fields of its input."""
-        if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
-            return None, []
-        try:
-            options = parse(plugin.options, SINK)
-        except OptionError:
-            return None, []
-        assert isinstance(options, SinkOptions)
-        keys = ((PRIMARY_KEYS, options.primary_keys), (PARTITION_KEYS, options.partition_keys))
-        return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
+        return None, key_problems(SPEC, parse, plugin, job, inputs, (PRIMARY_KEYS, PARTITION_KEYS))
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """The table's directory as a URI (``file:///data/paimon/shop.db/orders``)."""
