@@ -96,7 +96,7 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
         """A source's rows are INSERTs, but for a stream of the change data feed."""
         if vertex.kind != SOURCE:
             return inputs_change
-        return bool(SPEC.parse(vertex.config, SOURCE)["change_data_feed"])
+        return bool(SPEC.run_time(vertex.config, SOURCE)["change_data_feed"])
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """The table's directory as a URI (``file:///data/delta/orders``)."""

@@ -36,6 +36,7 @@ from ...spi import (
     Transform,
     Vertex,
 )
+from ...spi.optionspec import Option, OptionSpec
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
 from .schema import output_schema
 from .streaming import (
@@ -58,21 +59,28 @@ __all__ = [
 
 NAME = "Sql"
 
+SPEC = OptionSpec((
+    Option("query", required=True, description="One Spark SQL SELECT over the inputs (each named by its table)."),
+    Option(WATERMARK_KEY, "any", description="STREAMING: { column, delay } (or a list of them), the event-time "
+           "watermark of an input column a windowed aggregation needs."),
+))
+
 
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     kinds = frozenset({TRANSFORM})
     connect = True
-    required = ("query",)
+    option_spec = SPEC
     description = "Runs a Spark SQL query over its input(s)."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         """The query is one non-empty SELECT (a syntax error is placed on its line of the config),
         then the STREAMING checks."""
-        query = plugin.get("query")
-        if query is None:
-            return []  # reported as a missing required option
-        if not isinstance(query, str) or not query.strip():
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []  # the spec reports why
+        query = o["query"]
+        if not query.strip():
             return [job.problem("the query must be a non-empty SQL string", plugin, key="query")]
         try:
             analyze_query(query)

@@ -301,8 +301,10 @@ def at_parallelism(df: Any, mode: str, parallelism: int) -> Any:
 
 def apply(ctx: Any, vertex: Any, inputs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The Sql's output: one table per table of a single input, or one table over several single-table inputs."""
-    query = vertex.config.get("query")
-    if not isinstance(query, str) or not query.strip():
+    from . import SPEC
+
+    query = SPEC.run_time(vertex.config)["query"]
+    if not query.strip():
         raise RuntimeConfigError("the query must be a non-empty SQL string")
     present = list(inputs.items())
     if not present:
