@@ -36,8 +36,8 @@ from ...spi import (
     Transform,
     Vertex,
 )
-from ...spi.optionspec import Option, OptionSpec
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
+from .options import SPEC, query_of
 from .schema import output_schema
 from .streaming import (
     STATEFUL,
@@ -59,11 +59,6 @@ __all__ = [
 
 NAME = "Sql"
 
-SPEC = OptionSpec((
-    Option("query", required=True, description="One Spark SQL SELECT over the inputs (each named by its table)."),
-    Option(WATERMARK_KEY, "any", description="STREAMING: { column, delay } (or a list of them), the event-time "
-           "watermark of an input column a windowed aggregation needs."),
-))
 
 
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
@@ -104,12 +99,12 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         """The input columns of each output field, and those that decide the rows (:mod:`.lineage`)."""
         from .lineage import column_lineage
 
-        query = options.get("query")
-        return column_lineage(query, inputs) if isinstance(query, str) else None
+        query = query_of(options)
+        return column_lineage(query, inputs) if query is not None else None
 
     def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
-        query = plugin.get("query")
-        if not isinstance(query, str):
+        query = query_of(plugin.options)
+        if query is None:
             return None
         try:
             return analyze_query(query).tables
@@ -119,8 +114,8 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
     def per_input(self, plugin: PluginConfig, inputs: tuple[str, ...]) -> PerInput:
         """A query that joins or aggregates across its inputs cannot run per input; a UNION (not ALL)
         then deduplicates within each pipeline only."""
-        query = plugin.get("query")
-        if not isinstance(query, str):
+        query = query_of(plugin.options)
+        if query is None:
             return PerInput()
         try:
             analysis = analyze_query(query, inputs)
