@@ -29,11 +29,16 @@ from decimal import Decimal
 from typing import Any
 
 from ..spi import SINK, Capabilities, Connector, Dataset, RunContext, Sink, Vertex
-from ..spi.options import as_bool, as_int
+from ..spi.optionspec import Option, OptionSpec
 from ..spi.rows import ROW_KIND, ROW_KINDS, data_columns, quote
 from ..spi.sessions import is_connect
 
 log = logging.getLogger("seatunnel.console")
+
+SPEC = OptionSpec((
+    Option("log.print.data", "bool", True, "Print the rows (false: only count them)."),
+    Option("log.print.delay.ms", "long", 0, "Milliseconds to wait after each printed row.", minimum=0),
+))
 
 
 def render_value(value: Any) -> str:
@@ -164,13 +169,14 @@ def partition_keys(spark: Any, n: int) -> list[int]:
 class Console(Connector, Sink):
     name = "Console"
     capabilities = Capabilities(sections=frozenset({SINK}), connect=True)
+    option_spec = SPEC
     description = "Prints rows to the log."
 
     def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
         """Log each table's row type, then its rows (unless ``log.print.data`` is false: then the rows
         are only counted). Nothing to commit."""
-        print_data = as_bool(vertex.config.get("log.print.data", True))
-        delay_ms = as_int(vertex.config.get("log.print.delay.ms", 0)) or 0
+        o = SPEC.run_time(vertex.config)
+        print_data, delay_ms = o["log.print.data"], o["log.print.delay.ms"]
         for table, df in data.items():
             columns = data_columns(df)
             types = ", ".join(f"{f.name}<{f.dataType.simpleString().upper()}>" for f in df.schema.fields

@@ -13,42 +13,40 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ..spi.errors import RuntimeConfigError
 from ..spi.options import JobConfig, PluginConfig, Problem
+from ..spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..spi.rows import data_columns, quote
 from ..spi.schema import Field, Schema
 from .common import field_problems, kind_columns, require_columns, single_input
 
 NAME = "Copy"
 
-
-def _copies(options: Mapping[str, Any]) -> list[tuple[str, str]] | None:
-    """``[(dest, src)]`` in config order; None if neither form is set (or ``fields`` is no map)."""
-    fields = options.get("fields")
-    if fields is not None:
-        if not isinstance(fields, Mapping):
-            return None
-        return [(str(dest), str(src)) for dest, src in fields.items()]
-    src, dest = options.get("src_field"), options.get("dest_field")
-    if src is None or dest is None:
-        return None
-    return [(str(dest), str(src))]
+SPEC = OptionSpec((
+    Option("fields", "map", description="destination = source: the fields copied, in order (replaces src_field and "
+           "dest_field)."),
+    Option("src_field", description="Deprecated: the one field copied (read without fields)."),
+    Option("dest_field", description="Deprecated: the column src_field is copied to."),
+))
 
 
-def _key(options: Mapping[str, Any]) -> str:
-    return "fields" if "fields" in options else "src_field"
+def _copies(o: ParsedOptions) -> list[tuple[str, str]]:
+    """``[(dest, src)]`` in config order; none if neither form is set."""
+    if o["fields"] is not None:
+        return [(str(dest), str(src)) for dest, src in o["fields"].items()]
+    if o["src_field"] is None or o["dest_field"] is None:
+        return []
+    return [(o["dest_field"], o["src_field"])]
 
 
 def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    if plugin.has("fields"):
-        copies = _copies(plugin.options)
-        if copies is None:
-            return [job.problem("fields must be a map of destination = source", plugin, key="fields",
-                                hint='write fields { name_copy = "name" }')]
-        if not copies:
+    o = SPEC.valid(plugin.options)
+    if o is None:
+        return []  # the spec reports why
+    if o.given("fields"):
+        if not o["fields"]:
             return [job.problem("fields is empty", plugin, key="fields", hint="copy at least one field")]
         return []
-    has_src, has_dest = plugin.has("src_field"), plugin.has("dest_field")
+    has_src, has_dest = o.given("src_field"), o.given("dest_field")
     if has_src == has_dest:
         return []  # both, or neither (SeaTunnel accepts a Copy that copies nothing)
     missing = "dest_field" if has_src else "src_field"
@@ -60,17 +58,19 @@ def _check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 class Copy(Connector, Transform, SchemaInference):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
+    option_spec = SPEC
     description = "Copies fields into new columns."
 
     check = staticmethod(_check)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        source = inputs[0] if inputs else None
-        copies = _copies(plugin.options)
-        if source is None or copies is None:
+        source, o = inputs[0] if inputs else None, SPEC.valid(plugin.options)
+        if source is None or o is None:
             return source, []
-        problems = field_problems(plugin, job, NAME, [src for _, src in copies], source, _key(plugin.options))
+        copies = _copies(o)
+        key = "fields" if o.given("fields") else "src_field"
+        problems = field_problems(plugin, job, NAME, [src for _, src in copies], source, key)
         if problems:
             return None, problems
         by_name = {f.name: f for f in source.fields}
@@ -82,9 +82,7 @@ class Copy(Connector, Transform, SchemaInference):
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
         from pyspark.sql import functions as F
 
-        copies = _copies(vertex.config) or []
-        if vertex.config.get("fields") is not None and not isinstance(vertex.config.get("fields"), Mapping):
-            raise RuntimeConfigError("fields must be a map of destination = source")
+        copies = _copies(SPEC.run_time(vertex.config))
         out = {}
         for table, df in single_input(inputs).items():
             require_columns(df, NAME, [src for _, src in copies])

@@ -7,9 +7,10 @@ types are kept. Every input name must exist. Rows keep their row kind.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..spi.rows import quote
 from .common import field_problems, kind_columns, require_columns, single_input
 
@@ -20,27 +21,28 @@ if TYPE_CHECKING:
 NAME = "FieldMapper"
 
 
-def _mapping(options: Mapping[str, Any]) -> dict[str, str] | None:
-    """The ``field_mapper`` map (input -> output), or None if it is not a map."""
-    value = options.get("field_mapper")
-    if not isinstance(value, Mapping):
-        return None
-    return {str(k): str(v) for k, v in value.items()}
+SPEC = OptionSpec((
+    Option("field_mapper", "map", required=True, description="input field = output field: the fields kept, in "
+           "order, renamed."),
+))
+
+
+def _mapping(o: ParsedOptions | None) -> dict[str, str]:
+    """The ``field_mapper`` map (input -> output); empty when the block is invalid."""
+    return {} if o is None else {str(k): str(v) for k, v in o["field_mapper"].items()}
 
 
 class FieldMapper(Connector, SchemaInference, Transform):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
-    required = ("field_mapper",)
+    option_spec = SPEC
     description = "Keeps and renames the mapped fields."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        if not plugin.has("field_mapper"):
-            return []  # reported as a missing required option
-        mapping = _mapping(plugin.options)
-        if mapping is None:
-            return [job.problem("field_mapper must be a map of input field = output field", plugin,
-                                key="field_mapper", hint="write field_mapper { id = id, age = age_as }")]
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []  # the spec reports why: missing, or not a map
+        mapping = _mapping(o)
         if not mapping:
             return [job.problem("field_mapper is empty", plugin, key="field_mapper", hint="map at least one field")]
         seen: dict[str, str] = {}
@@ -56,7 +58,7 @@ class FieldMapper(Connector, SchemaInference, Transform):
         from ..spi.schema import Field, Schema
 
         source = inputs[0] if inputs else None
-        mapping = _mapping(plugin.options)
+        mapping = _mapping(SPEC.valid(plugin.options))
         if source is None or not mapping:
             return None, []
         problems = field_problems(plugin, job, NAME, list(mapping), source, "field_mapper")
@@ -70,7 +72,7 @@ class FieldMapper(Connector, SchemaInference, Transform):
 
         from ..spi.errors import RuntimeConfigError
 
-        mapping = _mapping(vertex.config)
+        mapping = _mapping(SPEC.run_time(vertex.config))
         if not mapping:
             raise RuntimeConfigError("field_mapper must be a non-empty map of input field = output field")
         out = {}

@@ -10,19 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..spi import (
-    TRANSFORM,
-    Capabilities,
-    Connector,
-    Dataset,
-    RunContext,
-    SchemaInference,
-    Transform,
-    Vertex,
-    exactly_one_of,
-)
+from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
 from ..spi.errors import RuntimeConfigError
-from ..spi.options import MISSING, JobConfig, PluginConfig, Problem, as_list, lookup
+from ..spi.options import MISSING, JobConfig, PluginConfig, Problem
+from ..spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..spi.rows import data_columns, quote
 from ..spi.schema import Schema
 from .common import field_problems, kind_columns, require_columns, single_input
@@ -30,28 +21,33 @@ from .common import field_problems, kind_columns, require_columns, single_input
 NAME = "Filter"
 
 
-def _options(options: Any) -> tuple[list[str] | None, list[str] | None]:
+SPEC = OptionSpec((
+    Option("include_fields", "list", fallback=("fields",), description="The fields kept, in this order."),
+    Option("exclude_fields", "list", description="The fields dropped (the rest keep the input's order)."),
+), exactly_one=(("include_fields", "exclude_fields"),))
+
+
+def _options(o: ParsedOptions) -> tuple[list[str] | None, list[str] | None]:
     """``(include, exclude)`` field lists; the one not set is None."""
-    include = lookup(options, "include_fields")
-    if include is MISSING:
-        include = lookup(options, "fields")
-    exclude = lookup(options, "exclude_fields")
-    return ([str(x) for x in as_list(include)] if include is not MISSING else None,
-            [str(x) for x in as_list(exclude)] if exclude is not MISSING else None)
+    include, exclude = o["include_fields"], o["exclude_fields"]
+    return ([str(x) for x in include] if include is not None else None,
+            [str(x) for x in exclude] if exclude is not None else None)
 
 
 def _key(options: Any) -> str:
-    include, _ = _options(options)
-    if include is None:
-        return "exclude_fields"
-    return "include_fields" if "include_fields" in options else "fields"
+    """The key the field list is written under (``include_fields``, its older name ``fields``, or
+    ``exclude_fields``)."""
+    key, value = SPEC.get("include_fields").raw(options)
+    return "exclude_fields" if value is MISSING else key
 
 
 def _schema(plugin: PluginConfig, job: JobConfig,
             inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    source = inputs[0] if inputs else None
-    include, exclude = _options(plugin.options)
-    if source is None or (include is None) == (exclude is None):
+    source, o = inputs[0] if inputs else None, SPEC.valid(plugin.options)
+    if source is None or o is None:
+        return None, []
+    include, exclude = _options(o)
+    if (include is None) == (exclude is None):
         return None, []
     listed = include if include is not None else exclude or []
     problems = field_problems(plugin, job, NAME, listed, source, _key(plugin.options))
@@ -67,16 +63,18 @@ def _schema(plugin: PluginConfig, job: JobConfig,
 class Filter(Connector, Transform, SchemaInference):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
+    option_spec = SPEC
     description = "Keeps (include_fields) or drops (exclude_fields) fields."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        found = exactly_one_of(plugin, job, ("include_fields", "fields"), ("exclude_fields",))
-        if not found:
-            include, exclude = _options(plugin.options)
-            if not (include if include is not None else exclude):
-                found.append(job.problem("the field list is empty", plugin, key=_key(plugin.options),
-                                         hint="list at least one field"))
-        return found
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []  # the spec reports why (a list that is none, or not exactly one of the two)
+        include, exclude = _options(o)
+        if not (include if include is not None else exclude):
+            return [job.problem("the field list is empty", plugin, key=_key(plugin.options),
+                                hint="list at least one field")]
+        return []
 
     schema = staticmethod(_schema)
 
@@ -87,7 +85,7 @@ class Filter(Connector, Transform, SchemaInference):
 def _apply(vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
     from pyspark.sql import functions as F
 
-    include, exclude = _options(vertex.config)
+    include, exclude = _options(SPEC.run_time(vertex.config))
     if (include is None) == (exclude is None):
         raise RuntimeConfigError("exactly one of include_fields (or fields) and exclude_fields must be set")
     listed = include if include is not None else exclude or []

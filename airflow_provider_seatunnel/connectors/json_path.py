@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
+from ..spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..spi.rows import quote
 from .common import kind_columns, missing_message, single_input
 
@@ -119,9 +120,17 @@ def spark_path(segments: list[tuple[str, Any]]) -> str:
 
 # ---------------------------------------------------------------- options
 
-def _columns(options: Mapping[str, Any]) -> list[dict[str, Any]]:
-    value = options.get("columns")
-    return [dict(c) for c in value if isinstance(c, Mapping)] if isinstance(value, list) else []
+SPEC = OptionSpec((
+    Option("columns", "list", required=True, description="One object per extracted value: src_field, path (a "
+           "JSONPath), dest_field, dest_type (string), column_error_handle_way."),
+    Option("row_error_handle_way", default="FAIL", description="FAIL or SKIP: what a row whose value cannot be "
+           "extracted does (a column's column_error_handle_way wins)."),
+))
+
+
+def _columns(o: ParsedOptions | None) -> list[dict[str, Any]]:
+    """The ``columns`` objects (none when the block is invalid)."""
+    return [] if o is None else [dict(c) for c in o["columns"] if isinstance(c, Mapping)]
 
 
 def _way(value: Any) -> str | None:
@@ -238,20 +247,21 @@ def _convert(raw: Any, dtype: DataType) -> tuple[Any, Any]:
 class JsonPath(Connector, SchemaInference, Transform):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
-    required = ("columns",)
+    option_spec = SPEC
     description = "Extracts values from JSON text by path."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         from ..spi.schema import TypeError_, parse_type
 
         found: list[Problem] = []
-        raw = plugin.get("columns")
-        if raw is None:
-            return []  # reported as a missing required option
-        if not isinstance(raw, list) or not raw:
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []  # the spec reports why: missing, or not a list
+        raw = o["columns"]
+        if not raw:
             return [job.problem("columns must not be empty", plugin, key="columns",
                                 hint='columns = [{ src_field = "data", path = "$.a", dest_field = "a" }]')]
-        row_way = _way(plugin.get("row_error_handle_way", "FAIL"))
+        row_way = _way(o["row_error_handle_way"])
         if row_way not in ("FAIL", "SKIP"):
             found.append(job.problem(f"row_error_handle_way must be FAIL or SKIP, found {row_way}", plugin,
                                      key="row_error_handle_way"))
@@ -284,7 +294,7 @@ class JsonPath(Connector, SchemaInference, Transform):
         from ..spi.schema import Field, TypeError_, parse_type
 
         source = inputs[0] if inputs else None
-        columns = _columns(plugin.options)
+        columns = _columns(SPEC.valid(plugin.options))
         if source is None or not columns:
             return None, []
         problems: list[Problem] = []
@@ -314,10 +324,11 @@ class JsonPath(Connector, SchemaInference, Transform):
         from ..spi.rows import data_columns
         from ..spi.schema import TypeError_, parse_type
 
-        columns = _columns(vertex.config)
+        o = SPEC.run_time(vertex.config)
+        columns = _columns(o)
         if not columns:
             raise RuntimeConfigError("columns must not be empty")
-        row_way = _way(vertex.config.get("row_error_handle_way", "FAIL"))
+        row_way = _way(o["row_error_handle_way"])
         plans = []
         for i, column in enumerate(columns):
             try:

@@ -36,7 +36,7 @@ __all__ = ["COMMON_KEYS", "TYPES", "Option", "OptionSpec", "ParsedOptions"]
 
 #: keys every block may set (wiring and parallelism), never "unknown"
 COMMON_KEYS = frozenset({"plugin_name", "plugin_input", "plugin_output", "source_table_name", "result_table_name",
-                         "parallelism"})
+                         "parallelism", "multi_table_sink_replica"})
 
 #: the option types and how a value is named in messages and docs
 TYPES = {"string": "a string", "int": "an integer", "long": "an integer", "double": "a number",

@@ -22,7 +22,7 @@ from ...spi.errors import AssertionFailed, RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from .batch import data_failures, message, missing_fields, schema_failures
-from .rules import Rules, read_rules, rule_problems, schema_problems
+from .rules import SPEC, Rules, read_rules, rule_problems, schema_problems
 from .streaming import stream_failures
 
 __all__ = ["CONNECTOR", "Assert"]
@@ -33,7 +33,7 @@ log = logging.getLogger("seatunnel.assert")
 class Assert(Connector, SchemaInference, Sink, StreamFinish):
     name = "Assert"
     capabilities = Capabilities(sections=frozenset({SINK}), connect=True)
-    required = ("rules",)
+    option_spec = SPEC
     description = "Fails the pipeline when a row or field rule does not hold."
 
     check = staticmethod(rule_problems)

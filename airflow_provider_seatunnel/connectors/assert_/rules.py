@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi.options import MISSING, JobConfig, PluginConfig, Problem, lookup
+from ...spi.optionspec import Option, OptionSpec
 from ...spi.schema import DataType, Schema, TypeError_, parse_type
 from .values import convert_expected, num_text, show
 
@@ -407,6 +408,13 @@ def read_rules(options: Mapping[str, Any]) -> tuple[Rules | None, list[Issue]]:
 # --------------------------------------------------------------------------------------
 # Compile time
 # --------------------------------------------------------------------------------------
+
+
+#: the one option; its value is read by :func:`read_rules`, which words every problem of the rules
+SPEC = OptionSpec((
+    Option("rules", "any", required=True, description="The rules: row_rules, field_rules, catalog_table_rule, "
+           "table-names, or tables_configs (one entry of these per table_path)."),
+))
 
 
 def _problems(plugin: PluginConfig, job: JobConfig, issues: list[Issue], severity: str) -> list[Problem]:

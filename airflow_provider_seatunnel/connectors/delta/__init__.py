@@ -43,7 +43,7 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
 from . import checks
-from .options import NAME, SourceOptions, opt, parse
+from .options import NAME, SPEC, SourceOptions, parse
 from .sink import DeltaSinkVerbs
 
 __all__ = ["CONNECTOR", "Delta"]
@@ -73,8 +73,7 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
     name = NAME
     #: with primary_keys; without, every row is appended as it is (docs/delta.md)
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
-    required = ()  # path, or warehouse + database + table: options.table_of
-    identity = ("path", "warehouse", "database", "table")
+    option_spec = SPEC  # identity: path, warehouse, database, table; the table's two forms: options.table_of
     description = "Reads (batch, time travel, streaming) and writes Delta Lake tables, exactly once."
 
     # compile time ------------------------------------------------------------------------------
@@ -97,7 +96,7 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
         """A source's rows are INSERTs, but for a stream of the change data feed."""
         if vertex.kind != SOURCE:
             return inputs_change
-        return str(opt(vertex.config, "change_data_feed", "false")).strip().lower() == "true"
+        return bool(SPEC.run_time(vertex.config, SOURCE)["change_data_feed"])
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """The table's directory as a URI (``file:///data/delta/orders``)."""

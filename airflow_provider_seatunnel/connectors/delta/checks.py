@@ -14,10 +14,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
+from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
-from .options import OptionError, SinkOptions, SourceOptions, opt, parse
+from ..lakehouse.options import checked, key_problems, save_mode_problems, written
+from .options import SPEC, SourceOptions, parse
 
 #: Spark minor version -> the newest Delta release built for it (``io.delta:delta-spark_<minor>_2.13``),
 #: as Maven Central serves them: Delta 4.4.0 for Spark 4.0, 4.1 and 4.2 (Spark 4.0's is older than this
@@ -111,44 +111,30 @@ def _env(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option the connector refuses (an error at its key), then mode and env problems."""
-    try:
-        options = parse(plugin.options, plugin.section)
-    except OptionError as e:
-        return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    """The first option the connector refuses beyond :data:`.options.SPEC`'s types, choices and unknown
+    keys (reported before: an error at its key), then mode and env problems."""
+    options, refused = checked(SPEC, parse, plugin, job)
+    if options is None:
+        return refused
     problems = _env(plugin, job)
     if isinstance(options, SourceOptions):
         return problems + _source(plugin, job)
-    if options.data_save_mode == "CUSTOM_PROCESSING":
-        problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Delta sink",
-                                       plugin, key="data_save_mode",
-                                       hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
-    return problems
-
-
+    return problems + save_mode_problems("Delta", options, plugin, job)
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
            inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     """A source's rows are known at run time only (the table's log has them). A sink's ``primary_keys``
     and ``partition_keys`` must name fields of its input, where the input's schema is known."""
-    if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
-        return None, []
-    try:
-        options = parse(plugin.options, SINK)
-    except OptionError:
-        return None, []
-    assert isinstance(options, SinkOptions)
-    keys = (("primary_keys", options.primary_keys), ("partition_keys", options.partition_keys))
-    return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
+    return None, key_problems(SPEC, parse, plugin, job, inputs, ("primary_keys", "partition_keys"))
 
 
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """The table's location as a URI (OpenLineage's naming of a file system directory), or the empty
     list when the options do not name one; placeholders left as they are (see :mod:`.` for Unnamed)."""
-    path = opt(options, "path")
+    path = written(SPEC, options, "path")
     if path is None:
-        parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+        parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
         if any(p is None for p in parts):
             return []
         path = f"{str(parts[0]).rstrip('/')}/{parts[1]}.db/{parts[2]}"

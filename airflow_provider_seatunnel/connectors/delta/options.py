@@ -1,9 +1,10 @@
-"""Delta options, read once for both phases (named as SeaTunnel's lakehouse connectors, Paimon and
-Iceberg, name theirs: SeaTunnel has no Delta connector).
+"""Delta options, declared once (:data:`SPEC`) and read once for both phases (named as SeaTunnel's
+lakehouse connectors, Paimon and Iceberg, name theirs: SeaTunnel has no Delta connector).
 
-:func:`source_options` and :func:`sink_options` turn a block into :class:`SourceOptions` /
-:class:`SinkOptions` or raise :class:`OptionError` naming the key (the compile-time check makes it a
-located problem, the run a ``RuntimeConfigError``).
+:func:`source_options` and :func:`sink_options` turn a block, typed by :data:`SPEC`, into
+:class:`SourceOptions` / :class:`SinkOptions` or raise :class:`OptionError` naming the key for a rule
+the declaration cannot state (the compile-time check makes it a located problem, the run a
+``RuntimeConfigError``).
 
 The table, one of:
 
@@ -38,27 +39,52 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ...spi.options import (
-    OptionError,
-    as_int,
-    bool_option,
-    choice_option,
-    names_option,
-    text_option,
+from ...spi import SINK, SOURCE
+from ...spi.options import OptionError, as_int
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ..lakehouse.options import (
+    PLACEHOLDER,
+    column_names,
+    common_options,
+    exclusive,
+    placeholder_free,
+    settings_map,
 )
-from ...spi.options import option as opt
 
-__all__ = ["OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
+__all__ = ["SPEC", "OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
 NAME = "Delta"
-SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
-DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
 WRITE_PROPS = "delta.table.write-props"
 #: a table property Delta takes from a DataFrame writer's options when the write creates the table
 PROPERTY_PREFIX = "delta."
-#: the placeholders a sink's table options may hold (the upstream table's names)
-PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$")
+
+SPEC = OptionSpec((
+    Option("path", identity=True, allow_blank=False, description="The table's directory (a local path or a URI "
+           "Spark's Hadoop reaches); or warehouse, database and table."),
+    Option("warehouse", identity=True, allow_blank=False, description="The warehouse the table is "
+           "<warehouse>/<database>.db/<table> in (without path)."),
+    Option("database", identity=True, allow_blank=False, description="The table's database (with warehouse)."),
+    Option("table", identity=True, allow_blank=False, description="The table's name (with warehouse)."),
+    *common_options("read_columns and the sink's keys"),
+    Option("read_columns", "list", description="The columns read, in their order.", sections=(SOURCE,)),
+    Option("use_version", "long", description="BATCH time travel: the table version read.", sections=(SOURCE,)),
+    Option("use_timestamp", "any", description="BATCH time travel: the table as of epoch milliseconds or a "
+           "timestamp text (UTC).", sections=(SOURCE,)),
+    Option("start_version", description="STREAMING: the version (or latest) a new stream starts at.",
+           sections=(SOURCE,)),
+    Option("start_timestamp", "any", description="STREAMING: the time a new stream starts at.", sections=(SOURCE,)),
+    Option("skip_change_commits", "bool", False, "STREAMING: skip commits that rewrite rows (otherwise they fail "
+           "the stream).", sections=(SOURCE,)),
+    Option("change_data_feed", "bool", False, "STREAMING: read the table's change data feed, with row kinds.",
+           sections=(SOURCE,)),
+    Option("primary_keys", "list", description="Upserts: a row replaces the table's row of its key, DELETE rows "
+           "delete it.", sections=(SINK,)),
+    Option("partition_keys", "list", description="The partition columns of a table the sink creates.",
+           sections=(SINK,)),
+    Option(WRITE_PROPS, "map", description="Table properties (delta.* keys) of a table the sink creates.",
+           sections=(SINK,)),
+))
 
 
 @dataclass(frozen=True)
@@ -102,18 +128,9 @@ class SinkOptions:
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
-
-
-
-
-
-
-
-
 def _location(text: str, key: str, placeholders: bool) -> str:
-    if not placeholders and PLACEHOLDER.search(text):
-        raise OptionError(key, f"{key} '{text}' holds a placeholder: only a sink's table options are expanded "
-                               "per upstream table")
+    if not placeholders:
+        placeholder_free(key, text)
     bare = PLACEHOLDER.sub("x", text)
     if "{{" in bare or "{%" in bare:  # an Airflow template: checked once the task renders it
         return text
@@ -123,10 +140,14 @@ def _location(text: str, key: str, placeholders: bool) -> str:
     return text
 
 
-def table_of(options: Mapping[str, Any], placeholders: bool = False) -> Table:
+def _text(o: ParsedOptions, key: str) -> str | None:
+    value = o[key]
+    return None if value is None else value.strip()
+
+
+def table_of(o: ParsedOptions, placeholders: bool = False) -> Table:
     """``path``, or ``warehouse`` + ``database`` + ``table``: exactly one of the two forms."""
-    path, warehouse = text_option(options, "path"), text_option(options, "warehouse")
-    database, name = text_option(options, "database"), text_option(options, "table")
+    path, warehouse, database, name = (_text(o, k) for k in ("path", "warehouse", "database", "table"))
     if path is not None and (warehouse or database or name):
         extra = next(k for k, v in (("warehouse", warehouse), ("database", database), ("table", name)) if v)
         raise OptionError(extra, f"set either path or warehouse, database and table, not both ({extra} is set)",
@@ -145,8 +166,8 @@ def table_of(options: Mapping[str, Any], placeholders: bool = False) -> Table:
     return Table(warehouse=_location(warehouse, "warehouse", placeholders), database=database, table=name)
 
 
-def _version(options: Mapping[str, Any], key: str, latest: bool = False) -> str | None:
-    value = opt(options, key)
+def _version(o: ParsedOptions, key: str, latest: bool = False) -> str | None:
+    value = o[key]
     if value is None:
         return None
     if latest and str(value).strip().lower() == "latest":
@@ -158,11 +179,11 @@ def _version(options: Mapping[str, Any], key: str, latest: bool = False) -> str 
     return str(number)
 
 
-def timestamp_text(options: Mapping[str, Any], key: str) -> str | None:
+def timestamp_text(o: ParsedOptions, key: str) -> str | None:
     """A timestamp option as Delta reads ``timestampAsOf``/``startingTimestamp``: epoch milliseconds
     become UTC text; a text must be ``YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]`` (read in UTC, the pipelines'
     session time zone)."""
-    value = opt(options, key)
+    value = o[key]
     if value is None:
         return None
     millis = as_int(value)
@@ -178,51 +199,37 @@ def timestamp_text(options: Mapping[str, Any], key: str) -> str | None:
     return text
 
 
-def _exclusive(options: Mapping[str, Any], *keys: str) -> None:
-    given = [k for k in keys if opt(options, k) is not None]
-    if len(given) > 1:
-        raise OptionError(given[-1], f"{' and '.join(given)} exclude each other", "keep one of them")
-
-
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
-    table = table_of(options)
-    columns = names_option(options, "read_columns")
-    _exclusive(options, "use_version", "use_timestamp")
-    _exclusive(options, "start_version", "start_timestamp")
-    version = _version(options, "use_version")
-    return SourceOptions(table, bool_option(options, "case_sensitive", False), columns,
-                         int(version) if version is not None else None, timestamp_text(options, "use_timestamp"),
-                         _version(options, "start_version", latest=True), timestamp_text(options, "start_timestamp"),
-                         bool_option(options, "skip_change_commits", False),
-                         bool_option(options, "change_data_feed", False))
+    o = SPEC.parse(options, SOURCE)
+    table = table_of(o)
+    columns = column_names(o, "read_columns")
+    exclusive(o, "use_version", "use_timestamp")
+    exclusive(o, "start_version", "start_timestamp")
+    version = _version(o, "use_version")
+    return SourceOptions(table, o["case_sensitive"], columns, int(version) if version is not None else None,
+                         timestamp_text(o, "use_timestamp"), _version(o, "start_version", latest=True),
+                         timestamp_text(o, "start_timestamp"), o["skip_change_commits"], o["change_data_feed"])
 
 
-def _properties(options: Mapping[str, Any]) -> dict[str, str]:
-    value = opt(options, WRITE_PROPS)
-    if value is None:
-        return {}
+def _properties(o: ParsedOptions) -> dict[str, str]:
     hint = f'{WRITE_PROPS} = {{ "delta.enableChangeDataFeed" = "true" }}'
-    if not isinstance(value, Mapping):
-        raise OptionError(WRITE_PROPS, f"{WRITE_PROPS} must be a map of table properties", hint)
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if not str(key).startswith(PROPERTY_PREFIX) or isinstance(item, (Mapping, list)):
-            raise OptionError(WRITE_PROPS, f"{WRITE_PROPS}: '{key}' is not a Delta table property (delta.* = a "
-                                           "value)", hint)
-        out[str(key)] = ("true" if item else "false") if isinstance(item, bool) else str(item)
-    return out
+    message = f"{WRITE_PROPS}: '{{name}}' is not a Delta table property (delta.* = a value)"
+    given = o[WRITE_PROPS] or {}
+    outside = next((key for key in given if not str(key).startswith(PROPERTY_PREFIX)), None)
+    if outside is not None:
+        raise OptionError(WRITE_PROPS, message.format(name=outside), hint)
+    return settings_map(given, WRITE_PROPS, message, hint)
 
 
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
-    table = table_of(options, placeholders=True)
-    keys, partitions = names_option(options, "primary_keys"), names_option(options, "partition_keys")
-    data_mode = choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA")
-    return SinkOptions(table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
-                       data_mode, _properties(options))
+    o = SPEC.parse(options, SINK)
+    table = table_of(o, placeholders=True)
+    keys, partitions = column_names(o, "primary_keys"), column_names(o, "partition_keys")
+    return SinkOptions(table, o["case_sensitive"], keys, partitions, o["schema_save_mode"], o["data_save_mode"],
+                       _properties(o))
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:
-    return sink_options(options) if section == "sink" else source_options(options)
+    return sink_options(options) if section == SINK else source_options(options)

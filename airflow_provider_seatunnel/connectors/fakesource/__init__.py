@@ -31,7 +31,7 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema, TableKeys
 from .batch import batch_table
-from .options import Table, option_problems, output_schema, read_tables, table_keys
+from .options import SPEC, Table, option_problems, output_schema, read_tables, table_keys
 from .streaming import stream_table
 from .values import BadValue, text_of
 
@@ -41,10 +41,16 @@ __all__ = ["CONNECTOR", "FakeSource"]
 class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, StreamingSource, ChangeEmitter):
     name = "FakeSource"
     capabilities = Capabilities(sections=frozenset({SOURCE}), connect=True)
-    identity = ("schema.table",)
+    option_spec = SPEC  # identity: schema.table
     description = "Generates rows from a schema: random, ranged, templated or explicit."
 
     check = staticmethod(option_problems)
+
+    def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """The keys :data:`.options.SPEC` does not declare (a warning), then :meth:`check`: the reader words
+        every problem of the values, per ``tables_configs`` item (the spec's own would repeat them)."""
+        unknown = [p for p in SPEC.problems(plugin, job) if p.code == "unknown-option"]
+        return unknown + self.check(plugin, job)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:

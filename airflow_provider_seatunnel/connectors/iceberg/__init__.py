@@ -46,8 +46,9 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema, TableKeys
+from ..lakehouse.options import written
 from . import checks
-from .options import CONN_OPTION, CONNECTION_CONFIG, NAME, SourceOptions, opt, parse
+from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, NAME, SPEC, SourceOptions, parse
 from .sink import IcebergSinkVerbs
 
 __all__ = ["CONNECTOR", "Iceberg"]
@@ -67,9 +68,8 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
     connection_option = CONN_OPTION
     #: with primary keys; without, every row is appended as it is (docs/iceberg.md)
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
-    required = ()  # table or table_list, and the catalog: options.parse, checks.check
-    identity = ("catalog_name", CONN_OPTION, "namespace", "table", "table_list")
-    secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential", CONNECTION_CONFIG})
+    option_spec = SPEC  # identity: catalog_name, the connection, namespace, table(s); the rest: checks.check
+    secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential"})  # catalog properties
     description = "Reads (batch, time travel, streaming) and writes Apache Iceberg tables, exactly once."
 
     # compile time ------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
         return {CONNECTION_CONFIG: config}
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
-        return opt(options, "iceberg.catalog.config") is None
+        return written(SPEC, options, CATALOG_CONFIG) is None
 
     # source ------------------------------------------------------------------------------------
 

@@ -15,10 +15,19 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import SINK
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, mode_option_problems
+from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
-from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, OptionError, SinkOptions, SourceOptions, opt, parse
+from ..lakehouse.options import checked, key_problems, save_mode_problems, written
+from .options import (
+    CATALOG_CONFIG,
+    CONN_OPTION,
+    CONNECTION_CONFIG,
+    PARTITION_KEYS,
+    PRIMARY_KEYS,
+    SPEC,
+    SourceOptions,
+    parse,
+)
 
 #: Spark minor version -> the newest Iceberg release built for it that Maven Central serves
 #: (``org.apache.iceberg:iceberg-spark-runtime-<minor>_2.13``). Spark 4.2 has none yet; 4.0 is below this
@@ -82,8 +91,8 @@ def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str
     jars: list[str] = []
     if not names_iceberg(env) and minor in ICEBERG_RELEASES and os.path.isfile(runtime_jar(minor)):
         jars.append(runtime_jar(minor))
-    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(opt(options, key), Mapping)
-              for k, v in opt(options, key).items()}
+    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(written(SPEC, options, key), Mapping)
+              for k, v in written(SPEC, options, key).items()}
     if str(config.get("type", "")).lower() == "jdbc" and config.get("uri"):
         jars.extend(required_jars({"url": str(config["uri"])}, env))
     return jars
@@ -136,53 +145,39 @@ def _env(plugin: PluginConfig, job: JobConfig, catalog: Any) -> list[Problem]:
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option the connector refuses (an error at its key), then mode and env problems."""
-    try:
-        options = parse(plugin.options, plugin.section)
-    except OptionError as e:
-        return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    """The first option the connector refuses beyond :data:`.options.SPEC`'s types, choices and unknown
+    keys (reported before: an error at its key), then mode and env problems."""
+    options, refused = checked(SPEC, parse, plugin, job)
+    if options is None:
+        return refused
     problems = _env(plugin, job, options.catalog)
     if isinstance(options, SourceOptions):
         return problems + _source(plugin, job)
-    if options.data_save_mode == "CUSTOM_PROCESSING":
-        problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Iceberg sink",
-                                       plugin, key="data_save_mode",
-                                       hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
-    return problems
-
-
+    return problems + save_mode_problems("Iceberg", options, plugin, job)
 
 
 def schema(plugin: PluginConfig, job: JobConfig,
            inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
     """A source's rows are known at run time only (the catalog has them). A sink's primary and partition
     keys must name fields of its input, where the input's schema is known."""
-    if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
-        return None, []
-    try:
-        options = parse(plugin.options, SINK)
-    except OptionError:
-        return None, []
-    assert isinstance(options, SinkOptions)
-    keys = (("iceberg.table.primary-keys", options.primary_keys),
-            ("iceberg.table.partition-keys", options.partition_keys))
-    return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
+    return None, key_problems(SPEC, parse, plugin, job, inputs, (PRIMARY_KEYS, PARTITION_KEYS))
 
 
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """Each table as a URI: a hadoop catalog's table directory (``<warehouse>/<namespace>/<table>``), else
     ``iceberg://<catalog_name>/<namespace>.<table>``; placeholders left as they are."""
-    config = opt(options, CATALOG_CONFIG) or {}
-    listed = opt(options, "table_list")
+    config = written(SPEC, options, CATALOG_CONFIG) or {}
+    listed = written(SPEC, options, "table_list")
     blocks = listed if isinstance(listed, list) else [options]
+    catalog = written(SPEC, options, "catalog_name", "default")
     out = []
     for block in blocks:
-        if not isinstance(block, Mapping) or opt(block, "table") is None:
+        if not isinstance(block, Mapping) or written(SPEC, block, "table") is None:
             continue
-        namespace = str(opt(block, "namespace", opt(options, "namespace", "default")))
-        table = str(opt(block, "table"))
+        namespace = str(written(SPEC, block, "namespace", written(SPEC, options, "namespace", "default")))
+        table = str(written(SPEC, block, "table"))
         if isinstance(config, Mapping) and str(config.get("type", "")).lower() == "hadoop" and config.get("warehouse"):
             out.append(f"{str(config['warehouse']).rstrip('/')}/{namespace.replace('.', '/')}/{table}")
         else:
-            out.append(f"iceberg://{opt(options, 'catalog_name', 'default')}/{namespace}.{table}")
+            out.append(f"iceberg://{catalog}/{namespace}.{table}")
     return out

@@ -1,8 +1,10 @@
-"""Iceberg options, read once for both phases, named as SeaTunnel's Iceberg connector names them.
+"""Iceberg options, declared once (:data:`SPEC`) and read once for both phases, named as SeaTunnel's
+Iceberg connector names them.
 
-:func:`source_options` and :func:`sink_options` turn a block into :class:`SourceOptions` /
-:class:`SinkOptions` or raise :class:`OptionError` naming the key (the compile-time check makes it a
-located problem, the run a ``RuntimeConfigError``).
+:func:`source_options` and :func:`sink_options` turn a block, typed by :data:`SPEC`, into
+:class:`SourceOptions` / :class:`SinkOptions` or raise :class:`OptionError` naming the key for a rule
+the declaration cannot state (the compile-time check makes it a located problem, the run a
+``RuntimeConfigError``).
 
 The table: ``catalog_name`` (``default``), ``namespace`` (``default``) and ``table``, in the catalog that
 ``iceberg.catalog.config`` describes (Iceberg's catalog properties: ``type`` = ``hadoop``, ``hive``,
@@ -40,17 +42,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi.options import (
-    OptionError,
-    as_int,
-    bool_option,
-    choice_option,
-    names_option,
-    text_option,
+from ...spi import SINK, SOURCE
+from ...spi.options import OptionError
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ..lakehouse.options import (
+    PLACEHOLDER,
+    column_names,
+    common_options,
+    exclusive,
+    placeholder_free,
+    settings_map,
 )
-from ...spi.options import option as opt
 
-__all__ = ["Catalog", "OptionError", "SinkOptions", "SourceOptions", "TableRef", "parse", "sink_options",
+__all__ = ["SPEC", "Catalog", "OptionError", "SinkOptions", "SourceOptions", "TableRef", "parse", "sink_options",
            "source_options"]
 
 NAME = "Iceberg"
@@ -60,17 +64,59 @@ CATALOG_CONFIG = "iceberg.catalog.config"
 CONNECTION_CONFIG = "iceberg.catalog.connection"
 HADOOP_CONFIG = "hadoop.config"
 CATALOG_TYPES = ("hadoop", "hive", "jdbc", "rest")
-SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
-DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
 STREAM_SCAN_STRATEGIES = ("FROM_LATEST_SNAPSHOT", "FROM_EARLIEST_SNAPSHOT", "TABLE_SCAN_THEN_INCREMENTAL",
                           "FROM_SNAPSHOT_ID", "FROM_SNAPSHOT_TIMESTAMP")
 PRIMARY_KEYS, PARTITION_KEYS = "iceberg.table.primary-keys", "iceberg.table.partition-keys"
 UPSERT, EVOLUTION = "iceberg.table.upsert-mode-enabled", "iceberg.table.schema-evolution-enabled"
 WRITE_PROPS, CREATE_PROPS = "iceberg.table.write-props", "iceberg.table.auto-create-props"
 BRANCH = "iceberg.table.commit-branch"
-#: the placeholders a sink's table options may hold (the upstream table's names)
-PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _snapshot(key: str, what: str) -> Option:
+    return Option(key, "long", description=what, minimum=0, sections=(SOURCE,))
+
+
+SPEC = OptionSpec((
+    Option("catalog_name", default="default", identity=True, allow_blank=False, description="The catalog's name in "
+           "the job (without a catalog config: a Spark catalog the env configures)."),
+    Option(CONN_OPTION, identity=True, description="An Airflow connection giving the catalog's address and "
+           "credentials (the block's catalog config wins)."),
+    Option("namespace", default="default", identity=True, allow_blank=False, description="The table's namespace."),
+    Option("table", identity=True, allow_blank=False, description="The table (or table_list)."),
+    Option("table_list", "any", identity=True, sections=(SOURCE,), description="Several tables, each a block of "
+           "namespace and table."),
+    Option(CATALOG_CONFIG, "map", description="Iceberg's catalog properties: type (hadoop, hive, jdbc, rest) or "
+           "catalog-impl, warehouse, uri..."),
+    Option(CONNECTION_CONFIG, "map", secret=True, description=f"The catalog entries {CONN_OPTION}'s connection "
+           "gives (set by this package at run time)."),
+    Option(HADOOP_CONFIG, "map", description="Hadoop settings of the catalog's file IO."),
+    Option("iceberg.hadoop-conf-path", description="Not supported here: put the Hadoop files in HADOOP_CONF_DIR."),
+    Option("kerberos_principal", description="Not supported here."),
+    Option("kerberos_keytab_path", description="Not supported here."),
+    *common_options("read_columns and the sink's keys"),
+    Option("read_columns", "list", description="The columns read, in their order.", sections=(SOURCE,)),
+    Option("schema", "map", description="The columns read (its fields' names), without read_columns.",
+           sections=(SOURCE,)),
+    _snapshot("use_snapshot_id", "BATCH time travel: the snapshot read."),
+    _snapshot("use_snapshot_timestamp", "BATCH time travel: the table as of epoch milliseconds."),
+    _snapshot("start_snapshot_id", "The snapshot after which an incremental read (or FROM_SNAPSHOT_ID) starts."),
+    _snapshot("end_snapshot_id", "The last snapshot of an incremental read (default: the newest)."),
+    _snapshot("start_snapshot_timestamp", "STREAMING FROM_SNAPSHOT_TIMESTAMP: where a new stream starts."),
+    Option("stream_scan_strategy", "enum", "FROM_LATEST_SNAPSHOT", "STREAMING: where a new stream starts.",
+           choices=STREAM_SCAN_STRATEGIES, sections=(SOURCE,)),
+    Option("increment.scan-interval", "long", description="STREAMING: milliseconds between scans.", minimum=0,
+           sections=(SOURCE,)),
+    Option(PRIMARY_KEYS, "list", description="Upserts: a row replaces the table's row of its key, DELETE rows "
+           "delete it.", sections=(SINK,)),
+    Option(UPSERT, "bool", False, "Upsert by the primary keys.", sections=(SINK,)),
+    Option(PARTITION_KEYS, "list", description="The partition columns of a table the sink creates.",
+           sections=(SINK,)),
+    Option(CREATE_PROPS, "map", description="Table properties of a table the sink creates.", sections=(SINK,)),
+    Option(WRITE_PROPS, "map", description="Iceberg write options of every commit.", sections=(SINK,)),
+    Option(EVOLUTION, "bool", False, "New columns of the rows join the table.", sections=(SINK,)),
+    Option(BRANCH, default="main", allow_blank=False, description="The branch the commits land on.", sections=(SINK,)),
+))
 
 
 @dataclass(frozen=True)
@@ -125,32 +171,14 @@ class SinkOptions:
     branch: str = "main"
 
 
+def _string_map(o: ParsedOptions, key: str, hint: str) -> dict[str, str]:
+    return settings_map(o[key], key, f"{key}: '{{name}}' must be a single value", hint)
 
 
-
-
-
-
-
-
-def _string_map(options: Mapping[str, Any], key: str, hint: str) -> dict[str, str]:
-    value = opt(options, key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise OptionError(key, f"{key} must be a map of settings", hint)
-    out: dict[str, str] = {}
-    for name, item in value.items():
-        if isinstance(item, (Mapping, list)) or item is None:
-            raise OptionError(key, f"{key}: '{name}' must be a single value", hint)
-        out[str(name)] = ("true" if item else "false") if isinstance(item, bool) else str(item)
-    return out
-
-
-def _catalog(options: Mapping[str, Any]) -> Catalog:
+def _catalog(o: ParsedOptions) -> Catalog:
     hint = f'{CATALOG_CONFIG} = {{ type = "hadoop", warehouse = "file:///data/iceberg" }}'
-    config = {**_string_map(options, CONNECTION_CONFIG, hint), **_string_map(options, CATALOG_CONFIG, hint)}
-    name = text_option(options, "catalog_name", "default") or "default"
+    config = {**_string_map(o, CONNECTION_CONFIG, hint), **_string_map(o, CATALOG_CONFIG, hint)}
+    name = o["catalog_name"].strip()
     if not _NAME.match(name):
         raise OptionError("catalog_name", f"catalog_name '{name}' must be a name (letters, digits, _)")
     kind = config.get("type")
@@ -165,91 +193,73 @@ def _catalog(options: Mapping[str, Any]) -> Catalog:
         if config.get("type") in kinds and not config.get(need):
             raise OptionError(CATALOG_CONFIG, f"{CATALOG_CONFIG}: a {config['type']} catalog needs {need}",
                               f"add {need} = \"...\" to {CATALOG_CONFIG} (or take it from {CONN_OPTION})")
-    return Catalog(name, config, _string_map(options, HADOOP_CONFIG, f'{HADOOP_CONFIG} = {{ "fs.defaultFS" = "..." }}'))
+    return Catalog(name, config, _string_map(o, HADOOP_CONFIG, f'{HADOOP_CONFIG} = {{ "fs.defaultFS" = "..." }}'))
 
 
-def _table(options: Mapping[str, Any], placeholders: bool) -> TableRef:
-    namespace, table = text_option(options, "namespace", "default") or "default", text_option(options, "table")
+def _table(o: ParsedOptions, placeholders: bool) -> TableRef:
+    namespace, table = o["namespace"].strip(), o["table"]
     if table is None:
         raise OptionError("table", "the table is not named: set table", 'table = "orders"')
+    table = table.strip()
     for key, value in (("namespace", namespace), ("table", table)):
+        if not placeholders:
+            placeholder_free(key, value)
         bare = PLACEHOLDER.sub("x", value)
-        if not placeholders and bare != value:
-            raise OptionError(key, f"{key} '{value}' holds a placeholder: only a sink's table options are expanded "
-                                   "per upstream table")
         if "`" in bare or "/" in bare or not bare.strip("."):
             raise OptionError(key, f"{key} '{value}' must be a name")
     return TableRef(namespace, table)
 
 
-def _long(options: Mapping[str, Any], key: str) -> int | None:
-    value = opt(options, key)
-    if value is None:
-        return None
-    number = as_int(value)
-    if number is None or number < 0:
-        raise OptionError(key, f"{key} must be an integer >= 0, found {value!r}")
-    return number
-
-
-def _exclusive(options: Mapping[str, Any], *keys: str) -> None:
-    given = [k for k in keys if opt(options, k) is not None]
-    if len(given) > 1:
-        raise OptionError(given[-1], f"{' and '.join(given)} exclude each other", "keep one of them")
-
-
-def _source_tables(options: Mapping[str, Any]) -> tuple[TableRef, ...]:
-    listed = opt(options, "table_list")
+def _source_tables(o: ParsedOptions) -> tuple[TableRef, ...]:
+    listed = o["table_list"]
     if listed is None:
-        return (_table(options, False),)
+        return (_table(o, False),)
     if not isinstance(listed, list) or not listed or not all(isinstance(t, Mapping) for t in listed):
         raise OptionError("table_list", "table_list must be a list of tables",
                           'table_list = [{ namespace = "db", table = "a" }, { namespace = "db", table = "b" }]')
-    if opt(options, "table") is not None:
+    if o["table"] is not None:
         raise OptionError("table", "set either table or table_list, not both", "keep one of them")
-    default = {"namespace": opt(options, "namespace", "default")}
-    return tuple(_table({**default, **t}, False) for t in listed)
+    return tuple(_table(SPEC.parse({"namespace": o["namespace"], **t}, SOURCE), False) for t in listed)
+
+
+def _schema_columns(o: ParsedOptions) -> tuple[str, ...]:
+    fields = (o["schema"] or {}).get("fields")
+    return tuple(str(k) for k in fields) if isinstance(fields, Mapping) else ()
 
 
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
-    catalog, tables = _catalog(options), _source_tables(options)
-    columns = names_option(options, "read_columns")
-    if not columns and isinstance(opt(options, "schema"), Mapping):
-        fields = opt(opt(options, "schema"), "fields")
-        columns = tuple(str(k) for k in fields) if isinstance(fields, Mapping) else ()
-    _exclusive(options, "use_snapshot_id", "use_snapshot_timestamp", "start_snapshot_id")
-    strategy = choice_option(options, "stream_scan_strategy", STREAM_SCAN_STRATEGIES, "FROM_LATEST_SNAPSHOT")
+    o = SPEC.parse(options, SOURCE)
+    catalog, tables = _catalog(o), _source_tables(o)
+    columns = column_names(o, "read_columns") or _schema_columns(o)
+    exclusive(o, "use_snapshot_id", "use_snapshot_timestamp", "start_snapshot_id")
+    strategy = o["stream_scan_strategy"]
     for needs, key in (("FROM_SNAPSHOT_ID", "start_snapshot_id"),
                        ("FROM_SNAPSHOT_TIMESTAMP", "start_snapshot_timestamp")):
-        if strategy == needs and opt(options, key) is None:
+        if strategy == needs and o[key] is None:
             raise OptionError(key, f"stream_scan_strategy {needs} needs {key}", f"{key} = ...")
-    end = _long(options, "end_snapshot_id")
-    if end is not None and opt(options, "start_snapshot_id") is None:
+    if o["end_snapshot_id"] is not None and o["start_snapshot_id"] is None:
         raise OptionError("end_snapshot_id", "end_snapshot_id ends an incremental read: it needs start_snapshot_id")
-    return SourceOptions(catalog, tables, bool_option(options, "case_sensitive", False), columns,
-                         _long(options, "use_snapshot_id"), _long(options, "use_snapshot_timestamp"),
-                         _long(options, "start_snapshot_id"), end, _long(options, "start_snapshot_timestamp"), strategy)
+    return SourceOptions(catalog, tables, o["case_sensitive"], columns, o["use_snapshot_id"],
+                         o["use_snapshot_timestamp"], o["start_snapshot_id"], o["end_snapshot_id"],
+                         o["start_snapshot_timestamp"], strategy)
 
 
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
-    catalog, table = _catalog(options), _table(options, True)
-    keys, partitions = names_option(options, PRIMARY_KEYS), names_option(options, PARTITION_KEYS)
-    upsert = bool_option(options, UPSERT, False)
-    if upsert and not keys:
+    o = SPEC.parse(options, SINK)
+    catalog, table = _catalog(o), _table(o, True)
+    keys, partitions = column_names(o, PRIMARY_KEYS), column_names(o, PARTITION_KEYS)
+    if o[UPSERT] and not keys:
         raise OptionError(UPSERT, f"{UPSERT} needs {PRIMARY_KEYS}", f'{PRIMARY_KEYS} = "id"')
-    branch = text_option(options, BRANCH, "main") or "main"
+    branch = o[BRANCH].strip() or "main"
     if not _NAME.match(branch):
         raise OptionError(BRANCH, f"{BRANCH} '{branch}' must be a branch name (letters, digits, _)")
     props_hint = '{ "write.format.default" = "parquet" }'
-    return SinkOptions(catalog, table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
-                       choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"),
-                       _string_map(options, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
-                       _string_map(options, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"),
-                       bool_option(options, EVOLUTION, False), upsert, branch)
+    return SinkOptions(catalog, table, o["case_sensitive"], keys, partitions, o["schema_save_mode"],
+                       o["data_save_mode"], _string_map(o, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
+                       _string_map(o, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"), o[EVOLUTION], o[UPSERT], branch)
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:
-    return sink_options(options) if section == "sink" else source_options(options)
+    return sink_options(options) if section == SINK else source_options(options)

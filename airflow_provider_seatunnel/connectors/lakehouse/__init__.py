@@ -3,6 +3,7 @@ imports another; shared code lives here).
 
 * :func:`resolve`: key options (primary keys, partition keys) as the data spells them;
 * :func:`changes`: the last change per key in arrival order, UPDATE_BEFORE rows dropped (a merge's input).
+* :mod:`.options`: the options the three declare alike and the rules of values their specs cannot state.
 
 The per-table loop, commit identities and fencing are the engine's (``runtime/twophase.py``).
 """

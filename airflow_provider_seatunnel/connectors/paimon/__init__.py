@@ -32,18 +32,17 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, key_field_problems, run_time_options
+from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
+from ..lakehouse.options import checked, key_problems, save_mode_problems, written
 from .options import (
     HADOOP_CONF,
     NAME,
     PARTITION_KEYS,
     PRIMARY_KEYS,
-    OptionError,
-    SinkOptions,
+    SPEC,
     SourceOptions,
     local_path,
-    opt,
     parse,
 )
 from .sink import PaimonSinkVerbs
@@ -59,7 +58,7 @@ def _source(vertex: Vertex) -> SourceOptions:
 
 
 def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unnamed:
-    parts = [opt(options, k) for k in ("warehouse", "database", "table")]
+    parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
     if any(p is None for p in parts):
         return Unnamed("the Paimon table of options without warehouse, database and table", at_run_time=False)
     warehouse, database, name = (str(p).strip() for p in parts)
@@ -73,25 +72,21 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
     return "file://" + text if text.startswith("/") else text
 
 
-
-
 class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, PaimonSinkVerbs):
     name = NAME
     #: with paimon.table.primary-keys; without, every row is appended as it is
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
-    required = ()  # warehouse, database, table: options.table_of reports the first missing one
-    identity = ("warehouse", "database", "table")
+    option_spec = SPEC  # identity: warehouse, database, table; options.table_of reports the first missing one
     description = "Reads (batch) and writes Apache Paimon tables through pypaimon, exactly once."
 
     # compile time ------------------------------------------------------------------------------
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """The first option refused (an error at its key), then what cannot run and what is not used."""
-        try:
-            options = parse(plugin.options, plugin.section)
-        except OptionError as e:
-            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-        problems: list[Problem] = []
+        """The first option refused beyond :data:`.options.SPEC`'s types, choices and unknown keys (an
+        error at its key), then what cannot run and what is not used."""
+        options, problems = checked(SPEC, parse, plugin, job)
+        if options is None:
+            return problems
         if options.table.catalog_type == "hive":
             problems.append(job.cannot_run("catalog_type hive: pypaimon has no Hive catalog", plugin,
                                            key="catalog_type", hint="use a filesystem catalog (docs/paimon.md)"))
@@ -103,24 +98,12 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
             if plugin.has(key):
                 problems.append(job.problem(f"{key} is not used: the warehouse is a local directory", plugin,
                                             key=key, severity="warning"))
-        if isinstance(options, SinkOptions) and options.data_save_mode == "CUSTOM_PROCESSING":
-            problems.append(job.cannot_run("data_save_mode CUSTOM_PROCESSING is not supported by the Paimon sink",
-                                           plugin, key="data_save_mode",
-                                           hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS"))
-        return problems
+        return problems + save_mode_problems(NAME, options, plugin, job)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
         """A source's rows are known at run time only; a sink's keys must name fields of its input."""
-        if plugin.section != SINK or not inputs or inputs[0] is None or not inputs[0].fields:
-            return None, []
-        try:
-            options = parse(plugin.options, SINK)
-        except OptionError:
-            return None, []
-        assert isinstance(options, SinkOptions)
-        keys = ((PRIMARY_KEYS, options.primary_keys), (PARTITION_KEYS, options.partition_keys))
-        return None, key_field_problems(plugin, job, inputs[0], keys, options.case_sensitive)
+        return None, key_problems(SPEC, parse, plugin, job, inputs, (PRIMARY_KEYS, PARTITION_KEYS))
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """The table's directory as a URI (``file:///data/paimon/shop.db/orders``)."""

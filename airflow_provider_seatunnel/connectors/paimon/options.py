@@ -1,8 +1,10 @@
-"""Paimon options, read once for both phases, named as SeaTunnel's Paimon connector names them.
+"""Paimon options, declared once (:data:`SPEC`) and read once for both phases, named as SeaTunnel's
+Paimon connector names them.
 
-:func:`source_options` and :func:`sink_options` turn a block into :class:`SourceOptions` /
-:class:`SinkOptions` or raise :class:`OptionError` naming the key (the compile-time check makes it a
-located problem, the run a ``RuntimeConfigError``).
+:func:`source_options` and :func:`sink_options` turn a block, typed by :data:`SPEC`, into
+:class:`SourceOptions` / :class:`SinkOptions` or raise :class:`OptionError` naming the key for a rule
+the declaration cannot state (the compile-time check makes it a located problem, the run a
+``RuntimeConfigError``).
 
 Both sections: ``warehouse`` (the file-system catalog's root: an absolute path or ``file://`` URI),
 ``database``, ``table``, ``catalog_type`` (``filesystem``; ``hive`` is refused: pypaimon has no Hive
@@ -26,19 +28,41 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...spi.options import OptionError, bool_option, choice_option, names_option, text_option
-from ...spi.options import option as opt
+from ...spi import SINK, SOURCE
+from ...spi.options import OptionError
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ..lakehouse.options import PLACEHOLDER, column_names, common_options, placeholder_free, settings_map
 
-__all__ = ["OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
+__all__ = ["SPEC", "OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
 NAME = "Paimon"
-SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
-DATA_SAVE_MODES = ("DROP_DATA", "APPEND_DATA", "ERROR_WHEN_DATA_EXISTS", "CUSTOM_PROCESSING")
 CATALOG_TYPES = ("filesystem", "hive")
 PRIMARY_KEYS, PARTITION_KEYS = "paimon.table.primary-keys", "paimon.table.partition-keys"
 WRITE_PROPS, HADOOP_CONF = "paimon.table.write-props", "paimon.hadoop.conf"
-#: the placeholders a sink's table options may hold (the upstream table's names)
-PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+
+SPEC = OptionSpec((
+    Option("warehouse", identity=True, allow_blank=False, description="The file-system catalog's root: an absolute "
+           "path or a file:// URI."),
+    Option("database", identity=True, allow_blank=False, description="The table's database."),
+    Option("table", identity=True, allow_blank=False, description="The table's name."),
+    Option("catalog_type", "enum", "filesystem", "The catalog (hive plans but cannot run: pypaimon has none).",
+           choices=CATALOG_TYPES),
+    Option("catalog_name", description="A label only."),
+    Option("catalog_uri", description="The Hive metastore's thrift URI (catalog_type hive)."),
+    Option("hdfs_site_path", description="Not used: the warehouse is a local directory."),
+    Option(HADOOP_CONF, "map", description="Not used: the warehouse is a local directory."),
+    Option("paimon.hadoop.conf-path", description="Not used: the warehouse is a local directory."),
+    *common_options("read_columns and the sink's keys"),
+    Option("query", allow_blank=False, description="SELECT <columns or *> FROM <table> [WHERE <condition>]: a "
+           "projection and a filter.", sections=(SOURCE,)),
+    Option("read_columns", "list", description="The columns read (when query lists none).", sections=(SOURCE,)),
+    Option(PRIMARY_KEYS, "list", description="Upserts: a row replaces the table's row of its key, DELETE rows "
+           "delete it.", sections=(SINK,)),
+    Option(PARTITION_KEYS, "list", description="The partition columns of a table the sink creates (among the "
+           "primary keys when both are set).", sections=(SINK,)),
+    Option(WRITE_PROPS, "map", description="Table options of a table the sink creates (bucket, "
+           "changelog-producer...).", sections=(SINK,)),
+))
 
 
 @dataclass(frozen=True)
@@ -78,8 +102,6 @@ class SinkOptions:
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
-
-
 def local_path(warehouse: str) -> str:
     """``file:///x`` and ``file:/x`` as ``/x``; a path as it is."""
     if warehouse.startswith("file://"):
@@ -89,44 +111,33 @@ def local_path(warehouse: str) -> str:
     return warehouse
 
 
-
-
-
-
-
-
-def _name(options: Mapping[str, Any], key: str, placeholders: bool) -> str:
-    value = text_option(options, key)
+def _name(o: ParsedOptions, key: str, placeholders: bool) -> str:
+    value = o[key]
     if value is None:
         raise OptionError(key, f"{key} is required (the table is <warehouse>/<database>.db/<table>)",
                           f'{key} = "..."')
-    if not placeholders and PLACEHOLDER.search(value):
-        raise OptionError(key, f"{key} '{value}' holds a placeholder: only a sink's table options are expanded "
-                               "per upstream table")
+    value = value.strip()
+    if not placeholders:
+        placeholder_free(key, value)
     if "/" in value or value in (".", "..") or "." in PLACEHOLDER.sub("x", value):
         raise OptionError(key, f"{key} '{value}' must be a name (no '/' or '.')")
     return value
 
 
-def table_of(options: Mapping[str, Any], placeholders: bool = False) -> Table:
+def table_of(o: ParsedOptions, placeholders: bool = False) -> Table:
     """``warehouse`` + ``database`` + ``table``, and the catalog they are read through."""
-    warehouse = text_option(options, "warehouse")
+    warehouse = o["warehouse"]
     if warehouse is None:
         raise OptionError("warehouse", "warehouse is required: the Paimon warehouse's directory",
                           'warehouse = "/data/paimon"')
+    warehouse = warehouse.strip()
     bare = PLACEHOLDER.sub("x", warehouse)
     if "{{" not in bare and "{%" not in bare and not re.match(r"^([A-Za-z][A-Za-z0-9+.-]*:|/)", bare):
         raise OptionError("warehouse", f"warehouse '{warehouse}' must be an absolute path or a URI",
                           'warehouse = "/data/paimon" (or "file:///data/paimon")')
-    kind = str(opt(options, "catalog_type", "filesystem")).strip().lower()
-    if kind not in CATALOG_TYPES:
-        raise OptionError("catalog_type", f"unknown catalog_type '{kind}'", "use filesystem")
-    if kind == "hive" and opt(options, "catalog_uri") is None:
+    if o["catalog_type"] == "hive" and o["catalog_uri"] is None:
         raise OptionError("catalog_uri", "catalog_type hive needs catalog_uri (the metastore's thrift URI)")
-    map_value = opt(options, HADOOP_CONF)
-    if map_value is not None and not isinstance(map_value, Mapping):
-        raise OptionError(HADOOP_CONF, f"{HADOOP_CONF} must be a map of Hadoop settings")
-    return Table(warehouse, _name(options, "database", placeholders), _name(options, "table", placeholders), kind)
+    return Table(warehouse, _name(o, "database", placeholders), _name(o, "table", placeholders), o["catalog_type"])
 
 
 _SELECT = re.compile(r"^\s*select\s+(?P<cols>.+?)\s+from\s+(?P<table>[`\"\w.]+)(\s+where\s+(?P<where>.+?))?\s*;?\s*$",
@@ -134,11 +145,11 @@ _SELECT = re.compile(r"^\s*select\s+(?P<cols>.+?)\s+from\s+(?P<table>[`\"\w.]+)(
 _REFUSED = re.compile(r"\b(group\s+by|order\s+by|having|limit|join|union)\b", re.IGNORECASE)
 
 
-def _query(options: Mapping[str, Any], table: str) -> tuple[tuple[str, ...], str | None]:
+def _query(text: str | None, table: str) -> tuple[tuple[str, ...], str | None]:
     """``query``'s projection (empty: ``*``) and WHERE condition."""
-    text = text_option(options, "query")
     if text is None:
         return (), None
+    text = text.strip()
     found = _SELECT.match(text)
     hint = f"query = \"select id, name from {table} where id > 100\""
     if found is None or _REFUSED.search(text):
@@ -156,39 +167,32 @@ def _query(options: Mapping[str, Any], table: str) -> tuple[tuple[str, ...], str
 
 def source_options(options: Mapping[str, Any]) -> SourceOptions:
     """A source block, checked."""
-    table = table_of(options)
-    columns, where = _query(options, table.table)
-    read_columns = names_option(options, "read_columns")
+    o = SPEC.parse(options, SOURCE)
+    table = table_of(o)
+    columns, where = _query(o["query"], table.table)
+    read_columns = column_names(o, "read_columns")
     if columns and read_columns:
         raise OptionError("read_columns", "read_columns and query's column list exclude each other",
                           "keep one of them")
-    return SourceOptions(table, bool_option(options, "case_sensitive", False), columns or read_columns, where)
-
-
-def _properties(options: Mapping[str, Any]) -> dict[str, str]:
-    value = opt(options, WRITE_PROPS)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or any(isinstance(v, (Mapping, list)) for v in value.values()):
-        raise OptionError(WRITE_PROPS, f"{WRITE_PROPS} must be a map of Paimon table options",
-                          f'{WRITE_PROPS} = {{ bucket = "2" }}')
-    return {str(k): ("true" if v else "false") if isinstance(v, bool) else str(v) for k, v in value.items()}
+    return SourceOptions(table, o["case_sensitive"], columns or read_columns, where)
 
 
 def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     """A sink block, checked."""
-    table = table_of(options, placeholders=True)
-    keys, partitions = names_option(options, PRIMARY_KEYS), names_option(options, PARTITION_KEYS)
+    o = SPEC.parse(options, SINK)
+    table = table_of(o, placeholders=True)
+    keys, partitions = column_names(o, PRIMARY_KEYS), column_names(o, PARTITION_KEYS)
     if keys and partitions:
         lowered = {k.lower() for k in keys}
         outside = [p for p in partitions if p.lower() not in lowered]
         if outside:
             raise OptionError(PARTITION_KEYS, f"{PARTITION_KEYS}: {', '.join(outside)} is not a primary key "
                                               "(a keyed Paimon table's partition keys are among its primary keys)")
-    return SinkOptions(table, bool_option(options, "case_sensitive", False), keys, partitions,
-                       choice_option(options, "schema_save_mode", SCHEMA_SAVE_MODES, "CREATE_SCHEMA_WHEN_NOT_EXIST"),
-                       choice_option(options, "data_save_mode", DATA_SAVE_MODES, "APPEND_DATA"), _properties(options))
+    properties = settings_map(o[WRITE_PROPS], WRITE_PROPS, f"{WRITE_PROPS} must be a map of Paimon table options",
+                              f'{WRITE_PROPS} = {{ bucket = "2" }}')
+    return SinkOptions(table, o["case_sensitive"], keys, partitions, o["schema_save_mode"], o["data_save_mode"],
+                       properties)
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:
-    return sink_options(options) if section == "sink" else source_options(options)
+    return sink_options(options) if section == SINK else source_options(options)

@@ -38,6 +38,7 @@ from ...spi import (
     Vertex,
 )
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
+from .options import SPEC, query_of
 from .schema import output_schema
 from .streaming import (
     STATEFUL,
@@ -60,19 +61,21 @@ __all__ = [
 NAME = "Sql"
 
 
+
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
-    required = ("query",)
+    option_spec = SPEC
     description = "Runs a Spark SQL query over its input(s)."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         """The query is one non-empty SELECT (a syntax error is placed on its line of the config),
         then the STREAMING checks."""
-        query = plugin.get("query")
-        if query is None:
-            return []  # reported as a missing required option
-        if not isinstance(query, str) or not query.strip():
+        o = SPEC.valid(plugin.options)
+        if o is None:
+            return []  # the spec reports why
+        query = o["query"]
+        if not query.strip():
             return [job.problem("the query must be a non-empty SQL string", plugin, key="query")]
         try:
             analyze_query(query)
@@ -96,12 +99,12 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         """The input columns of each output field, and those that decide the rows (:mod:`.lineage`)."""
         from .lineage import column_lineage
 
-        query = options.get("query")
-        return column_lineage(query, inputs) if isinstance(query, str) else None
+        query = query_of(options)
+        return column_lineage(query, inputs) if query is not None else None
 
     def input_tables(self, plugin: PluginConfig) -> tuple[str, ...] | None:
-        query = plugin.get("query")
-        if not isinstance(query, str):
+        query = query_of(plugin.options)
+        if query is None:
             return None
         try:
             return analyze_query(query).tables
@@ -111,8 +114,8 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
     def per_input(self, plugin: PluginConfig, inputs: tuple[str, ...]) -> PerInput:
         """A query that joins or aggregates across its inputs cannot run per input; a UNION (not ALL)
         then deduplicates within each pipeline only."""
-        query = plugin.get("query")
-        if not isinstance(query, str):
+        query = query_of(plugin.options)
+        if query is None:
             return PerInput()
         try:
             analysis = analyze_query(query, inputs)

@@ -47,7 +47,8 @@ from .analysis import (
     select_sources,
 )
 from .functions import TypeOf, no_types, to_spark
-from .streaming import WATERMARK_KEY, watermarked, zone_free
+from .options import SPEC, watermark_of
+from .streaming import watermarked, zone_free
 
 
 @dataclass(frozen=True)
@@ -301,14 +302,14 @@ def at_parallelism(df: Any, mode: str, parallelism: int) -> Any:
 
 def apply(ctx: Any, vertex: Any, inputs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The Sql's output: one table per table of a single input, or one table over several single-table inputs."""
-    query = vertex.config.get("query")
-    if not isinstance(query, str) or not query.strip():
+    query = SPEC.run_time(vertex.config)["query"]
+    if not query.strip():
         raise RuntimeConfigError("the query must be a non-empty SQL string")
     present = list(inputs.items())
     if not present:
         raise RuntimeConfigError("the Sql transform has no input")
     declared = _declared_inputs(ctx, vertex, query)
-    marked = vertex.config.get(WATERMARK_KEY) is not None  # streams only: see watermarked
+    marked = watermark_of(vertex.config) is not None  # streams only: see watermarked
 
     mode = analyze_query(query, tuple(declared)).mode
     if mode == COMBINING and parse(query).args.get("order") is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...spi.schema import DataType, Field, Schema, parse_type
 from .analysis import SqlSyntaxError, analyze_query, parse, select_sources
+from .options import query_of
 
 if TYPE_CHECKING:
     from ...spi.options import JobConfig, PluginConfig, Problem
@@ -158,7 +159,7 @@ def _schema_problem(message: str, plugin: PluginConfig, job: JobConfig,
     if not m:
         return None
     column = (m.group(1) or m.group(2)).strip('"`')
-    written = re.search(rf"(?i)\b({re.escape(column)})\b", plugin.get("query") or "")
+    written = re.search(rf"(?i)\b({re.escape(column)})\b", query_of(plugin.options) or "")
     column = written.group(1) if written else column  # as the query spells it
     fields = list(dict.fromkeys(f for s in known.values() for f in s.names))
     return job.problem(f"the query references the column '{column}', which does not exist in its input",
@@ -321,9 +322,9 @@ def output_schema(plugin: PluginConfig, job: JobConfig,
     tables and columns it reads."""
     from .functions import FunctionError, to_spark
 
-    query = plugin.get("query")
+    query = query_of(plugin.options)
     schemas = [s for s in inputs if s is not None]
-    if not inputs or len(schemas) != len(inputs) or not isinstance(query, str):
+    if not inputs or len(schemas) != len(inputs) or query is None:
         return None, []
     try:
         analysis = analyze_query(query)

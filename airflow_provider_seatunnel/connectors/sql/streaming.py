@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...spi.rows import quote
 from .analysis import parse
+from .options import WATERMARK_KEY, watermark_of
 
 if TYPE_CHECKING:
     from ...spi.options import JobConfig, PluginConfig, Problem
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 STATEFUL = "stateful"
 #: operators a stream cannot run at all (in append mode, which the streaming sinks use)
 UNSUPPORTED = "unsupported"
-WATERMARK_KEY = "watermark"
 _INTERVAL_UNITS = ("microsecond", "millisecond", "second", "minute", "hour", "day", "week")
 _INTERVAL = re.compile(r"(?i)\s*(?:interval\s+)?(?:\d+(?:\.\d+)?\s*(?:" + "|".join(_INTERVAL_UNITS) + r")s?\s*)+")
 
@@ -134,7 +134,7 @@ def read_watermarks(value: Any) -> tuple[list[Watermark], list[str]]:
 
 def check_streaming(plugin: PluginConfig, job: JobConfig, query: str) -> list[Problem]:
     """The ``watermark`` option; in a STREAMING job, a stateful query needs one and some queries cannot run."""
-    raw = plugin.get(WATERMARK_KEY)
+    raw = watermark_of(plugin.options)
     _, issues = read_watermarks(raw)
     problems = [job.problem(issue, plugin, key=WATERMARK_KEY,
                             hint='watermark = { column = "ts", delay = "10 seconds" }') for issue in issues]
@@ -167,7 +167,7 @@ def watermarked(vertex: Any, name: str, df: Any) -> Any:
 
     if not getattr(df, "isStreaming", False):
         return df
-    marks, issues = read_watermarks(vertex.config.get(WATERMARK_KEY))
+    marks, issues = read_watermarks(watermark_of(vertex.config))
     if issues:
         raise RuntimeConfigError(f"option '{WATERMARK_KEY}': " + "; ".join(issues))
     types = {f.name.lower(): f for f in df.schema.fields}
