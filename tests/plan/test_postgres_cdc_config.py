@@ -35,7 +35,7 @@ def test_a_cdc_job_plans_with_its_tables_and_validates(write_conf, plan_of, caps
 @pytest.mark.parametrize("extra, key, message", [
     (', startup.mode = "sometimes"', "startup.mode", "unknown startup.mode"),
     (', decoding.plugin.name = "protobuf"', "decoding.plugin.name", "unknown decoding.plugin.name"),
-    (', snapshot.split.size = 0', "snapshot.split.size", "positive integer"),
+    (', snapshot.split.size = 0', "snapshot.split.size", "an integer >= 1"),
     (', slot.name = "bad-name"', "slot.name", "may hold lower-case letters"),
 ])
 def test_bad_options_fail_at_their_line(config_error, extra, key, message):
