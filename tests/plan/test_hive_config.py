@@ -73,7 +73,7 @@ def test_required_options_and_bad_read_partitions(config_error):
                                                           'read_partitions = ["a=1", "a=1/b=2"]'))
     messages = {(p.plugin, p.key): p.message for p in error.problems}
     assert "same directory depth" in messages[("source[0] Hive", "read_partitions")]
-    assert messages[("sink[0] Hive", None)] == "the option 'metastore_uri' is required"
+    assert messages[("sink[0] Hive", "metastore_uri")] == "the option 'metastore_uri' is required"
 
 
 def test_two_metastores_in_one_job_is_an_error_at_the_later_block(config_error):
