@@ -41,7 +41,7 @@ CODECS = ("none",)
 KNOWN_CODECS = ("none", "lzo")
 #: options of later SeaTunnel versions' Hive sink that create or empty tables: not run here
 SAVE_MODE_OPTIONS = ("schema_save_mode", "data_save_mode", "save_mode_create_template")
-_NOT_HERE = "Plans but cannot run here."
+_NOT_HERE = "plans but cannot run here."
 
 SPEC = OptionSpec((
     Option("table_name", required=True, identity=True, description="database.table; a sink's may hold the "
@@ -53,8 +53,8 @@ SPEC = OptionSpec((
     Option("hdfs_site_path", description="An hdfs-site.xml read into the session's settings."),
     Option("hive_site_path", description="A hive-site.xml read into the session's settings."),
     *(Option(key, description="Kerberos: " + _NOT_HERE) for key in KERBEROS),
-    Option("compress_codec", "enum", "none", "none; lzo " + _NOT_HERE[0].lower() + _NOT_HERE[1:] + " ORC and "
-           "Parquet tables compress as their table properties say.", choices=KNOWN_CODECS),
+    Option("compress_codec", "enum", "none", "none; lzo " + _NOT_HERE + " ORC and Parquet tables compress as "
+           "their table properties say.", choices=KNOWN_CODECS),
     Option("read_partitions", "list", description="Partitions read, k=v or k=v/k2=v2 paths, all of one depth.",
            sections=(SOURCE,)),
     Option("read_columns", "list", description="The columns read (all when unset).", sections=(SOURCE,)),
