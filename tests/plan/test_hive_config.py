@@ -122,3 +122,9 @@ def test_lineage_names_the_table_as_openlineage_does():
         "hive://127.0.0.1:9083/db.t"]
     [unnamed] = CONNECTOR.assets({"table_name": "${database_name}.${table_name}", "metastore_uri": URI})
     assert unnamed.at_run_time
+
+
+def test_a_sink_option_in_a_source_block_is_unknown(plan_of):
+    plan = plan_of(job(source=f'table_name = "db.s", metastore_uri = "{URI}", overwrite = true'))
+    assert [(w["plugin"], w["key"], w["code"]) for w in plan.warnings] == [
+        ("source[0] Hive", "overwrite", "unknown-option")]
