@@ -68,8 +68,7 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly,
         checked (it cannot run here: the planner says so)."""
         return [] if plugin.section == SINK else super().problems(plugin, job)
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
+    check = staticmethod(checks.check)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
