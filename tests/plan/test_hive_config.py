@@ -73,7 +73,7 @@ def test_required_options_and_bad_read_partitions(config_error):
                                                           'read_partitions = ["a=1", "a=1/b=2"]'))
     messages = {(p.plugin, p.key): p.message for p in error.problems}
     assert "same directory depth" in messages[("source[0] Hive", "read_partitions")]
-    assert messages[("sink[0] Hive", None)] == "the option 'metastore_uri' is required"
+    assert messages[("sink[0] Hive", "metastore_uri")] == "the option 'metastore_uri' is required"
 
 
 def test_two_metastores_in_one_job_is_an_error_at_the_later_block(config_error):
@@ -122,3 +122,9 @@ def test_lineage_names_the_table_as_openlineage_does():
         "hive://127.0.0.1:9083/db.t"]
     [unnamed] = CONNECTOR.assets({"table_name": "${database_name}.${table_name}", "metastore_uri": URI})
     assert unnamed.at_run_time
+
+
+def test_a_sink_option_in_a_source_block_is_unknown(plan_of):
+    plan = plan_of(job(source=f'table_name = "db.s", metastore_uri = "{URI}", overwrite = true'))
+    assert [(w["plugin"], w["key"], w["code"]) for w in plan.warnings] == [
+        ("source[0] Hive", "overwrite", "unknown-option")]

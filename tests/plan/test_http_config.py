@@ -134,3 +134,9 @@ def test_the_task_id_follows_the_url_not_the_credentials(plan_of):
     assert task_id("Bearer one") == task_id("Bearer two")
     other = plan_of(source_job('url = "https://api.example.com/v2/items"')).pipelines[0].task_id
     assert other != task_id("Bearer one")
+
+
+def test_an_undeclared_key_is_a_did_you_mean_warning(plan_of):
+    [unknown] = plan_of(source_job(f"{URL}, retyr = 3")).warnings
+    assert unknown["code"] == "unknown-option" and unknown["key"] == "retyr"
+    assert unknown["hint"] == "did you mean 'retry'?"

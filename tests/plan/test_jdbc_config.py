@@ -79,3 +79,24 @@ def test_url_is_required_unless_an_airflow_connection_gives_it(plan_of, config_e
     assert any("the option 'url' is required" in p.format() and "jdbc_conn_id" in (p.hint or "")
                for p in error.problems)
     assert plan_of(source + "sink { " + sink.replace("OPT", ', jdbc_conn_id = "warehouse"') + " }").pipelines
+
+
+def test_an_undeclared_key_is_a_did_you_mean_warning_and_sink_options_are_unknown_in_a_source(plan_of):
+    plan = plan_of(f'source {{ Jdbc {{ {CONN}, query = "SELECT 1", batch_size = 10 }} }}\n'
+                   f'sink {{ Jdbc {{ {CONN}, generate_sink_sql = true, table = "t", batch_sise = 10 }} }}\n')
+    unknown = {(w["plugin"], w["key"]): w for w in plan.warnings if w.get("code") == "unknown-option"}
+    assert set(unknown) == {("source[0] Jdbc", "batch_size"), ("sink[0] Jdbc", "batch_sise")}
+    assert unknown[("sink[0] Jdbc", "batch_sise")]["hint"] == "did you mean 'batch_size'?"
+
+
+def test_the_connection_options_are_read_typed_when_the_task_runs():
+    from airflow_provider_seatunnel.connectors.sqlclient.connection import connection_of
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+
+    conn = {"url": " jdbc:postgresql://db:5432/shop ", "driver": "org.postgresql.Driver", "user": "u"}
+    parsed = connection_of({**conn, "connection_check_timeout_sec": "5", "properties": {"ssl": True}})
+    assert (parsed.url, parsed.timeout, parsed.properties) == ("jdbc:postgresql://db:5432/shop", 5, {"ssl": "True"})
+    with pytest.raises(RuntimeConfigError, match="connection_check_timeout_sec must be an integer >= 1"):
+        connection_of({**conn, "connection_check_timeout_sec": "soon"})
+    with pytest.raises(RuntimeConfigError, match="properties must be a map"):
+        connection_of({**conn, "properties": "ssl=true"})

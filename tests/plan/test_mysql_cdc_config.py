@@ -37,7 +37,7 @@ def test_a_cdc_job_plans_with_its_tables_and_validates(write_conf, plan_of, caps
 @pytest.mark.parametrize("extra, key, message", [
     (', startup.mode = "sometimes"', "startup.mode", "unknown startup.mode"),
     (', server-id = "9-1"', "server-id", "is not a number or a range"),
-    (', snapshot.split.size = -1', "snapshot.split.size", "positive integer"),
+    (', snapshot.split.size = -1', "snapshot.split.size", "an integer >= 1"),
 ])
 def test_bad_options_fail_at_their_line(config_error, extra, key, message):
     problem = config_error(job(extra)).problems[0]

@@ -35,7 +35,7 @@ def test_a_cdc_job_plans_with_its_tables_and_validates(write_conf, plan_of, caps
 @pytest.mark.parametrize("extra, key, message", [
     (', startup.mode = "sometimes"', "startup.mode", "unknown startup.mode"),
     (', decoding.plugin.name = "protobuf"', "decoding.plugin.name", "unknown decoding.plugin.name"),
-    (', snapshot.split.size = 0', "snapshot.split.size", "positive integer"),
+    (', snapshot.split.size = 0', "snapshot.split.size", "an integer >= 1"),
     (', slot.name = "bad-name"', "slot.name", "may hold lower-case letters"),
 ])
 def test_bad_options_fail_at_their_line(config_error, extra, key, message):
@@ -70,3 +70,9 @@ def test_lineage_tables_and_the_driver_jar():
     options = {"base-url": "jdbc:postgresql://db:5432/shop", "table-names": ["shop.public.orders"]}
     assert PG_CDC.assets(options) == ["postgres://db:5432/shop/public/orders"]
     assert PG_CDC.jars(options, {}) == ["/usr/share/java/postgresql.jar"]
+
+
+def test_an_undeclared_key_is_a_did_you_mean_warning(plan_of):
+    plan = plan_of(job(', slot_name = "orders"'))
+    [unknown] = [w for w in plan.warnings if w.get("code") == "unknown-option"]
+    assert unknown["key"] == "slot_name" and unknown["hint"] == "did you mean 'slot.name'?"

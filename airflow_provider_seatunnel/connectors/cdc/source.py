@@ -1,9 +1,11 @@
 """What the change data capture connectors share at compile time (no Spark): the checks of their
 common options, the tables they capture, their lineage, and the delegation to their run-time module.
 
-A CDC connector subclasses :class:`CdcSource` and says how its options parse (:meth:`CdcSource.parse`,
-raising :class:`OptionError`), the table ids and asset URIs of its tables, its own extra checks, and
-the module holding ``read``/``read_stream`` (imported when the job runs)."""
+A CDC connector subclasses :class:`CdcSource`, declares its options with :func:`cdc_spec` (the family's
+options, SeaTunnel's names and defaults, then its own) and says how its typed options become its
+settings (:meth:`CdcSource.parse`, raising :class:`OptionError` for the rules across options), the table
+ids and asset URIs of its tables, its own extra checks, and the module holding ``read``/``read_stream``
+(imported when the job runs)."""
 
 from __future__ import annotations
 
@@ -27,22 +29,69 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, lookup
+from ...spi.options import JobConfig, OptionError, PluginConfig, Problem, as_list, option
+from ...spi.optionspec import Option, OptionSpec
 from ...spi.schema import Schema, TableKeys
 
+#: the start-up modes that run here (``initial``: snapshot, then changes; ``latest``: changes only)
+STARTUP_MODES = ("initial", "latest")
 #: SeaTunnel's start-up modes that plan but cannot run here
 LATER_STARTUP_MODES = ("earliest", "specific", "timestamp")
+#: the one ``format`` that runs here: rows with row kinds
+DEFAULT_FORMAT = "default"
+DEFAULT_SPLIT_SIZE = 8096
+#: what an option SeaTunnel's incremental sources tune, and this package does not need, says of itself
+_ACCEPTED = "Accepted and not needed here."
 
 
-def _opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
+def _family(table_names: str) -> tuple[Option, ...]:
+    """The options every CDC source has (SeaTunnel's incremental source), ``table-names`` described as
+    ``table_names`` says."""
+    return (
+        Option("base-url", required=True, allow_blank=False, identity=True, description="The database's JDBC URL."),
+        Option("username", description="The user the capture connects as."),
+        Option("password", secret=True, description="The user's password."),
+        Option("database-names", "list", description=_ACCEPTED + " The tables are named by table-names."),
+        Option("table-names", "list", required=True, identity=True, description=table_names),
+        Option("table-names-config", "any", description=_ACCEPTED),
+        Option("startup.mode", "enum", "initial", choices=STARTUP_MODES + LATER_STARTUP_MODES,
+               description="initial: a snapshot, then every change; latest: the changes from the first run on; "
+               + ", ".join(LATER_STARTUP_MODES) + " plan but cannot run here."),
+        Option("startup.timestamp", "long", description="The start with startup.mode = timestamp (plans only)."),
+        Option("startup.specific-offset.file", description="The start with startup.mode = specific (plans only)."),
+        Option("startup.specific-offset.pos", "long",
+               description="The start with startup.mode = specific (plans only)."),
+        Option("stop.mode", description=_ACCEPTED + " The capture never stops."),
+        Option("snapshot.split.size", "int", DEFAULT_SPLIT_SIZE, minimum=1,
+               description="Rows per split of a table's snapshot."),
+        Option("snapshot.fetch.size", "int", 1024, minimum=1, description=_ACCEPTED),
+        Option("incremental.parallelism", "int", 1, minimum=1, description=_ACCEPTED),
+        Option("server-time-zone", description=_ACCEPTED),
+        Option("connect.timeout.ms", "long", 30000, minimum=0, description=_ACCEPTED),
+        Option("connect.max-retries", "int", 3, minimum=0, description=_ACCEPTED),
+        Option("connection.pool.size", "int", 20, minimum=1, description=_ACCEPTED),
+        Option("chunk-key.even-distribution.factor.upper-bound", "double", 1000.0, description=_ACCEPTED),
+        Option("chunk-key.even-distribution.factor.lower-bound", "double", 0.05, description=_ACCEPTED),
+        Option("sample-sharding.threshold", "int", 1000, description=_ACCEPTED),
+        Option("inverse-sampling.rate", "int", 1000, description=_ACCEPTED),
+        Option("exactly_once", "bool", False, description="Accepted: the capture is exactly-once whatever it says "
+               "(positions live in the pipeline's checkpoint)."),
+        Option("format", default=DEFAULT_FORMAT, description="default: rows with row kinds; another format plans "
+               "but cannot run here."),
+        Option("schema-changes.enabled", "bool", False, description="Follow columns added to the captured tables."),
+        Option("debezium", "map", description=_ACCEPTED + " Debezium's own properties."),
+    )
+
+
+def cdc_spec(table_names: str, *own: Option) -> OptionSpec:
+    """A CDC source's options: the family's, then the connector's ``own``."""
+    return OptionSpec((*_family(table_names), *own))
 
 
 def templated(options: Mapping[str, Any]) -> bool:
     """Whether the options naming the database or its tables are still templates (checked when the
     task runs, rendered)."""
-    values = [_opt(options, "base-url", ""), *(_opt(options, "table-names", None) or [])]
+    values = [option(options, "base-url", ""), *as_list(option(options, "table-names"))]
     return any(UNRENDERED.search(str(v)) for v in values)
 
 
@@ -50,15 +99,22 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
     """A database's tables: their snapshot, then every change, with row kinds."""
 
     capabilities = Capabilities(sections=frozenset({SOURCE}))
-    required = ()  # base-url and table-names: parse() says so, at their keys
     #: the module holding ``read`` and ``read_stream``, relative to the subclass's package
     runtime: ClassVar[str] = ""
 
     # what a subclass says ------------------------------------------------------------------------
 
-    def parse(self, options: Mapping[str, Any]) -> Any:
-        """The block's options (with ``tables``, ``startup_mode``), or :class:`OptionError`."""
+    def parse(self, options: Mapping[str, Any], section: str = SOURCE) -> Any:
+        """The block's settings (with ``tables``, ``startup_mode``) from its typed options (the class's
+        ``option_spec``), or :class:`OptionError`."""
         raise NotImplementedError
+
+    def _parsed(self, options: Mapping[str, Any]) -> Any:
+        """The block's settings; None when the options are wrong (the compile-time check says why)."""
+        try:
+            return self.parse(options)
+        except OptionError:
+            return None
 
     def table_ids(self, parsed: Any) -> list[str]:
         return list(parsed.tables)
@@ -72,8 +128,11 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
     # compile time --------------------------------------------------------------------------------
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        if templated(plugin.options):
-            return []
+        """The rules across options (the spec checks each option): the tables' names against the URL's
+        database, and what plans but cannot run here."""
+        spec = self.option_spec
+        if templated(plugin.options) or spec is None or spec.valid(plugin.options, SOURCE) is None:
+            return []  # checked when the task runs, rendered; or the spec's problems say why
         try:
             parsed = self.parse(plugin.options)
         except OptionError as e:
@@ -82,8 +141,8 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
         if parsed.startup_mode in LATER_STARTUP_MODES:
             problems.append(job.cannot_run(f"startup.mode {parsed.startup_mode} is not supported by this package",
                                            plugin, key="startup.mode", hint="use initial or latest"))
-        fmt = str(_opt(plugin.options, "format", "default")).strip().lower()
-        if fmt != "default":
+        fmt = parsed.format
+        if fmt != DEFAULT_FORMAT:
             problems.append(job.cannot_run(f"format {fmt} is not supported by this package", plugin, key="format",
                                            hint="leave format unset: rows with row kinds"))
         return problems
@@ -93,12 +152,8 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
         return None, []  # the tables' columns come from the database when the job runs
 
     def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
-        if templated(plugin.options):
-            return None
-        try:
-            return {t: TableKeys() for t in self.table_ids(self.parse(plugin.options))}
-        except OptionError:
-            return None
+        parsed = None if templated(plugin.options) else self._parsed(plugin.options)
+        return None if parsed is None else {t: TableKeys() for t in self.table_ids(parsed)}
 
     def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         return True
@@ -106,11 +161,8 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         if templated(options):
             return [Unnamed("the tables of a templated base-url or table-names")]
-        try:
-            parsed = self.parse(options)
-        except OptionError:
-            return []
-        return [self.asset(parsed, t) for t in parsed.tables]
+        parsed = self._parsed(options)
+        return [] if parsed is None else [self.asset(parsed, t) for t in parsed.tables]
 
     # run time ------------------------------------------------------------------------------------
 

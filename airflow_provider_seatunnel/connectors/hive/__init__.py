@@ -42,9 +42,9 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, option
 from . import checks
-from .options import NAME, metastore_uris, opt, session_conf, split_table
+from .options import NAME, SPEC, metastore_uris, session_conf, split_table
 from .sink import HiveSinkVerbs
 
 __all__ = ["CONNECTOR", "Hive"]
@@ -52,7 +52,7 @@ __all__ = ["CONNECTOR", "Hive"]
 
 def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
     """``hive://host:port/database.table`` (OpenLineage's naming of Hive tables), the first metastore's."""
-    table, uri = opt(options, "table_name"), opt(options, "metastore_uri")
+    table, uri = option(options, "table_name"), option(options, "metastore_uri")
     if table is None or uri is None:
         return [Unnamed("a Hive table the options do not name", at_run_time=False)]
     if "${" in str(table):
@@ -68,8 +68,7 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
 class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, HiveSinkVerbs):
     name = NAME
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
-    required = ("table_name", "metastore_uri")
-    identity = ("table_name", "metastore_uri")
+    option_spec = SPEC  # required and identity (table_name, metastore_uri) come from it
     description = "Reads and writes Hive tables (text, ORC, Parquet) through a Hive metastore."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

@@ -28,10 +28,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ...spi import RunContext, Vertex
+from ...spi import SINK, RunContext, Vertex
 from ...spi.fencing import StagingMismatch
 from ...spi.twophase import Outcome, Published, Staged
-from .options import flag, log, partition_clause, partition_values, sql_string
+from .options import SPEC, log, partition_clause, partition_values, sql_string
 from .records import check_journal, read, seal
 from .slots import Slot, newest_token
 from .store import Store, hidden, join
@@ -197,7 +197,7 @@ def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
         if newest != staged.token:
             return Published(Outcome.SUPERSEDED, newest=newest)
         _check_staged(store, vertex, entry, slot)
-        planned = _plan(spark, store, entry, slot, flag(vertex.config, "overwrite", False))
+        planned = _plan(spark, store, entry, slot, SPEC.run_time(vertex.config, SINK)["overwrite"])
         claimed = store.create_new(slot.journal, seal(slot.location, slot.journal, planned))
         record = planned if claimed else read_journal(spark, store, slot)
     if record is None:  # claimed and finished by another attempt meanwhile
@@ -223,7 +223,8 @@ def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
     store, slot = Store(ctx.spark), _slot(staged)
     record = read_journal(ctx.spark, store, slot)
     if record is not None and record.get("token") == staged.token and not store.exists(slot.marker):
-        roll_back(ctx.spark, store, slot, record, flag(vertex.config, "abort_drop_partition_metadata", False))
+        drop_added = SPEC.run_time(vertex.config, SINK)["abort_drop_partition_metadata"]
+        roll_back(ctx.spark, store, slot, record, drop_added)
     database = staged.detail["name"].split(".", 1)[0]
     ctx.spark.sql(f"DROP TABLE IF EXISTS {slot.staging_table(database, staged.token)}")
     store.delete(slot.staging_dir(staged.token))

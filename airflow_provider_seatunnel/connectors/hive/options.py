@@ -27,14 +27,45 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from ...spi import SINK, SOURCE
 from ...spi.errors import RuntimeConfigError
-from ...spi.options import MISSING, as_list, checked_bool, lookup
+from ...spi.options import as_list
+from ...spi.optionspec import Option, OptionSpec
 
 log = logging.getLogger("seatunnel.connectors.hive")
 
 NAME = "Hive"
 KERBEROS = ("kerberos_principal", "kerberos_keytab_path", "krb5_path")
 CODECS = ("none",)
+#: SeaTunnel's codecs of this connector: ``lzo`` plans but cannot run here
+KNOWN_CODECS = ("none", "lzo")
+#: options of later SeaTunnel versions' Hive sink that create or empty tables: not run here
+SAVE_MODE_OPTIONS = ("schema_save_mode", "data_save_mode", "save_mode_create_template")
+_NOT_HERE = "plans but cannot run here."
+
+SPEC = OptionSpec((
+    Option("table_name", required=True, identity=True, description="database.table; a sink's may hold the "
+           "upstream table's placeholders (${database_name}.${table_name})."),
+    Option("metastore_uri", required=True, identity=True, description="The metastore's thrift:// URI(s), "
+           "comma-separated; a setting of the Spark session: one metastore per job."),
+    Option("hive.hadoop.conf", "map", description="Hadoop and Hive settings given to the session (spark.hadoop.*)."),
+    Option("hive.hadoop.conf-path", description="A directory holding core-site.xml, hdfs-site.xml, hive-site.xml."),
+    Option("hdfs_site_path", description="An hdfs-site.xml read into the session's settings."),
+    Option("hive_site_path", description="A hive-site.xml read into the session's settings."),
+    *(Option(key, description="Kerberos: " + _NOT_HERE) for key in KERBEROS),
+    Option("compress_codec", "enum", "none", "none; lzo " + _NOT_HERE + " ORC and Parquet tables compress as "
+           "their table properties say.", choices=KNOWN_CODECS),
+    Option("read_partitions", "list", description="Partitions read, k=v or k=v/k2=v2 paths, all of one depth.",
+           sections=(SOURCE,)),
+    Option("read_columns", "list", description="The columns read (all when unset).", sections=(SOURCE,)),
+    Option("tables_configs", "any", description="Several tables in one source: " + _NOT_HERE, sections=(SOURCE,)),
+    Option("overwrite", "bool", False, "Replace the written partitions (the whole table if unpartitioned) in the "
+           "same commit.", sections=(SINK,)),
+    Option("abort_drop_partition_metadata", "bool", False, "An aborted commit drops the partitions it added.",
+           sections=(SINK,)),
+    *(Option(key, "any", description="A later SeaTunnel version's save mode: " + _NOT_HERE, sections=(SINK,))
+      for key in SAVE_MODE_OPTIONS),
+))
 #: the session settings of Hive support
 CATALOG_KEY = "spark.sql.catalogImplementation"
 METASTORE_KEY = "spark.hadoop.hive.metastore.uris"
@@ -48,17 +79,8 @@ INPUT_FORMATS = {
 _PART = re.compile(r"^[^=/]+=[^/]*$")
 
 
-def opt(config: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(config, key)
-    return default if value is MISSING or value is None else value
-
-
 def config_error(message: str) -> RuntimeConfigError:
     return RuntimeConfigError(message)
-
-
-def flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    return checked_bool(opt(config, key), key, default, config_error)
 
 
 def split_table(name: Any) -> tuple[str, str]:
@@ -115,7 +137,8 @@ def hadoop_settings(options: Mapping[str, Any]) -> dict[str, str]:
     """The Hadoop/Hive settings the block gives: the files of ``hive.hadoop.conf-path``, then
     ``hdfs_site_path``, ``hive_site_path``, then the ``hive.hadoop.conf`` map (last wins)."""
     out: dict[str, str] = {}
-    folder = opt(options, "hive.hadoop.conf-path")
+    o = SPEC.run_time(options)
+    folder = o["hive.hadoop.conf-path"]
     if folder is not None:
         found = [os.path.join(str(folder), n) for n in SITE_FILES if os.path.isfile(os.path.join(str(folder), n))]
         if not os.path.isdir(str(folder)):
@@ -123,22 +146,17 @@ def hadoop_settings(options: Mapping[str, Any]) -> dict[str, str]:
         for path in found:
             out.update(_site_properties(path))
     for key in ("hdfs_site_path", "hive_site_path"):
-        path = opt(options, key)
-        if path is not None:
-            out.update(_site_properties(str(path)))
-    conf = opt(options, "hive.hadoop.conf")
-    if isinstance(conf, Mapping):
-        out.update({str(k): str(v) for k, v in conf.items()})
+        if o[key] is not None:
+            out.update(_site_properties(o[key]))
+    out.update({str(k): str(v) for k, v in (o["hive.hadoop.conf"] or {}).items()})
     return out
 
 
 def session_conf(options: Mapping[str, Any]) -> dict[str, str]:
-    """The session settings a Hive block needs: Hive support, its metastore, its Hadoop settings."""
-    uri = opt(options, "metastore_uri")
-    if uri is None:
-        raise config_error("metastore_uri is required")
+    """The session settings a Hive block needs: Hive support, its metastore, its Hadoop settings (a wrong or
+    missing option is the deterministic ``RuntimeConfigError``)."""
     try:
-        uris = metastore_uris(uri)
+        uris = metastore_uris(SPEC.run_time(options)["metastore_uri"])
     except ValueError as e:
         raise config_error(str(e)) from None
     out = {f"spark.hadoop.{k}": v for k, v in hadoop_settings(options).items()}

@@ -27,20 +27,20 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ...spi import RunContext, Vertex
+from ...spi import SINK, RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_only, quote
 from ...spi.twophase import CommitId, Staged
 from ..files.placeholders import expand_table_placeholders
 from .commits import discard_table, publish_table, settle
-from .options import config_error, opt, quote_ident, split_table, sql_string
+from .options import SPEC, config_error, quote_ident, split_table, sql_string
 from .slots import Slot, allocate, newest_token, run_tag, slot_of
 from .store import Store, check_scheme
 from .tables import TableInfo, describe, require_hive
 
 
 def target_of(config: Mapping[str, Any], table: str) -> tuple[str, str]:
-    name = str(opt(config, "table_name", ""))
+    name = SPEC.run_time(config, SINK)["table_name"]
     if "${" in name:
         name = expand_table_placeholders(name, table)
     try:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...spi import Dataset, RunContext, Vertex
+from ...spi import SOURCE, Dataset, RunContext, Vertex
 from ...spi.rows import quote, with_kind
 from ..files.reading import at_parallelism
-from .options import config_error, opt, partition_specs, split_table
+from .options import SPEC, config_error, partition_specs, split_table
 from .tables import describe, require_hive
 
 
@@ -53,19 +53,20 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
     """The table (``read_partitions``, ``read_columns`` applied) at ``vertex.parallelism`` partitions."""
     spark = ctx.spark
     require_hive(spark)
+    o = SPEC.run_time(vertex.config, SOURCE)
     try:
-        database, table = split_table(opt(vertex.config, "table_name", ""))
+        database, table = split_table(o["table_name"])
     except ValueError as e:
         raise config_error(str(e)) from None
     info = describe(spark, database, table)
     df = spark.table(info.qualified)
-    if opt(vertex.config, "read_partitions") is not None:
+    if o["read_partitions"] is not None:
         try:
-            specs = partition_specs(opt(vertex.config, "read_partitions"))
+            specs = partition_specs(list(o["read_partitions"]))
         except ValueError as e:
             raise config_error(str(e)) from None
         df = df.where(_partition_filter(specs, info.partition_columns))
-    wanted = [str(c) for c in (opt(vertex.config, "read_columns") or [])]
+    wanted = [str(c) for c in (o["read_columns"] or ())]
     if wanted:
         df = df.select(*[quote(c) for c in _columns(df, wanted)])
     return {"default": with_kind(at_parallelism(df, max(1, int(vertex.parallelism))))}

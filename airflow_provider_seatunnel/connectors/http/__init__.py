@@ -39,10 +39,10 @@ from ...spi import (
     StreamingSource,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, option
 from ...spi.schema import Schema
 from . import checks
-from .options import CONN_AUTHORIZATION, CONN_BASE_URL, CONN_HEADERS, CONN_OPTION, DEVIATIONS, opt
+from .options import CONN_AUTHORIZATION, CONN_BASE_URL, CONN_HEADERS, CONN_OPTION, DEVIATIONS, SPEC
 
 __all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Http"]
 
@@ -60,14 +60,16 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly,
     connection_option = CONN_OPTION
     #: a source only: SeaTunnel's Http sink is a plugin known to run elsewhere (it plans with a not-runnable warning)
     capabilities = Capabilities(sections=frozenset({SOURCE}))
-    required = ()  # url, unless http_conn_id gives its base: options.parse
-    identity = ("url", "method", CONN_OPTION)
-    secrets = AUTH_HEADERS | {CONN_AUTHORIZATION, CONN_HEADERS}
+    option_spec = SPEC  # the source's: required (url), identity (url, method, http_conn_id) and secrets
+    secrets = AUTH_HEADERS
     description = "Reads the responses of an HTTP API (JSON or text), page by page."
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """The source's problems; a sink block is not checked (it cannot run here: the planner says so)."""
-        return [] if plugin.section == SINK else checks.check(plugin, job)
+    def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        """The source's problems (:data:`.options.SPEC`, then :func:`.checks.check`); a sink block is not
+        checked (it cannot run here: the planner says so)."""
+        return [] if plugin.section == SINK else super().problems(plugin, job)
+
+    check = staticmethod(checks.check)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,
                inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
@@ -93,7 +95,7 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly,
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
-        headers = opt(options, "headers")
+        headers = option(options, "headers")
         return not (isinstance(headers, Mapping) and any(str(k).lower() == "authorization" for k in headers))
 
     def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:

@@ -1,7 +1,8 @@
 """The Http source at compile time (no Spark, no request): the block's problems, located at their keys,
 and the schema it gives (``schema`` with ``format = json``, else the one field ``content``).
 
-Errors: the first option SeaTunnel would refuse (:func:`.options.parse`). Not runnable here (plans,
+Errors: each option's own (the spec, :data:`.options.SPEC`), then the first rule across options SeaTunnel
+would refuse (:func:`.options.parse`). Not runnable here (plans,
 fails ``validate``): JSONPath filters and functions, ``pageing.page_type = Cursor``. Warnings: options
 that change nothing where they stand (SeaTunnel ignores them too)."""
 
@@ -10,24 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.optionspec import ParsedOptions
 from ...spi.schema import Schema
 from .jsonpath import UnsupportedPath, compile_path
-from .options import HttpOptions, OptionError, opt, parse
+from .options import SPEC, HttpOptions, OptionError, parse
 
 #: options SeaTunnel's JSON format of this source reads only with ``format = json``
 JSON_ONLY = ("json_field", "content_field")
 
 
-def _unsupported_paths(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+def _unsupported_paths(plugin: PluginConfig, job: JobConfig, typed: ParsedOptions) -> list[Problem]:
     """A not-runnable warning per JSONPath that uses a filter or a function."""
     paths: list[tuple[str, Any]] = []
-    content = opt(plugin.options, "content_field")
-    if content is not None:
-        paths.append(("content_field", content))
-    fields = opt(plugin.options, "json_field")
-    if isinstance(fields, dict):
-        paths.extend((f"json_field.{k}", v) for k, v in fields.items())
+    if typed["content_field"] is not None:
+        paths.append(("content_field", typed["content_field"]))
+    paths.extend((f"json_field.{k}", v) for k, v in (typed["json_field"] or {}).items())
     problems = []
     for key, text in paths:
         try:
@@ -73,13 +73,16 @@ def _warnings(plugin: PluginConfig, job: JobConfig, o: HttpOptions) -> list[Prob
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """The first option SeaTunnel would refuse (an error at its key), then what cannot run here and
-    what is ignored (warnings)."""
+    """The first rule across options SeaTunnel would refuse (an error at its key), then what cannot run
+    here and what is ignored (warnings); nothing when an option is wrong (the spec's problems say which)."""
+    typed = SPEC.valid(plugin.options, SOURCE)
+    if typed is None:
+        return []
     try:
         o = _parsed(plugin)
     except OptionError as e:
         return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-    problems = _unsupported_paths(plugin, job)
+    problems = _unsupported_paths(plugin, job, typed)
     if o.paging is not None and o.paging.page_type != "pagenumber":
         problems.append(job.cannot_run("pageing.page_type Cursor (a later SeaTunnel version's option) is not "
                                        "supported by this package", plugin, key="pageing.page_type",

@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.options import MISSING, OptionError, as_int, bool_option, lookup
+from ...spi import SOURCE
+from ...spi.options import OptionError
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Schema, TypeError_, schema_from_options
 from .jsonpath import JsonPath, PathError, UnsupportedPath, compile_path
 
 METHODS = ("GET", "POST")
 FORMATS = ("text", "json")
-PAGE_TYPES = ("pagenumber", "cursor")
+PAGE_TYPES = ("PageNumber", "Cursor")
 #: the one field of a source read without a schema (SeaTunnel's simple text table)
 TEXT_FIELD = "content"
 DEFAULT_PAGE_FIELD = "page"
@@ -43,6 +45,50 @@ CONN_OPTION = "http_conn_id"
 CONN_BASE_URL = "http_conn_base_url"
 CONN_AUTHORIZATION = "http_conn_authorization"
 CONN_HEADERS = "http_conn_headers"
+_BY_HOOK = f"Set by the hook from {CONN_OPTION} when the task runs; never written in a config."
+
+#: the source's options (a sink block plans, unchecked, with a not-runnable warning: :class:`..Http`)
+SPEC = OptionSpec((
+    Option("url", required=True, allow_blank=False, identity=True,
+           description=f"The URL requested: absolute, or relative to the base of {CONN_OPTION}'s connection."),
+    Option("method", "enum", "GET", "GET or POST.", choices=METHODS, identity=True),
+    Option(CONN_OPTION, identity=True, description="An Airflow connection of type http: its host is the base of "
+           "a relative url, its login and password a basic Authorization header, its extra's values headers."),
+    Option("headers", "map", description="The request's headers (credential headers are masked)."),
+    Option("params", "map", description="The query parameters (a POST sends them as a form unless "
+           "keep_params_as_form = false)."),
+    Option("body", description="The request's body (JSON text), sent with POST."),
+    Option("format", "enum", "text", "json: rows of the schema; text: each response is the one field content.",
+           choices=FORMATS),
+    Option("schema", "map", description="The rows' fields (format json).", required_if=(("format", ("json",)),)),
+    Option("json_field", "map", description="field = JSONPath: each field's values (format json)."),
+    Option("content_field", description="A JSONPath to the records in each response (format json)."),
+    Option("json_filed_missed_return_null", "bool", False, "A json_field path that matches nothing gives null."),
+    Option("pageing", "map", description="Paging: the page number goes in a parameter, from start_page_number."),
+    Option("pageing.page_field", default=DEFAULT_PAGE_FIELD, allow_blank=False,
+           description="The parameter holding the page number."),
+    Option("pageing.total_page_size", "int", 0, "The pages read (0: until a page of fewer than batch_size "
+           "records).", minimum=0),
+    Option("pageing.batch_size", "int", DEFAULT_BATCH_SIZE, "Records per full page.", minimum=1),
+    Option("pageing.start_page_number", "int", DEFAULT_START_PAGE, "The first page.", minimum=0),
+    Option("pageing.use_placeholder_replacement", "bool", False, "The page number replaces ${page_field} in url, "
+           "params and body."),
+    Option("pageing.page_type", "enum", "PageNumber", "PageNumber; Cursor plans but cannot run here.",
+           choices=PAGE_TYPES),
+    Option("keep_page_param_as_http_param", "bool", description="With placeholders, still send the page number "
+           "as a parameter."),
+    Option("keep_params_as_form", "bool", description="A POST sends params as a form (unset: as SeaTunnel 2.3.9)."),
+    Option("retry", "int", 0, "Attempts of a failed request in all (0: one).", minimum=0),
+    Option("retry_backoff_multiplier_ms", "int", DEFAULT_BACKOFF_MULTIPLIER_MS, "Back-off step.", minimum=0),
+    Option("retry_backoff_max_ms", "int", DEFAULT_BACKOFF_MAX_MS, "Longest back-off.", minimum=0),
+    Option("poll_interval_millis", "int", 0, "STREAMING: the least time between two polls.", minimum=0),
+    Option("connect_timeout_ms", "int", DEFAULT_CONNECT_TIMEOUT_MS, "Connect timeout.", minimum=0),
+    Option("socket_timeout_ms", "int", DEFAULT_SOCKET_TIMEOUT_MS, "Read timeout.", minimum=0),
+    Option("enable_multi_lines", "bool", False, "format text: each line of a response is a row."),
+    Option(CONN_BASE_URL, description=_BY_HOOK),
+    Option(CONN_AUTHORIZATION, secret=True, description=_BY_HOOK),
+    Option(CONN_HEADERS, "map", secret=True, description=_BY_HOOK),
+))
 
 DEVIATIONS = (
     "parallelism: with pageing.total_page_size the pages are known before reading and are dealt over the "
@@ -143,31 +189,6 @@ def url_label(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
-
-
-def _int(options: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    value = opt(options, key)
-    if value is None:
-        return default
-    number = as_int(value)
-    if number is None or number < minimum:
-        raise OptionError(key, f"{key} must be an integer >= {minimum}, found {value!r}")
-    return number
-
-
-def _enum(options: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = opt(options, key)
-    if value is None:
-        return default
-    text = str(value).strip().lower()
-    if text not in [a.lower() for a in allowed]:
-        raise OptionError(key, f"unknown {key} {value!r}", f"use one of {', '.join(allowed)}")
-    return text
-
-
 def text_of(value: Any) -> str:
     """A header or parameter value as text (numbers and booleans as written, nested values as JSON)."""
     if isinstance(value, str):
@@ -175,14 +196,11 @@ def text_of(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _text_map(options: Mapping[str, Any], key: str) -> dict[str, str]:
+def _text_map(value: Mapping[str, Any] | None) -> dict[str, str]:
     """A map of text values; nested maps become dotted keys, as SeaTunnel's config flattens them."""
-    value = opt(options, key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise OptionError(key, f"{key} must be a map, found {value!r}", f"write {key} = {{ name = \"value\" }}")
     out: dict[str, str] = {}
+    if value is None:
+        return out
 
     def walk(prefix: str, tree: Mapping[str, Any]) -> None:
         for k, v in tree.items():
@@ -209,29 +227,16 @@ def _path(key: str, text: Any, lenient: bool = False) -> JsonPath:
         raise OptionError(key, str(e), "write a JSONPath such as \"$.data[*].name\"") from None
 
 
-def _paging(options: Mapping[str, Any]) -> Paging | None:
-    raw = opt(options, "pageing")
-    if raw is None:
+def _paging(o: ParsedOptions) -> Paging | None:
+    if o["pageing"] is None:
         return None
-    if not isinstance(raw, Mapping):
-        raise OptionError("pageing", f"pageing must be a map, found {raw!r}",
-                          "write pageing = { page_field = page, batch_size = 10 }")
-    field_name = opt(raw, "page_field", DEFAULT_PAGE_FIELD)
-    if isinstance(field_name, (Mapping, list)) or not str(field_name).strip():
-        raise OptionError("pageing.page_field", f"pageing.page_field must be a name, found {field_name!r}")
-    try:
-        placeholder = bool_option(raw, "use_placeholder_replacement")
-        return Paging(page_field=str(field_name), total_page_size=_int(raw, "total_page_size", 0, 0),
-                      batch_size=_int(raw, "batch_size", DEFAULT_BATCH_SIZE, 1),
-                      start_page_number=_int(raw, "start_page_number", DEFAULT_START_PAGE, 0),
-                      use_placeholder_replacement=bool(placeholder),
-                      page_type=_enum(raw, "page_type", ("PageNumber", "Cursor"), "pagenumber"))
-    except OptionError as e:
-        raise OptionError(f"pageing.{e.key}", e.message.replace(e.key, f"pageing.{e.key}", 1), e.hint) from None
+    return Paging(page_field=o["pageing.page_field"], total_page_size=o["pageing.total_page_size"],
+                  batch_size=o["pageing.batch_size"], start_page_number=o["pageing.start_page_number"],
+                  use_placeholder_replacement=o["pageing.use_placeholder_replacement"],
+                  page_type=o["pageing.page_type"].lower())
 
 
-def _format_and_schema(options: Mapping[str, Any]) -> tuple[str, Schema | None]:
-    fmt = _enum(options, "format", FORMATS, "text")
+def _format_and_schema(options: Mapping[str, Any], fmt: str) -> tuple[str, Schema | None]:
     try:
         schema = schema_from_options(options)
     except TypeError_ as e:
@@ -247,63 +252,38 @@ def _format_and_schema(options: Mapping[str, Any]) -> tuple[str, Schema | None]:
     return fmt, schema
 
 
-def _body(options: Mapping[str, Any]) -> str | None:
-    body = opt(options, "body")
-    if body is None:
-        return None
-    if isinstance(body, (Mapping, list)):
-        raise OptionError("body", "body must be a string (the request's JSON text)",
-                          'write body = """{"id": 1}"""')
-    return text_of(body)
-
-
-def _url(options: Mapping[str, Any]) -> str:
-    url = opt(options, "url")
-    conn = opt(options, CONN_OPTION)
-    if url is None:
-        raise OptionError("url", "the option 'url' is required", 'set url = "https://host/path"')
-    if isinstance(url, (Mapping, list)) or not str(url).strip():
-        raise OptionError("url", f"url must be a non-empty string, found {url!r}")
-    url = str(url).strip()
-    if not is_absolute(url) and conn is None:
+def _url(o: ParsedOptions) -> str:
+    url = o["url"].strip()
+    if not is_absolute(url) and o[CONN_OPTION] is None:
         raise OptionError("url", f"url {url!r} is not an http:// or https:// URL",
                           f"write the whole URL, or name a connection with {CONN_OPTION} whose host is the base")
     return url
 
 
 def parse(options: Mapping[str, Any], lenient: bool = False) -> HttpOptions:
-    """The block's options, checked (the connection's too when the hook added them). ``lenient``
-    (compile time) keeps JSONPaths that use a filter or a function (:func:`_path`)."""
-    url = _url(options)
-    method = _enum(options, "method", METHODS, "get").upper()
-    fmt, schema = _format_and_schema(options)
-    raw_fields = opt(options, "json_field")
+    """The block's typed options (:data:`SPEC`, the connection's too when the hook added them), then the
+    rules across options. ``lenient`` (compile time) keeps JSONPaths that use a filter or a function
+    (:func:`_path`)."""
+    o = SPEC.parse(options, SOURCE, complete=True)
+    fmt, schema = _format_and_schema(options, o["format"])
+    raw_fields = o["json_field"]
     json_field = None
     if raw_fields is not None:
-        if not isinstance(raw_fields, Mapping) or not raw_fields:
+        if not raw_fields:
             raise OptionError("json_field", "json_field must be a map of field = JSONPath",
                               'write json_field = { name = "$.data[*].name" }')
         json_field = {str(k): _path(f"json_field.{k}", v, lenient) for k, v in raw_fields.items()}
-    content = opt(options, "content_field")
-    conn = opt(options, CONN_OPTION)
-    if conn is not None and (not isinstance(conn, str) or not conn.strip()):
+    content, conn = o["content_field"], o[CONN_OPTION]
+    if conn is not None and not conn.strip():
         raise OptionError(CONN_OPTION, f"{CONN_OPTION} must name an Airflow connection, found {conn!r}")
-    conn_headers = opt(options, CONN_HEADERS, {})
     return HttpOptions(
-        url=url, method=method, headers=_text_map(options, "headers"), params=_text_map(options, "params"),
-        body=_body(options), format=fmt, schema=schema, json_field=json_field,
+        url=_url(o), method=o["method"], headers=_text_map(o["headers"]), params=_text_map(o["params"]),
+        body=o["body"], format=fmt, schema=schema, json_field=json_field,
         content_field=_path("content_field", content, lenient) if content is not None else None,
-        paging=_paging(options), retry=_int(options, "retry", 0, 0),
-        backoff_multiplier_ms=_int(options, "retry_backoff_multiplier_ms", DEFAULT_BACKOFF_MULTIPLIER_MS, 0),
-        backoff_max_ms=_int(options, "retry_backoff_max_ms", DEFAULT_BACKOFF_MAX_MS, 0),
-        poll_interval_ms=_int(options, "poll_interval_millis", 0, 0),
-        connect_timeout_ms=_int(options, "connect_timeout_ms", DEFAULT_CONNECT_TIMEOUT_MS, 0),
-        socket_timeout_ms=_int(options, "socket_timeout_ms", DEFAULT_SOCKET_TIMEOUT_MS, 0),
-        multi_lines=bool(bool_option(options, "enable_multi_lines")),
-        keep_params_as_form=bool_option(options, "keep_params_as_form"),
-        keep_page_param=bool_option(options, "keep_page_param_as_http_param"),
-        missed_null=bool(bool_option(options, "json_filed_missed_return_null")),
-        conn_id=str(conn) if conn is not None else None,
-        base_url=opt(options, CONN_BASE_URL), authorization=opt(options, CONN_AUTHORIZATION),
-        conn_headers={str(k): text_of(v) for k, v in conn_headers.items()} if isinstance(conn_headers, Mapping)
-        else {})
+        paging=_paging(o), retry=o["retry"], backoff_multiplier_ms=o["retry_backoff_multiplier_ms"],
+        backoff_max_ms=o["retry_backoff_max_ms"], poll_interval_ms=o["poll_interval_millis"],
+        connect_timeout_ms=o["connect_timeout_ms"], socket_timeout_ms=o["socket_timeout_ms"],
+        multi_lines=o["enable_multi_lines"], keep_params_as_form=o["keep_params_as_form"],
+        keep_page_param=o["keep_page_param_as_http_param"], missed_null=o["json_filed_missed_return_null"],
+        conn_id=conn, base_url=o[CONN_BASE_URL], authorization=o[CONN_AUTHORIZATION],
+        conn_headers={str(k): text_of(v) for k, v in (o[CONN_HEADERS] or {}).items()})

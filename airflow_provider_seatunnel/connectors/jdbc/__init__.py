@@ -53,12 +53,12 @@ from ...spi import (
     TableLineage,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, option
 from ...spi.schema import Schema, TableKeys
 from ..sqlclient.connection import connection_of, ensure_driver, required_jars
 from .checks import check, key_problems
 from .lineage import assets, table_assets
-from .options import DEVIATIONS
+from .options import DEVIATIONS, SPEC
 from .sink import JdbcSinkVerbs
 from .source import over_readers, read_table, source_tables
 
@@ -72,8 +72,8 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
     name = "Jdbc"
     connection_option = "jdbc_conn_id"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True, connect=True)
-    required = ()  # url and driver: required unless the block's jdbc_conn_id gives them (checks.py)
-    identity = ("url", "jdbc_conn_id", "table_path", "database", "table", "query")
+    option_spec = SPEC  # identity (url, jdbc_conn_id, table_path, database, table, query) and secrets; url and
+    # driver are required unless the block's jdbc_conn_id gives them (checks.py)
     description = "Reads a query or table, or writes (upserts) a table, through JDBC."
 
     # compile time ------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
 
     def has_committer(self, options: Mapping[str, Any]) -> bool:
         """SeaTunnel's Jdbc sink has an aggregated committer only with ``is_exactly_once`` (XA)."""
-        return str(options.get("is_exactly_once", False)).strip().lower() == "true"
+        return as_bool(option(options, "is_exactly_once")) is True
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return required_jars(options, env)

@@ -18,15 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
+from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, as_list
+from ...spi.optionspec import ParsedOptions
 from ...spi.schema import Schema
 from ..sqlclient.dialects import NameProblem, single_name, split_name
-from .options import DATA_SAVE_MODES, FIELD_IDE, SCHEMA_SAVE_MODES, opt, opt_text, to_decimal
+from .options import SPEC, text, to_decimal
 from .statements import values_clause
-
-_SINK_FLAGS = ("generate_sink_sql", "is_exactly_once", "enable_upsert", "support_upsert_by_insert_only",
-               "is_primary_key_updated", "support_upsert_by_query_primary_key_exist", "create_index", "auto_commit",
-               "use_copy_statement")
 
 
 @dataclass
@@ -35,6 +32,7 @@ class _Checker:
 
     plugin: PluginConfig
     job: JobConfig
+    typed: ParsedOptions
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -48,45 +46,40 @@ class _Checker:
         """A warning that plans but fails validate (the job names what this package cannot run)."""
         self.problems.append(self.job.cannot_run(message, self.plugin, key=key, hint=hint))
 
-    def integer(self, block: Mapping[str, Any], key: str, minimum: int, prefix: str = "") -> None:
-        value = opt(block, key)
-        number = as_int(value) if value is not None else None
-        if value is not None and (number is None or number < minimum):
-            self.error(prefix + key, f"{key} must be an integer >= {minimum}, found {value!r}")
+    def item(self, block: Mapping[str, Any], key: str, prefix: str) -> Any:
+        """A ``table_list`` item's option ``key`` typed as :data:`.options.SPEC` declares it (None when unset
+        or wrong: an error at ``prefix + key`` says why)."""
+        option = SPEC.get(key)
+        raw = option.raw(block)[1]
+        if raw is MISSING:
+            return None
+        try:
+            return option.coerce(key, raw)
+        except OptionError as e:
+            self.error(prefix + key, e.message, e.hint)
+            return None
 
-    def boolean(self, key: str) -> None:
-        value = opt(self.options, key)
-        if value is not None and as_bool(value) is None:
-            self.error(key, f"{key} must be true or false, found {value!r}")
-
-    def name(self, block: Mapping[str, Any], key: str, prefix: str = "", parse: Any = split_name) -> None:
+    def name(self, value: str | None, key: str, prefix: str = "", parse: Any = split_name) -> None:
         """A table (or, with ``single_name``, database) name option that must be able to name one."""
-        text = opt_text(block, key)
-        if text is None or "${" in text or "{{" in text:
+        name = text(value)
+        if name is None or "${" in name or "{{" in name:
             return
         try:
-            parse(text)
+            parse(name)
         except NameProblem as e:
-            self.error(prefix + key, f"{key} {text!r} is not a name: {e}",
+            self.error(prefix + key, f"{key} {name!r} is not a name: {e}",
                        hint='quote a part holding a dot or a quote: table = "schema.\\"my.table\\""')
-
-    def enum(self, key: str, allowed: tuple[str, ...]) -> None:
-        value = opt(self.options, key)
-        if value is None:
-            return
-        given = str(value).strip()
-        if given.upper() in allowed:
-            return
-        close = difflib.get_close_matches(given.upper(), list(allowed), n=1, cutoff=0.5)
-        self.error(key, f"unknown {key} '{given}'",
-                   hint=f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(allowed)}")
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """Option checks: exclusive source options, numbers, enums, the sink's query form. What
-    SeaTunnel rejects but existing configs rely on planning (no query) fails validate only."""
-    c = _Checker(plugin, job)
+    """The rules across options (each option's own are :data:`.options.SPEC`'s): exclusive source options,
+    ``table_list`` items, names, the sink's query form. What SeaTunnel rejects but existing configs rely on
+    planning (no query) fails validate only."""
+    typed = SPEC.valid(plugin.options, plugin.section)
+    c = _Checker(plugin, job, typed or SPEC.parse({}, plugin.section))
     _check_connection(c)
+    if typed is None:
+        return c.problems  # a wrong option: the spec's problems say which
     if plugin.section == SOURCE:
         _check_source(c)
     else:
@@ -103,25 +96,18 @@ def _check_connection(c: _Checker) -> None:
         c.error(None, "the option 'driver' is required",
                 hint='set driver = "org.postgresql.Driver" (the JDBC driver class), or jdbc_conn_id = "<an Airflow '
                      'connection>": its driver_class extra, else the usual class of its database')
-    c.integer(c.options, "connection_check_timeout_sec", 1)
-    c.boolean("use_kerberos")
-    if as_bool(opt(c.options, "use_kerberos")) is True:
+    if c.typed["use_kerberos"]:
         c.cannot_run("use_kerberos", "Kerberos authentication is not supported by this package")
-    if opt(c.options, "properties") is not None and not isinstance(opt(c.options, "properties"), Mapping):
-        c.error("properties", "properties must be a map of JDBC connection properties")
-    c.enum("field_ide", FIELD_IDE)
 
 
 def _check_source(c: _Checker) -> None:
-    options = c.options
-    c.integer(options, "fetch_size", 0)
-    c.integer(options, "split.size", 1)
-    where = opt_text(options, "where_condition")
+    o = c.typed
+    where = text(o["where_condition"])
     if where and not where.lower().startswith("where"):
         c.error("where_condition", f"where_condition must start with 'where', found {where!r}")
-    items = opt(options, "table_list")
-    single = bool(opt_text(options, "table_path") or opt_text(options, "query"))
-    blocks: list[tuple[str, Mapping[str, Any]]] = [("", options)]
+    items = o["table_list"]
+    single = bool(text(o["table_path"]) or text(o["query"]))
+    blocks: list[tuple[str, Mapping[str, Any]]] = [("", c.options)]
     if items is not None:
         if single:
             c.error("table_list", "Please configure either table_list or table_path/query, not both")
@@ -129,7 +115,7 @@ def _check_source(c: _Checker) -> None:
             c.error("table_list", "table_list must be a non-empty list of {table_path, query, partition_*} blocks")
             return
         blocks = [(f"table_list[{i}].", item) for i, item in enumerate(items)]
-        paths = [str(opt_text(i, "table_path")) for i in items if opt_text(i, "table_path")]
+        paths = [p for p in (text(c.item(i, "table_path", "")) for i in items) if p]
         for path in sorted({p for p in paths if paths.count(p) > 1}):
             c.error("table_list", f"table_list names the table_path '{path}' twice")
     elif not single:
@@ -141,13 +127,18 @@ def _check_source(c: _Checker) -> None:
 
 def _check_source_table(c: _Checker, prefix: str, block: Mapping[str, Any]) -> None:
     """One table of the source (the block, or a ``table_list`` item): what it reads and its splits."""
-    if prefix and not (opt_text(block, "table_path") or opt_text(block, "query")):
-        c.error(prefix.rstrip("."), "each table_list item needs table_path or query")
-    c.name(block, "table_path", prefix)
-    c.integer(block, "partition_num", 1, prefix)
+    if prefix:  # an item: its options typed here (the spec checks the block's own)
+        path, query = c.item(block, "table_path", prefix), c.item(block, "query", prefix)
+        c.item(block, "partition_num", prefix)
+        if not (text(path) or text(query)):
+            c.error(prefix.rstrip("."), "each table_list item needs table_path or query")
+    else:
+        path = c.typed["table_path"]
+    c.name(path, "table_path", prefix)
     bounds = []
     for key in ("partition_lower_bound", "partition_upper_bound"):
-        raw = opt(block, key)
+        raw = SPEC.get(key).raw(block)[1]
+        raw = None if raw is MISSING else raw
         if raw is not None and to_decimal(raw) is None:
             c.error(prefix + key, f"{key} must be a number, found {raw!r}")
         bounds.append(to_decimal(raw))
@@ -158,33 +149,22 @@ def _check_source_table(c: _Checker, prefix: str, block: Mapping[str, Any]) -> N
 
 
 def _check_sink(c: _Checker) -> None:
-    options = c.options
-    for key in _SINK_FLAGS:
-        c.boolean(key)
-    c.integer(options, "batch_size", 1)
-    c.integer(options, "max_retries", 0)
-    c.integer(options, "max_commit_attempts", 1)
-    c.name(options, "table")
-    c.name(options, "database", parse=single_name)
-    c.name(options, "schema", parse=single_name)
-    query = opt_text(options, "query")
+    o = c.typed
+    c.name(o["table"], "table")
+    c.name(o["database"], "database", parse=single_name)
+    c.name(o["schema"], "schema", parse=single_name)
+    query = text(o["query"])
     if query:
         try:
             values_clause(query)
         except Exception as e:  # RuntimeConfigError: its cause is the message
             c.cannot_run("query", getattr(e, "cause", str(e)),
                          hint='write it as INSERT INTO t (a, b) VALUES (?, ?), or use generate_sink_sql = true')
-    elif as_bool(opt(options, "generate_sink_sql")) is not True:
+    elif not o["generate_sink_sql"]:
         c.cannot_run(None, "the Jdbc sink needs query, or generate_sink_sql = true with database and table",
                      hint='set generate_sink_sql = true and table = "schema.table" (or query = "INSERT ...")')
-    c.enum("schema_save_mode", SCHEMA_SAVE_MODES)
-    c.enum("data_save_mode", DATA_SAVE_MODES)
-    if str(opt(options, "data_save_mode", "")).strip().upper() == "CUSTOM_PROCESSING" and not opt_text(
-            options, "custom_sql"):
+    if o["data_save_mode"] == "CUSTOM_PROCESSING" and not text(o["custom_sql"]):
         c.error("custom_sql", "custom_sql is required when data_save_mode is CUSTOM_PROCESSING")
-    keys = opt(options, "primary_keys")
-    if keys is not None and not isinstance(keys, (list, str)):
-        c.error("primary_keys", "primary_keys must be a list of field names")
 
 
 def key_problems(plugin: PluginConfig, job: JobConfig, inputs: list[Schema | None]) -> list[Problem]:

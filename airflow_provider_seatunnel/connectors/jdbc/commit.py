@@ -32,7 +32,7 @@ from ...spi import RunContext, Vertex
 from ...spi.twophase import Outcome, Published, Staged, digest
 from ..sqlclient.connection import connect, execute, query, rollback_quietly
 from ..sqlclient.errors import access_errors, reraise, state_of, statement_errors
-from .options import data_save_mode, mask
+from .options import mask, sink_options
 from .statements import move_statements
 from .target import KIND_COLUMN, Target, table_exists, target_of
 
@@ -185,7 +185,7 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
                     config: Mapping[str, Any]) -> int | None:
     """``DROP_DATA``: delete the target's rows in this transaction if no earlier commit of the run
     (or stream) did; the rows deleted, or None when it was done before."""
-    if target.table is None or data_save_mode(config) != "DROP_DATA":
+    if target.table is None or sink_options(config)["data_save_mode"] != "DROP_DATA":
         return None
     key = digest(ctx.save_mode_run_id, vertex.ref, target.label, "DROP_DATA", length=64)
     savepoint = connection.setSavepoint()

@@ -28,10 +28,10 @@ from typing import Any
 from urllib.parse import quote
 
 from ...spi import UNRENDERED, Unnamed
-from ...spi.options import lookup
+from ...spi.options import lookup, option
 from ..sqlclient.databases import DATABASES, DIALECTS
 from ..sqlclient.dialects import NameProblem, single_name, split_name, unquote, url_database
-from .options import opt_text
+from .options import text
 
 #: JDBC subprotocol -> the scheme of the dataset URI (Airflow's providers' and OpenLineage's)
 _SCHEMES = {prefix.split(":")[1]: db.scheme for db in reversed(DATABASES) for prefix in db.prefixes}
@@ -71,9 +71,9 @@ def table_assets(options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
 
 def _datasource(options: Mapping[str, Any]) -> tuple[str, str, str | None] | Unnamed:
     """(scheme, host:port, the URL's database) of the block's ``url``."""
-    url = opt_text(options, "url")
+    url = text(option(options, "url"))
     if not url:
-        conn_id = opt_text(options, "jdbc_conn_id")
+        conn_id = text(option(options, "jdbc_conn_id"))
         return Unnamed(f"the URL of the Airflow connection {conn_id!r}" if conn_id
                        else "the URL of the task's Airflow connection (jdbc_conn_id)")
     if UNRENDERED.search(url):
@@ -117,12 +117,12 @@ def _tables(options: Mapping[str, Any], scheme: str, database: str | None) -> li
     out: list[list[str] | Unnamed] = []
     for block in blocks:
         for key in ("table_path", "query"):
-            text = opt_text(block, key)
-            if text:
-                out += _names(text, key, scheme, database)
-    table = opt_text(options, "table")
+            name = text(option(block, key))
+            if name:
+                out += _names(name, key, scheme, database)
+    table = text(option(options, "table"))
     if table:
-        given = opt_text(options, "database")
+        given = text(option(options, "database"))
         out += _names(table, "table", scheme, database, given)
     elif not out:  # a sink whose tables the data names (``table`` defaults to ``${table_name}``)
         out.append(Unnamed("the tables the data names (${table_name})"))

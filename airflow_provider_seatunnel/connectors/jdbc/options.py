@@ -1,6 +1,7 @@
-"""Reading a Jdbc block: option values with their defaults, enumerations, table placeholders,
-and what differs from SeaTunnel (:data:`DEVIATIONS`). The readers of single values and the masking
-of secrets are the SQL family's (:mod:`..sqlclient.options`)."""
+"""A Jdbc block's options, declared once (:data:`SPEC`: the SQL family's connection options, then the
+source's and the sink's, SeaTunnel's names and defaults), table placeholders, and what differs from
+SeaTunnel (:data:`DEVIATIONS`). The masking of secrets is the SQL family's (:mod:`..sqlclient.options`).
+The runtime reads a block's typed options with :func:`source_options` / :func:`sink_options`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ...spi import SINK, SOURCE
 from ...spi.options import as_list
-from ..sqlclient.options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
+from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ..sqlclient.options import CONNECTION, DEFAULT_TIMEOUT_SEC, config_error, mask
 
 DEVIATIONS = """\
 * Exactly-once is always on and needs no XA: rows are staged in a table and moved into the target in
@@ -53,6 +56,102 @@ DEFAULT_DATA_SAVE_MODE = "APPEND_DATA"
 DEFAULT_PARTITION_NUM = 10
 DEFAULT_SPLIT_SIZE = 8096
 DEFAULT_BATCH_SIZE = 1000
+#: the block option naming an Airflow connection (url, user, password, driver)
+CONN_OPTION = "jdbc_conn_id"
+_ACCEPTED = "Accepted and not needed here."
+_IGNORED = "Accepted and ignored."
+_SPLIT = "The dynamic splitter makes even splits over the key's range: " + _ACCEPTED.lower()
+
+
+def _source() -> tuple[Option, ...]:
+    src = (SOURCE,)
+    return (
+        Option("table_path", identity=True, sections=src, description="The table read: [database.][schema.]table."),
+        Option("table_list", "any", sections=src, description="Several tables: a list of blocks, each with its "
+               "table_path or query and partition options."),
+        Option("where_condition", sections=src, description="A WHERE clause applied to every table read."),
+        Option("partition_column", sections=src, description="The column the reads are split on."),
+        Option("partition_num", "int", minimum=1, sections=src, description="The number of splits."),
+        Option("partition_lower_bound", "any", sections=src, description="The split column's lowest value (a "
+               "number)."),
+        Option("partition_upper_bound", "any", sections=src, description="The split column's highest value (a "
+               "number)."),
+        Option("fetch_size", "int", 0, "Rows per round trip (0: the driver's default).", minimum=0, sections=src),
+        Option("split.size", "int", DEFAULT_SPLIT_SIZE, "Rows per split of the dynamic splitter.", minimum=1,
+               sections=src),
+        *(Option(key, kind, default, _SPLIT, sections=src) for key, kind, default in (
+            ("split.even-distribution.factor.upper-bound", "double", 100.0),
+            ("split.even-distribution.factor.lower-bound", "double", 0.05),
+            ("split.sample-sharding.threshold", "int", 1000), ("split.inverse-sampling.rate", "int", 1000),
+            ("split.string_split_mode", "string", "sample"), ("split.string_split_mode_collate", "string", None))),
+        Option("skip_analyze", "bool", False, _ACCEPTED, sections=src),
+        Option("use_select_count", "bool", False, _ACCEPTED, sections=src),
+        Option("handle_blob_as_string", "bool", False, _ACCEPTED, sections=src),
+        Option("int_type_narrowing", "bool", True, _ACCEPTED, sections=src),
+        Option("decimal_type_narrowing", "bool", True, _IGNORED, sections=src),
+    )
+
+
+def _sink() -> tuple[Option, ...]:
+    snk = (SINK,)
+    return (
+        Option("database", identity=True, sections=snk, description="The target's database (generate_sink_sql)."),
+        Option("table", identity=True, sections=snk, description="The target table, [schema.]table; may hold the "
+               "upstream table's placeholders."),
+        Option("schema", sections=snk, description="The target's schema, whatever table names."),
+        Option("generate_sink_sql", "bool", False, "Write the statements from database, table and primary_keys.",
+               sections=snk),
+        Option("primary_keys", "list", sections=snk, description="The key columns: with them, the last change "
+               "per key wins (upsert and delete)."),
+        Option("enable_upsert", "bool", True, "Upsert by primary_keys.", sections=snk),
+        Option("support_upsert_by_insert_only", "bool", False, "Insert only, even with primary_keys.", sections=snk),
+        Option("is_primary_key_updated", "bool", True, _IGNORED, sections=snk),
+        Option("support_upsert_by_query_primary_key_exist", "bool", False, _IGNORED, sections=snk),
+        Option("create_index", "bool", True, "A created table gets its primary key.", sections=snk),
+        Option("batch_size", "int", DEFAULT_BATCH_SIZE, "Rows per batch written.", minimum=1, sections=snk),
+        Option("is_exactly_once", "bool", False, "Exactly-once is always on here (no XA): " + _ACCEPTED.lower(),
+               sections=snk),
+        Option("xa_data_source_class_name", sections=snk, description=_ACCEPTED),
+        Option("max_commit_attempts", "int", 3, _ACCEPTED, minimum=1, sections=snk),
+        Option("transaction_timeout_sec", "int", -1, _ACCEPTED, sections=snk),
+        Option("auto_commit", "bool", True, _IGNORED, sections=snk),
+        Option("max_retries", "int", 0, _IGNORED, minimum=0, sections=snk),
+        Option("use_copy_statement", "bool", False, _IGNORED, sections=snk),
+        Option("schema_save_mode", "enum", DEFAULT_SCHEMA_SAVE_MODE, "What is done with a missing target table.",
+               choices=SCHEMA_SAVE_MODES, sections=snk),
+        Option("data_save_mode", "enum", DEFAULT_DATA_SAVE_MODE, "What is done with the target's rows first.",
+               choices=DATA_SAVE_MODES, sections=snk),
+        Option("save_mode_create_template", sections=snk, description="Accepted and not used: a created table's "
+               "columns come from the input's types through the dialect."),
+        Option("custom_sql", sections=snk, description="The statement run with data_save_mode = CUSTOM_PROCESSING "
+               "(required then)."),
+    )
+
+
+SPEC = OptionSpec((
+    *CONNECTION,
+    Option(CONN_OPTION, identity=True, description="An Airflow connection: url, user, password and driver."),
+    Option("field_ide", "enum", "ORIGINAL", "The case of generated identifiers.", choices=FIELD_IDE),
+    *_source(),
+    *_sink(),
+    Option("query", identity=True, description="Source: the SELECT read; sink: an INSERT ... VALUES (?, ...) "
+           "statement (or generate_sink_sql)."),
+))
+
+
+def source_options(config: Mapping[str, Any]) -> ParsedOptions:
+    """A source block's (or ``table_list`` item's) typed options; ``RuntimeConfigError`` for a wrong one."""
+    return SPEC.run_time(config, SOURCE)
+
+
+def sink_options(config: Mapping[str, Any]) -> ParsedOptions:
+    """A sink block's typed options; ``RuntimeConfigError`` for a wrong one."""
+    return SPEC.run_time(config, SINK)
+
+
+def text(value: Any) -> str | None:
+    """A text value stripped; None when unset or blank."""
+    return None if value is None else str(value).strip() or None
 
 
 def to_decimal(value: Any) -> Decimal | None:
@@ -64,22 +163,6 @@ def to_decimal(value: Any) -> Decimal | None:
     except InvalidOperation:
         return None
     return parsed if parsed.is_finite() else None
-
-
-def opt_mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...]) -> str:
-    """An enumerated option, upper-cased; RuntimeConfigError for a value not in ``allowed``."""
-    value = str(opt(config, key, default)).strip().upper()
-    if value not in allowed:
-        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
-    return value
-
-
-def schema_save_mode(config: Mapping[str, Any]) -> str:
-    return opt_mode(config, "schema_save_mode", DEFAULT_SCHEMA_SAVE_MODE, SCHEMA_SAVE_MODES)
-
-
-def data_save_mode(config: Mapping[str, Any]) -> str:
-    return opt_mode(config, "data_save_mode", DEFAULT_DATA_SAVE_MODE, DATA_SAVE_MODES)
 
 
 def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None) -> dict:
@@ -96,7 +179,7 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
     return out
 
 
-__all__ = ["DATA_SAVE_MODES", "DEFAULT_BATCH_SIZE", "DEFAULT_DATA_SAVE_MODE", "DEFAULT_PARTITION_NUM",
+__all__ = ["CONN_OPTION", "DATA_SAVE_MODES", "DEFAULT_BATCH_SIZE", "DEFAULT_DATA_SAVE_MODE", "DEFAULT_PARTITION_NUM",
            "DEFAULT_SCHEMA_SAVE_MODE", "DEFAULT_SPLIT_SIZE", "DEFAULT_TIMEOUT_SEC", "DEVIATIONS", "FIELD_IDE",
-           "SCHEMA_SAVE_MODES", "config_error", "data_save_mode", "mask", "opt", "opt_bool", "opt_int", "opt_mode",
-           "opt_text", "schema_save_mode", "table_config", "to_decimal"]
+           "SCHEMA_SAVE_MODES", "SPEC", "config_error", "mask", "sink_options", "source_options", "table_config",
+           "text", "to_decimal"]

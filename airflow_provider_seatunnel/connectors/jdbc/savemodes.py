@@ -26,7 +26,7 @@ from ...spi.twophase import digest
 from ..sqlclient.connection import connect, execute, query, rollback_quietly
 from ..sqlclient.errors import state_of, statement_errors
 from .commit import SAVEMODES_TABLE
-from .options import config_error, data_save_mode, opt_bool, opt_text, schema_save_mode
+from .options import config_error, sink_options, text
 from .target import Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -50,7 +50,7 @@ def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> 
             raise config_error(f"cannot create {target.label}: the {dialect.name} dialect has no column type for "
                                f"the field {f.name} ({f.dataType.simpleString()})")
         columns.append(f"{dialect.column(target.ide(f.name))} {sql_type}" + (" NOT NULL" if f.name in keys else ""))
-    if keys and opt_bool(config, "create_index", True):
+    if keys and sink_options(config)["create_index"]:
         columns.append(f"PRIMARY KEY ({', '.join(dialect.column(target.ide(k)) for k in keys)})")
     return f"CREATE TABLE {target.ident} ({', '.join(columns)})"
 
@@ -90,7 +90,8 @@ def _apply_schema_mode(connection: Any, target: Target, config: Mapping[str, Any
 
 def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any], schema: Any) -> list[str]:
     """``schema_save_mode`` then ``data_save_mode`` on the target table; what was done."""
-    schema_mode, data_mode = schema_save_mode(config), data_save_mode(config)
+    o = sink_options(config)
+    schema_mode, data_mode = o["schema_save_mode"], o["data_save_mode"]
     done: list[str] = []
     exists = _apply_schema_mode(connection, target, config, schema, schema_mode, done)
     if data_mode == "DROP_DATA" and exists:  # deleted in the commit transaction that adds the new rows
@@ -100,7 +101,7 @@ def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any],
             raise config_error(f"The target data source already has data: {target.label} "
                                "(data_save_mode = ERROR_WHEN_DATA_EXISTS)")
     elif data_mode == "CUSTOM_PROCESSING":
-        custom = opt_text(config, "custom_sql")
+        custom = text(o["custom_sql"])
         if not custom:
             raise config_error("custom_sql is required when data_save_mode is CUSTOM_PROCESSING")
         execute(connection, custom)

@@ -41,7 +41,7 @@ from .commit import (
     retire_table,
     take_token,
 )
-from .options import DEFAULT_BATCH_SIZE, opt_int, schema_save_mode
+from .options import sink_options
 from .savemodes import create_database, save_mode_once
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
@@ -140,7 +140,7 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
 def _create_container(connection: Any, target: Target, config: Mapping[str, Any]) -> None:
     """The schema (PostgreSQL) or database (MySQL) a creating schema save mode makes comes first: the
     bookkeeping tables live there."""
-    if target.table is None or schema_save_mode(config) not in _CREATING:
+    if target.table is None or sink_options(config)["schema_save_mode"] not in _CREATING:
         return
     if target.schema and target.dialect.family == "postgresql":
         execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
@@ -167,7 +167,7 @@ class JdbcCommitLog:
                 return self._take(target, config, commit)
             except RuntimeConfigError as e:
                 if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or \
-                        schema_save_mode(config) not in _CREATING:
+                        sink_options(config)["schema_save_mode"] not in _CREATING:
                     raise
                 create_database(self.ctx.spark, target)
                 return self._take(target, config, commit)
@@ -240,7 +240,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     staging = staging_name(commit, token)
     staged, casts = staging_frame(df, target, vertex.parallelism)
     written = Observation(f"staged_{commit.key[:12]}_{token}")
-    batch = opt_int(config, "batch_size", DEFAULT_BATCH_SIZE, 1)
+    batch = sink_options(config)["batch_size"]
     columns_sql = staging_columns(staged, target.dialect)
     try:
         if columns_sql is not None:

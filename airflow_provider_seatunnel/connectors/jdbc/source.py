@@ -36,13 +36,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ...spi.options import as_int
 from ...spi.rows import quote, with_kind
 from ...spi.schema import ConstraintKey, TableKeys, with_catalog_keys
 from ..sqlclient.connection import Conn, columns_of, connect, query
 from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_database
 from ..sqlclient.errors import reraise
-from .options import DEFAULT_PARTITION_NUM, DEFAULT_SPLIT_SIZE, config_error, opt, opt_int, opt_text, to_decimal
+from .options import DEFAULT_PARTITION_NUM, config_error, source_options, text, to_decimal
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -69,9 +68,10 @@ class SourceTable:
 
 def source_tables(config: Mapping[str, Any], output: str | None, conn: Conn) -> list[SourceTable]:
     """The tables of a source block: its ``table_list`` items, else the block itself."""
-    items = opt(config, "table_list")
+    o = source_options(config)
+    items = o["table_list"]
     if items is not None:
-        if opt_text(config, "table_path") or opt_text(config, "query"):
+        if text(o["table_path"]) or text(o["query"]):
             raise config_error("Please configure either table_list or table_path/query, not both")
         if not isinstance(items, list) or not items or not all(isinstance(i, Mapping) for i in items):
             raise config_error("table_list must be a non-empty list of {table_path, query, partition_*} blocks")
@@ -86,7 +86,8 @@ def source_tables(config: Mapping[str, Any], output: str | None, conn: Conn) -> 
 
 
 def _source_table(item: Mapping[str, Any], index: int, items: int, output: str | None, conn: Conn) -> SourceTable:
-    sql, path = opt_text(item, "query"), opt_text(item, "table_path")
+    o = source_options(item)
+    sql, path = text(o["query"]), text(o["table_path"])
     if not sql and not path:
         raise config_error("one of query, table_path or table_list is required")
     if path:
@@ -95,20 +96,14 @@ def _source_table(item: Mapping[str, Any], index: int, items: int, output: str |
         table_id = f"{output or 'default'}_{index}"
     else:
         table_id = output or "default"
-    num = opt(item, "partition_num")
-    num_value = None
-    if num is not None:
-        num_value = as_int(num)
-        if num_value is None or num_value < 1:
-            raise config_error(f"partition_num must be an integer >= 1, found {num!r}")
     bounds = []
     for key in ("partition_lower_bound", "partition_upper_bound"):
-        raw = opt(item, key)
+        raw = o[key]
         value = to_decimal(raw)
         if raw is not None and value is None:
             raise config_error(f"{key} must be a number, found {raw!r}")
         bounds.append(value)
-    return SourceTable(table_id, sql, path, opt_text(item, "partition_column"), num_value, *bounds)
+    return SourceTable(table_id, sql, path, text(o["partition_column"]), o["partition_num"], *bounds)
 
 
 def path_parts(path: str) -> list[str]:
@@ -319,7 +314,7 @@ def _fixed_splits(connection: Any, dialect: Dialect, spec: SourceTable, name: st
 def _dynamic_splits(connection: Any, dialect: Dialect, name: str, kind: str, integral: bool, base: str,
                     config: Mapping[str, Any]) -> list[str] | None:
     """``ceil(rows / split.size)`` splits over the key's range (null keys in the first one)."""
-    split_size = opt_int(config, "split.size", DEFAULT_SPLIT_SIZE, 1)
+    split_size = source_options(config)["split.size"]
     col = dialect.column(name)
     (rows_text, low_text, high_text), = query(
         connection, f"SELECT COUNT(*), MIN({col}), MAX({col}) FROM ({base}) st_jdbc_bounds")
@@ -340,7 +335,7 @@ def _base_query(spec: SourceTable, config: Mapping[str, Any], dialect: Dialect) 
         base = spec.query.strip().rstrip(";").strip()
     else:
         base = f"SELECT * FROM {_table_sql(str(spec.table_path), dialect)}"
-    where = opt_text(config, "where_condition")
+    where = text(source_options(config)["where_condition"])
     if where:
         if not where.lower().startswith("where"):
             raise config_error(f"where_condition must start with 'where', found {where!r}")
@@ -362,7 +357,7 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
                 else None
     except Exception as e:
         raise reraise(e, what, conn) from None
-    fetch = opt_int(config, "fetch_size", 0, 0)
+    fetch = source_options(config)["fetch_size"]
     options = conn.spark_options(preferTimestampNTZ="true", **({"fetchsize": fetch} if fetch else {}),
                                  **_custom_schema(conn.dialect, columns))
     table = f"({base}) st_jdbc_src"

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .options import config_error, opt_bool
+from .options import config_error, sink_options
 from .target import KIND_COLUMN, Target, resolve_keys
 
 
@@ -126,9 +126,10 @@ def _keyed_statements(target: Target, columns: list[str], names: list[str], stag
     key_t = [dialect.column(target.ide(k)) for k in keys]
     others = [(c, n) for c, n in zip(columns, names, strict=True) if c not in keys]
     out = [f"DELETE FROM {ident} WHERE {_staged_keys(target, keys, key_t, staging, '= 3')}"]
-    if opt_bool(config, "support_upsert_by_insert_only", False):
+    o = sink_options(config)
+    if o["support_upsert_by_insert_only"]:
         return [*out, f"{insert} WHERE {kind} IN (0, 2)"]
-    if not opt_bool(config, "enable_upsert", True):  # INSERT rows inserted, UPDATE_AFTER rows updated
+    if not o["enable_upsert"]:  # INSERT rows inserted, UPDATE_AFTER rows updated
         out.append(f"{insert} WHERE {kind} = 0")
         if others and dialect.upsert == "merge":
             out.append(_merge(target, columns, names, keys, key_t, staging, select, "= 2", insert=False))

@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...spi.options import MISSING, as_list, lookup
+from ...spi.options import MISSING, lookup
 from ...spi.rows import ROW_KIND
 from ..sqlclient.connection import Conn, connection_of
 from ..sqlclient.dialects import Dialect, NameProblem, single_name, split_name, unquote, url_database, url_with_database
-from .options import FIELD_IDE, config_error, opt, opt_bool, opt_mode, opt_text, table_config
+from .options import config_error, sink_options, table_config, text
 
 #: the staged rows' row kind keeps the hidden column's name
 KIND_COLUMN = ROW_KIND
@@ -93,15 +93,16 @@ def sink_target(config: Mapping[str, Any]) -> Target:
     """The target of a sink's (per-table) options."""
     conn = connection_of(config)
     dialect = conn.dialect
-    query = opt_text(config, "query")
-    if not query and not opt_bool(config, "generate_sink_sql", False):
+    o = sink_options(config)
+    query = text(o["query"])
+    if not query and not o["generate_sink_sql"]:
         raise config_error("query is required when generate_sink_sql is false (set generate_sink_sql = true to "
                            "write the table named by database and table)")
-    keys = [str(k).strip() for k in as_list(opt(config, "primary_keys")) if str(k).strip()]
-    ide = opt_mode(config, "field_ide", "ORIGINAL", FIELD_IDE)
+    keys = [str(k).strip() for k in o["primary_keys"] or () if str(k).strip()]
+    ide = o["field_ide"]
     if query:
         return Target(conn, None, None, None, query, keys, ide)
-    table = opt_text(config, "table")
+    table = text(o["table"])
     if not table:
         raise config_error("table is required (the upstream table has no name to default to)")
     parts = _parts(table, "table", split_name)
@@ -112,12 +113,12 @@ def sink_target(config: Mapping[str, Any]) -> Target:
     elif family == "sqlite":  # one database, the URL's file
         database = None
     elif family == "generic":
-        database, schema = _generic_database(dialect, opt_text(config, "database"), parts, schema)
+        database, schema = _generic_database(dialect, text(o["database"]), parts, schema)
     else:
-        given = opt_text(config, "database")
+        given = text(o["database"])
         database = _parts(given, "database", single_name) if given else None
-    named = opt(config, "schema")  # SeaTunnel's catalog option: the schema, whatever the table names
-    if isinstance(named, str) and named.strip() and family != "mysql":
+    named = text(o["schema"])  # SeaTunnel's catalog option: the schema, whatever the table names
+    if named and family != "mysql":
         schema = _parts(named, "schema", single_name)
     if family == "mysql":
         schema = None

@@ -17,16 +17,16 @@ from __future__ import annotations
 from ...spi import SOURCE, Capabilities
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..cdc.source import CdcSource
-from .options import MyCdcOptions, parse
+from .options import SPEC, MyCdcOptions, parse
 
 __all__ = ["CONNECTOR", "MySqlCdc"]
 
 
 class MySqlCdc(CdcSource):
     name = "MySQL-CDC"
-    identity = ("base-url", "table-names")
     #: not exclusive_stream: the binlog has no consumer position, any number of queries may read it
     capabilities = Capabilities(sections=frozenset({SOURCE}))
+    option_spec = SPEC  # required, identity (base-url, table-names) and secrets come from it
     runtime = ".runtime"
     description = "Captures a MySQL or MariaDB database's tables: a snapshot, then every change (the binlog)."
 

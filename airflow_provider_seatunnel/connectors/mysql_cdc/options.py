@@ -11,13 +11,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
-from ..cdc.source import LATER_STARTUP_MODES
+from ...spi import SOURCE
+from ...spi.options import OptionError, as_int
+from ...spi.optionspec import Option
+from ..cdc.source import cdc_spec
 
-STARTUP_MODES = ("initial", "latest")
 #: the replica server ids this package takes when ``server-id`` is unset (SeaTunnel: a random one of a range)
 DEFAULT_SERVER_IDS = (5400, 6400)
 
+SPEC = cdc_spec(
+    "The tables captured, database.table each (a list, or one comma-separated string).",
+    Option("server-id", description="The replica server id, or a range such as 5400-5408 (one id per captured "
+           "table); unset: a range of this package's, placed by the pipeline."),
+)
 
 @dataclass(frozen=True)
 class MyCdcOptions:
@@ -30,6 +36,7 @@ class MyCdcOptions:
     server_ids: tuple[int, int] | None = None
     url: str = ""
     schema_changes: bool = False  # schema-changes.enabled: follow columns added to the tables
+    format: str = "default"
 
     @property
     def conn(self) -> dict[str, Any]:
@@ -45,16 +52,10 @@ class MyCdcOptions:
         return low + index
 
 
-def opt(options: Any, key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
-
-
-def _server_ids(options: Any, tables: int) -> tuple[int, int] | None:
-    value = opt(options, "server-id")
+def _server_ids(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
-    text = str(value).strip()
+    text = value.strip()
     low_text, _, high_text = text.partition("-")
     low, high = as_int(low_text), as_int(high_text or low_text)
     if low is None or high is None or low < 1 or high < low:
@@ -62,39 +63,23 @@ def _server_ids(options: Any, tables: int) -> tuple[int, int] | None:
     return low, high  # fewer ids than tables: the readers take low, low + 1... (a warning says so)
 
 
-def schema_changes(options: Any) -> bool:
-    value = opt(options, "schema-changes.enabled", False)
-    parsed = as_bool(value)
-    if parsed is None:
-        raise OptionError("schema-changes.enabled", f"schema-changes.enabled must be true or false, found {value!r}")
-    return parsed
-
-
-def parse(options: Any) -> MyCdcOptions:
-    url = opt(options, "base-url")
-    if url is None:
-        raise OptionError("base-url", "the option 'base-url' is required", 'base-url = "jdbc:mysql://host:3306/db"')
-    text = str(url).strip()
+def parse(options: Any, section: str = SOURCE) -> MyCdcOptions:
+    """The block's settings from its typed options (:data:`SPEC`); :class:`OptionError` for a URL that is not
+    MySQL's, a table that is not ``database.table`` or a bad ``server-id``."""
+    o = SPEC.parse(options, section, complete=True)
+    text = o["base-url"].strip()
     if not text.startswith(("jdbc:mysql://", "jdbc:mariadb://")):
         raise OptionError("base-url", f"base-url {text!r} is not a MySQL JDBC URL", 'base-url = "jdbc:mysql://host:3306/db"')
     parts = urlsplit(text[len("jdbc:"):])
     if not parts.hostname:
         raise OptionError("base-url", f"base-url {text!r} names no host", 'base-url = "jdbc:mysql://host:3306/db"')
-    names = opt(options, "table-names")
-    items = names if isinstance(names, list) else str(names or "").split(",")
-    tables = tuple(str(t).strip() for t in items if str(t).strip())
+    tables = tuple(str(t).strip() for t in o["table-names"] if str(t).strip())
     if not tables:
         raise OptionError("table-names", "the option 'table-names' is required", 'table-names = ["shop.orders"]')
     for t in tables:
         if len(t.split(".")) != 2:
             raise OptionError("table-names", f"table {t!r} is not database.table", 'table-names = ["shop.orders"]')
-    mode = str(opt(options, "startup.mode", "initial")).strip().lower()
-    if mode not in STARTUP_MODES + LATER_STARTUP_MODES:
-        raise OptionError("startup.mode", f"unknown startup.mode '{mode}'", "use initial or latest")
-    split = as_int(opt(options, "snapshot.split.size", 8096))
-    if split is None or split < 1:
-        raise OptionError("snapshot.split.size", "snapshot.split.size must be a positive integer")
-    user, password = opt(options, "username"), opt(options, "password")
-    return MyCdcOptions(parts.hostname, parts.port or 3306, None if user is None else str(user),
-                        None if password is None else str(password), tables, mode,
-                        _server_ids(options, len(tables)), text, schema_changes(options))
+    user, password = o["username"], o["password"]
+    return MyCdcOptions(parts.hostname, parts.port or 3306, user, password, tables, o["startup.mode"],
+                        _server_ids(o["server-id"]), text, o["schema-changes.enabled"],
+                        str(o["format"]).strip().lower())

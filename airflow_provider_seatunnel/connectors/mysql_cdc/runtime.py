@@ -27,6 +27,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
+from ...spi.options import run_time_options
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc.stream import (
@@ -43,7 +44,7 @@ from ..cdc.stream import (
     typed,
 )
 from .datasource import NAME, SPEC_OPTION, binlog_end, connect
-from .options import MyCdcOptions, OptionError, parse
+from .options import MyCdcOptions, parse
 
 log = logging.getLogger("seatunnel.mysql_cdc")
 SNAPSHOT_CHUNK = 50_000
@@ -52,10 +53,8 @@ _INTEGERS = {"tinyint": ("tinyint", "smallint"), "smallint": ("smallint", "int")
 
 
 def options_of(vertex: Vertex) -> MyCdcOptions:
-    try:
-        return parse(vertex.config)
-    except OptionError as e:
-        raise e.at_run_time() from None
+    """The vertex's settings; a wrong option is the deterministic ``RuntimeConfigError`` naming it."""
+    return run_time_options(parse, vertex, MyCdcOptions)
 
 
 def spark_type(data_type: str, column_type: str, precision: Any, scale: Any) -> str:

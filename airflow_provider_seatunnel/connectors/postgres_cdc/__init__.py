@@ -18,17 +18,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...spi import SOURCE, Capabilities, NeedsJars
-from ...spi.options import JobConfig, PluginConfig, Problem
+from ...spi.options import JobConfig, PluginConfig, Problem, option
 from ..cdc.source import CdcSource
-from .options import OTHER_PLUGINS, PgCdcOptions, opt, parse
+from .options import OTHER_PLUGINS, SPEC, PgCdcOptions, parse
 
 __all__ = ["CONNECTOR", "PostgresCdc"]
 
 
 class PostgresCdc(CdcSource, NeedsJars):
     name = "Postgres-CDC"
-    identity = ("base-url", "table-names", "slot.name")
     capabilities = Capabilities(sections=frozenset({SOURCE}), exclusive_stream=True)
+    option_spec = SPEC  # required, identity (base-url, table-names, slot.name) and secrets come from it
     runtime = ".runtime"
     description = "Captures a PostgreSQL database's tables: a snapshot, then every change (logical replication)."
 
@@ -52,7 +52,7 @@ class PostgresCdc(CdcSource, NeedsJars):
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         from ..sqlclient.connection import required_jars
 
-        url = opt(options, "base-url")
+        url = option(options, "base-url")
         return required_jars({"url": str(url), "driver": "org.postgresql.Driver"}, env) if url else []
 
 

@@ -13,16 +13,24 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ...spi.options import MISSING, OptionError, as_bool, as_int, lookup
-from ..cdc.source import LATER_STARTUP_MODES
+from ...spi import SOURCE
+from ...spi.options import OptionError
+from ...spi.optionspec import Option
+from ..cdc.source import DEFAULT_SPLIT_SIZE, cdc_spec
 
-STARTUP_MODES = ("initial", "latest")
-#: SeaTunnel's other modes and plug-ins: they plan, but cannot run here
 PLUGINS = ("pgoutput",)
 #: SeaTunnel's other plug-ins: accepted, the changes are decoded with pgoutput all the same (a warning says so)
 OTHER_PLUGINS = ("decoderbufs", "wal2json", "wal2json_rds", "wal2json_streaming", "wal2json_rds_streaming")
-DEFAULT_SPLIT_SIZE = 8096
 
+SPEC = cdc_spec(
+    "The tables captured, database.schema.table each, all in base-url's database (a list, or one "
+    "comma-separated string).",
+    Option("schema-names", "list", description="Accepted and not needed here. The tables are named by table-names."),
+    Option("slot.name", identity=True, description="The replication slot (lower-case letters, digits and _; _<n> "
+           "appended from the second table on); unset: one derived from the pipeline."),
+    Option("decoding.plugin.name", "enum", "pgoutput", choices=PLUGINS + OTHER_PLUGINS,
+           description="pgoutput; the others are accepted and decoded with pgoutput all the same."),
+)
 
 @dataclass(frozen=True)
 class PgCdcOptions:
@@ -39,6 +47,7 @@ class PgCdcOptions:
     url: str = ""
     schema_changes: bool = False  # schema-changes.enabled: follow columns added to the tables
     url_params: Mapping[str, str] = field(default_factory=dict)
+    format: str = "default"
 
     @property
     def conn(self) -> dict[str, Any]:
@@ -47,24 +56,8 @@ class PgCdcOptions:
                 "password": self.password}
 
 
-def opt(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    value = lookup(options, key)
-    return default if value is MISSING or value is None else value
-
-
-def _list(options: Mapping[str, Any], key: str) -> list[str]:
-    value = opt(options, key)
-    if value is None:
-        return []
-    items = value if isinstance(value, list) else str(value).split(",")
-    return [str(i).strip() for i in items if str(i).strip()]
-
-
-def _url(options: Mapping[str, Any]) -> tuple[str, str, int, str, dict[str, str]]:
-    url = opt(options, "base-url")
-    if url is None:
-        raise OptionError("base-url", "the option 'base-url' is required", 'base-url = "jdbc:postgresql://host:5432/db"')
-    text = str(url).strip()
+def _url(url: str) -> tuple[str, str, int, str, dict[str, str]]:
+    text = url.strip()
     if not text.startswith("jdbc:postgresql://"):
         raise OptionError("base-url", f"base-url {text!r} is not a PostgreSQL JDBC URL",
                           'base-url = "jdbc:postgresql://host:5432/db"')
@@ -76,8 +69,8 @@ def _url(options: Mapping[str, Any]) -> tuple[str, str, int, str, dict[str, str]
     return text, parts.hostname, parts.port or 5432, database, dict(parse_qsl(parts.query))
 
 
-def _tables(options: Mapping[str, Any], database: str) -> tuple[str, ...]:
-    names = _list(options, "table-names")
+def _tables(items: tuple[Any, ...], database: str) -> tuple[str, ...]:
+    names = [str(i).strip() for i in items if str(i).strip()]
     if not names:
         raise OptionError("table-names", "the option 'table-names' is required",
                           'table-names = ["db.public.orders"] (database.schema.table)')
@@ -94,30 +87,15 @@ def _tables(options: Mapping[str, Any], database: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def schema_changes(options: Any) -> bool:
-    value = opt(options, "schema-changes.enabled", False)
-    parsed = as_bool(value)
-    if parsed is None:
-        raise OptionError("schema-changes.enabled", f"schema-changes.enabled must be true or false, found {value!r}")
-    return parsed
-
-
-def parse(options: Mapping[str, Any]) -> PgCdcOptions:
-    url, host, port, database, params = _url(options)
-    mode = str(opt(options, "startup.mode", "initial")).strip().lower()
-    if mode not in STARTUP_MODES + LATER_STARTUP_MODES:
-        raise OptionError("startup.mode", f"unknown startup.mode '{mode}'", "use initial or latest")
-    plugin = str(opt(options, "decoding.plugin.name", "pgoutput")).strip().lower()
-    if plugin not in PLUGINS + OTHER_PLUGINS:
-        raise OptionError("decoding.plugin.name", f"unknown decoding.plugin.name '{plugin}'", "use pgoutput")
-    split = as_int(opt(options, "snapshot.split.size", DEFAULT_SPLIT_SIZE))
-    if split is None or split < 1:
-        raise OptionError("snapshot.split.size", "snapshot.split.size must be a positive integer")
-    slot = opt(options, "slot.name")
-    if slot is not None and not str(slot).replace("_", "").isalnum():
+def parse(options: Mapping[str, Any], section: str = SOURCE) -> PgCdcOptions:
+    """The block's settings from its typed options (:data:`SPEC`); :class:`OptionError` for a URL that is not
+    PostgreSQL's, a table outside its database, or a slot name PostgreSQL refuses."""
+    o = SPEC.parse(options, section, complete=True)
+    url, host, port, database, params = _url(o["base-url"])
+    slot = o["slot.name"]
+    if slot is not None and not slot.replace("_", "").isalnum():
         raise OptionError("slot.name", f"slot.name {slot!r} may hold lower-case letters, digits and '_' only")
-    user, password = opt(options, "username"), opt(options, "password")
-    return PgCdcOptions(host, port, database, None if user is None else str(user),
-                        None if password is None else str(password), _tables(options, database), mode,
-                        None if slot is None else str(slot).lower(), plugin, split, url,
-                        schema_changes=schema_changes(options), url_params=params)
+    return PgCdcOptions(host, port, database, o["username"], o["password"], _tables(o["table-names"], database),
+                        o["startup.mode"], None if slot is None else slot.lower(), o["decoding.plugin.name"],
+                        o["snapshot.split.size"], url, schema_changes=o["schema-changes.enabled"], url_params=params,
+                        format=str(o["format"]).strip().lower())

@@ -27,6 +27,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
+from ...spi.options import run_time_options
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc.stream import (
@@ -42,17 +43,15 @@ from ..cdc.stream import (
     typed,
 )
 from .datasource import NAME, SPEC_OPTION, connect
-from .options import OptionError, PgCdcOptions, parse
+from .options import PgCdcOptions, parse
 from .pgoutput import lsn_int, lsn_text
 
 log = logging.getLogger("seatunnel.postgres_cdc")
 
 
 def options_of(vertex: Vertex) -> PgCdcOptions:
-    try:
-        return parse(vertex.config)
-    except OptionError as e:
-        raise e.at_run_time() from None
+    """The vertex's settings; a wrong option is the deterministic ``RuntimeConfigError`` naming it."""
+    return run_time_options(parse, vertex, PgCdcOptions)
 
 
 def slot_name(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, index: int) -> str:

@@ -20,20 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
+from ...spi.options import option
 from ...spi.sessions import is_connect
 from . import SqlConnection
 from .databases import DATABASES, dialect_of
 from .dialects import Dialect
 from .errors import StatementError, access_errors, db_error
-from .options import DEFAULT_TIMEOUT_SEC, config_error, mask, opt, opt_bool, opt_int, opt_text
+from .options import CONNECTION_SPEC, DEFAULT_TIMEOUT_SEC, DRIVER_PATH_OPTION, config_error, mask
 from .pyconnection import open_connection
 
 log = logging.getLogger("seatunnel.jdbc")
 
 DRIVER_PATH_ENV = JDBC_DRIVER_PATH.env
 #: The option an Airflow connection's ``driver_path`` extra becomes (run time only, never in a config)
-DRIVER_PATH_OPTION = "driver_path"
-
 #: (family, URL prefixes, driver class prefixes, well-known jar locations) for :func:`required_jars`
 KNOWN_DRIVERS = (
     ("postgresql", ("jdbc:postgresql:",), ("org.postgresql.",),
@@ -113,23 +112,20 @@ class Conn:
 
 
 def connection_of(config: Mapping[str, Any]) -> Conn:
-    """The connection a block's options describe; RuntimeConfigError when they are incomplete."""
-    url, driver = opt_text(config, "url"), opt_text(config, "driver")
+    """The connection a block's options describe (:data:`.options.CONNECTION_SPEC`); RuntimeConfigError when
+    they are incomplete or wrong."""
+    o = CONNECTION_SPEC.run_time(config)
+    url, driver = (o["url"] or "").strip(), (o["driver"] or "").strip()
     if not url:
         raise config_error("url is required")
     if not driver:
         raise config_error("driver is required (the JDBC driver class, e.g. org.postgresql.Driver)")
-    if opt_bool(config, "use_kerberos", False):
+    if o["use_kerberos"]:
         raise config_error("use_kerberos is not supported by this package")
-    props = opt(config, "properties", {})
-    if not isinstance(props, Mapping):
-        raise config_error("properties must be a map of JDBC connection properties")
-    user, password = opt(config, "user"), opt(config, "password")
-    return Conn(url=url, driver=driver, user=None if user is None else str(user),
-                password=None if password is None else str(password),
-                properties={str(k): str(v) for k, v in props.items()},
-                timeout=opt_int(config, "connection_check_timeout_sec", DEFAULT_TIMEOUT_SEC, 1),
-                dialect_name=opt_text(config, "dialect"), compatible_mode=opt_text(config, "compatible_mode"))
+    return Conn(url=url, driver=driver, user=o["user"], password=o["password"],
+                properties={str(k): str(v) for k, v in (o["properties"] or {}).items()},
+                timeout=o["connection_check_timeout_sec"], dialect_name=(o["dialect"] or "").strip() or None,
+                compatible_mode=(o["compatible_mode"] or "").strip() or None)
 
 
 def _family(conn_url: str, driver: str) -> tuple | None:
@@ -199,11 +195,11 @@ def connection_driver_options(url: str, extra: Mapping[str, Any], *, allow_drive
     the block sets itself win over these (the caller merges them underneath)."""
     lower = {str(k).lower(): v for k, v in extra.items()}
     out: dict[str, str] = {}
-    for key, allowed, option in (("driver_class", allow_driver_class, "driver"),
+    for key, allowed, target in (("driver_class", allow_driver_class, "driver"),
                                  ("driver_path", allow_driver_path, DRIVER_PATH_OPTION)):
         given = str(lower.get(key) or "").strip()
         if given and allowed:
-            out[option] = given
+            out[target] = given
         elif given:
             log.warning("Jdbc: the connection's extra %s is ignored: set allow_%s_in_extra = True in the "
                         "[providers.jdbc] section of Airflow's configuration to use it", key, key)
@@ -234,10 +230,10 @@ def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = Non
     of the driver's family (``postgresql``, ``mysql``...); else the first existing well-known
     system location for the driver class or URL scheme (Debian's ``/usr/share/java/postgresql.jar``...).
     """
-    explicit = _jar_list(str(opt(config, DRIVER_PATH_OPTION, "") or "")) + _jar_list(value(JDBC_DRIVER_PATH) or "")
+    explicit = _jar_list(str(option(config, DRIVER_PATH_OPTION, ""))) + _jar_list(value(JDBC_DRIVER_PATH) or "")
     if explicit:
         return list(dict.fromkeys(explicit))
-    url, driver = str(opt(config, "url", "")), str(opt(config, "driver", ""))
+    url, driver = str(option(config, "url", "")), str(option(config, "driver", ""))
     family = _family(url, driver)
     if family is None:
         return []

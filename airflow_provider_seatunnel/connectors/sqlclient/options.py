@@ -1,43 +1,41 @@
-"""Reading the options of a block that names a database: single values with their defaults, and
-messages without secrets (:func:`mask`). Shared by every connector of the SQL family."""
+"""The options of a block that names a database (the SQL family's connection options, declared once) and
+messages without secrets (:func:`mask`). Shared by every connector of the SQL family: a connector's own
+spec lists :data:`CONNECTION` first, and :func:`connection_of <.connection.connection_of>` reads them
+through :data:`CONNECTION_SPEC`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ...spi.errors import RuntimeConfigError
-from ...spi.options import MISSING, checked_bool, checked_int, lookup
+from ...spi.optionspec import Option, OptionSpec
 from ...spi.secrets import mask_credentials
 
 DEFAULT_TIMEOUT_SEC = 30
+#: the option naming where the driver's jars are (the hook sets it from an Airflow connection's extra)
+DRIVER_PATH_OPTION = "driver_path"
+_NOT_HERE = "plans but cannot run here."
 
-
-def opt(config: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    """The value of ``key`` (a dotted path too), ``default`` when it is missing or null."""
-    value = lookup(config, key)
-    return default if value is MISSING or value is None else value
-
-
-def opt_text(config: Mapping[str, Any], key: str) -> str | None:
-    """The value of ``key`` as stripped text; None when missing or blank."""
-    value = opt(config, key)
-    if value is None:
-        return None
-    stripped = str(value).strip()
-    return stripped or None
+#: the connection options, SeaTunnel's names and defaults
+CONNECTION = (
+    Option("url", identity=True, description="The JDBC URL (required unless an Airflow connection gives it)."),
+    Option("driver", description="The JDBC driver class (required unless an Airflow connection gives it)."),
+    Option("user", description="The user."),
+    Option("password", secret=True, description="The user's password."),
+    Option("properties", "map", description="JDBC connection properties."),
+    Option("connection_check_timeout_sec", "int", DEFAULT_TIMEOUT_SEC, "Seconds a connection check waits.",
+           minimum=1),
+    Option("dialect", description="The dialect, when the URL does not say it."),
+    Option("compatible_mode", description="The database's compatibility mode (a dialect's variant)."),
+    Option(DRIVER_PATH_OPTION, description="Jars (or folders of jars) holding the driver, separated by : or ,."),
+    Option("use_kerberos", "bool", False, "Kerberos authentication: true " + _NOT_HERE),
+    Option("kerberos_principal", description="Kerberos: " + _NOT_HERE),
+    Option("kerberos_keytab_path", description="Kerberos: " + _NOT_HERE),
+    Option("krb5_path", description="Kerberos: " + _NOT_HERE),
+)
+CONNECTION_SPEC = OptionSpec(CONNECTION)
 
 
 def config_error(message: str) -> RuntimeConfigError:
     return RuntimeConfigError(message)
-
-
-def opt_bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    return checked_bool(opt(config, key), key, default, config_error)
-
-
-def opt_int(config: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    return checked_int(opt(config, key), key, default, minimum, config_error)
 
 
 def mask(message: str, password: str | None = None) -> str:
