@@ -14,7 +14,9 @@ one discard its staging and raise ``Superseded``.
 publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
 and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
 :class:`Superseded`, MISMATCH discards and raises :class:`StagingMismatch`, ALREADY is logged (an
-earlier attempt of this run published it). A :class:`PublishesTogether` sink (one store transaction
+earlier attempt of this run published it) unless the commit log holds a newer token than the
+attempt's: then a newer attempt took over, and this one is :class:`Superseded` too (whatever order
+the store checks the record and the token in). A :class:`PublishesTogether` sink (one store transaction
 over every table) gets one ``publish_all`` over the tables instead, each answer turned so too.
 ``abort`` discards every table's staging, best effort.
 
@@ -114,6 +116,10 @@ def _settle(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged,
         rows = f"{answer.rows} rows" if answer.rows >= 0 else "the staged data"
         log.info("%s: committed %s into %s (attempt token %d)", vertex.ref, rows, staged.target, staged.token)
     elif answer.outcome is Outcome.ALREADY:
+        newest = sink.commit_log(ctx, vertex).newest_token(staged.commit)
+        if newest > staged.token:  # a newer attempt of the run took over: this one is superseded, not done
+            _discard_quietly(sink, ctx, vertex, staged)
+            raise Superseded(staged.target, staged.token, newest, vertex.ref)
         log.info("%s: %s was already committed by this run", vertex.ref, staged.target)
     else:
         _discard_quietly(sink, ctx, vertex, staged)

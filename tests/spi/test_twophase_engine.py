@@ -313,3 +313,26 @@ def test_a_sink_staging_among_tables_is_given_every_input_table_and_others_are_n
     plain = DictSink(Store())  # no keyword: its stage takes none
     run(plain, Ctx())
     assert plain.store.published == DATA
+
+
+def test_an_older_attempt_committing_after_a_newer_one_of_the_run_committed_is_superseded():
+    """A store answering ALREADY from its commit record before it compares tokens: the engine still tells
+    the older attempt it was superseded (never a success), discards its staging and lands nothing twice."""
+
+    class RecordFirst(DictSink):
+        def publish(self, ctx: Any, vertex: Any, staged: Staged) -> Published:
+            if staged.commit.key in self.store.records:
+                return Published(Outcome.ALREADY)
+            return super().publish(ctx, vertex, staged)
+
+    store = Store()
+    older, newer = twophase.driver(RecordFirst(store)), twophase.driver(RecordFirst(store))
+    old_info = older.prepare(Ctx(), V(), DATA)
+    run(RecordFirst(store), Ctx())  # the newer attempt takes the tokens and commits
+    with pytest.raises(Superseded):
+        older.commit(Ctx(), V(), old_info)
+    assert store.published == DATA and store.staging == {}
+    again = newer.prepare(Ctx(), V(), DATA)  # the newest attempt repeating its commit is not superseded
+    assert all(s.committed for s in again.tables)
+    newer.commit(Ctx(), V(), again)
+    assert store.published == DATA
