@@ -57,6 +57,15 @@ class Adapter:
     skip: str = ""  # why the sink cannot run in this environment at all
 
 
+def not_superseded(where: str) -> dict[str, str]:
+    """The race property's strict xfail of a sink whose publish finds the run committed before it compares
+    the attempt's token with the newest (``where``: the check)."""
+    return {"race": f"an older attempt resuming after a newer attempt of the run committed is not Superseded: "
+                    f"{where} answers ALREADY ('committed by this run') before comparing the attempt's token with "
+                    "the newest, so the older attempt finishes FINISHED and its metrics count rows it never landed "
+                    "(readers see the newer attempt's rows once)"}
+
+
 def by_id(rows: list[Row]) -> list[Row]:
     return sorted(({"id": int(r["id"]), "name": r["name"]} for r in rows), key=lambda r: r["id"])
 

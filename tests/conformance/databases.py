@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conformance.adapters import OLD, Adapter, Row, Target, by_id, staging_on_disk
+from tests.conformance.adapters import OLD, Adapter, Row, Target, by_id, not_superseded, staging_on_disk
 
 NO_SAVE_MODES = "the sink has no data_save_mode (its plan refuses the option): there is nothing to drop"
 
@@ -77,10 +77,7 @@ HIVE = Adapter(
     lambda t: staging_on_disk(t.env.warehouse / "d.db" / t.name),
     server="metastore", session="hive", markers=("hive", "spark"), rolls_forward=True,
     not_applicable={"drop_data": NO_SAVE_MODES},
-    fails={"race": "an older attempt resuming after a newer attempt of the run committed is not Superseded: "
-                   "hive/commits.py publish_table answers ALREADY when the slot is committed before it compares "
-                   "the attempt's token with the newest, so the older attempt finishes FINISHED (its metrics "
-                   "count rows it never landed; the table holds the newer attempt's rows once)"})
+    fails=not_superseded("hive/commits.py publish_table (is_committed)"))
 
 
 # -- Redis (a list: each row one JSON element) -------------------------------------------------------------
@@ -115,10 +112,7 @@ KAFKA = Adapter(
                         f'topic = "{t.name}", semantics = EXACTLY_ONCE{", " + extra if extra else ""} }}',
     lambda t: by_id([json.loads(v) for _k, v, _p, _o in t.env.consume(t.name, isolation="read_committed")]),
     lambda t: False, server="kafka", markers=("kafka",),
-    fails={"race": "an older attempt resuming after a newer attempt of the run committed is not Superseded: "
-                   "kafka/sink.py commit finds the run id among the committed runs and returns, so the older "
-                   "attempt finishes FINISHED (its metrics count rows it never published; read_committed "
-                   "consumers see the newer attempt's rows once)"},
+    fails=not_superseded("kafka/sink.py commit (committed_runs)"),
     not_applicable={
         "drop_data": "a topic cannot be emptied by a producer: the sink has no data_save_mode",
         "staging": "an aborted attempt's records stay in the log marked aborted (Kafka's transactions): a "
