@@ -20,9 +20,11 @@ Row = dict
 OLD: Row = {"id": -1, "name": "old"}
 #: the bookkeeping a file store's staging and pending commit records live in (a reader never lists them)
 STAGING_MARKS = (".seatunnel-staging", "/.pending/")
-#: the fault specs of a sink whose commit is the engine's (one publish per table): one failure before the
-#: publish, one after the first sink published and before the second recorded its commit
-ENGINE_SPECS = ("sink.move", "sink.commit+1")
+#: the fault spec of a sink whose commit is the engine's (one publish per table): the second of two sinks
+#: fails before its publish, after the first one published (one run: before and after a publish)
+ENGINE_SPECS = ("sink.move+1",)
+#: those of a sink publishing in steps (a fault point per file): the second spec fails after every publish
+STEPS_SPECS = ("sink.move+1", "pipeline.committed")
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,19 @@ class Adapter:
 def not_superseded(where: str) -> dict[str, str]:
     """The race property's strict xfail of a sink whose publish finds the run committed before it compares
     the attempt's token with the newest (``where``: the check)."""
-    return {"race": f"an older attempt resuming after a newer attempt of the run committed is not Superseded: "
+    return {"race:committed": f"an older attempt resuming after a newer attempt of the run committed is not Superseded: "
                     f"{where} answers ALREADY ('committed by this run') before comparing the attempt's token with "
                     "the newest, so the older attempt finishes FINISHED and its metrics count rows it never landed "
                     "(readers see the newer attempt's rows once)"}
+
+
+def first_wins(where: str) -> dict[str, str]:
+    """The race property's strict xfail (the older attempt resuming once the newer one staged) of a sink
+    without attempt tokens, where the first attempt to commit wins (``where``: how it fences)."""
+    return {"race:staged": f"the newest attempt does not win: {where}, without attempt tokens, so an older attempt "
+                           "resuming after a newer one staged commits its own rows and the newer one then finds the "
+                           "run committed (ALREADY); the rows land once, but the older attempt's, and it is not "
+                           "Superseded"}
 
 
 def by_id(rows: list[Row]) -> list[Row]:

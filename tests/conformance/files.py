@@ -5,11 +5,14 @@ bookkeeping entry (:data:`~tests.conformance.adapters.STAGING_MARKS`) left in th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from tests.conformance.adapters import (
     OLD,
     SCHEMA,
     STAGING_MARKS,
+    STEPS_SPECS,
     Adapter,
     Target,
     json_options,
@@ -20,7 +23,7 @@ from tests.conformance.adapters import (
 OLD_FILE = json.dumps(OLD) + "\n"
 #: the sinks on one object-store commit (files/storecommits.py): a fence record is the commit point, a
 #: restore rolls an interrupted commit forward (its staging stays until then, its finals hidden from readers)
-STORE_COMMIT = {"rolls_forward": True, "drop_specs": ("sink.prepared", "sink.move"), "fails": {
+STORE_COMMIT = {"rolls_forward": True, "specs": STEPS_SPECS, "drop_specs": ("sink.prepared", "sink.move"), "fails": {
     "drop_data:sink.move": "DROP_DATA is not atomic for readers once the commit point is passed: the commit "
                            "deletes the earlier objects before it copies the staged ones, so a commit interrupted "
                            "between the two (sink.move) leaves a target a reader sees empty (neither the old rows "
@@ -32,46 +35,38 @@ def _local_seed(t: Target) -> None:
     (t.root / t.name / "old.json").write_text(OLD_FILE)
 
 
-def _reader(plugin: str, where: str) -> str:
-    return f'{plugin} {{ plugin_output = "r", {where}, file_format_type = "json", {SCHEMA} }}'
+def _local_staging(t: Target) -> bool:
+    return staging_on_disk(t.root / t.name)
 
 
-# -- LocalFile -----------------------------------------------------------------------------------------
+def _files(plugin: str, where: Callable[[Target], str], seed: Callable[[Target], None],
+           staging: Callable[[Target], bool], **more: Any) -> Adapter:
+    """A file sink writing JSON lines where ``where`` (its options naming the target) says, read back by the
+    same plugin's source."""
+    return Adapter(
+        plugin, seed,
+        lambda t, i, extra: f"{plugin} {{ {where(t)}, {json_options(i, extra)} }}",
+        lambda t: read_source(t, f'{plugin} {{ plugin_output = "r", {where(t)}, file_format_type = "json", '
+                                 f"{SCHEMA} }}"),
+        staging, **more)
 
-def _lf_where(t: Target) -> str:
-    return f'path = "{t.root / t.name}"'
 
-
-LOCALFILE = Adapter(
-    "LocalFile", _local_seed,
-    lambda t, i, extra: f"LocalFile {{ {_lf_where(t)}, {json_options(i, extra)} }}",
-    lambda t: read_source(t, _reader("LocalFile", _lf_where(t))),
-    lambda t: staging_on_disk(t.root / t.name),
+LOCALFILE = _files(
+    "LocalFile", lambda t: f'path = "{t.root / t.name}"', _local_seed, _local_staging,
     # every fault point of a file commit (a move per file, the commit record), not only the engine's two
-    specs=("sink.write+3", "sink.prepared", "sink.move+1", "sink.commit", "sink.commit+1", "pipeline.committed"),
+    # (sink.write+100000: no task reaches the row, the fault fires on the driver after the write)
+    specs=("sink.write+3", "sink.write+100000", "sink.prepared", "sink.move+1", "sink.commit", "sink.commit+1",
+           "pipeline.committed"),
     drop_specs=("sink.write+3", "sink.commit"))  # its commit point is inside its commit: rolled back
 
-
-# -- HdfsFile (file: URIs through Hadoop's FileSystem, as its own tests run it) --------------------------
-
-def _hdfs_where(t: Target) -> str:
-    return f'fs.defaultFS = "file:///", path = "{t.root / t.name}"'
-
-
-HDFSFILE = Adapter(
-    "HdfsFile", _local_seed,
-    lambda t, i, extra: f"HdfsFile {{ {_hdfs_where(t)}, {json_options(i, extra)} }}",
-    lambda t: read_source(t, _reader("HdfsFile", _hdfs_where(t))),
-    lambda t: staging_on_disk(t.root / t.name),
-    # HDFS has no secret of its own: its commit records are sealed with the deployment's journal key
+# HdfsFile: file: URIs through Hadoop's FileSystem, as its own tests run it. HDFS has no secret of its own:
+# its commit records are sealed with the deployment's journal key
+HDFSFILE = _files(
+    "HdfsFile", lambda t: f'fs.defaultFS = "file:///", path = "{t.root / t.name}"', _local_seed, _local_staging,
     environ={"SEATUNNEL_JOURNAL_KEY": "conformance-journal-key"}, **STORE_COMMIT)
 
 
 # -- S3File (moto's server) ------------------------------------------------------------------------------
-
-def _s3_where(t: Target) -> str:
-    return t.env.options(t.name, "/out")
-
 
 def _s3_seed(t: Target) -> None:
     client = t.env.client()
@@ -79,10 +74,8 @@ def _s3_seed(t: Target) -> None:
     client.put_object(Bucket=t.name, Key="out/old.json", Body=OLD_FILE.encode())
 
 
-S3FILE = Adapter(
-    "S3File", _s3_seed,
-    lambda t, i, extra: f"S3File {{ {_s3_where(t)}, {json_options(i, extra)} }}",
-    lambda t: read_source(t, _reader("S3File", _s3_where(t))),
+S3FILE = _files(
+    "S3File", lambda t: t.env.options(t.name, "/out"), _s3_seed,
     lambda t: any(m in "/" + k for k in t.env.keys(t.name) for m in STAGING_MARKS),
     server="s3", markers=("s3",), **STORE_COMMIT)
 
@@ -99,16 +92,8 @@ def _remote_seed(t: Target) -> None:
     (t.env.local(t.name) / "old.json").write_text(OLD_FILE)
 
 
-def _remote(plugin: str, server: str) -> Adapter:
-    return Adapter(
-        plugin, _remote_seed,
-        lambda t, i, extra: f"{plugin} {{ {_remote_where(t)}, {json_options(i, extra)} }}",
-        lambda t: read_source(t, _reader(plugin, _remote_where(t))),
-        lambda t: staging_on_disk(t.env.local(t.name)),
-        server=server, markers=(server.split("_")[0],), **STORE_COMMIT)
-
-
-FTPFILE = _remote("FtpFile", "ftp_server")
-SFTPFILE = _remote("SftpFile", "sftp_server")
+FTPFILE, SFTPFILE = (_files(plugin, _remote_where, _remote_seed, lambda t: staging_on_disk(t.env.local(t.name)),
+                            server=f"{scheme}_server", markers=(scheme,), **STORE_COMMIT)
+                     for plugin, scheme in (("FtpFile", "ftp"), ("SftpFile", "sftp")))
 
 ADAPTERS = (LOCALFILE, HDFSFILE, S3FILE, FTPFILE, SFTPFILE)

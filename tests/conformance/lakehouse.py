@@ -4,7 +4,7 @@ pypaimon). A table gets its earlier row from a first run of the engine (run id `
 
 from __future__ import annotations
 
-from tests.conformance.adapters import SCHEMA, Adapter, Row, Target, by_id, not_superseded
+from tests.conformance.adapters import SCHEMA, Adapter, Row, Target, by_id, first_wins, not_superseded
 
 #: why no staging check applies to a sink whose attempt writes nothing a table's log references
 NOT_IN_THE_LOG = ("an attempt's staged data is referenced by no commit of the table's log until its one "
@@ -42,7 +42,8 @@ def _delta_landed(t: Target) -> list[Row]:
 
 DELTA = Adapter("Delta", seed_through_engine(_delta_block), _delta_block, _delta_landed, lambda t: False,
                 not_applicable={"staging": "Delta's staging is Spark's cache in the driver; " + NOT_IN_THE_LOG},
-                fails=not_superseded("delta/sink.py _publish (table_state's committed txn version)"))
+                fails={**not_superseded("delta/sink.py _publish (table_state's committed txn version)"),
+                       **first_wins("Delta fences by its txn app id and version (StoreFenced)")})
 
 
 # -- Paimon (a filesystem catalog) --------------------------------------------------------------------------
