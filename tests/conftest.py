@@ -36,7 +36,8 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 #: with the most tests first), so these start early and the workers end together, instead of one worker running a
 #: long module alone at the end. Order only; every module runs.
 LONG_FIRST = (
-    "tests/cluster/test_airflow_services.py", "tests/airflow/test_recurring_sync.py", "tests/runtime/test_faults.py",
+    "tests/cluster/test_airflow_services.py", "tests/conformance/test_sinks.py", "tests/airflow/test_recurring_sync.py",
+    "tests/runtime/test_faults.py",
     "tests/airflow/test_job_group_run.py", "tests/runtime/test_delta.py", "tests/airflow/test_incremental_sync.py",
     "tests/airflow/test_lineage_run.py", "tests/test_third_party_connector.py", "tests/cluster/test_standalone.py",
     "tests/runtime/test_streaming.py", "tests/runtime/test_end_to_end.py", "tests/runtime/test_kafka.py",

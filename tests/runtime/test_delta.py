@@ -84,35 +84,6 @@ def test_a_table_written_and_read_back_at_the_plans_parallelism(spark, plan_of, 
     assert sorted((r["id"], r["name"]) for r in spark.read.json(str(out)).collect()) == [(1, "a"), (2, "b"), (3, "c")]
 
 
-def test_each_run_appends_once_and_a_restore_writes_nothing_more(spark, plan_of, tmp_path):
-    table = tmp_path / "t"
-    text = job(fake(ROWS), delta_sink(table))
-    run(spark, plan_of, text, "a1")
-    run(spark, plan_of, text, "a2")
-    assert rows(spark, table) == sorted(ROWS + ROWS)
-    versions = len(history(spark, table))
-    [restore] = run(spark, plan_of, text, "a2", attempt=2)  # an Airflow retry of a run that committed
-    assert restore["write_count"] == 3  # the rows passed once, counted, and were not written again
-    assert rows(spark, table) == sorted(ROWS + ROWS)
-    assert len(history(spark, table)) == versions and runs_of(spark, table) == ["a1", "a2"]
-    assert history(spark, table)[-1][2]["attempt"] == 1
-
-
-@pytest.mark.parametrize("point", ["sink.commit", "sink.move"])
-def test_an_injected_fault_then_the_restore_commits_the_run_once(spark, plan_of, tmp_path, point):
-    """``sink.move`` fails before the Delta commit (nothing lands), ``sink.commit`` after it (the commit
-    landed, the pipeline failed): the restore writes the run once either way."""
-    table = tmp_path / "t"
-    text = job(fake(ROWS), delta_sink(table, ', data_save_mode = DROP_DATA'))
-    run(spark, plan_of, text, "old")
-    with pytest.raises(faults.InjectedFault):
-        run(spark, plan_of, text, "f1", fault=point)
-    assert runs_of(spark, table) == (["old", "f1"] if point == "sink.commit" else ["old"])
-    run(spark, plan_of, text, "f1", attempt=2)
-    assert rows(spark, table) == ROWS  # DROP_DATA replaced the old rows once, in the run's one commit
-    assert runs_of(spark, table) == ["old", "f1"]
-
-
 def test_of_two_overlapping_commits_of_one_run_one_lands(spark, plan_of, tmp_path):
     """Both attempts pass the sink's own check before either commits; Delta's check inside its commit
     keeps the second from landing."""

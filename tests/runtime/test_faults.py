@@ -16,7 +16,7 @@ import pytest
 from airflow_provider_seatunnel.cli import main
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.runtime import faults, twophase
-from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.rows import with_kind
 
 CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
@@ -82,11 +82,6 @@ sink {{
 """
 
 
-def run_in_process(spark, plan, spec: str | None, attempt: int, run_id: str = "r1") -> dict:
-    options = faults.from_environment({faults.ENV: spec} if spec else {})
-    return run_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id, attempt=attempt, options=options))
-
-
 # ------------------------------------------------------------------------------------------------
 # the spec
 # ------------------------------------------------------------------------------------------------
@@ -142,52 +137,6 @@ def test_faults_unset_change_nothing(spark, plan_of, tmp_path):
     assert f.applies(ctx) and not f.applies(RunContext(spark, plan, plan.pipelines[0], "r1", attempt=2))
     assert not faults.parse("sink.commit:2")[0].applies(ctx)
     assert faults.parse(f"sink.commit:{plan.pipelines[0].task_id}")[0].applies(ctx)
-
-
-# ------------------------------------------------------------------------------------------------
-# raise, in process: every point, then the restore (same run id, attempt 2)
-# ------------------------------------------------------------------------------------------------
-
-RAISE_CASES = [
-    # spec, what the first attempt leaves visible in (target a, target b), words of the message
-    ("sink.write+7", ("old", "old"), "a write task failed after 7 rows"),
-    ("sink.write+100000", ("old", "old"), "on the driver after the write (no task reached row 100000)"),
-    ("sink.prepared", ("old", "old"), "injected fault at sink.prepared"),
-    ("sink.move+2", ("old", "old"), "after 2 earlier occurrence(s)"),
-    ("sink.commit", ("old", "old"), "injected fault at sink.commit"),
-    ("sink.commit+1", ("all", "old"), "injected fault at sink.commit"),  # sink a committed, b did not
-    ("pipeline.committed", ("all", "all"), "injected fault at pipeline.committed"),
-]
-
-
-def test_raise_at_every_point_then_restore_exactly_once(spark, plan_of, tmp_path):
-    expected = make_input(tmp_path / "in")
-    for n, (spec, after_failure, words) in enumerate(RAISE_CASES):
-        a, b = tmp_path / f"a{n}", tmp_path / f"b{n}"
-        seed(a)
-        seed(b)
-        plan = plan_of(job(tmp_path / "in", [a, b]), name=f"job{n}.conf")
-        key = plan.pipelines[0].task_id
-        with pytest.raises(faults.InjectedFault) as info:
-            run_in_process(spark, plan, spec, attempt=1)
-        error = info.value
-        assert error.deterministic is False and error.to_dict()["kind"] == "fault", spec
-        assert error.pipeline == key and words in str(error) and spec.split("+")[0] in str(error), str(error)
-        if spec.startswith("sink.") and spec != "sink.commit+1":
-            assert error.plugin == "sink[0] LocalFile", (spec, error.plugin)
-        for target, state in zip((a, b), after_failure, strict=True):
-            assert visible(target) == ([OLD] if state == "old" else sorted([OLD, *expected], key=lambda r: r["id"])), \
-                (spec, target)
-            if state == "old":  # a raise is aborted: staging and moved files are taken back
-                assert raw_files(target) == [target / "old.json"], spec
-        metrics = run_in_process(spark, plan, spec, attempt=2)  # the fault is armed for attempt 1 only
-        assert metrics["status"] == "FINISHED" and metrics["write_count"] == 2 * len(expected), spec
-        assert_exactly_once(a, expected)
-        assert_exactly_once(b, expected)
-        if spec == "sink.commit+1":  # a third run of the same id writes nothing
-            assert run_in_process(spark, plan, None, attempt=3)["status"] == "FINISHED"
-            assert_exactly_once(a, expected)
-            assert_exactly_once(b, expected)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ inside its file moves."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.localfile import commits as lf_commits
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.spi.fencing import StagingMismatch, Superseded
+from airflow_provider_seatunnel.spi.fencing import StagingMismatch
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests.runtime.test_jdbc_sink import ROWS, _contexts, commits, fake, job, staging_tables, table
 from tests.runtime.test_localfile import data_files, sink_conf, sink_ctx
@@ -69,27 +68,6 @@ def rows_of(spark, out: Path) -> list[int]:
 
 def _frame(spark, n: int, parts: int = 2):
     return {"t": with_kind(spark.range(n).selectExpr("cast(id as int) id").repartition(parts))}
-
-
-def test_localfile_only_the_newest_attempt_commits(spark, plan_of, tmp_path):
-    out = tmp_path / "out"
-    conf = sink_conf(out, file_format_type="json")
-    old, sink = sink_ctx(plan_of, spark, conf, run_id="same", attempt=1)
-    new, _ = sink_ctx(plan_of, spark, conf, run_id="same", attempt=1)  # a second run given the same run id
-    stale = LF_2PC.prepare(old, sink, _frame(spark, 50))
-    fresh = LF_2PC.prepare(new, sink, _frame(spark, 50))
-    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
-    assert not Path(stale.tables[0].detail["staging"]).exists()  # fenced out: the newer attempt discarded it
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        LF_2PC.commit(old, sink, stale)
-    assert data_files(out) == [] and not Path(stale.tables[0].detail["staging"]).exists()
-    LF_2PC.commit(new, sink, fresh)
-    assert rows_of(spark, out) == list(range(50))
-    with pytest.raises(Superseded):  # a zombie commit after the newer one committed records nothing either
-        LF_2PC.commit(old, sink, stale)
-    assert rows_of(spark, out) == list(range(50))
-    marker = json.loads(Path(fresh.tables[0].detail["marker"]).read_text())["body"]  # sealed (records.py)
-    assert marker["token"] == 2 and marker["bytes"] == sum(n for _, n in fresh.tables[0].parts)
 
 
 def test_localfile_a_retry_waits_for_a_commit_in_progress_then_finds_it(spark, plan_of, tmp_path, monkeypatch):
@@ -213,20 +191,6 @@ def test_jdbc_a_retry_while_the_old_commit_waits_on_a_lock_loses_nothing(plan_of
     assert int(db.sql("SELECT count(*) FROM ov")[0][0]) == n
     assert db.sql("SELECT rows_moved, attempt FROM seatunnel_commits WHERE run_id = 'ov-1'") == [[str(n), "1"]]
     assert staging_tables(db) == []
-
-
-def test_jdbc_a_stale_attempt_is_fenced_out(plan_of, spark, db):
-    text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "fenced"')
-    _, _, sink, ctx = _contexts(plan_of, spark, db, text, "fe-1")
-    stale = JDBC_2PC.prepare(ctx(1), sink, _jdbc_rows(spark, 30))
-    fresh = JDBC_2PC.prepare(ctx(2), sink, _jdbc_rows(spark, 30))
-    # each attempt its own staging table; the newer one dropped the older (fenced out, it can never commit)
-    assert staging_tables(db) == [fresh.tables[0].detail["staging"]] != [stale.tables[0].detail["staging"]]
-    with pytest.raises(Superseded, match="token 1 for fenced was superseded by token 2"):
-        JDBC_2PC.commit(ctx(1), sink, stale)
-    assert table(db, "fenced") == [] and commits(db, "fe-1") == 0
-    JDBC_2PC.commit(ctx(2), sink, fresh)
-    assert len(table(db, "fenced")) == 30 and commits(db, "fe-1") == 1 and staging_tables(db) == []
 
 
 def test_jdbc_a_staging_table_changed_after_the_write_is_not_committed(plan_of, spark, db):

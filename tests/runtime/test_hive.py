@@ -23,7 +23,6 @@ from airflow_provider_seatunnel.connectors.hive import records as hive_records
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
 from airflow_provider_seatunnel.runtime.session import session_settings
-from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.journals import TamperedRecord
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import hive_metastore
@@ -198,19 +197,6 @@ def test_a_planted_edited_or_escaping_journal_is_refused_and_never_acted_on(hive
     token.write_text(json.dumps({"token": 99}))  # a planted token would fence out every attempt
     with pytest.raises(TamperedRecord):
         HIVE_2PC.prepare(RunContext(hive, plan, p, "f2"), p.sinks[0], {"f": df})
-
-
-def test_an_overtaken_attempt_commits_nothing(hive, plan_of, metastore):
-    hive.sql("CREATE TABLE d.t_race (id bigint, name string) STORED AS ORC")
-    plan = plan_of(job(fake(ROWS), sink("d.t_race"), metastore.uri))
-    p = plan.pipelines[0]
-    df = with_kind(hive.createDataFrame(ROWS, "id bigint, name string, p string"))
-    old = HIVE_2PC.prepare(RunContext(hive, plan, p, "z1"), p.sinks[0], {"f": df})
-    new = HIVE_2PC.prepare(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], {"f": df})
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        HIVE_2PC.commit(RunContext(hive, plan, p, "z1"), p.sinks[0], old)
-    HIVE_2PC.commit(RunContext(hive, plan, p, "z1", attempt=2), p.sinks[0], new)
-    assert rows(hive, "d.t_race") == srt((i, n) for i, n, _ in ROWS)
 
 
 def test_a_missing_table_is_a_configuration_error(hive, plan_of, metastore):

@@ -13,14 +13,10 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.sqlclient.connection import required_jars
-from airflow_provider_seatunnel.runtime import twophase
-from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import DataError, RuntimeConfigError
-from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
 from tests import mysql
-
-JDBC_2PC = twophase.driver(JDBC)  # the engine's two phases over the sink's storage verbs
 
 #: the driver SeaTunnel's MySQL configs name, when its jar is in Maven's local repository
 CONNECTOR_J = mysql.connector_j()
@@ -284,25 +280,6 @@ def test_data_save_modes_and_drop_data_once_per_run(run_job, my):
 # ------------------------------------------------------------------------------------------------
 # exactly-once
 # ------------------------------------------------------------------------------------------------
-
-def test_a_staged_attempt_is_replaced_by_the_retry_and_a_zombie_commit_is_fenced(plan_of, spark, my):
-    from airflow_provider_seatunnel.spi.rows import with_kind
-
-    plan = plan_of(job(my, fake(ROWS), 'generate_sink_sql = true, table = "eo"'))
-    p = plan.pipelines[0]
-
-    def ctx(attempt):
-        return RunContext(spark, plan, p, "eo-1", attempt=attempt)
-
-    data = {"fake": with_kind(spark.createDataFrame([(1, "ann"), (2, "bob"), (3, None)], "id int, name string"))}
-    info = JDBC_2PC.prepare(ctx(1), p.sinks[0], data)  # killed before the commit
-    assert len(staging_tables(my)) == 1 and table(my, "eo") == []
-    metrics = run_pipeline(ctx(2))  # the retry stages again and commits once
-    assert metrics["write_count"] == 3 and len(table(my, "eo")) == 3 and staging_tables(my) == []
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        JDBC_2PC.commit(ctx(1), p.sinks[0], info)
-    assert len(table(my, "eo")) == 3 and commits(my, "eo-1") == 1
-
 
 # ------------------------------------------------------------------------------------------------
 # the driver, and credentials from an Airflow connection

@@ -12,9 +12,8 @@ from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import handle_save_mode
 from airflow_provider_seatunnel.connectors.sqlclient.connection import DRIVER_PATH_ENV, required_jars
 from airflow_provider_seatunnel.runtime import twophase
-from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import DataError, PipelineError, RuntimeConfigError
-from airflow_provider_seatunnel.spi.fencing import Superseded
 from tests import pg
 
 JDBC_2PC = twophase.driver(JDBC)  # the engine's two phases over the sink's storage verbs
@@ -228,18 +227,6 @@ def _data(spark, rows):
     from airflow_provider_seatunnel.spi.rows import with_kind
 
     return {"fake": with_kind(spark.createDataFrame(rows, "id int, name string"))}
-
-
-def test_a_staged_but_uncommitted_attempt_is_replaced_by_the_retry(plan_of, spark, db):
-    text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "eo"')
-    _, _, sink, ctx = _contexts(plan_of, spark, db, text, "eo-1")
-    info = JDBC_2PC.prepare(ctx(1), sink, _data(spark, [(1, "ann"), (2, "bob"), (3, None)]))  # killed before commit
-    assert len(staging_tables(db)) == 1 and table(db, "eo") == []
-    metrics = run_pipeline(ctx(2))  # the retry stages again (replacing the table) and commits once
-    assert metrics["write_count"] == 3 and len(table(db, "eo")) == 3 and staging_tables(db) == []
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        JDBC_2PC.commit(ctx(1), sink, info)  # a zombie commit of attempt 1: fenced out, it records nothing
-    assert len(table(db, "eo")) == 3 and commits(db, "eo-1") == 1
 
 
 def test_a_commit_killed_before_it_is_recorded_rolls_back(plan_of, spark, db, monkeypatch):

@@ -263,49 +263,6 @@ def ids_in(kafka, topic, isolation="read_committed") -> list[int]:
     return sorted(v["id"] for _k, v, _p in values(kafka, topic, isolation))
 
 
-def test_exactly_once_survives_a_failed_commit_and_a_repeated_one(plan_of, spark, kafka):
-    t = kafka.create_topic(topic_name("eo"), partitions=2)
-    # attempt 1 dies inside the commit, after its records were sent: the transaction never commits
-    ctx, vertex = eo_ctx(plan_of, spark, kafka, t, "E1", fault="sink.move")
-    info = KAFKA.prepare(ctx, vertex, frame(spark))
-    assert ids_in(kafka, t) == []  # prepare publishes nothing
-    with pytest.raises(faults.InjectedFault):
-        KAFKA.commit(ctx, vertex, info)
-    assert ids_in(kafka, t) == [] and len(ids_in(kafka, t, "read_uncommitted")) <= 12  # sent (in part), aborted
-    # the restore commits every row once and records the run
-    ctx2, _ = eo_ctx(plan_of, spark, kafka, t, "E1", attempt=2)
-    info2 = KAFKA.prepare(ctx2, vertex, frame(spark))
-    KAFKA.commit(ctx2, vertex, info2)
-    assert ids_in(kafka, t) == list(range(12))
-    group = transactional_id(ctx2, vertex, sink_opts(vertex)) + "-commits"
-    assert recorded(kafka, group, [t]) == "E1"
-    # a commit repeated after a crash, and a later attempt of the same run, publish nothing more
-    KAFKA.commit(ctx2, vertex, info2)
-    ctx3, _ = eo_ctx(plan_of, spark, kafka, t, "E1", attempt=3)
-    KAFKA.commit(ctx3, vertex, KAFKA.prepare(ctx3, vertex, frame(spark)))
-    assert ids_in(kafka, t) == list(range(12))
-    # another run id is another commit
-    ctx4, _ = eo_ctx(plan_of, spark, kafka, t, "E2")
-    KAFKA.commit(ctx4, vertex, KAFKA.prepare(ctx4, vertex, frame(spark, n=2)))
-    assert ids_in(kafka, t) == sorted([*range(12), 0, 1])
-
-
-def test_every_table_of_a_run_is_published_in_one_transaction(plan_of, spark, kafka):
-    a, b = kafka.create_topic(topic_name("mta")), kafka.create_topic(topic_name("mtb"))
-    data = {a: frame(spark)["default"], b: frame(spark, n=2)["default"]}  # topic = "${table_name}"
-    # attempt 1 dies after the second table's records were sent: the first table's are not visible either
-    ctx, vertex = eo_ctx(plan_of, spark, kafka, "${table_name}", "M1", fault="sink.move+1")
-    info = KAFKA.prepare(ctx, vertex, data)
-    assert [s.target for s in info.tables] == [a, b]
-    with pytest.raises(faults.InjectedFault):
-        KAFKA.commit(ctx, vertex, info)
-    assert ids_in(kafka, a) == [] == ids_in(kafka, b) and len(ids_in(kafka, a, "read_uncommitted")) == 12
-    ctx2, _ = eo_ctx(plan_of, spark, kafka, "${table_name}", "M1", attempt=2)
-    KAFKA.commit(ctx2, vertex, KAFKA.prepare(ctx2, vertex, data))
-    assert ids_in(kafka, a) == list(range(12)) and ids_in(kafka, b) == [0, 1]
-    assert recorded(kafka, transactional_id(ctx2, vertex, sink_opts(vertex)) + "-commits", [a, b]) == "M1"
-
-
 def recorded(kafka, group: str, topics):
     """The run the group's last transaction recorded (the broker writes it just after the commit returns)."""
     import time

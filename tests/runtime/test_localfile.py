@@ -448,18 +448,6 @@ def test_staging_is_invisible_until_commit(spark, plan_of, tmp_path):
     assert marker["files"] == [dst for _, dst in staged]
 
 
-def test_same_run_twice_writes_once(spark, plan_of, tmp_path):
-    out = tmp_path / "out"
-    df, _ = sample(spark)
-    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="orc"))
-    write(ctx, sink, {"t": with_kind(df)})
-    before = data_files(out)
-    retry = RunContext(spark, ctx.plan, ctx.pipeline, "run-1", attempt=2)
-    info = write(retry, sink, {"t": with_kind(df)})
-    assert info.tables[0].committed
-    assert data_files(out) == before and spark.read.orc(str(out)).count() == 3
-
-
 def test_crash_after_prepare_then_rerun(spark, plan_of, tmp_path):
     out = tmp_path / "out"
     df, _ = sample(spark)

@@ -103,31 +103,6 @@ def test_instants_decimals_and_booleans_keep_their_values(spark, plan_of, tmp_pa
         Decimal("0.01")), i % 2 == 0) for i, n, _g in ROWS]
 
 
-def test_each_run_appends_once_and_a_restore_writes_nothing_more(spark, plan_of, tmp_path):
-    wh = tmp_path / "wh"
-    text = job(fake(ROWS), paimon_sink(wh))
-    run(spark, plan_of, text, "a1")
-    run(spark, plan_of, text, "a2")
-    [restore] = run(spark, plan_of, text, "a2", attempt=2)  # an Airflow retry of a run that committed
-    assert restore["write_count"] == 3  # the rows passed once, counted, and were not written again
-    assert rows(wh) == sorted(ROWS + ROWS) and runs_of(wh) == ["a1", "a2"]
-
-
-@pytest.mark.parametrize("point", ["sink.commit", "sink.move"])
-def test_an_injected_fault_then_the_restore_commits_the_run_once(spark, plan_of, tmp_path, point):
-    """``sink.move`` fails before the Paimon commit (nothing lands), ``sink.commit`` after it (the snapshot
-    landed, the pipeline failed and aborted: its files must stay): the restore writes the run once."""
-    wh = tmp_path / "wh"
-    text = job(fake(ROWS), paimon_sink(wh, ", data_save_mode = DROP_DATA"))
-    run(spark, plan_of, text, "old")
-    with pytest.raises(faults.InjectedFault):
-        run(spark, plan_of, text, "f1", fault=point)
-    assert runs_of(wh) == (["old", "f1"] if point == "sink.commit" else ["old"])
-    assert rows(wh) == ROWS
-    run(spark, plan_of, text, "f1", attempt=2)
-    assert rows(wh) == ROWS and runs_of(wh) == ["old", "f1"]  # DROP_DATA replaced the old rows once
-
-
 def _prepared(spark, plan_of, wh: Path, run_id: str):
     plan = plan_of(job(fake(ROWS), paimon_sink(wh)))
     p = plan.pipelines[0]

@@ -12,7 +12,6 @@ from airflow_provider_seatunnel.connectors.redis import CONNECTOR as REDIS
 from airflow_provider_seatunnel.connectors.redis.staging import PREFIX
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
-from airflow_provider_seatunnel.spi.fencing import Superseded
 
 SINK = twophase.driver(REDIS)  # the engine's two phases over the sink's storage verbs
 
@@ -246,24 +245,6 @@ def test_a_failed_attempt_leaves_nothing_and_the_restore_writes_once(plan_of, sp
     ctx5, _ = sink_ctx(plan_of, spark, redis_server, options, "R2")
     SINK.commit(ctx5, vertex, SINK.prepare(ctx5, vertex, frame(spark, n=2)))
     assert r.llen("l") == 15
-
-
-def test_an_overlapping_older_attempt_is_fenced(plan_of, spark, redis_server, r):
-    options = 'key = "name", data_type = key'
-    old, vertex = sink_ctx(plan_of, spark, redis_server, options, "F1")
-    new, _ = sink_ctx(plan_of, spark, redis_server, options, "F1", attempt=2)
-    info_old = SINK.prepare(old, vertex, frame(spark))
-    info_new = SINK.prepare(new, vertex, frame(spark, n=3))  # takes a newer token, drops the old staging
-    assert info_new.tables[0].token > info_old.tables[0].token
-    with pytest.raises(Superseded):
-        SINK.commit(old, vertex, info_old)
-    assert visible(r) == []  # the zombie published nothing
-    SINK.commit(new, vertex, info_new)
-    assert visible(r) == ["n0", "n1", "n2"] and staging(r) == []
-    # the zombie retries its commit after the newer one committed: still fenced, nothing changes
-    with pytest.raises(Superseded):
-        SINK.commit(old, vertex, info_old)
-    assert visible(r) == ["n0", "n1", "n2"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import pytest
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi import get_connector
-from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import file_servers
 
@@ -123,21 +122,6 @@ def test_a_killed_committer_is_rolled_forward_once(spark, plan_of, server):
     assert read_rows(plan_of, spark, server, read_options) == [(i,) for i in range(100, 110)]
     third, _ = sink_ctx(plan_of, spark, server, options, "run-1", attempt=3)
     assert [t.committed for t in sink(server).prepare(third, vertex, frame(spark, 100, 10)).tables] == [True]
-    assert len(published(server, folder)) == 2
-
-
-def test_an_overlapping_older_attempt_is_fenced(spark, plan_of, server):
-    folder = "overlap"
-    options = block(server, folder, file_format_type="json")
-    old, vertex = sink_ctx(plan_of, spark, server, options, "same")
-    new, _ = sink_ctx(plan_of, spark, server, options, "same")
-    stale = sink(server).prepare(old, vertex, frame(spark, 0, 10))
-    fresh = sink(server).prepare(new, vertex, frame(spark, 0, 10))
-    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        sink(server).commit(old, vertex, stale)
-    assert published(server, folder) == []
-    sink(server).commit(new, vertex, fresh)
     assert len(published(server, folder)) == 2
 
 

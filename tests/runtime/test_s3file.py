@@ -96,18 +96,6 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     assert fence["token"] == 1 and fence["commit"]["done"] is True and len(fence["commit"]["moves"]) == 2
 
 
-def test_a_failed_write_leaves_nothing_visible(spark, plan_of, s3):
-    bucket = s3.new_bucket()
-    block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
-    ctx, vertex = sink_ctx(plan_of, spark, block, "run-f", fault="sink.write+3")
-    with pytest.raises(Exception, match=r"injected fault at sink\.write"):
-        SINK.prepare(ctx, vertex, frame(spark, 0, 20))
-    assert visible(s3, bucket) == [] and staging(s3, bucket) == []
-    retry, _ = sink_ctx(plan_of, spark, block, "run-f", attempt=2)
-    SINK.commit(retry, vertex, SINK.prepare(retry, vertex, frame(spark, 0, 20)))
-    assert read_ids(plan_of, spark, f"{block}, schema = {{ fields {{ {FIELDS} }} }}") == list(range(20))
-
-
 def test_a_killed_committer_is_rolled_forward_once_and_readers_never_see_it_half_done(spark, plan_of, s3):
     bucket = s3.new_bucket()
     block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
@@ -132,23 +120,6 @@ def test_a_killed_committer_is_rolled_forward_once_and_readers_never_see_it_half
     third, _ = sink_ctx(plan_of, spark, block, "run-1", attempt=3)  # a restore: committed, writes nothing
     assert [t.committed for t in SINK.prepare(third, vertex, frame(spark, 100, 10)).tables] == [True]
     assert read_ids(plan_of, spark, read_block) == [*range(10), *range(100, 110)]
-
-
-def test_an_overlapping_older_attempt_is_fenced_and_writes_nothing(spark, plan_of, s3):
-    bucket = s3.new_bucket()
-    block = f'{s3.options(bucket, "/out")}, file_format_type = "json"'
-    old, vertex = sink_ctx(plan_of, spark, block, "same")
-    new, _ = sink_ctx(plan_of, spark, block, "same")  # a second run given the same run id
-    stale = SINK.prepare(old, vertex, frame(spark, 0, 10))
-    fresh = SINK.prepare(new, vertex, frame(spark, 0, 10))
-    assert [e.token for e in stale.tables + fresh.tables] == [1, 2]
-    assert not [k for k in s3.keys(bucket) if "/token-1/" in k]  # the newer attempt discarded it
-    with pytest.raises(Superseded, match=r"token 1 .* superseded by token 2"):
-        SINK.commit(old, vertex, stale)
-    assert visible(s3, bucket) == []
-    SINK.commit(new, vertex, fresh)
-    assert read_ids(plan_of, spark, f"{block}, schema = {{ fields {{ {FIELDS} }} }}") == list(range(10))
-    assert staging(s3, bucket) == []
 
 
 def test_a_commit_checks_the_staging_and_drop_data_takes_effect_at_commit(spark, plan_of, s3):
