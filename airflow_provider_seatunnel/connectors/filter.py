@@ -79,26 +79,23 @@ class Filter(Connector, Transform, SchemaInference):
     schema = staticmethod(_schema)
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-        return _apply(vertex, inputs)
+        """Each table with the listed fields kept (or dropped), the row kind columns kept."""
+        from pyspark.sql import functions as F
 
-
-def _apply(vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
-    from pyspark.sql import functions as F
-
-    include, exclude = _options(SPEC.run_time(vertex.config))
-    if (include is None) == (exclude is None):
-        raise RuntimeConfigError("exactly one of include_fields (or fields) and exclude_fields must be set")
-    listed = include if include is not None else exclude or []
-    out = {}
-    for table, df in single_input(inputs).items():
-        require_columns(df, NAME, listed)
-        if include is not None:
-            keep = list(dict.fromkeys(include))
-        else:
-            dropped = set(listed)
-            keep = [c for c in data_columns(df) if c not in dropped]
-        out[table] = df.select(*[F.col(quote(c)) for c in keep], *kind_columns(df))
-    return out
+        include, exclude = _options(SPEC.run_time(vertex.config))
+        if (include is None) == (exclude is None):
+            raise RuntimeConfigError("exactly one of include_fields (or fields) and exclude_fields must be set")
+        listed = include if include is not None else exclude or []
+        out = {}
+        for table, df in single_input(inputs).items():
+            require_columns(df, NAME, listed)
+            if include is not None:
+                keep = list(dict.fromkeys(include))
+            else:
+                dropped = set(listed)
+                keep = [c for c in data_columns(df) if c not in dropped]
+            out[table] = df.select(*[F.col(quote(c)) for c in keep], *kind_columns(df))
+        return out
 
 
 CONNECTOR = Filter()

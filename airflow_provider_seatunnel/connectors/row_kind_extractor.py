@@ -15,7 +15,6 @@ from ..spi import (
     Capabilities,
     Connector,
     Dataset,
-    InsertOnly,
     RunContext,
     SchemaInference,
     Transform,
@@ -44,9 +43,9 @@ def _exists(field: str) -> str:
     return f"field name {field} already exists"
 
 
-class RowKindExtractor(Connector, SchemaInference, Transform, InsertOnly):
+class RowKindExtractor(Connector, SchemaInference, Transform):
     name = NAME
-    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True, inserts_only=True)
     option_spec = SPEC
     description = "Adds the row kind as a column."
 

@@ -18,7 +18,7 @@ layer; the layers are enforced by ``lint-imports`` and the protocols by the type
 """
 
 from .capabilities import Capabilities
-from .connector import NOT_RUNNABLE, Connector, InsertOnly, KnownPlugin, exactly_one_of
+from .connector import NOT_RUNNABLE, Connector, KnownPlugin, exactly_one_of
 from .contract import (
     SINK,
     SOURCE,
@@ -74,7 +74,6 @@ __all__ = [
     "Connector",
     "Dataset",
     "FromConnection",
-    "InsertOnly",
     "KnownPlugin",
     "Lineage",
     "NeedsJars",

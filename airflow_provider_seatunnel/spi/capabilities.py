@@ -45,7 +45,8 @@ class Capabilities:
     applies DELETE rows (others write them as plain rows, and the run says so); ``committer`` it publishes
     through a driver-side commit (a coordinator slot; ``Connector.has_committer`` may decide per block);
     ``connect`` its sink and transform run on a Spark Connect session (no driver JVM, no SparkContext, no
-    py4j: the DataFrame API only); ``connect_stream`` its streaming source runs there too.
+    py4j: the DataFrame API only); ``connect_stream`` its streaming source runs there too; ``inserts_only`` every
+    row it emits is an INSERT (a file or table reader: no change rows, whatever its inputs carry).
 
     From behaviour (:func:`complete`, never declared): ``runs_as`` the sections it can execute in;
     ``streams`` it reads STREAMING jobs; ``exactly_once`` it is a two-phase sink (:func:`.twophase.is_two_phase`);
@@ -59,6 +60,7 @@ class Capabilities:
     committer: bool = False
     connect: bool = False
     connect_stream: bool = False
+    inserts_only: bool = False
     runs_as: frozenset[str] = frozenset()
     streams: bool = False
     exactly_once: bool = False

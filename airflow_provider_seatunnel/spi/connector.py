@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..config.errors import Problem
     from ..config.loader import JobConfig, PluginConfig
 
-__all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "InsertOnly", "KnownPlugin", "exactly_one_of"]
+__all__ = ["NOT_RUNNABLE", "SINK", "SOURCE", "TRANSFORM", "Connector", "KnownPlugin", "exactly_one_of"]
 
 
 #: the class flags a connector declared before :class:`.capabilities.Capabilities`, and the field each became
@@ -109,9 +109,11 @@ class Connector:
         return self.capabilities.can_stream(kind)
 
     def may_emit_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
-        """Whether rows other than INSERT can come out of ``vertex``: as the connector says
-        (:class:`.contract.ChangeEmitter`), else a source may emit them and a transform passes
-        on what its inputs carry."""
+        """Whether rows other than INSERT can come out of ``vertex``: never if the connector declares
+        ``inserts_only``; else as it says (:class:`.contract.ChangeEmitter`), else a source may emit them and a
+        transform passes on what its inputs carry."""
+        if self.capabilities.inserts_only:
+            return False
         if isinstance(self, ChangeEmitter):
             return bool(self.emits_changes(vertex, inputs_change))
         return inputs_change or vertex.kind == SOURCE
@@ -133,13 +135,6 @@ class KnownPlugin(Connector):
     def __init__(self, name: str, sections: frozenset[str]):
         self.name = name  # type: ignore[misc]
         self.capabilities = complete(Capabilities(sections=sections), self)  # type: ignore[misc]
-
-
-class InsertOnly:
-    """Mixin of a plugin whose rows are all INSERT (a file or table reader)."""
-
-    def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
-        return False
 
 
 def exactly_one_of(plugin: PluginConfig, job: JobConfig, *groups: tuple[str, ...]) -> list[Problem]:

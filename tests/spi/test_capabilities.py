@@ -10,6 +10,7 @@ import pytest
 
 from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.plan.compiler import compile_text
+from airflow_provider_seatunnel.plan.model import PlanVertex
 from airflow_provider_seatunnel.spi import SINK, SOURCE, TRANSFORM, Capabilities, Connector, KnownPlugin, get_connector
 
 
@@ -75,6 +76,29 @@ def test_the_builtin_connectors_say_what_they_do():
     assert cdc.capabilities.exclusive_stream and cdc.capabilities.can_stream(SOURCE)
     assert not get_connector("mysql-cdc").capabilities.exclusive_stream
     assert not get_connector("console").capabilities.exactly_once
+
+
+class _InsertsOnly(Connector):
+    """Declares that its rows are all INSERT, and emits changes by its own rule too: the declaration decides."""
+
+    name = "CapsInsertsOnly"
+    capabilities = Capabilities(sections=frozenset({SOURCE, TRANSFORM}), inserts_only=True)
+
+    def emits_changes(self, vertex, inputs_change):
+        return True
+
+
+def test_inserts_only_is_declared_and_decides_whether_changes_can_come_out():
+    vertex = PlanVertex(id="source-0", ref="source[0]", kind=SOURCE, plugin="x", parallelism=1, config={})
+    declared = _InsertsOnly()
+    assert declared.capabilities.inserts_only
+    assert not declared.may_emit_changes(vertex, True)
+    assert KnownPlugin("Elsewhere", frozenset({SOURCE})).may_emit_changes(vertex, False)  # undeclared: it may
+    readers = {name for name in ("LocalFile", "S3File", "SftpFile", "HdfsFile", "Jdbc", "Hive", "Http", "Redis",
+                                 "RowKindExtractor") if get_connector(name).capabilities.inserts_only}
+    assert len(readers) == 9
+    assert not any(get_connector(name).capabilities.inserts_only
+                   for name in ("FakeSource", "Kafka", "Delta", "Iceberg", "Paimon", "postgres-cdc", "Sql"))
 
 
 def test_http_is_a_source_and_its_sink_a_plugin_known_to_run_elsewhere():

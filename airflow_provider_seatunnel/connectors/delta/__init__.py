@@ -18,7 +18,7 @@ checks both (:mod:`.tables`). The user's docs: docs/delta.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -40,8 +40,7 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
-from ...spi.schema import Schema
+from ...spi.options import run_time_options
 from . import checks
 from .options import NAME, SPEC, SourceOptions, parse
 from .sink import DeltaSinkVerbs
@@ -78,19 +77,12 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
 
     # compile time ------------------------------------------------------------------------------
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
+    check = staticmethod(checks.check)
+    schema = staticmethod(checks.schema)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
-
-    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        """Delta's Spark jars for the installed PySpark's minor version (:func:`.checks.delta_jars`)."""
-        return checks.delta_jars(env)
-
-    def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
-        return checks.session_conf(env)
+    #: Delta's Spark jars for the installed PySpark's minor version, its session settings
+    jars = staticmethod(checks.delta_jars)
+    session_conf = staticmethod(checks.session_conf)
 
     def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         """A source's rows are INSERTs, but for a stream of the change data feed."""

@@ -64,10 +64,11 @@ def names_delta(env: Mapping[str, Any]) -> bool:
     return "delta-spark" in named
 
 
-def delta_jars(env: Mapping[str, Any]) -> list[str]:
+def delta_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
     """Delta's jars for the installed PySpark from Maven's local repository (``make test-deps`` fetches
     them); nothing when the env names Delta itself (a cluster's way: docs/delta.md), when no Delta
-    release is known for the Spark version, or when they are not there (the run says what is missing)."""
+    release is known for the Spark version, or when they are not there (the run says what is missing). The
+    block's options do not change them."""
     minor = spark_minor()
     if names_delta(env) or minor is None or minor not in DELTA_RELEASES:
         return []
@@ -81,9 +82,9 @@ def missing_jars_hint(minor: str | None) -> str:
             f'env spark.jars.packages = "{packages}"')
 
 
-def session_conf(env: Mapping[str, Any]) -> dict[str, str]:
+def session_conf(options: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, str]:
     """Delta's SQL extension (after the env's own extensions) and its catalog as ``spark_catalog``:
-    settings a session takes when it starts only."""
+    settings a session takes when it starts only, whatever the block's options."""
     given = [e.strip() for e in str(env.get(EXTENSIONS_KEY) or "").split(",") if e.strip()]
     return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION])), CATALOG_KEY: CATALOG}
 

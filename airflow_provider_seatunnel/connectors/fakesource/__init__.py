@@ -12,7 +12,7 @@ column is a native Spark expression computed on the executors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from ...spi import (
     SOURCE,
@@ -29,7 +29,7 @@ from ...spi import (
 )
 from ...spi.errors import RuntimeConfigError
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema, TableKeys
+from ...spi.schema import TableKeys
 from .batch import batch_table
 from .options import SPEC, Table, option_problems, output_schema, read_tables, table_keys
 from .streaming import stream_table
@@ -52,9 +52,7 @@ class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, Streamin
         unknown = [p for p in SPEC.problems(plugin, job) if p.code == "unknown-option"]
         return unknown + self.check(plugin, job)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return output_schema(plugin, job)
+    schema = staticmethod(output_schema)
 
     def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
         """Its tables (one per ``tables_configs`` item), each with the keys its ``schema`` declares."""

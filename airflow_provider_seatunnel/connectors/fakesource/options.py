@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
@@ -422,8 +422,10 @@ def option_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return [_problem(job, plugin, i) for i in issues if not i.schema]
 
 
-def output_schema(plugin: PluginConfig, job: JobConfig) -> tuple[Schema | None, list[Problem]]:
-    """The output schema from ``schema`` (None for a multi-table source), with schema problems."""
+def output_schema(plugin: PluginConfig, job: JobConfig,
+                  inputs: Sequence[Schema | None] = ()) -> tuple[Schema | None, list[Problem]]:
+    """The output schema from ``schema`` (None for a multi-table source), with schema problems; a source has
+    no ``inputs``."""
     tables, issues = read_tables(plugin.options)
     problems = [_problem(job, plugin, i) for i in issues if i.schema]
     if problems or len(tables) != 1 or lookup(plugin.options, "tables_configs") is not MISSING:

@@ -18,7 +18,6 @@ from ...spi import (
     Connector,
     Dataset,
     FromConnection,
-    InsertOnly,
     Lineage,
     NeedsJars,
     RunContext,
@@ -80,10 +79,10 @@ class OnStoreFile(StoreSinkVerbs):
         return read(ctx, vertex, self.dialect)
 
 
-class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource,
              NeedsJars, FromConnection):
     name = "S3File"
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
     identity = ("bucket", "path")
     connection_option = CONN_OPTION
     secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})

@@ -20,7 +20,6 @@ from ...spi import (
     BatchSource,
     Capabilities,
     Connector,
-    InsertOnly,
     Lineage,
     SaveModes,
     SchemaInference,
@@ -65,9 +64,9 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     return problems
 
 
-class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly):
+class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource):
     name = "HdfsFile"
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
     identity = ("fs.defaultFS", "path")
     description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
     dialect = DIALECT

@@ -35,7 +35,6 @@ from ...spi import (
     Capabilities,
     Connector,
     Dataset,
-    InsertOnly,
     Lineage,
     NeedsSession,
     RunContext,
@@ -65,9 +64,9 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
     return [f"hive://{first[len('thrift://'):].rstrip('/')}/{database}.{name}"]
 
 
-class Hive(Connector, NeedsSession, Lineage, BatchSource, InsertOnly, HiveSinkVerbs):
+class Hive(Connector, NeedsSession, Lineage, BatchSource, HiveSinkVerbs):
     name = NAME
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
     option_spec = SPEC  # required and identity (table_name, metastore_uri) come from it
     description = "Reads and writes Hive tables (text, ORC, Parquet) through a Hive metastore."
 

@@ -33,7 +33,6 @@ from ...spi import (
     Connector,
     Dataset,
     FromConnection,
-    InsertOnly,
     RunContext,
     SchemaInference,
     StreamingSource,
@@ -55,11 +54,11 @@ HOOK_SETTINGS = frozenset({"proxies", "proxy", "stream", "verify", "cert", "max_
                            "extra_options", "adapter"})
 
 
-class Http(Connector, SchemaInference, BatchSource, StreamingSource, InsertOnly, FromConnection):
+class Http(Connector, SchemaInference, BatchSource, StreamingSource, FromConnection):
     name = "Http"
     connection_option = CONN_OPTION
     #: a source only: SeaTunnel's Http sink is a plugin known to run elsewhere (it plans with a not-runnable warning)
-    capabilities = Capabilities(sections=frozenset({SOURCE}))
+    capabilities = Capabilities(sections=frozenset({SOURCE}), inserts_only=True)
     option_spec = SPEC  # the source's: required (url), identity (url, method, http_conn_id) and secrets
     secrets = AUTH_HEADERS
     description = "Reads the responses of an HTTP API (JSON or text), page by page."

@@ -19,7 +19,7 @@ session started with Iceberg's SQL extensions (:mod:`.checks`: :class:`~...spi.N
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -44,8 +44,8 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
-from ...spi.schema import Schema, TableKeys
+from ...spi.options import PluginConfig, run_time_options
+from ...spi.schema import TableKeys
 from ..lakehouse.options import written
 from . import checks
 from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, NAME, SPEC, SourceOptions, parse
@@ -74,12 +74,8 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
 
     # compile time ------------------------------------------------------------------------------
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
+    check = staticmethod(checks.check)
+    schema = staticmethod(checks.schema)
 
     def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
         """A ``table_list``'s tables, named ``<namespace>.<table>``; None for one table."""
@@ -96,8 +92,7 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
     #: Iceberg's runtime for the installed PySpark's minor version, a JDBC catalog's driver
     jars = staticmethod(checks.iceberg_jars)
 
-    def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
-        return checks.session_conf(env)
+    session_conf = staticmethod(checks.session_conf)
 
     def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         """A source's rows are INSERTs (Iceberg's readers give rows, not changes)."""

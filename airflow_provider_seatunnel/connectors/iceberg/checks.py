@@ -103,9 +103,10 @@ def missing_jar_hint(minor: str) -> str:
             f'env spark.jars.packages = "{coordinate(minor)}"')
 
 
-def session_conf(env: Mapping[str, Any]) -> dict[str, str]:
+def session_conf(options: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, str]:
     """Iceberg's SQL extensions (after the env's own extensions), a setting a session takes when it starts
-    only; none on a Spark no Iceberg release is built for (the run refuses it: :mod:`.tables`)."""
+    only, whatever the block's options; none on a Spark no Iceberg release is built for (the run refuses it:
+    :mod:`.tables`)."""
     minor = spark_minor()
     if minor not in ICEBERG_RELEASES and not names_iceberg(env):
         return {}

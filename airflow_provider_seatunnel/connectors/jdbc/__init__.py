@@ -43,7 +43,6 @@ from ...spi import (
     Connector,
     Dataset,
     FromConnection,
-    InsertOnly,
     Lineage,
     NeedsJars,
     RetiresCommits,
@@ -67,11 +66,12 @@ __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 log = logging.getLogger("seatunnel.jdbc")
 
 
-class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, InsertOnly, JdbcSinkVerbs,
+class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSource, JdbcSinkVerbs,
            RetiresCommits, SourceTables, FromConnection):
     name = "Jdbc"
     connection_option = "jdbc_conn_id"
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True, connect=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True, connect=True,
+                                inserts_only=True)
     option_spec = SPEC  # identity (url, jdbc_conn_id, table_path, database, table, query) and secrets; url and
     # driver are required unless the block's jdbc_conn_id gives them (checks.py)
     description = "Reads a query or table, or writes (upserts) a table, through JDBC."

@@ -20,7 +20,7 @@ needs ``confluent-kafka`` (extra ``kafka``). The user's docs: docs/kafka.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -44,8 +44,7 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
-from ...spi.schema import Schema, TableKeys
+from ...spi.options import run_time_options
 from . import checks
 from .options import CHANGE_FORMATS, CONN_OPTION, SPEC, SourceOptions, parse, written
 from .sink import KafkaSinkVerbs
@@ -71,15 +70,9 @@ class Kafka(Connector, SchemaInference, SourceTables, BatchSource, StreamingSour
 
     # compile time ------------------------------------------------------------------------------
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
-
-    def tables(self, plugin: PluginConfig) -> Mapping[str, TableKeys] | None:
-        return checks.tables(plugin)
+    check = staticmethod(checks.check)
+    schema = staticmethod(checks.schema)
+    tables = staticmethod(checks.tables)
 
     def emits_changes(self, vertex: Vertex, inputs_change: bool) -> bool:
         """Only the change-log formats carry UPDATE/DELETE rows."""

@@ -47,7 +47,6 @@ from ...spi import (
     Capabilities,
     Connector,
     Dataset,
-    InsertOnly,
     Lineage,
     RetiresCommits,
     RunContext,
@@ -82,11 +81,12 @@ __all__ = [
 ]
 
 
-class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource,
                 LocalSinkVerbs, StreamingSource, RetiresCommits):
     name = "LocalFile"
     #: a file stream: the DataFrame API only
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True,
+                                inserts_only=True)
     identity = ("path",)
     description = "Reads or writes text, csv, json, parquet, orc, xml and binary files."
 

@@ -275,5 +275,4 @@ class PaimonSinkVerbs:
     publish = staticmethod(publish_table)
     discard = staticmethod(discard_table)
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> PaimonCommitLog:
-        return PaimonCommitLog(ctx, vertex)
+    commit_log = staticmethod(PaimonCommitLog)

@@ -36,7 +36,6 @@ from ...spi import (
     Connector,
     Dataset,
     FromConnection,
-    InsertOnly,
     RetiresCommits,
     RunContext,
     SchemaInference,
@@ -51,11 +50,11 @@ __all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Redis"]
 log = logging.getLogger("seatunnel.redis")
 
 
-class Redis(Connector, SchemaInference, BatchSource, InsertOnly, RedisSinkVerbs, RetiresCommits, FromConnection):
+class Redis(Connector, SchemaInference, BatchSource, RedisSinkVerbs, RetiresCommits, FromConnection):
     name = "Redis"
     connection_option = CONN_OPTION
     #: no committer: SeaTunnel's Redis sink has no aggregated committer (no coordinator slot)
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}))
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
     option_spec = SPEC  # required, identity and secrets (auth) come from it
     description = "Reads keys matching a pattern, or writes keys, of a Redis server (string, hash, list, set, zset)."
 

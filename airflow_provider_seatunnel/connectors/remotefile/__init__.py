@@ -31,7 +31,6 @@ from ...spi import (
     ConnectionInfo,
     Connector,
     FromConnection,
-    InsertOnly,
     Lineage,
     SaveModes,
     SchemaInference,
@@ -47,9 +46,9 @@ from . import checks
 __all__ = ["ServerFile"]
 
 
-class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
+class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource,
                   FromConnection):
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
     identity = ("host", "port", "path")
     secrets = frozenset({"password", "private_key"})
     scheme = ""
