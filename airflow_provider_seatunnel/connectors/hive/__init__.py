@@ -41,7 +41,7 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem, option
+from ...spi.options import option
 from . import checks
 from .options import NAME, SPEC, metastore_uris, session_conf, split_table
 from .sink import HiveSinkVerbs
@@ -70,11 +70,9 @@ class Hive(Connector, NeedsSession, Lineage, BatchSource, HiveSinkVerbs):
     option_spec = SPEC  # required and identity (table_name, metastore_uri) come from it
     description = "Reads and writes Hive tables (text, ORC, Parquet) through a Hive metastore."
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
+    check = staticmethod(checks.check)
 
-    def session_conf(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> Mapping[str, str]:
-        return session_conf(options)
+    session_conf = staticmethod(session_conf)
 
     assets = staticmethod(assets)
 

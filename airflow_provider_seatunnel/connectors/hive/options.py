@@ -152,9 +152,9 @@ def hadoop_settings(options: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def session_conf(options: Mapping[str, Any]) -> dict[str, str]:
+def session_conf(options: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The session settings a Hive block needs: Hive support, its metastore, its Hadoop settings (a wrong or
-    missing option is the deterministic ``RuntimeConfigError``)."""
+    missing option is the deterministic ``RuntimeConfigError``); the job's ``env`` adds nothing to them."""
     try:
         uris = metastore_uris(SPEC.run_time(options)["metastore_uri"])
     except ValueError as e:

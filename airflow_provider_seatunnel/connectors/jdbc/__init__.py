@@ -78,8 +78,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
 
     # compile time ------------------------------------------------------------------------------
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return check(plugin, job)
+    check = staticmethod(check)
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         from ..sqlclient.connection import options_from_connection
@@ -121,8 +120,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
         """SeaTunnel's Jdbc sink has an aggregated committer only with ``is_exactly_once`` (XA)."""
         return as_bool(option(options, "is_exactly_once")) is True
 
-    def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
-        return required_jars(options, env)
+    jars = staticmethod(required_jars)
 
     assets = staticmethod(assets)
     table_assets = staticmethod(table_assets)

@@ -220,7 +220,7 @@ def _jar_list(paths: str) -> list[str]:
     return found
 
 
-def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> list[str]:
+def required_jars(options: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> list[str]:
     """The jars holding the JDBC driver of a Jdbc block, to put on Spark's classpath.
 
     The explicit ones, when there are any: the block's connection's ``driver_path`` (see
@@ -230,10 +230,10 @@ def required_jars(config: Mapping[str, Any], env: Mapping[str, Any] | None = Non
     of the driver's family (``postgresql``, ``mysql``...); else the first existing well-known
     system location for the driver class or URL scheme (Debian's ``/usr/share/java/postgresql.jar``...).
     """
-    explicit = _jar_list(str(option(config, DRIVER_PATH_OPTION, ""))) + _jar_list(value(JDBC_DRIVER_PATH) or "")
+    explicit = _jar_list(str(option(options, DRIVER_PATH_OPTION, ""))) + _jar_list(value(JDBC_DRIVER_PATH) or "")
     if explicit:
         return list(dict.fromkeys(explicit))
-    url, driver = str(option(config, "url", "")), str(option(config, "driver", ""))
+    url, driver = str(option(options, "url", "")), str(option(options, "driver", ""))
     family = _family(url, driver)
     if family is None:
         return []
