@@ -32,6 +32,7 @@ from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ...spi.schema import Schema
 from . import s3checks as checks
+from .optionspec import S3_SPEC
 from .s3options import CONN_OPTION, S3, Dialect, s3a_jars
 from .storesink import StoreSinkVerbs
 
@@ -84,9 +85,8 @@ class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineag
              NeedsJars, FromConnection):
     name = "S3File"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
-    identity = ("bucket", "path")
+    option_spec = S3_SPEC
     connection_option = CONN_OPTION
-    secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
     description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
     #: how the plugin's blocks read as S3 settings (the source and sink take it)
     dialect: ClassVar[Dialect] = S3

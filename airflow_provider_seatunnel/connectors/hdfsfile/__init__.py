@@ -33,6 +33,7 @@ from ...spi.schema import Schema
 from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
 from ..files.options import opt
+from ..files.optionspec import HDFS_SPEC
 from ..files.s3options import Dialect
 from . import store
 
@@ -68,7 +69,7 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly):
     name = "HdfsFile"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
-    identity = ("fs.defaultFS", "path")
+    option_spec = HDFS_SPEC
     description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
     dialect = DIALECT
 

@@ -70,6 +70,7 @@ from ..files.options import (
     PENDING_DIR,
     STAGING_DIR,
 )
+from ..files.optionspec import FILE_SPEC
 from ..files.placeholders import assets, table_assets
 from . import commits, sink, source
 from .sink import LocalSinkVerbs, handle_save_mode, save_mode
@@ -87,7 +88,7 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     name = "LocalFile"
     #: a file stream: the DataFrame API only
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True)
-    identity = ("path",)
+    option_spec = FILE_SPEC
     description = "Reads or writes text, csv, json, parquet, orc, xml and binary files."
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:

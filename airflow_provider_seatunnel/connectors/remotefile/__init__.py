@@ -50,8 +50,6 @@ __all__ = ["ServerFile"]
 class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource, InsertOnly,
                   FromConnection):
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True)
-    identity = ("host", "port", "path")
-    secrets = frozenset({"password", "private_key"})
     scheme = ""
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
