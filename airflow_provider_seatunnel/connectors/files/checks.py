@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...spi import SINK, SOURCE
@@ -286,3 +286,42 @@ def schema(plugin: PluginConfig, job: JobConfig,
     if plugin.section == SINK:
         return None, _sink_schema(plugin, job, inputs)
     return _source_schema(plugin, job)
+
+
+# ---------------------------------------------------------------------------------------------
+# A store's own options (S3, the object stores, the file servers)
+# ---------------------------------------------------------------------------------------------
+
+class StoreBlock:
+    """A store's options being checked in a block or a source's ``tables_configs`` item: :meth:`value`
+    takes what an item does not set from its block (``shared``), :meth:`report` locates a problem at
+    the item's key."""
+
+    def __init__(self, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any], prefix: str,
+                 shared: Mapping[str, Any]):
+        self.plugin, self.job, self.options, self.prefix, self.shared = plugin, job, options, prefix, shared
+        self.problems: list[Problem] = []
+
+    def value(self, key: str) -> Any:
+        found = opt(self.options, key)
+        return found if found is not None else opt(self.shared, key)
+
+    def report(self, message: str, key: str, hint: str | None = None, severity: str = "error") -> None:
+        self.problems.append(self.job.problem(message, self.plugin, key=self.prefix + key, hint=hint,
+                                              severity=severity))
+
+
+def check_with_store(plugin: PluginConfig, job: JobConfig, store: Callable[[StoreBlock], None]) -> list[Problem]:
+    """The file options' problems (:func:`check`), then ``store``'s over the block, or over each source
+    ``tables_configs`` item (which takes the store options it does not set from its block)."""
+    problems = check(plugin, job)
+    tables = plugin.get("tables_configs")
+    if plugin.section == SOURCE and isinstance(tables, list) and tables:
+        blocks = [StoreBlock(plugin, job, item, f"tables_configs[{i}].", plugin.options)
+                  for i, item in enumerate(tables) if isinstance(item, Mapping)]
+    else:
+        blocks = [StoreBlock(plugin, job, plugin.options, "", {})]
+    for block in blocks:
+        store(block)
+        problems += block.problems
+    return problems

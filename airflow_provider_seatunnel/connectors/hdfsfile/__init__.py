@@ -10,7 +10,7 @@ compare-and-swap is a rename that refuses an existing target (:mod:`..files.file
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -29,7 +29,6 @@ from ...spi import (
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
 from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
 from ..files.options import opt
@@ -76,9 +75,7 @@ class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, S
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return file_checks.check(plugin, job) + _server_problems(plugin, job)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return file_checks.schema(plugin, job, inputs)
+    schema = staticmethod(file_checks.schema)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         fs, path = opt(options, "fs.defaultFS"), opt(options, "path")
