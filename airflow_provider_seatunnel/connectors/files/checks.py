@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, as_int, as_list
+from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, as_bool, as_list
 from ...spi.schema import Schema, schema_from_options
 from .excel import sheet_name_problem
 from .options import (
@@ -23,6 +23,7 @@ from .options import (
     UNAVAILABLE_CODECS,
     opt,
 )
+from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
 
 
@@ -104,20 +105,17 @@ def _check_codec(b: _Block, fmt: str | None) -> None:
 
 
 def _check_values(b: _Block) -> None:
-    """Integers and booleans."""
-    for key in ("skip_header_row_number",) + (("batch_size",) if b.sink else ()):
-        value = opt(b.options, key)
-        minimum = 1 if key == "batch_size" else 0
-        number = as_int(value) if value is not None else None
-        if value is not None and (number is None or number < minimum):
-            b.report(f"{key} must be an integer >= {minimum}, found {value!r}", key)
-    booleans = ("enable_header_write", "is_partition_field_write_in_file", "custom_filename", "have_partition",
-                "is_enable_transaction", "xml_use_attr_format") if b.sink else ("parse_partition_from_path",
-                                                                                 "xml_use_attr_format")
-    for key in booleans:
-        value = opt(b.options, key)
-        if value is not None and as_bool(value) is None:
-            b.report(f"{key} must be true or false, found {value!r}", key)
+    """The typed values of a ``tables_configs`` item, by the file spec (the spec reports the block's own)."""
+    if not b.prefix:
+        return
+    for option in FILE_SPEC.options:
+        key, value = option.raw(b.options)
+        if value is MISSING or option.type not in ("int", "bool") or not option.applies_to(b.plugin.section):
+            continue
+        try:
+            option.coerce(key, value)
+        except OptionError as e:
+            b.report(e.message, key)
 
 
 def _check_excel(b: _Block) -> None:
@@ -127,9 +125,6 @@ def _check_excel(b: _Block) -> None:
         problem = sheet_name_problem(str(sheet)) if sheet is not None else None
         if problem:
             b.report(f"sheet_name: {problem}", "sheet_name")
-        window = opt(b.options, "max_rows_in_memory")
-        if window is not None and as_int(window) is None:
-            b.report(f"max_rows_in_memory must be an integer, found {window!r}", "max_rows_in_memory")
     elif str(opt(b.options, "path", "")).strip().lower().endswith(".xls"):
         b.cannot_run("reading .xls (Excel 97-2003) files is not supported by this package", "path",
                      hint="save the workbook as .xlsx (openpyxl reads only the zip-based format)")
@@ -291,3 +286,42 @@ def schema(plugin: PluginConfig, job: JobConfig,
     if plugin.section == SINK:
         return None, _sink_schema(plugin, job, inputs)
     return _source_schema(plugin, job)
+
+
+# ---------------------------------------------------------------------------------------------
+# A store's own options (S3, the object stores, the file servers)
+# ---------------------------------------------------------------------------------------------
+
+class StoreBlock:
+    """A store's options being checked in a block or a source's ``tables_configs`` item: :meth:`value`
+    takes what an item does not set from its block (``shared``), :meth:`report` locates a problem at
+    the item's key."""
+
+    def __init__(self, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any], prefix: str,
+                 shared: Mapping[str, Any]):
+        self.plugin, self.job, self.options, self.prefix, self.shared = plugin, job, options, prefix, shared
+        self.problems: list[Problem] = []
+
+    def value(self, key: str) -> Any:
+        found = opt(self.options, key)
+        return found if found is not None else opt(self.shared, key)
+
+    def report(self, message: str, key: str, hint: str | None = None, severity: str = "error") -> None:
+        self.problems.append(self.job.problem(message, self.plugin, key=self.prefix + key, hint=hint,
+                                              severity=severity))
+
+
+def check_with_store(plugin: PluginConfig, job: JobConfig, store: Callable[[StoreBlock], None]) -> list[Problem]:
+    """The file options' problems (:func:`check`), then ``store``'s over the block, or over each source
+    ``tables_configs`` item (which takes the store options it does not set from its block)."""
+    problems = check(plugin, job)
+    tables = plugin.get("tables_configs")
+    if plugin.section == SOURCE and isinstance(tables, list) and tables:
+        blocks = [StoreBlock(plugin, job, item, f"tables_configs[{i}].", plugin.options)
+                  for i, item in enumerate(tables) if isinstance(item, Mapping)]
+    else:
+        blocks = [StoreBlock(plugin, job, plugin.options, "", {})]
+    for block in blocks:
+        store(block)
+        problems += block.problems
+    return problems

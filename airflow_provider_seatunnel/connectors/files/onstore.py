@@ -6,7 +6,7 @@ own dialect and option names."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...spi import (
@@ -28,9 +28,9 @@ from ...spi import (
     Vertex,
 )
 from ...spi.contract import ConnectionInfo
-from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
-from . import s3checks as checks
+from . import checks as file_checks
+from . import s3checks
+from .optionspec import S3_SPEC
 from .s3options import CONN_OPTION, S3, Dialect, s3a_jars
 from .storesink import StoreSinkVerbs
 
@@ -83,19 +83,14 @@ class S3Compatible(OnStoreFile, Connector, SchemaInference, Lineage, TableLineag
              NeedsJars, FromConnection):
     name = "S3File"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
-    identity = ("bucket", "path")
+    option_spec = S3_SPEC
     connection_option = CONN_OPTION
-    secrets = frozenset({"access_key", "secret_key", "access_secret", "aws_session_token"})
     description = "Reads or writes text, csv, json, parquet and orc objects in an S3 bucket."
     #: how the plugin's blocks read as S3 settings (the source and sink take it)
     dialect: ClassVar[Dialect] = S3
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
+    check = staticmethod(s3checks.check)
+    schema = staticmethod(file_checks.schema)
 
     def jars(self, options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
         return s3a_jars(env)

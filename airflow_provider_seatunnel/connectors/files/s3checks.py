@@ -4,13 +4,10 @@ credentials provider and its keys, ``hadoop_s3_properties``, ``aws_conn_id``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
-from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
-from . import checks as file_checks
+from .checks import StoreBlock, check_with_store
 from .options import opt
 from .s3options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
 
@@ -20,17 +17,8 @@ _KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,
                     "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider")
 
 
-def _s3_problems(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any], prefix: str,
-                 shared: Mapping[str, Any]) -> list[Problem]:
-    problems: list[Problem] = []
-
-    def report(message: str, key: str, hint: str | None = None) -> None:
-        problems.append(job.problem(message, plugin, key=prefix + key, hint=hint))
-
-    def value(key: str) -> Any:
-        found = opt(options, key)
-        return found if found is not None else opt(shared, key)
-
+def _s3_problems(b: StoreBlock) -> None:
+    report, value, options = b.report, b.value, b.options
     bucket = value("bucket")
     if bucket is None:
         report("the option 'bucket' is required", "bucket", hint='set bucket = "s3a://my-bucket"')
@@ -68,22 +56,8 @@ def _s3_problems(plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any
     conn = value(CONN_OPTION)
     if conn is not None and (not isinstance(conn, str) or not conn.strip()):
         report(f"{CONN_OPTION} must name an Airflow connection of type aws", CONN_OPTION)
-    return problems
 
 
 def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """LocalFile's checks of the file options, then the S3 options of the block (or of each
-    ``tables_configs`` item, which takes the connection options it does not set from its block)."""
-    problems = file_checks.check(plugin, job)
-    tables = plugin.get("tables_configs")
-    if plugin.section == SOURCE and isinstance(tables, list) and tables:
-        for i, item in enumerate(tables):
-            if isinstance(item, Mapping):
-                problems += _s3_problems(plugin, job, item, f"tables_configs[{i}].", plugin.options)
-        return problems
-    return problems + _s3_problems(plugin, job, plugin.options, "", {})
-
-
-def schema(plugin: PluginConfig, job: JobConfig,
-           inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    return file_checks.schema(plugin, job, inputs)
+    """The file options' checks, then the S3 options of the block (or of each ``tables_configs`` item)."""
+    return check_with_store(plugin, job, _s3_problems)

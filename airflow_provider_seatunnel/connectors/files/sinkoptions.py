@@ -6,46 +6,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi.options import as_list
-from .options import CODECS, DEFAULT_DELIMITER, DEFAULT_FILE_NAME, config_error, count, flag, format_of, opt
+from ...spi import SINK
+from .options import CODECS, DEFAULT_DELIMITER, DEFAULT_FILE_NAME, config_error, format_of
+from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
 
 
 def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of one table's write, read and checked once."""
+    """The options of one table's write: typed by the file spec once, then the rules it cannot state
+    (the format's codecs, the file name's time pattern)."""
     fmt = format_of(config)
-    codec = str(opt(config, "compress_codec", "none")).strip().lower()
+    o = FILE_SPEC.run_time(config, SINK)
+    codec = o["compress_codec"].strip().lower()
     if codec not in CODECS[fmt]:
         raise config_error(f"compress_codec {codec!r} is not available for {fmt} files: use one of "
                            + ", ".join(CODECS[fmt]))
-    row_delimiter = opt(config, "row_delimiter", "\n")
-    expression = str(opt(config, "file_name_expression", DEFAULT_FILE_NAME))
-    if not expression.strip():
-        expression = DEFAULT_FILE_NAME
-    time_format = str(opt(config, "filename_time_format", "yyyy.MM.dd"))
-    problem = java_pattern_problem(time_format)
+    expression = o["file_name_expression"] if o["file_name_expression"].strip() else DEFAULT_FILE_NAME
+    problem = java_pattern_problem(o["filename_time_format"])
     if problem:
         raise config_error(f"filename_time_format: {problem}")
+    header = o["enable_header_write"]
     return {
         "format": fmt, "codec": codec,
-        "delimiter": "," if fmt == "csv" else str(opt(config, "field_delimiter", DEFAULT_DELIMITER, "delimiter")),
-        "row_delimiter": str(row_delimiter) if row_delimiter != "" else "\n",
-        "header": flag(config, "enable_header_write", False),
-        "xml_root_tag": str(opt(config, "xml_root_tag", "RECORDS")),
-        "xml_row_tag": str(opt(config, "xml_row_tag", "RECORD")),
-        "xml_attr": flag(config, "xml_use_attr_format", False),
-        "sheet_name": opt(config, "sheet_name"),  # excel; its header is written unless set false
-        "excel_header": flag(config, "enable_header_write", True),
-        "encoding": str(opt(config, "encoding", "UTF-8")),
-        "sink_columns": [str(c) for c in as_list(opt(config, "sink_columns"))],
-        "partition_by": [str(c) for c in as_list(opt(config, "partition_by"))],
-        "partition_dir_expression": opt(config, "partition_dir_expression"),
-        "partition_in_file": flag(config, "is_partition_field_write_in_file", False),
-        "file_name_expression": expression, "filename_time_format": time_format,
-        "batch_size": count(config, "batch_size", 1000000, 1),
-        "date": str(opt(config, "date_format", "yyyy-MM-dd")),
-        "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
-        "time": str(opt(config, "time_format", "HH:mm:ss")),
+        "delimiter": "," if fmt == "csv" else (o["field_delimiter"] if o.given("field_delimiter")
+                                               else DEFAULT_DELIMITER),
+        "row_delimiter": o["row_delimiter"] or "\n",
+        "header": bool(header),
+        "xml_root_tag": o["xml_root_tag"], "xml_row_tag": o["xml_row_tag"], "xml_attr": o["xml_use_attr_format"],
+        "sheet_name": o["sheet_name"],  # excel; its header is written unless set false
+        "excel_header": header is not False,
+        "encoding": o["encoding"],
+        "sink_columns": [str(c) for c in o["sink_columns"] or ()],
+        "partition_by": [str(c) for c in o["partition_by"] or ()],
+        "partition_dir_expression": o["partition_dir_expression"],
+        "partition_in_file": o["is_partition_field_write_in_file"],
+        "file_name_expression": expression, "filename_time_format": o["filename_time_format"],
+        "batch_size": o["batch_size"],
+        "date": o["date_format"], "datetime": o["datetime_format"], "time": o["time_format"],
     }
 
 

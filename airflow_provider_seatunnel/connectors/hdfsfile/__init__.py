@@ -10,7 +10,7 @@ compare-and-swap is a rename that refuses an existing target (:mod:`..files.file
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -28,10 +28,10 @@ from ...spi import (
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
 from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
 from ..files.options import opt
+from ..files.optionspec import HDFS_SPEC
 from ..files.s3options import Dialect
 from . import store
 
@@ -67,16 +67,14 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource):
     name = "HdfsFile"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
-    identity = ("fs.defaultFS", "path")
+    option_spec = HDFS_SPEC
     description = "Reads or writes text, csv, json, parquet, orc, xml and excel files on HDFS."
     dialect = DIALECT
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return file_checks.check(plugin, job) + _server_problems(plugin, job)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return file_checks.schema(plugin, job, inputs)
+    schema = staticmethod(file_checks.schema)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         fs, path = opt(options, "fs.defaultFS"), opt(options, "path")

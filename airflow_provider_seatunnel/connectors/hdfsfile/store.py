@@ -19,7 +19,7 @@ from typing import Any
 
 from ...spi.errors import RuntimeConfigError
 from ..files.filestore import FileStore
-from ..files.options import opt
+from ..files.optionspec import HDFS_SPEC
 from ..files.s3options import Traits
 
 log = logging.getLogger("seatunnel.hdfsfile")
@@ -62,12 +62,13 @@ def default_fs(value: Any) -> str:
 
 
 def settings(config: Mapping[str, Any]) -> HdfsSettings:
-    text = str(opt(config, "path") or "").strip()
+    """The store settings of a block (a table's options), typed by HdfsFile's spec."""
+    o = HDFS_SPEC.run_time(config)
+    text = (o["path"] or "").strip()
     parts = [p for p in text.split("/") if p]
     if not parts or any(p in (".", "..") for p in parts):
         raise config_error(f"path {text!r} must name a folder (no '.' or '..' segments)")
-    site = opt(config, "hdfs_site_path")
-    return HdfsSettings(default_fs(opt(config, "fs.defaultFS")), "/".join(parts), str(site) if site else None)
+    return HdfsSettings(default_fs(o["fs.defaultFS"]), "/".join(parts), o["hdfs_site_path"] or None)
 
 
 def _java_class(error: Exception) -> str:

@@ -37,7 +37,7 @@ compile-time checks and schemas: :mod:`.checks`. Deviations from SeaTunnel are l
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -57,8 +57,6 @@ from ...spi import (
     Unnamed,
     Vertex,
 )
-from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
 from ..files import checks, documents
 from ..files.options import (
     CODECS,
@@ -69,6 +67,7 @@ from ..files.options import (
     PENDING_DIR,
     STAGING_DIR,
 )
+from ..files.optionspec import FILE_SPEC
 from ..files.placeholders import assets, table_assets
 from . import commits, sink, source
 from .sink import LocalSinkVerbs, handle_save_mode, save_mode
@@ -87,15 +86,11 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     #: a file stream: the DataFrame API only
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), connect=True, connect_stream=True, committer=True,
                                 inserts_only=True)
-    identity = ("path",)
+    option_spec = FILE_SPEC
     description = "Reads or writes text, csv, json, parquet, orc, xml and binary files."
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        return checks.check(plugin, job)
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
+    check = staticmethod(checks.check)
+    schema = staticmethod(checks.schema)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         return assets(options)

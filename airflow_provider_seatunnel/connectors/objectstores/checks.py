@@ -14,36 +14,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from functools import partial
 
-from ...spi import SINK, SOURCE
+from ...spi import SINK
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ..files import checks as file_checks
+from ..files.checks import StoreBlock, check_with_store
 from ..files.options import opt
 from ..files.s3options import CONN_OPTION, key_prefix
 from .stores import StoreSpec, bucket_parts
 
 
-class _Block:
-    """The store options of one block (``prefix``: a ``tables_configs`` item's, ``shared``: its block's)."""
-
-    def __init__(self, spec: StoreSpec, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any],
-                 prefix: str, shared: Mapping[str, Any]):
-        self.spec, self.plugin, self.job, self.options = spec, plugin, job, options
-        self.prefix, self.shared = prefix, shared
-        self.problems: list[Problem] = []
-
-    def value(self, key: str) -> Any:
-        found = opt(self.options, key)
-        return found if found is not None else opt(self.shared, key)
-
-    def report(self, message: str, key: str, hint: str | None = None, severity: str = "error") -> None:
-        self.problems.append(self.job.problem(message, self.plugin, key=self.prefix + key, hint=hint,
-                                              severity=severity))
-
-
-def _bucket(b: _Block) -> None:
-    spec, bucket = b.spec, b.value("bucket")
+def _bucket(spec: StoreSpec, b: StoreBlock) -> None:
+    bucket = b.value("bucket")
     hint = f'set bucket = "{spec.scheme}://my-bucket"'
     if bucket is None:
         b.report("the option 'bucket' is required", "bucket", hint=hint)
@@ -61,8 +43,8 @@ def _bucket(b: _Block) -> None:
                       "the folder in path")
 
 
-def _required(b: _Block) -> None:
-    spec, from_connection = b.spec, b.value(CONN_OPTION) is not None
+def _required(spec: StoreSpec, b: StoreBlock) -> None:
+    from_connection = b.value(CONN_OPTION) is not None
     given = {spec.key_id, spec.secret, "endpoint", "region"}
     for key in spec.requires(b.plugin.section == SINK):
         if key == "bucket" or b.value(key) is not None or (from_connection and key in given):
@@ -77,19 +59,19 @@ def _required(b: _Block) -> None:
             b.report(f"{spec.key_id} and {spec.secret} go together: '{missing}' is missing", missing)
 
 
-def _values(b: _Block) -> None:
+def _values(spec: StoreSpec, b: StoreBlock) -> None:
     endpoint = b.value("endpoint")
     if endpoint is not None and str(endpoint).strip():
         text = str(endpoint).strip()
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text) and not re.match(r"(?i)^https?://", text):
             b.report(f"endpoint '{text}' is not a host or an http(s) URL", "endpoint",
-                     hint=f'set endpoint = "{b.spec.example if b.spec.place == "endpoint" else "https://host"}"')
+                     hint=f'set endpoint = "{spec.example if spec.place == "endpoint" else "https://host"}"')
     path = opt(b.options, "path")
     if path is not None:
         try:
-            key_prefix(path, b.spec.plugin)
+            key_prefix(path, spec.plugin)
         except Exception as e:
-            b.report(str(e).removeprefix(f"{b.spec.plugin}: "), "path", hint='set path = "/folder/in/bucket"')
+            b.report(str(e).removeprefix(f"{spec.plugin}: "), "path", hint='set path = "/folder/in/bucket"')
     props = b.value("hadoop_s3_properties")
     if props is not None and not isinstance(props, Mapping):
         b.report("hadoop_s3_properties must be a map of Hadoop settings", "hadoop_s3_properties",
@@ -99,24 +81,12 @@ def _values(b: _Block) -> None:
         b.report(f"{CONN_OPTION} must name an Airflow connection of type aws", CONN_OPTION)
 
 
-def _store_problems(spec: StoreSpec, plugin: PluginConfig, job: JobConfig, options: Mapping[str, Any],
-                    prefix: str, shared: Mapping[str, Any]) -> list[Problem]:
-    b = _Block(spec, plugin, job, options, prefix, shared)
-    _bucket(b)
-    _required(b)
-    _values(b)
-    return b.problems
+def _store_problems(spec: StoreSpec, b: StoreBlock) -> None:
+    _bucket(spec, b)
+    _required(spec, b)
+    _values(spec, b)
 
 
 def check(spec: StoreSpec, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-    """LocalFile's checks of the file options, then the store options of the block or of each
-    source ``tables_configs`` item."""
-    problems = file_checks.check(plugin, job)
-    tables = plugin.get("tables_configs")
-    if plugin.section == SOURCE and isinstance(tables, list) and tables:
-        for i, item in enumerate(tables):
-            if isinstance(item, Mapping):
-                problems += _store_problems(spec, plugin, job, item, f"tables_configs[{i}].", plugin.options)
-        return problems
-    return problems + _store_problems(spec, plugin, job, plugin.options, "", {})
-
+    """The file options' checks, then the store options of the block or of each source ``tables_configs`` item."""
+    return check_with_store(plugin, job, partial(_store_problems, spec))

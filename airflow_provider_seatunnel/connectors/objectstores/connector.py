@@ -25,7 +25,6 @@ class ObjectStoreFile(S3Compatible):
     """A store with an S3 API under its own SeaTunnel plugin; subclasses set ``spec``."""
 
     spec: ClassVar[StoreSpec]
-    identity = ("bucket", "path")
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return checks.check(self.spec, plugin, job)

@@ -11,7 +11,7 @@ class CosFile(ObjectStoreFile):
     name = "CosFile"
     spec = COS
     dialect = COS.dialect
-    secrets = frozenset({"secret_id", "secret_key", "aws_session_token"})
+    option_spec = COS.options
     description = "Reads or writes text, csv, json, parquet and orc objects in a Tencent COS bucket (its S3 API)."
 
 

@@ -11,7 +11,7 @@ class ObsFile(ObjectStoreFile):
     name = "ObsFile"
     spec = OBS
     dialect = OBS.dialect
-    secrets = frozenset({"access_key", "access_secret", "aws_session_token"})
+    option_spec = OBS.options
     description = "Reads or writes text, csv, json, parquet and orc objects in a Huawei OBS bucket (its S3 API)."
 
 

@@ -11,7 +11,7 @@ class OssFile(ObjectStoreFile):
     name = "OssFile"
     spec = OSS
     dialect = OSS.dialect
-    secrets = frozenset({"access_key", "access_secret", "aws_session_token"})
+    option_spec = OSS.options
     description = "Reads or writes text, csv, json, parquet and orc objects in an Aliyun OSS bucket (its S3 API)."
 
 

@@ -38,7 +38,9 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...spi.optionspec import OptionSpec
 from ..files.options import opt
+from ..files.optionspec import file_spec, object_store_options
 from ..files.s3options import (
     DEFAULT_REGION,
     SIMPLE_PROVIDER,
@@ -79,6 +81,11 @@ class StoreSpec:
         shared = ("bucket", self.key_id, self.secret, "endpoint", "region", "aws_session_token",
                   "hadoop_s3_properties")
         return Dialect(self.plugin, partial(settings, self), shared)
+
+    @property
+    def options(self) -> OptionSpec:
+        """The plugin's options: its credential names, the other S3 settings and the file options."""
+        return file_spec(*object_store_options(self.key_id, self.secret))
 
     def requires(self, sink: bool) -> tuple[str, ...]:
         return self.sink_requires if sink else self.source_requires

@@ -19,7 +19,7 @@ forward by the next attempt; an overtaken attempt raises ``Superseded``. Not in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...spi import (
@@ -38,7 +38,7 @@ from ...spi import (
     Unnamed,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
+from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
 from ..files.s3options import Dialect
 from . import checks
@@ -49,16 +49,12 @@ __all__ = ["ServerFile"]
 class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, SaveModes, BatchSource,
                   FromConnection):
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, inserts_only=True)
-    identity = ("host", "port", "path")
-    secrets = frozenset({"password", "private_key"})
     scheme = ""
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         return checks.check(plugin, job, self.connection_option)
 
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        return checks.schema(plugin, job, inputs)
+    schema = staticmethod(file_checks.schema)
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """host, port, login (``user``) and password, and from the extra: FTP's ``passive``

@@ -5,28 +5,17 @@ with a ``key_file``), ``path``, FtpFile's ``connection_mode``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from ...spi import SOURCE
 from ...spi.options import JobConfig, PluginConfig, Problem
-from ...spi.schema import Schema
-from ..files import checks as file_checks
+from ..files.checks import StoreBlock, check_with_store
 from ..files.options import opt
 from .options import CONNECTION_MODES, key_prefix
 
 
-def _server_problems(plugin: PluginConfig, job: JobConfig, conn_option: str, options: Mapping[str, Any],
-                     prefix: str, shared: Mapping[str, Any]) -> list[Problem]:
-    problems: list[Problem] = []
-
-    def report(message: str, key: str, hint: str | None = None) -> None:
-        problems.append(job.problem(message, plugin, key=prefix + key, hint=hint))
-
-    def value(key: str) -> Any:
-        found = opt(options, key)
-        return found if found is not None else opt(shared, key)
-
+def _server_problems(conn_option: str, b: StoreBlock) -> None:
+    report, value, options = b.report, b.value, b.options
     conn = value(conn_option)
     if conn is not None and (not isinstance(conn, str) or not conn.strip()):
         report(f"{conn_option} must name an Airflow connection", conn_option)
@@ -47,14 +36,13 @@ def _server_problems(plugin: PluginConfig, job: JobConfig, conn_option: str, opt
     path = opt(options, "path")
     if path is not None:
         try:
-            key_prefix(plugin.name, path)
+            key_prefix(b.plugin.name, path)
         except Exception as e:
             report(str(e).split(": ", 1)[-1], "path", hint='set path = "/folder/on/the/server"')
     mode = value("connection_mode")
     if mode is not None and str(mode).strip().lower() not in CONNECTION_MODES:
         report(f"unknown connection_mode '{mode}'", "connection_mode", hint=f"use one of {', '.join(CONNECTION_MODES)}")
     _host_key_problems(report, value)
-    return problems
 
 
 def _host_key_problems(report: Any, value: Any) -> None:
@@ -74,18 +62,5 @@ def _host_key_problems(report: Any, value: Any) -> None:
 
 
 def check(plugin: PluginConfig, job: JobConfig, conn_option: str) -> list[Problem]:
-    """LocalFile's checks of the file options, then the server options of the block (or of each
-    ``tables_configs`` item, which takes the server options it does not set from its block)."""
-    problems = file_checks.check(plugin, job)
-    tables = plugin.get("tables_configs")
-    if plugin.section == SOURCE and isinstance(tables, list) and tables:
-        for i, item in enumerate(tables):
-            if isinstance(item, Mapping):
-                problems += _server_problems(plugin, job, conn_option, item, f"tables_configs[{i}].", plugin.options)
-        return problems
-    return problems + _server_problems(plugin, job, conn_option, plugin.options, "", {})
-
-
-def schema(plugin: PluginConfig, job: JobConfig,
-           inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-    return file_checks.schema(plugin, job, inputs)
+    """The file options' checks, then the server options of the block (or of each ``tables_configs`` item)."""
+    return check_with_store(plugin, job, partial(_server_problems, conn_option))

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...spi.errors import RuntimeConfigError
-from ..files.options import opt
+from ..files.optionspec import FTP_SPEC, SFTP_SPEC
 from ..files.s3options import Traits
 from .hostkeys import HostKeyPolicy, host_key_policy
 
@@ -94,6 +94,10 @@ def config_error(plugin: str, message: str) -> RuntimeConfigError:
     return RuntimeConfigError(f"{plugin}: {message}")
 
 
+#: each scheme's spec (the file options and the server's)
+_SPECS = {"ftp": FTP_SPEC, "sftp": SFTP_SPEC}
+
+
 def key_prefix(plugin: str, path: Any) -> str:
     """``path`` as a key: no leading or trailing '/', no '.' or '..' segments."""
     text = str(path or "").strip()
@@ -106,24 +110,24 @@ def key_prefix(plugin: str, path: Any) -> str:
 
 
 def settings(plugin: str, scheme: str, config: Mapping[str, Any]) -> ServerSettings:
-    """The server settings of a block (a table's options)."""
-    host, user = opt(config, "host"), opt(config, "user")
+    """The server settings of a block (a table's options), typed by the plugin's spec."""
+    o = _SPECS[scheme].run_time(config)
+    host, user = o["host"], o["user"]
     if not host or not user:
         raise config_error(plugin, "host and user are required (or name an Airflow connection with "
                                    f"{FTP_CONN_OPTION if scheme == 'ftp' else SFTP_CONN_OPTION})")
-    port = opt(config, "port", 21 if scheme == "ftp" else 22)
+    port = o["port"] if o["port"] is not None else 21 if scheme == "ftp" else 22
     try:
         port = int(port)
     except (TypeError, ValueError):
         raise config_error(plugin, f"port {port!r} is not a number") from None
-    mode = str(opt(config, "connection_mode", "active_local")).strip().lower()
-    password, key_file = opt(config, "password"), opt(config, "key_file")
-    if not key_file and opt(config, "private_key"):
-        key_file = _key_file(str(opt(config, "private_key")))
-    return ServerSettings(plugin=plugin, scheme=scheme, host=str(host).strip(), port=port, user=str(user),
-                          prefix=key_prefix(plugin, opt(config, "path")), passive=mode == "passive_local",
-                          password=str(password) if password is not None else None,
-                          key_file=str(key_file) if key_file else None,
+    mode = str(o.get("connection_mode") or "active_local").strip().lower()
+    key_file = o.get("key_file")
+    if not key_file and o.get("private_key"):
+        key_file = _key_file(o["private_key"])
+    return ServerSettings(plugin=plugin, scheme=scheme, host=host.strip(), port=port, user=user,
+                          prefix=key_prefix(plugin, o["path"]), passive=mode == "passive_local",
+                          password=o["password"], key_file=key_file or None,
                           host_keys=host_key_policy(plugin, config))
 
 
