@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.conformance import databases, files, lakehouse
+from tests.conformance import databases, files, lakehouse, plugins
 from tests.conformance.adapters import Adapter
 
-ADAPTERS: dict[str, Adapter] = {a.name.lower(): a for a in (*files.ADAPTERS, *databases.ADAPTERS, *lakehouse.ADAPTERS)}
+ADAPTERS: dict[str, Adapter] = {a.name.lower(): a for a in (*files.ADAPTERS, *databases.ADAPTERS, *lakehouse.ADAPTERS,
+                                                     *plugins.ADAPTERS)}
