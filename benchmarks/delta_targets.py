@@ -38,14 +38,14 @@ class _Reader:
 
         from airflow_provider_seatunnel.connectors.delta import checks
 
-        jars = checks.delta_jars({})
+        jars = checks.delta_jars({}, {})
         if not jars:
             raise SystemExit(checks.missing_jars_hint(checks.spark_minor()))
         builder = (SparkSession.builder.master("local[1]").appName("restore_faults delta reader")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC").config("spark.jars", ",".join(jars))
                    .config("spark.databricks.delta.snapshotPartitions", "1"))
-        for key, value in checks.session_conf({}).items():
+        for key, value in checks.session_conf({}, {}).items():
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()
         resources.callback(self.spark.stop)

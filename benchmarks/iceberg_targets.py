@@ -50,7 +50,7 @@ class _Reader:
         builder = (SparkSession.builder.master("local[1]").appName("restore_faults iceberg reader")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.session.timeZone", "UTC").config("spark.jars", ",".join(jars)))
-        for key, value in checks.session_conf({}).items():
+        for key, value in checks.session_conf({}, {}).items():
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()
         resources.callback(self.spark.stop)
