@@ -21,7 +21,7 @@ from .options import (
     SCHEMA_SAVE_MODES,
     SEATUNNEL_ONLY_FORMATS,
     UNAVAILABLE_CODECS,
-    opt,
+    written,
 )
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
@@ -69,9 +69,9 @@ class _Block:
 
 def _check_format(b: _Block) -> str | None:
     """The problems of ``path`` and ``file_format_type``; the format when it is a known one."""
-    if opt(b.options, "path") is None:
+    if written(b.options, "path") is None:
         b.report(f"the option '{b.at('path')}' is required", "path", hint="set path = \"/data/dir\"")
-    raw_format = opt(b.options, "file_format_type")
+    raw_format = written(b.options, "file_format_type")
     if raw_format is None:
         why = ("SeaTunnel's LocalFile sink fails without it ('No configuration setting found for key "
                "file_format_type')" if b.sink else "SeaTunnel requires it")
@@ -88,7 +88,7 @@ def _check_format(b: _Block) -> str | None:
 
 
 def _check_codec(b: _Block, fmt: str | None) -> None:
-    codec = opt(b.options, "compress_codec")
+    codec = written(b.options, "compress_codec")
     if codec is None or fmt is None or not (b.sink or fmt in ("text", "csv", "json", "xml")):
         return
     name = str(codec).strip().lower()
@@ -121,11 +121,11 @@ def _check_values(b: _Block) -> None:
 def _check_excel(b: _Block) -> None:
     """excel: the sink's sheet name and row window; a source path naming an .xls file."""
     if b.sink:
-        sheet = opt(b.options, "sheet_name")
+        sheet = written(b.options, "sheet_name")
         problem = sheet_name_problem(str(sheet)) if sheet is not None else None
         if problem:
             b.report(f"sheet_name: {problem}", "sheet_name")
-    elif str(opt(b.options, "path", "")).strip().lower().endswith(".xls"):
+    elif str(written(b.options, "path") or "").strip().lower().endswith(".xls"):
         b.cannot_run("reading .xls (Excel 97-2003) files is not supported by this package", "path",
                      hint="save the workbook as .xlsx (openpyxl reads only the zip-based format)")
 
@@ -140,21 +140,21 @@ def _seconds(value: object) -> float | None:
 
 def _check_sink(b: _Block) -> None:
     for key, allowed in (("schema_save_mode", SCHEMA_SAVE_MODES), ("data_save_mode", DATA_SAVE_MODES)):
-        value = opt(b.options, key)
+        value = written(b.options, key)
         if value is not None and b.enum(key, value, allowed) and str(value).strip().upper() == "CUSTOM_PROCESSING":
             b.report("data_save_mode CUSTOM_PROCESSING is not supported by file sinks", key,
                      hint="use DROP_DATA, APPEND_DATA or ERROR_WHEN_DATA_EXISTS")
-    timeout = opt(b.options, "commit_lock_timeout")
+    timeout = written(b.options, "commit_lock_timeout")
     if timeout is not None and (isinstance(timeout, bool) or _seconds(timeout) is None):
         b.report(f"commit_lock_timeout must be a number of seconds > 0, found {timeout!r}", "commit_lock_timeout",
                  hint="how long a commit waits for the target's commit lock (default 600)")
-    expression = opt(b.options, "file_name_expression")
-    transactional = as_bool(opt(b.options, "is_enable_transaction", True)) is not False
+    expression = written(b.options, "file_name_expression")
+    transactional = as_bool(written(b.options, "is_enable_transaction")) is not False
     if expression is not None and transactional and "${transactionId}" not in str(expression):
         b.report("file_name_expression must contains transactionId when is_enable_transaction is true",
                  "file_name_expression", hint="add ${transactionId} to the expression (it keeps the files of "
                                               "retries and parallel pipelines apart)")
-    time_format = opt(b.options, "filename_time_format")
+    time_format = written(b.options, "filename_time_format")
     if time_format is not None:
         why = java_pattern_problem(str(time_format))
         if why:
@@ -169,7 +169,7 @@ ARCHIVE_CODECS = ("none", "zip", "tar", "tar_gz")
 def _check_archive(b: _Block) -> None:
     """Reading files out of archives is SeaTunnel's, not this package's: any codec but ``none``
     plans as not runnable (an unknown one is an error)."""
-    codec = opt(b.options, "archive_compress_codec")
+    codec = written(b.options, "archive_compress_codec")
     if codec is None or not b.enum("archive_compress_codec", codec, ARCHIVE_CODECS, upper=False):
         return
     if str(codec).strip().lower() != "none":
@@ -179,18 +179,18 @@ def _check_archive(b: _Block) -> None:
 
 def _check_source(b: _Block, fmt: str | None) -> None:
     _check_archive(b)
-    pattern = opt(b.options, "file_filter_pattern")
+    pattern = written(b.options, "file_filter_pattern")
     if pattern is not None:
         try:
             re.compile(str(pattern))
         except re.error as e:
             b.report(f"file_filter_pattern is not a valid regex: {e}", "file_filter_pattern")
-    if fmt in SCHEMA_FORMATS and not isinstance(opt(b.options, "schema"), Mapping):
+    if fmt in SCHEMA_FORMATS and not isinstance(written(b.options, "schema"), Mapping):
         b.report(f"the option '{b.at('schema')}' is required to read {fmt} files", "schema",
                  hint="declare schema { fields { name = string, ... } }; parquet and orc files carry their own")
     if fmt == "xml":
         for key in ("xml_row_tag", "xml_use_attr_format"):
-            if opt(b.options, key) is None:
+            if written(b.options, key) is None:
                 b.report(f"the option '{b.at(key)}' is required to read xml files", key,
                          hint="xml_row_tag names the row elements; xml_use_attr_format = true reads their "
                               "attributes, false their child elements")
@@ -303,8 +303,8 @@ class StoreBlock:
         self.problems: list[Problem] = []
 
     def value(self, key: str) -> Any:
-        found = opt(self.options, key)
-        return found if found is not None else opt(self.shared, key)
+        found = written(self.options, key)
+        return found if found is not None else written(self.shared, key)
 
     def report(self, message: str, key: str, hint: str | None = None, severity: str = "error") -> None:
         self.problems.append(self.job.problem(message, self.plugin, key=self.prefix + key, hint=hint,

@@ -22,7 +22,7 @@ from typing import Any
 from ...spi.rows import data_columns, quote
 from ...spi.schema import Schema
 from ..files.placeholders import unescape_partition
-from .options import PART, config_error, flag, opt, target_path
+from .options import PART, config_error, target_path
 
 #: the columns of a binary table, as SeaTunnel's binary reader gives them
 BINARY_COLUMNS = ("data", "relativePath", "partIndex")
@@ -39,14 +39,14 @@ def read_xml(r: Any, schema: Schema, how: Mapping[str, Any]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from .formats import parse_value
+    from .formats import field_delimiter, parse_value
 
-    row_tag = opt(r.config, "xml_row_tag")
-    use_attr = opt(r.config, "xml_use_attr_format")
-    if row_tag is None or use_attr is None:
+    o = r.options
+    if not (o.given("xml_row_tag") and o.given("xml_use_attr_format")):
         raise config_error("xml_row_tag and xml_use_attr_format must be set to read xml files")
-    prefix = _ATTR if flag(r.config, "xml_use_attr_format", False) else ""
-    delimiter = str(opt(r.config, "field_delimiter", ",", "delimiter"))
+    row_tag = o["xml_row_tag"]
+    prefix = _ATTR if o["xml_use_attr_format"] else ""
+    delimiter = field_delimiter(o, ",")
     how = {**how, "separators": [delimiter, "\u0002", "\u0003"]}
     as_text = T.StructType([T.StructField(prefix + f.name, T.StringType()) for f in schema.fields])
     loaded = (r.spark.read.format("xml").schema(as_text)

@@ -47,7 +47,7 @@ from typing import Any
 from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.rows import quote
 from ...spi.schema import DataType, Schema
-from .options import FILE, config_error, count, java_regex_literal, opt
+from .options import FILE, config_error, java_regex_literal
 
 #: rows a sheet holds (Excel's limit, the header row included)
 SHEET_ROWS = 1_048_576
@@ -322,18 +322,18 @@ def read_excel(r: Any, schema: Schema, how: Mapping[str, Any]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from .formats import plain_path
+    from .formats import field_delimiter, plain_path
 
     require_openpyxl()
-    sheet = opt(r.config, "sheet_name")
+    o = r.options
     spec = {"kinds": [_kind(f.type) for f in schema.fields], "names": list(schema.names),
-            "sheet": None if sheet is None else str(sheet), "skip": count(r.config, "skip_header_row_number", 0, 0)}
+            "sheet": o["sheet_name"], "skip": o["skip_header_row_number"]}
     text = T.StructType([T.StructField(f"_{i}", T.StringType()) for i in range(len(schema.fields))]
                         + [T.StructField(FILE, T.StringType())])
     files = r.spark.read.format("binaryFile").load(r.files)
     cells = (files.select(F.col("content"), plain_path(F.col("path"), encoded=False).alias(FILE))
              .mapInArrow(functools.partial(_read_batches, spec), text))
-    delimiter = str(opt(r.config, "field_delimiter", "\u0001", "delimiter"))
+    delimiter = field_delimiter(o, "\u0001")
     return cells.select(*[_field_value(F.col(f"_{i}"), f.type, how, delimiter).alias(f.name)
                           for i, f in enumerate(schema.fields)], *r.carry_file)
 

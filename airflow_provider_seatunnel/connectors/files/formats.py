@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...spi import RunContext, Vertex
+from ...spi import SOURCE, RunContext, Vertex
+from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
 from . import documents, excel
@@ -37,14 +38,13 @@ from .options import (
     UNAVAILABLE_CODECS,
     ascii_compatible,
     config_error,
-    count,
     format_of,
     is_utf8,
     java_regex_literal,
     needs_java_charsets,
-    opt,
     target_path,
 )
+from .optionspec import FILE_SPEC
 
 #: csv columns of these types are read by Spark's own parser, typed (see :func:`_read_csv`)
 _CSV_NATIVE = ("string", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
@@ -171,6 +171,7 @@ class _Reading:
     encoding: str
     row_delimiter: str | None
     skip: int
+    options: ParsedOptions
     schema: Schema | None = None
     how: Mapping[str, Any] | None = None
 
@@ -206,6 +207,11 @@ class _Reading:
         return reader.option("lineSep", self.row_delimiter) if self.row_delimiter else reader
 
 
+def field_delimiter(o: ParsedOptions, default: str) -> str:
+    """``field_delimiter`` (or ``delimiter``) as set, else the format's ``default`` (text: \\u0001; csv, xml: ',')."""
+    return o["field_delimiter"] if o.given("field_delimiter") else default
+
+
 def use_charset(spark: Any, encoding: str) -> None:
     """Let the session's readers, writers and ``encode``/``decode`` take ``encoding``: Spark accepts
     only the UTF and ISO-8859-1/US-ASCII charsets unless its Java charsets are enabled (a session
@@ -231,12 +237,13 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
     row's file) when ``with_file``: reading the file metadata costs every row, so only
     partitioned paths ask for it. ``spark`` is the session (or its stream-reading stand-in)."""
     fmt = format_of(config)
-    row_delimiter = opt(config, "row_delimiter")
-    r = _Reading(spark, config, files, with_file, fmt, encoding=str(opt(config, "encoding", "UTF-8")),
-                 row_delimiter=str(row_delimiter) if row_delimiter not in (None, "") else None,
-                 skip=count(config, "skip_header_row_number", 0, 0) if fmt in ("text", "csv") else 0)
+    o = FILE_SPEC.run_time(config, SOURCE)
+    # unset or empty: any line break ends a row (the declared default is the sink's)
+    row_delimiter = o["row_delimiter"] if o.given("row_delimiter") and o["row_delimiter"] != "" else None
+    r = _Reading(spark, config, files, with_file, fmt, encoding=o["encoding"], row_delimiter=row_delimiter,
+                 skip=o["skip_header_row_number"] if fmt in ("text", "csv") else 0, options=o)
     use_charset(spark, r.encoding)
-    codec = str(opt(config, "compress_codec", "none")).lower()
+    codec = o["compress_codec"].lower()
     if codec in UNAVAILABLE_CODECS and codec not in LINE_CODECS and fmt in ("text", "csv", "json", "xml"):
         raise config_error(f"compress_codec {codec} is not available in Spark")
     use_lzop(spark)  # codecs are detected by extension: .lzo too
@@ -250,9 +257,7 @@ def read_files(spark: Any, config: Mapping[str, Any], files: list[str], with_fil
     if r.schema is None:
         raise config_error(f"schema is required to read {fmt} files")
     r.how = {"blank_null": fmt not in ("json", "excel"), "bytes": "base64" if fmt == "json" else "utf8",
-             "date": str(opt(config, "date_format", "yyyy-MM-dd")),
-             "datetime": str(opt(config, "datetime_format", "yyyy-MM-dd HH:mm:ss")),
-             "time": str(opt(config, "time_format", "HH:mm:ss"))}
+             "date": o["date_format"], "datetime": o["datetime_format"], "time": o["time_format"]}
     if not files:
         from pyspark.sql import types as T
 
@@ -280,7 +285,7 @@ def _read_columnar(r: _Reading) -> Any:
 def _read_text(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
     from pyspark.sql import functions as F
 
-    delimiter = str(opt(r.config, "field_delimiter", DEFAULT_DELIMITER, "delimiter"))
+    delimiter = field_delimiter(r.options, DEFAULT_DELIMITER)
     how = {**how, "separators": [delimiter, *NESTED_SEPARATORS]}
     if r.skip or not is_utf8(r.encoding):
         lines = r.lines_whole_files()
@@ -296,7 +301,7 @@ def _read_csv(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    delimiter = str(opt(r.config, "field_delimiter", ",", "delimiter"))
+    delimiter = field_delimiter(r.options, ",")
     how = {**how, "separators": [delimiter, *NESTED_SEPARATORS]}
     options = {"sep": delimiter, "quote": '"', "escape": '"', "mode": "PERMISSIVE"}
     header = "true" if r.skip == 1 else "false"

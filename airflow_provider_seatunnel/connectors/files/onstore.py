@@ -38,10 +38,10 @@ __all__ = ["OnStoreFile", "S3Compatible"]
 
 
 def _asset(block: Mapping[str, Any]) -> str | Unnamed | None:
-    from .options import opt
+    from .options import written
     from .s3options import bucket_name, key_prefix
 
-    bucket, path = opt(block, "bucket"), opt(block, "path")
+    bucket, path = written(block, "bucket"), written(block, "path")
     if bucket is None or path is None:
         return None
     text = f"{bucket}{path}"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from ...spi.options import MISSING, checked_bool, checked_int, lookup
+from ...spi.options import MISSING, lookup
 
 log = logging.getLogger("seatunnel.localfile")
 
@@ -110,21 +110,13 @@ LINE = "__st_line"
 FILE = "__st_file"
 
 
-def opt(config: Mapping[str, Any], key: str, default: Any = None, *fallbacks: str) -> Any:
-    """The value of ``key`` (or of the first fallback key set), ``default`` when none is set or all are null."""
-    for name in (key, *fallbacks):
-        value = lookup(config, name)
-        if value is not MISSING and value is not None:
-            return value
-    return default
-
-
-def flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    return checked_bool(opt(config, key), key, default, config_error)
-
-
-def count(config: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    return checked_int(opt(config, key), key, default, minimum, config_error)
+def written(options: Mapping[str, Any], key: str) -> Any:
+    """``key``'s value as the block wrote it, None when unset or null. Only for what must see a value
+    before (or without) the spec typing it: compile-time checks and assets report or skip a wrong value
+    where :meth:`OptionSpec.run_time` would raise, and :func:`format_of`/:func:`target_path` give their
+    own messages. A task's options come from ``<spec>.run_time(config, section)``."""
+    value = lookup(options, key)
+    return None if value is MISSING else value
 
 
 def config_error(message: str) -> RuntimeConfigError:
@@ -132,7 +124,7 @@ def config_error(message: str) -> RuntimeConfigError:
 
 
 def format_of(config: Mapping[str, Any]) -> str:
-    fmt = opt(config, "file_format_type")
+    fmt = written(config, "file_format_type")
     if fmt is None:
         raise config_error(f"file_format_type is required ({', '.join(FORMATS)})")
     fmt = str(fmt).strip().lower()
@@ -180,7 +172,7 @@ def safe(text: str) -> str:
 
 def target_path(config: Mapping[str, Any]) -> str:
     """``path`` as an absolute local path (``file://`` dropped, ``~`` expanded)."""
-    path = opt(config, "path")
+    path = written(config, "path")
     if path is None or not str(path).strip():
         raise config_error("path is required")
     path = str(path)

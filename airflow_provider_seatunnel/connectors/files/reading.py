@@ -10,13 +10,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi.options import as_list
+from ...spi import SOURCE
+from ...spi.options import lookup
 from ...spi.sessions import is_connect
-from .options import FILE, config_error, java_regex_literal, opt
+from .options import FILE, config_error, java_regex_literal
+from .optionspec import FILE_SPEC
 
 
 def table_id(config: Mapping[str, Any], output: str | None) -> str:
-    schema = opt(config, "schema")
+    schema = lookup(config, "schema")  # the block's schema (declared a map; the compiler checks it)
     if isinstance(schema, Mapping) and schema.get("table"):
         return str(schema["table"])
     return output or "default"
@@ -36,7 +38,7 @@ def partition_keys(file_path: str) -> list[str]:
 def projected_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
     """The columns ``read_columns`` names (matched exactly, else case-insensitively), in its order;
     all of ``available`` when it is unset."""
-    wanted = [str(c) for c in as_list(opt(config, "read_columns"))]
+    wanted = [str(c) for c in FILE_SPEC.run_time(config, SOURCE)["read_columns"] or ()]
     if not wanted:
         return available
     by_lower = {c.lower(): c for c in reversed(available)}  # the first of equal names, as a scan finds it

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from ...spi.options import JobConfig, PluginConfig, Problem
 from .checks import StoreBlock, check_with_store
-from .options import opt
+from .options import written
 from .s3options import CONN_OPTION, SIMPLE_PROVIDER, TEMPORARY_PROVIDER, V1_PROVIDERS, bucket_name, key_prefix
 
 _KNOWN_PROVIDERS = (SIMPLE_PROVIDER, TEMPORARY_PROVIDER, *V1_PROVIDERS,
@@ -27,7 +27,7 @@ def _s3_problems(b: StoreBlock) -> None:
             bucket_name(bucket)
         except Exception:
             report(f"bucket '{bucket}' is not an S3 bucket URI", "bucket", hint='set bucket = "s3a://my-bucket"')
-    path = opt(options, "path")
+    path = written(options, "path")
     if path is not None:
         try:
             key_prefix(path)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...spi.errors import RuntimeConfigError
-from .options import opt
+from .optionspec import S3_SPEC
 
 if TYPE_CHECKING:
     from .store import Store
@@ -128,12 +128,9 @@ def key_prefix(path: Any, plugin: str = "S3File") -> str:
     return "/".join(parts)
 
 
-def hadoop_properties(config: Mapping[str, Any], plugin: str = "S3File") -> dict[str, str]:
-    """``hadoop_s3_properties`` as dotted Hadoop keys and string values."""
-    raw = opt(config, "hadoop_s3_properties", {})
-    if not isinstance(raw, Mapping):
-        raise config_error("hadoop_s3_properties must be a map of Hadoop settings", plugin)
-    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in _flatten(raw).items()}
+def hadoop_properties(raw: Mapping[str, Any] | None) -> dict[str, str]:
+    """``hadoop_s3_properties`` (the typed map, None when unset) as dotted Hadoop keys and string values."""
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in _flatten(raw or {}).items()}
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -148,32 +145,24 @@ def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-#: SeaTunnel's option for the secret key (its code's name); its docs' name is accepted too
-SECRET_KEY, SECRET_KEY_ALIAS = "secret_key", "access_secret"
-
-
-def secret_key(config: Mapping[str, Any]) -> Any:
-    """The block's secret key: ``secret_key`` (SeaTunnel's code), else ``access_secret`` (its docs)."""
-    found = opt(config, SECRET_KEY)
-    return found if found is not None else opt(config, SECRET_KEY_ALIAS)
-
-
 def settings(config: Mapping[str, Any]) -> S3Settings:
-    """The S3 settings of a block (a table's options)."""
-    props = hadoop_properties(config)
-    endpoint = opt(config, "fs.s3a.endpoint") or props.get("fs.s3a.endpoint")
+    """The S3 settings of a block (a table's options), typed by :data:`.optionspec.S3_SPEC`; the secret key
+    is ``secret_key`` (SeaTunnel's code), else ``access_secret`` (its docs: the declared fallback)."""
+    o = S3_SPEC.run_time(config)
+    props = hadoop_properties(o["hadoop_s3_properties"])
+    endpoint = o["fs.s3a.endpoint"] or props.get("fs.s3a.endpoint")
     endpoint = str(endpoint).strip() if endpoint else None
-    access, secret = opt(config, "access_key"), secret_key(config)
-    token = opt(config, "aws_session_token")
-    provider = opt(config, "fs.s3a.aws.credentials.provider") or props.get("fs.s3a.aws.credentials.provider")
+    access, secret = o["access_key"], o["secret_key"]
+    token = o["aws_session_token"]
+    provider = o["fs.s3a.aws.credentials.provider"] or props.get("fs.s3a.aws.credentials.provider")
     if provider is None and access:
         provider = TEMPORARY_PROVIDER if token else SIMPLE_PROVIDER
     provider = V1_PROVIDERS.get(str(provider), str(provider)) if provider else None
-    region = str(opt(config, "region") or props.get("fs.s3a.endpoint.region") or DEFAULT_REGION)
+    region = str(o["region"] or props.get("fs.s3a.endpoint.region") or DEFAULT_REGION)
     path_style = props.get("fs.s3a.path.style.access")
     is_aws = endpoint is None or "amazonaws.com" in endpoint
     return S3Settings(
-        bucket=bucket_name(opt(config, "bucket")), prefix=key_prefix(opt(config, "path")), endpoint=endpoint,
+        bucket=bucket_name(o["bucket"]), prefix=key_prefix(o["path"]), endpoint=endpoint,
         region=region, path_style=(path_style.lower() == "true") if path_style else not is_aws,
         provider=provider, access_key=str(access) if access else None, secret_key=str(secret) if secret else None,
         session_token=str(token) if token else None, properties=props)

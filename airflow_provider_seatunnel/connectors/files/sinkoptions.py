@@ -3,11 +3,19 @@ shared by every file store's sink (LocalFile, S3File and the stores built on it)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...spi import SINK
-from .options import CODECS, DEFAULT_DELIMITER, DEFAULT_FILE_NAME, config_error, format_of
+from .options import (
+    CODECS,
+    DATA_SAVE_MODES,
+    DEFAULT_DELIMITER,
+    DEFAULT_FILE_NAME,
+    SCHEMA_SAVE_MODES,
+    config_error,
+    format_of,
+)
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
 
@@ -41,9 +49,22 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "partition_dir_expression": o["partition_dir_expression"],
         "partition_in_file": o["is_partition_field_write_in_file"],
         "file_name_expression": expression, "filename_time_format": o["filename_time_format"],
-        "batch_size": o["batch_size"],
+        "batch_size": o["batch_size"], "transactional": o["is_enable_transaction"],
         "date": o["date_format"], "datetime": o["datetime_format"], "time": o["time_format"],
     }
+
+
+def save_modes(config: Mapping[str, Any], error: Callable[[str], Exception] = config_error) -> tuple[str, str]:
+    """``schema_save_mode`` and ``data_save_mode`` upper-case (their declared defaults when unset); a mode
+    outside :data:`.options.SCHEMA_SAVE_MODES` / :data:`.options.DATA_SAVE_MODES` raises ``error(message)``."""
+    o = FILE_SPEC.run_time(config, SINK)
+    modes = []
+    for key, allowed in (("schema_save_mode", SCHEMA_SAVE_MODES), ("data_save_mode", DATA_SAVE_MODES)):
+        value = o[key].strip().upper()
+        if value not in allowed:
+            raise error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
+        modes.append(value)
+    return modes[0], modes[1]
 
 
 #: the action a save mode reports when the target's current content goes at commit time

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
-from ...spi import RunContext, Vertex
+from ...spi import SINK, RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
 from ...spi.twophase import CommitId, Outcome, Published, Staged
@@ -28,30 +28,20 @@ from .bucket import Conflict
 from .options import (
     CODECS,
     COMMITS_DIR,
-    DATA_SAVE_MODES,
     FORMAT_SUFFIX,
     PART,
-    SCHEMA_SAVE_MODES,
     STAGING_DIR,
-    flag,
-    opt,
     safe,
 )
+from .optionspec import FILE_SPEC
 from .placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
 from .s3options import S3, Dialect, S3Settings, config_error, log
-from .sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
+from .sinkoptions import DROP_AT_COMMIT, drops_at_commit, save_modes, sink_options
 from .store import Store
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the object catalog
 # ---------------------------------------------------------------------------------------------
-
-
-def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...], plugin: str) -> str:
-    value = str(opt(config, key, default)).strip().upper()
-    if value not in allowed:
-        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}", plugin)
-    return value
 
 
 def handle_save_mode(bucket: Store, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
@@ -61,8 +51,7 @@ def handle_save_mode(bucket: Store, s: S3Settings, config: Mapping[str, Any]) ->
     ``DROP_DATA``) is reported as ``"drop at commit: ..."``: the first commit of the run deletes the
     earlier objects in the step that publishes the new data."""
     plugin = s.traits.plugin
-    schema_mode = _mode(config, "schema_save_mode", "CREATE_SCHEMA_WHEN_NOT_EXIST", SCHEMA_SAVE_MODES, plugin)
-    data_mode = _mode(config, "data_save_mode", "APPEND_DATA", DATA_SAVE_MODES, plugin)
+    schema_mode, data_mode = save_modes(config, lambda message: config_error(message, plugin))
     root = s.key("") if s.prefix else ""
     bookkeeping = (root + STAGING_DIR + "/", root + COMMITS_DIR + "/")
     exists = any(not k.startswith(bookkeeping) for k, _ in _first(bucket, root, 50))
@@ -111,7 +100,7 @@ def _save_mode_once(bucket: Store, s: S3Settings, config: Mapping[str, Any], mar
 def save_mode(run_id: str, vertex: Vertex, dialect: Dialect = S3) -> list[str] | None:
     """The save modes for ``run_id`` before the pipelines run (the Airflow group's ``prepare`` task);
     None when ``path`` depends on the data's tables."""
-    path = opt(vertex.config, "path")
+    path = FILE_SPEC.run_time(vertex.config, SINK)["path"]
     if path is None or TABLE_PLACEHOLDER.search(str(path)):
         return None
     config = table_config(vertex.config, "")
@@ -224,7 +213,7 @@ class StoreSinkVerbs:
         opts = sink_options(config)
         bucket, s, keys = slot_of(ctx, vertex, commit, self.dialect)
         self.dialect.reach(ctx.spark, s)
-        if flag(config, "is_enable_transaction", True) is False:
+        if not opts["transactional"]:
             log.info("%s %s: is_enable_transaction = false; objects are still staged and committed", s.traits.plugin,
                      vertex.ref)
         staging = commits.staging_prefix(keys, token)

@@ -16,11 +16,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi import Dataset, RunContext, Vertex
-from ...spi.options import as_list, lookup
+from ...spi import SOURCE, Dataset, RunContext, Vertex
+from ...spi.options import MISSING, lookup
 from ...spi.rows import with_kind
 from . import storecommits as commits
-from .options import FILE, flag, opt
+from .options import FILE
+from .optionspec import FILE_SPEC
 from .reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
 from .s3options import S3, Dialect, S3Settings, config_error, log
 from .store import Store
@@ -28,12 +29,13 @@ from .store import Store
 
 def _keep(config: Mapping[str, Any], plugin: str) -> Any:
     """Whether an object (key relative to the listed prefix, size) is read."""
-    text = opt(config, "file_filter_pattern")
+    o = FILE_SPEC.run_time(config, SOURCE)
+    text = o["file_filter_pattern"]
     try:
         pattern = re.compile(str(text)) if text is not None else None
     except re.error as e:
         raise config_error(f"file_filter_pattern {text!r} is not a valid regex: {e}", plugin) from None
-    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+    partitions = [str(p) for p in o["read_partitions"] or ()]
 
     def keep(key: str, relative: str, size: int) -> bool:
         *folders, name = relative.split("/")
@@ -72,12 +74,13 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     dialect.reach(ctx.spark, s)
     bucket = dialect.open(s)
     keys = list_input_keys(bucket, s, config)
-    fmt = str(opt(config, "file_format_type", "")).strip().lower()
+    o = FILE_SPEC.run_time(config, SOURCE)
+    fmt = (o["file_format_type"] or "").strip().lower()
     if not keys and fmt in ("parquet", "orc"):
         raise config_error(f"no {fmt} objects to read under {bucket.uri(s.prefix)}: the schema comes from them",
                            s.traits.plugin)
     files = dialect.inputs(ctx.spark, bucket, s, keys)
-    partitioned = bool(files) and flag(config, "parse_partition_from_path", True)
+    partitioned = bool(files) and o["parse_partition_from_path"]
     part_keys = partition_keys(keys[0]) if partitioned else []
     df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
     available = [c for c in df.columns if c != FILE]
@@ -110,7 +113,7 @@ def _connection_keys(config: Mapping[str, Any], shared: tuple[str, ...]) -> dict
     """What a tables_configs item takes from its block when it does not set it."""
     out = {}
     for key in shared:
-        value = opt(config, key)
-        if value is not None:
+        value = lookup(config, key)  # copied as written: the item's own spec types it
+        if value is not MISSING and value is not None:
             out[key] = value
     return out

@@ -30,7 +30,7 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
-from ..files.options import opt
+from ..files.options import written
 from ..files.optionspec import HDFS_SPEC
 from ..files.s3options import Dialect
 from . import store
@@ -46,7 +46,7 @@ DIALECT = Dialect(store.PLUGIN, store.settings, store.SHARED,  # type: ignore[ar
 def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
     problems: list[Problem] = []
     options = plugin.options
-    fs = opt(options, "fs.defaultFS")
+    fs = written(options, "fs.defaultFS")
     if fs is None:
         problems.append(job.problem("the option 'fs.defaultFS' is required", plugin, key="fs.defaultFS",
                                     hint='set fs.defaultFS = "hdfs://namenode:8020"'))
@@ -54,10 +54,10 @@ def _server_problems(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         problems.append(job.problem(f"fs.defaultFS '{fs}' is not a Hadoop URI", plugin, key="fs.defaultFS",
                                     hint='set fs.defaultFS = "hdfs://namenode:8020"'))
     for key in _KERBEROS:
-        if opt(options, key) is not None:
+        if written(options, key) is not None:
             problems.append(job.cannot_run("Kerberos logins are not supported by this package", plugin, key=key,
                                            hint="run Spark with a Kerberos ticket of its own and drop the option"))
-    if opt(options, "remote_user") is not None:
+    if written(options, "remote_user") is not None:
         problems.append(job.problem("remote_user is not applied: Spark reaches HDFS as the user it runs as "
                                     "(set HADOOP_USER_NAME for spark-submit)", plugin, key="remote_user",
                                     severity="warning"))
@@ -77,7 +77,7 @@ class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, S
     schema = staticmethod(file_checks.schema)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        fs, path = opt(options, "fs.defaultFS"), opt(options, "path")
+        fs, path = written(options, "fs.defaultFS"), written(options, "path")
         if fs is None or path is None:
             return []
         text = f"{fs}{path}"

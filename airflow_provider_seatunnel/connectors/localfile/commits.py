@@ -35,18 +35,19 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ...spi import RunContext, Vertex
+from ...spi import SINK, RunContext, Vertex
 from ...spi.fencing import StagingMismatch
 from ...spi.twophase import Outcome, Published, Staged
 from ..files.fencing import DEFAULT_LOCK_TIMEOUT, allocate, commit_lock, fence_path, newest_token
-from ..files.options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log, opt
+from ..files.options import BOOKKEEPING, COMMITS_DIR, PENDING_DIR, config_error, log
+from ..files.optionspec import FILE_SPEC
 from ..files.records import check_journal, read_record, record_name, write_record
 
 
 def lock_timeout(vertex: Vertex) -> float:
     """The sink's ``commit_lock_timeout`` in seconds (checked when the config is compiled)."""
-    value = opt(vertex.config, "commit_lock_timeout")
-    return DEFAULT_LOCK_TIMEOUT if value is None else float(value)
+    o = FILE_SPEC.run_time(vertex.config, SINK)
+    return float(o["commit_lock_timeout"]) if o.given("commit_lock_timeout") else DEFAULT_LOCK_TIMEOUT
 
 
 def is_committed(target: str, marker: str, journal: str) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
-from ...spi import RunContext, Vertex
+from ...spi import SINK, RunContext, Vertex
 from ...spi.fencing import Superseded
 from ...spi.rows import data_columns
 from ...spi.twophase import CommitId, Prepared, Published, Staged
@@ -37,20 +37,17 @@ from ..files.formats import writer
 from ..files.options import (
     CODECS,
     COMMITS_DIR,
-    DATA_SAVE_MODES,
     FORMAT_SUFFIX,
     PART,
     PENDING_DIR,
-    SCHEMA_SAVE_MODES,
     STAGING_DIR,
     TRASH_DIR,
     config_error,
-    flag,
     log,
-    opt,
     safe,
     target_path,
 )
+from ..files.optionspec import FILE_SPEC
 from ..files.placeholders import (
     TABLE_PLACEHOLDER,
     file_base_name,
@@ -59,19 +56,12 @@ from ..files.placeholders import (
     unescape_partition,
 )
 from ..files.records import read_record, write_record
-from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, sink_options
+from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, save_modes, sink_options
 from .commits import discard, publish, remove_tree, retire, settle
 
 # ---------------------------------------------------------------------------------------------
 # Save modes: the file catalog
 # ---------------------------------------------------------------------------------------------
-
-def _mode(config: Mapping[str, Any], key: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = str(opt(config, key, default)).strip().upper()
-    if value not in allowed:
-        raise config_error(f"unknown {key} {value!r}: use one of {', '.join(allowed)}")
-    return value
-
 
 def _schema_save_mode(mode: str, path: str) -> list[str]:
     exists = os.path.isdir(path)
@@ -112,8 +102,7 @@ def handle_save_mode(vertex_config: Mapping[str, Any], table_key: str) -> list[s
     """
     config = table_config(vertex_config, table_key)
     path = target_path(config)
-    schema_mode = _mode(config, "schema_save_mode", "CREATE_SCHEMA_WHEN_NOT_EXIST", SCHEMA_SAVE_MODES)
-    data_mode = _mode(config, "data_save_mode", "APPEND_DATA", DATA_SAVE_MODES)
+    schema_mode, data_mode = save_modes(config)
     if os.path.exists(path) and not os.path.isdir(path):
         raise config_error(f"the sink path {path} is a file, not a directory")
     done = _schema_save_mode(schema_mode, path)
@@ -147,7 +136,7 @@ def save_mode(run_id: str, vertex: Vertex) -> list[str] | None:
     ``prepare`` task), leaving the marker that stops the pipelines (and their retries) from
     applying them again. None when the target depends on the data's tables (placeholders in
     ``path``): each pipeline then applies them once, as it meets each table."""
-    path = opt(vertex.config, "path")
+    path = FILE_SPEC.run_time(vertex.config, SINK)["path"]
     if path is None or TABLE_PLACEHOLDER.search(str(path)):
         return None
     config = table_config(vertex.config, "")
@@ -170,7 +159,7 @@ def _slot(ctx: RunContext, vertex: Vertex, table: str, target: str, config: Mapp
     attempt under ``root``), its commit journal, marker and token file."""
     run, pipeline = safe(str(ctx.run_id)), safe(str(ctx.pipeline_key))
     sink, table_dir = safe(vertex.ref.replace("[", "-").rstrip("]")), safe(table)
-    tmp_path = opt(config, "tmp_path")
+    tmp_path = FILE_SPEC.run_time(config, SINK)["tmp_path"]
     if tmp_path:
         base = os.path.join(os.path.abspath(os.path.expanduser(str(tmp_path))), "seatunnel-staging")
         root = os.path.join(base, hashlib.sha1(target.encode()).hexdigest()[:12], run, pipeline, sink, table_dir)
@@ -288,7 +277,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     config = table_config(vertex.config, table, data_columns(df))
     opts = sink_options(config)
     target, slot = slot_of(ctx, vertex, commit)
-    if flag(config, "is_enable_transaction", True) is False:
+    if not opts["transactional"]:
         log.info("LocalFile %s: is_enable_transaction = false; files are still staged and committed", vertex.ref)
     staging = os.path.join(slot["root"], f"token-{token}")
     out, partitions = writer(ctx, vertex, df, opts)

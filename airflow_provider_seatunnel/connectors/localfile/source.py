@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...spi import Dataset, RunContext, Vertex
+from ...spi import SOURCE, Dataset, RunContext, Vertex
 from ...spi.journals import read_sealed
-from ...spi.options import as_list, lookup
+from ...spi.options import lookup
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
 from ..files.formats import read_files
@@ -32,11 +32,10 @@ from ..files.options import (
     FILE,
     PENDING_DIR,
     config_error,
-    flag,
     log,
-    opt,
     target_path,
 )
+from ..files.optionspec import FILE_SPEC
 from ..files.reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
 from ..files.records import TamperedRecord, existing_key, record_name
 
@@ -50,12 +49,13 @@ _STREAM_MAX_FILE_AGE = "36500d"
 
 def _file_filter(config: Mapping[str, Any]) -> Callable[[str], bool]:
     """Whether a file is read: not hidden, matching ``file_filter_pattern`` and ``read_partitions``, not empty."""
-    pattern_text = opt(config, "file_filter_pattern")
+    o = FILE_SPEC.run_time(config, SOURCE)
+    pattern_text = o["file_filter_pattern"]
     try:
         pattern = re.compile(str(pattern_text)) if pattern_text is not None else None
     except re.error as e:
         raise config_error(f"file_filter_pattern {pattern_text!r} is not a valid regex: {e}") from None
-    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+    partitions = [str(p) for p in o["read_partitions"] or ()]
 
     def keep(full: str) -> bool:
         name = os.path.basename(full)
@@ -139,8 +139,9 @@ def _pending_files(journals: str | None) -> set[str]:
 
 def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
     files = list_input_files(config)
-    binary = str(opt(config, "file_format_type", "")).strip().lower() == "binary"  # fixed columns: no partitions
-    keys = partition_keys(files[0]) if files and not binary and flag(config, "parse_partition_from_path", True) else []
+    o = FILE_SPEC.run_time(config, SOURCE)
+    binary = (o["file_format_type"] or "").strip().lower() == "binary"  # fixed columns: no partitions
+    keys = partition_keys(files[0]) if files and not binary and o["parse_partition_from_path"] else []
     df = read_files(spark, config, files, with_file=bool(keys))
     available = [c for c in df.columns if c != FILE]
     data_columns = projected_columns(config, available)
@@ -242,8 +243,9 @@ def _stream_filtered(df: Any, config: Mapping[str, Any]) -> Any:
     """The rows of the files ``file_filter_pattern`` and ``read_partitions`` keep (new files are not listed)."""
     from pyspark.sql import functions as F
 
-    pattern = opt(config, "file_filter_pattern")
-    partitions = [str(p) for p in as_list(opt(config, "read_partitions"))]
+    o = FILE_SPEC.run_time(config, SOURCE)
+    pattern = o["file_filter_pattern"]
+    partitions = [str(p) for p in o["read_partitions"] or ()]
     if pattern is not None:
         name = F.regexp_extract(F.col(FILE), r"([^/]*)$", 1)
         df = df.where(name.rlike(f"^(?:{pattern})$"))
@@ -262,8 +264,9 @@ def _stream_table(spark: Any, config: Mapping[str, Any], output: str | None) -> 
         raise config_error(f"a STREAMING LocalFile source reads a directory; {root} "
                            + ("is a file" if os.path.exists(root) else "does not exist"))
     files = list_input_files(config)  # present now: partition keys, parquet/orc schema
-    keys = partition_keys(files[0]) if files and flag(config, "parse_partition_from_path", True) else []
-    filtered = opt(config, "file_filter_pattern") is not None or bool(as_list(opt(config, "read_partitions")))
+    o = FILE_SPEC.run_time(config, SOURCE)
+    keys = partition_keys(files[0]) if files and o["parse_partition_from_path"] else []
+    filtered = o["file_filter_pattern"] is not None or bool(o["read_partitions"])
     df = read_files(_StreamSpark(spark, root, files, config), config, [root], with_file=bool(keys or filtered))
     df = _stream_filtered(df, config)
     data_columns = projected_columns(config, [c for c in df.columns if c != FILE])

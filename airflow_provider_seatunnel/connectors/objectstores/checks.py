@@ -19,7 +19,7 @@ from functools import partial
 from ...spi import SINK
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files.checks import StoreBlock, check_with_store
-from ..files.options import opt
+from ..files.options import written
 from ..files.s3options import CONN_OPTION, key_prefix
 from .stores import StoreSpec, bucket_parts
 
@@ -66,7 +66,7 @@ def _values(spec: StoreSpec, b: StoreBlock) -> None:
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text) and not re.match(r"(?i)^https?://", text):
             b.report(f"endpoint '{text}' is not a host or an http(s) URL", "endpoint",
                      hint=f'set endpoint = "{spec.example if spec.place == "endpoint" else "https://host"}"')
-    path = opt(b.options, "path")
+    path = written(b.options, "path")
     if path is not None:
         try:
             key_prefix(path, spec.plugin)

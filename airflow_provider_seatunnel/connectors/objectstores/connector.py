@@ -12,7 +12,7 @@ from ...spi import UNRENDERED, Unnamed
 from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files.onstore import S3Compatible
-from ..files.options import opt
+from ..files.options import written
 from ..files.s3options import key_prefix
 from . import checks
 from .stores import StoreSpec, bucket_parts
@@ -41,7 +41,7 @@ class ObjectStoreFile(S3Compatible):
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """``<scheme>://<bucket>/<key prefix>`` (``oss://b/x``...), unnamed while it holds a placeholder."""
-        bucket, path = opt(options, "bucket"), opt(options, "path")
+        bucket, path = written(options, "bucket"), written(options, "path")
         if bucket is None or path is None:
             return []
         text = f"{bucket}{path}"

@@ -38,8 +38,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi.optionspec import OptionSpec
-from ..files.options import opt
+from ...spi.optionspec import OptionSpec, ParsedOptions
 from ..files.optionspec import file_spec, object_store_options
 from ..files.s3options import (
     DEFAULT_REGION,
@@ -54,7 +53,7 @@ from ..files.s3options import (
 )
 
 #: a block's endpoint and signing region, from its options
-Locate = Callable[[Mapping[str, Any]], tuple[str | None, str | None]]
+Locate = Callable[[ParsedOptions], tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True)
@@ -118,8 +117,8 @@ def is_stand_in(endpoint: str | None) -> bool:
     return True
 
 
-def _oss(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    endpoint = _text(opt(config, "endpoint"))
+def _oss(o: ParsedOptions) -> tuple[str | None, str | None]:
+    endpoint = _text(o["endpoint"])
     if endpoint is None:
         return None, None
     parts = urlsplit(url(endpoint))
@@ -130,16 +129,16 @@ def _oss(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return parts._replace(netloc=netloc).geturl(), None if m.group(1) == "accelerate" else m.group(1)
 
 
-def _cos(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    region = _text(opt(config, "region"))
-    endpoint = _text(opt(config, "endpoint"))
+def _cos(o: ParsedOptions) -> tuple[str | None, str | None]:
+    region = _text(o["region"])
+    endpoint = _text(o["endpoint"])
     if endpoint is not None:
         return url(endpoint), region
     return (f"https://cos.{region}.myqcloud.com" if region else None), region
 
 
-def _obs(config: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    endpoint = _text(opt(config, "endpoint"))
+def _obs(o: ParsedOptions) -> tuple[str | None, str | None]:
+    endpoint = _text(o["endpoint"])
     if endpoint is None:
         return None, None
     m = re.fullmatch(r"obs\.([a-z0-9-]+)\.(?:myhuaweicloud|myhwclouds)\.com", host_of(endpoint))
@@ -171,18 +170,19 @@ def bucket_parts(spec: StoreSpec, value: Any) -> tuple[str, str]:
 
 def settings(spec: StoreSpec, config: Mapping[str, Any]) -> S3Settings:
     """The S3 settings of a block (a table's options) of ``spec``'s plugin."""
-    props = hadoop_properties(config, spec.plugin)
-    endpoint, region = spec.locate(config)
+    o = spec.options.run_time(config)
+    props = hadoop_properties(o["hadoop_s3_properties"])
+    endpoint, region = spec.locate(o)
     if endpoint is None:  # never AWS's endpoint for another store
         raise config_error(f"{spec.place} is required: it says where the store is (e.g. {spec.example})",
                            spec.plugin)
-    access, secret = _text(opt(config, spec.key_id)), _text(opt(config, spec.secret))
-    token = _text(opt(config, "aws_session_token"))
+    access, secret = _text(o[spec.key_id]), _text(o[spec.secret])
+    token = _text(o["aws_session_token"])
     provider = (TEMPORARY_PROVIDER if token else SIMPLE_PROVIDER) if access and secret else None
     style = props.get("fs.s3a.path.style.access")
     return S3Settings(
-        bucket=bucket_parts(spec, opt(config, "bucket"))[0], prefix=key_prefix(opt(config, "path"), spec.plugin),
-        endpoint=endpoint, region=_text(opt(config, "region")) or props.get("fs.s3a.endpoint.region") or region
+        bucket=bucket_parts(spec, o["bucket"])[0], prefix=key_prefix(o["path"], spec.plugin),
+        endpoint=endpoint, region=_text(o["region"]) or props.get("fs.s3a.endpoint.region") or region
         or DEFAULT_REGION, path_style=style.lower() == "true" if style else is_stand_in(endpoint),
         provider=provider, access_key=access, secret_key=secret, session_token=token, properties=props,
         traits=spec.traits)

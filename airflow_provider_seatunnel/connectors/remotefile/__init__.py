@@ -81,15 +81,16 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
         return "host" not in options and "password" not in options
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        from ..files.options import opt
+        from ..files.options import written
 
-        host, path = opt(options, "host"), opt(options, "path")
+        host, path = written(options, "host"), written(options, "path")
         if host is None or path is None:
             return []
         text = f"{host}{path}"
         if UNRENDERED.search(text):
             return [Unnamed(f"path {text!r}")]
-        port = opt(options, "port", 21 if self.scheme == "ftp" else 22)
+        port = written(options, "port")
+        port = (21 if self.scheme == "ftp" else 22) if port is None else port
         return [f"{self.scheme}://{host}:{port}/{str(path).strip('/')}"]
 
     @property

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files.checks import StoreBlock, check_with_store
-from ..files.options import opt
+from ..files.options import written
 from .options import CONNECTION_MODES, key_prefix
 
 
@@ -33,7 +33,7 @@ def _server_problems(conn_option: str, b: StoreBlock) -> None:
                 raise ValueError
         except ValueError:
             report(f"port '{port}' is not a TCP port", "port", hint="set port = 21 (FTP) or 22 (SFTP)")
-    path = opt(options, "path")
+    path = written(options, "path")
     if path is not None:
         try:
             key_prefix(b.plugin.name, path)
