@@ -38,7 +38,8 @@ venv: $(STAMP)
 # platformdirs at the lowest versions pyproject.toml declares, PySpark 4.1 rather than the newest; all
 # else pinned as Airflow's constraint file for that release pins it; .ci/lowest-constraints.sh
 # regenerates it). Built once (updated when either file changes); `make test` runs LOWEST_TESTS in
-# it: the tests that drive Airflow, the Spark provider and PySpark together. Left out: the durable
+# it: the tests that drive Airflow, the Spark provider and PySpark together, and Iceberg's (its runtime is
+# built for this PySpark only: its runtime tests and its cases of the sink conformance suite). Left out: the durable
 # reconnection tests (Airflow 3.3's ResumableJobMixin; on 3.2 `durable` is accepted and does nothing)
 # and two tests that compare whole outputs of processes, into which Airflow 3.2 logs at import.
 LOWEST_VENV ?= .cache/venv-lowest
@@ -48,6 +49,10 @@ LOWEST_CONSTRAINTS := .ci/constraints-lowest.txt
 LOWEST_TESTS := tests/test_packaging.py tests/airflow/test_operator.py tests/airflow/test_hook.py \
 	tests/airflow/test_dags.py tests/airflow/test_job_group.py tests/airflow/test_authoring.py \
 	tests/airflow/test_lineage.py tests/runtime/test_iceberg.py \
+	'tests/conformance/test_sinks.py::test_failure_at_a_fault_point_then_restore_is_exactly_once[iceberg-sink.move+1]' \
+	'tests/conformance/test_sinks.py::test_an_older_attempt_resuming_after_a_newer_one_took_its_token_is_superseded[iceberg-staged]' \
+	'tests/conformance/test_sinks.py::test_an_older_attempt_resuming_after_a_newer_one_took_its_token_is_superseded[iceberg-committed]' \
+	'tests/conformance/test_sinks.py::test_drop_data_is_atomic[iceberg-sink.move]' \
 	--deselect tests/airflow/test_job_group.py::test_rendering_is_deterministic_across_parses \
 	--deselect tests/airflow/test_job_group.py::test_parsing_context_builds_only_the_task_being_run
 

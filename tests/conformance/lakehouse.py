@@ -75,9 +75,12 @@ def _iceberg_block(t: Target, plugin_input: str, extra: str) -> str:
 
 
 def _iceberg_landed(t: Target) -> list[Row]:
-    from tests.runtime.test_iceberg import rows
+    from airflow_provider_seatunnel.connectors.iceberg.options import TableRef
+    from airflow_provider_seatunnel.connectors.iceberg.tables import identifier
+    from tests.runtime.test_iceberg import _catalog
 
-    return by_id([{"id": r[0], "name": r[1]} for r in rows(t.spark, t.root / "wh", t.name)])
+    name = identifier(_catalog(t.spark, t.root / "wh"), TableRef("db", t.name))
+    return by_id([r.asDict() for r in t.spark.table(name).select("id", "name").collect()])
 
 
 def _iceberg_skip() -> str:
@@ -88,6 +91,8 @@ def _iceberg_skip() -> str:
 
 ICEBERG = Adapter("Iceberg", seed_through_engine(_iceberg_block), _iceberg_block, _iceberg_landed, lambda t: False,
                   not_applicable={"staging": "Iceberg stages on a branch of the table; " + NOT_IN_THE_LOG},
+                  fails={**not_superseded("iceberg's publish (the snapshot property naming the run's commit)"),
+                         **first_wins("Iceberg fences by the snapshot property naming the commit (StoreFenced)")},
                   skip=_iceberg_skip())
 
 ADAPTERS = (DELTA, PAIMON, ICEBERG)
