@@ -222,6 +222,12 @@ class OptionSpec:
                 return option
         raise KeyError(key)
 
+    def written(self, options: Mapping[str, Any], key: str, default: Any = None) -> Any:
+        """The value of the declared option ``key`` as the block wrote it (its older names too; ``default``
+        when unset), untyped: for what reads a block before or without parsing it (checks, lineage, jars)."""
+        _, value = self.get(key).raw(options)
+        return default if value is MISSING else value
+
     @property
     def required(self) -> tuple[str, ...]:
         return tuple(o.key for o in self.options if o.required and not o.required_unless)

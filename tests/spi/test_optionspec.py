@@ -196,3 +196,11 @@ def test_filter_row_kind_reads_its_lists_through_its_spec():
         compile_text("job.conf", _filter_row_kind("include_kinds { a = INSERT }"))
     assert [(p.key, p.message) for p in e.value.problems] == [
         ("include_kinds", "include_kinds must be a list, found {'a': 'INSERT'}")]
+
+
+def test_written_gives_a_declared_option_as_the_block_wrote_it_older_names_included():
+    assert SPEC.written({"batchSize": "7"}, "batch_size") == "7"  # untyped, read under its older name
+    assert SPEC.written({"batch_size": "x", "batchSize": 3}, "batch_size") == "x"  # the key wins, unchecked
+    assert SPEC.written({}, "batch_size") is None and SPEC.written({}, "batch_size", 5) == 5
+    with pytest.raises(KeyError):
+        SPEC.written({"nope": 1}, "nope")  # only declared options

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
-from ..lakehouse.options import checked, key_problems, save_mode_problems, written
+from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .options import SPEC, SourceOptions, parse
 
 #: Spark minor version -> the newest Delta release built for it (``io.delta:delta-spark_<minor>_2.13``),
@@ -133,9 +133,9 @@ def schema(plugin: PluginConfig, job: JobConfig,
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """The table's location as a URI (OpenLineage's naming of a file system directory), or the empty
     list when the options do not name one; placeholders left as they are (see :mod:`.` for Unnamed)."""
-    path = written(SPEC, options, "path")
+    path = SPEC.written(options, "path")
     if path is None:
-        parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
+        parts = [SPEC.written(options, k) for k in ("warehouse", "database", "table")]
         if any(p is None for p in parts):
             return []
         path = f"{str(parts[0]).rstrip('/')}/{parts[1]}.db/{parts[2]}"

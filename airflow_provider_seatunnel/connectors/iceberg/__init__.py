@@ -46,7 +46,6 @@ from ...spi import (
 )
 from ...spi.options import PluginConfig, run_time_options
 from ...spi.schema import TableKeys
-from ..lakehouse.options import written
 from . import checks
 from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, NAME, SPEC, SourceOptions, parse
 from .sink import IcebergSinkVerbs
@@ -134,7 +133,7 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
         return {CONNECTION_CONFIG: config}
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
-        return written(SPEC, options, CATALOG_CONFIG) is None
+        return SPEC.written(options, CATALOG_CONFIG) is None
 
     # source ------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
-from ..lakehouse.options import checked, key_problems, save_mode_problems, written
+from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .options import (
     CATALOG_CONFIG,
     CONN_OPTION,
@@ -91,8 +91,8 @@ def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str
     jars: list[str] = []
     if not names_iceberg(env) and minor in ICEBERG_RELEASES and os.path.isfile(runtime_jar(minor)):
         jars.append(runtime_jar(minor))
-    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(written(SPEC, options, key), Mapping)
-              for k, v in written(SPEC, options, key).items()}
+    config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(SPEC.written(options, key), Mapping)
+              for k, v in SPEC.written(options, key).items()}
     if str(config.get("type", "")).lower() == "jdbc" and config.get("uri"):
         jars.extend(required_jars({"url": str(config["uri"])}, env))
     return jars
@@ -167,16 +167,16 @@ def schema(plugin: PluginConfig, job: JobConfig,
 def assets_of(options: Mapping[str, Any]) -> list[str]:
     """Each table as a URI: a hadoop catalog's table directory (``<warehouse>/<namespace>/<table>``), else
     ``iceberg://<catalog_name>/<namespace>.<table>``; placeholders left as they are."""
-    config = written(SPEC, options, CATALOG_CONFIG) or {}
-    listed = written(SPEC, options, "table_list")
+    config = SPEC.written(options, CATALOG_CONFIG) or {}
+    listed = SPEC.written(options, "table_list")
     blocks = listed if isinstance(listed, list) else [options]
-    catalog = written(SPEC, options, "catalog_name", "default")
+    catalog = SPEC.written(options, "catalog_name", "default")
     out = []
     for block in blocks:
-        if not isinstance(block, Mapping) or written(SPEC, block, "table") is None:
+        if not isinstance(block, Mapping) or SPEC.written(block, "table") is None:
             continue
-        namespace = str(written(SPEC, block, "namespace", written(SPEC, options, "namespace", "default")))
-        table = str(written(SPEC, block, "table"))
+        namespace = str(SPEC.written(block, "namespace", SPEC.written(options, "namespace", "default")))
+        table = str(SPEC.written(block, "table"))
         if isinstance(config, Mapping) and str(config.get("type", "")).lower() == "hadoop" and config.get("warehouse"):
             out.append(f"{str(config['warehouse']).rstrip('/')}/{namespace.replace('.', '/')}/{table}")
         else:

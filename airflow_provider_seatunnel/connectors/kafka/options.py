@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import MISSING, OptionError, as_int
+from ...spi.options import OptionError, as_int
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Field, Schema, TypeError_, parse_type, schema_from_options
 
@@ -144,11 +144,8 @@ class SinkOptions:
     client: Mapping[str, str] = field(default_factory=dict)
 
 
-def written(options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    """The value of the declared option ``key`` as written (its older names too; ``default`` when unset),
-    for what reads a block before or without parsing it (lineage, jars, row kinds)."""
-    _, value = SPEC.get(key).raw(options)
-    return default if value is MISSING else value
+#: the value of a declared option as written (its older names too): :meth:`OptionSpec.written` of :data:`SPEC`
+written = SPEC.written
 
 
 def client_config(options: Mapping[str, Any]) -> dict[str, str]:

@@ -9,7 +9,6 @@ cannot state.
   strings, booleans spelled ``true``/``false``;
 * :func:`exclusive`: options of which at most one may be set;
 * :func:`placeholder_free`: only a sink's table options hold the upstream table's placeholders;
-* :func:`written`: a declared option as written, for what reads a block without parsing it (lineage);
 * :func:`checked`, :func:`save_mode_problems`, :func:`key_problems`: the compile-time reading of a
   block the three share (the first rule refused, the save mode that cannot run, the sink's keys
   against its input's fields).
@@ -22,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...spi import SINK
-from ...spi.options import MISSING, OptionError, key_field_problems
+from ...spi.options import OptionError, key_field_problems
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 
 if TYPE_CHECKING:
@@ -41,7 +40,6 @@ __all__ = [
     "placeholder_free",
     "save_mode_problems",
     "settings_map",
-    "written",
 ]
 
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
@@ -107,12 +105,6 @@ def placeholder_free(key: str, value: str) -> str:
         raise OptionError(key, f"{key} '{value}' holds a placeholder: only a sink's table options are expanded "
                                "per upstream table")
     return value
-
-
-def written(spec: OptionSpec, options: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    """The value of ``spec``'s option ``key`` as written (its older names too; ``default`` when unset)."""
-    _, value = spec.get(key).raw(options)
-    return default if value is MISSING else value
 
 
 def checked(spec: OptionSpec, parse: Callable[[Mapping[str, Any], str], Any], plugin: PluginConfig,

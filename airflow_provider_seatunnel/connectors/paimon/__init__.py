@@ -34,7 +34,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
-from ..lakehouse.options import checked, key_problems, save_mode_problems, written
+from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .options import (
     HADOOP_CONF,
     NAME,
@@ -58,7 +58,7 @@ def _source(vertex: Vertex) -> SourceOptions:
 
 
 def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unnamed:
-    parts = [written(SPEC, options, k) for k in ("warehouse", "database", "table")]
+    parts = [SPEC.written(options, k) for k in ("warehouse", "database", "table")]
     if any(p is None for p in parts):
         return Unnamed("the Paimon table of options without warehouse, database and table", at_run_time=False)
     warehouse, database, name = (str(p).strip() for p in parts)
