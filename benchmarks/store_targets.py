@@ -101,7 +101,9 @@ class _FileServer(_Target):
         d = dialect(self.plugin, self.server.scheme)
         return d, d.settings({"host": self.server.host, "port": self.server.port, "user": self.server.user,
                               "password": self.server.password, "key_file": self.server.key_file,
-                              "connection_mode": "passive_local", "path": self.server.path(folder)})
+                              "connection_mode": "passive_local", "path": self.server.path(folder),
+                              **({"host_key_fingerprint": self.server.host_key_fingerprint}
+                                 if getattr(self.server, "host_key_fingerprint", None) else {})})
 
     def read(self, key: str) -> bytes:
         return self._disk(key).read_bytes()
