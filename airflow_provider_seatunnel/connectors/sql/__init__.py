@@ -37,8 +37,10 @@ from ...spi import (
     Transform,
     Vertex,
 )
+from ...spi.portability import not_portable
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
 from .options import SPEC, query_of
+from .portability import findings
 from .schema import output_schema
 from .streaming import (
     STATEFUL,
@@ -61,6 +63,12 @@ __all__ = [
 NAME = "Sql"
 
 
+def _at(problem: Problem, line: int | None, col: int | None) -> Problem:
+    """``problem`` (located at the query's key) moved to ``line`` and ``col`` of the query, where known."""
+    if line is None or problem.line is None:
+        return problem
+    return replace(problem, line=problem.line + line - 1, col=col)
+
 
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
@@ -80,12 +88,11 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         try:
             analyze_query(query)
         except SqlSyntaxError as e:
-            p = job.problem(f"SQL syntax error: {e}", plugin, key="query",
-                            hint="the query is Spark SQL; fix it and run validate again")
-            if e.line is not None and p.line is not None:
-                p = replace(p, line=p.line + e.line - 1, col=e.col)
-            return [p]
-        return check_streaming(plugin, job, query)
+            return [_at(job.problem(f"SQL syntax error: {e}", plugin, key="query",
+                                    hint="the query is Spark SQL; fix it and run validate again"), e.line, e.col)]
+        not_portable_ = [_at(not_portable(job, plugin, f.message, key="query", hint=f.hint), f.line, f.col)
+                         for f in findings(query)]
+        return [*not_portable_, *check_streaming(plugin, job, query)]
 
     schema = staticmethod(output_schema)
 
