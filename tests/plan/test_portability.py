@@ -176,3 +176,45 @@ def test_the_docs_list_each_spark_function_with_its_seatunnel_name():
     for name, seatunnel in SEATUNNEL_NAMES.items():
         assert name not in ZETA_FUNCTIONS
         assert listed[name].split()[0] == seatunnel.split()[0], name
+
+
+#: Zeta 2.3.8 runs of FakeSource -> LocalFile: (format, field type) -> whether SeaTunnel's writer wrote it (refused:
+#: "Unsupported data type" on the first row)
+WRITER_RUNS = {("parquet", "time"): False, ("parquet", "null"): False, ("orc", "null"): False, ("orc", "time"): True}
+
+
+def sink_job(fmt: str, kind: str, sink: str = "LocalFile", extra: str = "") -> str:
+    return f"""env {{ job.mode = "BATCH" }}
+source {{ FakeSource {{ plugin_output = "t", schema = {{ fields {{ id = "int", v = "{kind}" }} }} }} }}
+sink {{
+  {sink} {{
+    plugin_input = "t"
+    path = "/tmp/portable-out"{extra}
+    file_format_type = "{fmt}"
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(("fmt", "kind"), list(WRITER_RUNS))
+def test_a_type_seatunnels_writer_refuses_is_a_warning_at_the_format(lenient, plan_of, fmt, kind):
+    plan = plan_of(sink_job(fmt, kind))
+    found = [w for w in plan.warnings if w.get("code") == "not-portable"]
+    if WRITER_RUNS[(fmt, kind)]:
+        assert found == []
+        return
+    (warning,) = found
+    assert (warning["plugin"], warning["key"], warning["line"]) == ("sink[0] LocalFile", "file_format_type", 7)
+    assert f"field 'v' is a {kind.upper()}, which SeaTunnel's {fmt} writer refuses" in warning["message"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "text", "json"])
+def test_the_text_formats_write_every_type(lenient, plan_of, fmt):
+    for kind in ("time", "null"):
+        assert [w for w in plan_of(sink_job(fmt, kind)).warnings if w.get("code") == "not-portable"] == []
+
+
+def test_every_file_sink_shares_the_writer_check_and_strict_refuses_it(strict, config_error):
+    extra = '\n    bucket = "s3a://b"\n    fs.s3a.endpoint = "http://127.0.0.1:9"'
+    error = config_error(sink_job("parquet", "time", "S3File", extra))
+    assert [p.code for p in error.problems] == ["not-portable"] and error.problems[0].plugin == "sink[0] S3File"
