@@ -267,8 +267,11 @@ def findings(query: str) -> tuple[Finding, ...]:
         tree = parse(query)
     except SqlSyntaxError:
         return ()
+    found = [*_shape(tree), *_functions(tree, query), *_where(tree)]
+    lowered = query.lower()
+    if not found and "cast" not in lowered and "::" not in lowered:
+        return ()  # the common case, without tokenizing (DAG-parse time)
     tokens = dialect()().tokenize(query)
     used: set[int] = set()
-    found = [_located(f, tokens, used) for f in (*_shape(tree), *_functions(tree, query), *_where(tree),
-                                                 *_casts(tokens))]
-    return tuple(sorted(found, key=lambda f: (f.line or 0, f.col or 0)))
+    located = [_located(f, tokens, used) for f in (*found, *_casts(tokens))]
+    return tuple(sorted(located, key=lambda f: (f.line or 0, f.col or 0)))
