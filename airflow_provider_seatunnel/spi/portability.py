@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .options import JobConfig, PluginConfig, Problem
 
-__all__ = ["NOT_PORTABLE", "SEATUNNEL_RELEASE", "not_portable"]
+__all__ = ["NOT_PORTABLE", "SEATUNNEL_RELEASE", "not_portable", "severity"]
 
 #: the code of a problem for what runs here but the pinned SeaTunnel release refuses
 NOT_PORTABLE = "not-portable"
@@ -27,13 +27,17 @@ NOT_PORTABLE = "not-portable"
 SEATUNNEL_RELEASE = "2.3.8"
 
 
+def severity(strict: bool | None = None) -> str:
+    """The severity of what the pinned SeaTunnel refuses: ``error`` when ``strict`` (default: the
+    ``[seatunnel] strict`` setting), else ``warning``."""
+    from .. import settings
+
+    return "error" if (settings.strict() if strict is None else strict) else "warning"
+
+
 def not_portable(job: JobConfig, plugin: PluginConfig, message: str, *, key: str | None = None,
                  hint: str | None = None, strict: bool | None = None) -> Problem:
     """A problem at ``plugin``'s ``key``: ``message`` (what SeaTunnel refuses and why) said to be not portable,
-    with ``hint`` (what to write instead); an error when ``strict`` (default: the ``[seatunnel] strict``
-    setting), else a warning."""
-    from .. import settings
-
-    strict = settings.strict() if strict is None else strict
+    with ``hint`` (what to write instead), of :func:`severity`."""
     return job.problem(f"{message}: not portable to SeaTunnel {SEATUNNEL_RELEASE}", plugin, key=key, hint=hint,
-                       severity="error" if strict else "warning", code=NOT_PORTABLE)
+                       severity=severity(strict), code=NOT_PORTABLE)
