@@ -19,7 +19,7 @@ from airflow_provider_seatunnel.plan.compiler import validate_job
 
 from ..conftest import ROOT
 
-#: queries Zeta 2.3.8 refused (exit 1), or ran with other rows (DISTINCT): the word the warning names and (part of)
+#: queries Zeta 2.3.8 refused (exit 1), or ran with other rows (DISTINCT, WITH): the word the warning names and (part of)
 #: its hint; SeaTunnel's cause
 REFUSED = [
     ("select id, DAYOFMONTH(ts) as dom from t", "DAYOFMONTH", "use DAY_OF_MONTH"),  # Unsupported function
@@ -39,6 +39,9 @@ REFUSED = [
     ("select a.id from t a", "a", "without the alias"),
     ("select id from t union all select id from t", "UNION", "each row"),
     ("select t.id from t join t as u on t.id = u.id", "JOIN", "each row"),
+    ("select id from (select id from t)", "FROM", "each row"),  # Unsupported sub table syntax
+    ("select id from s.t", "s", "write FROM t"),  # Unsupported schema syntax
+    ("select id from t where id in (select id from t)", "SELECT", "each row"),  # a NullPointerException there
     ("select id from t where id between 1 and 2", "BETWEEN", ">= low"),  # Unsupported SQL Expression
     ("select id from t where not (id = 1)", "NOT", "opposite comparison"),
     ("select id from t where flag", "flag", "comparison"),
@@ -47,6 +50,7 @@ REFUSED = [
     ("select id, cast(id as tinyint) as b from t", "tinyint", "BYTES"),
     ("select id, cast(id as byte) as b from t", "byte", "cast to one of"),  # SQL parse failed: its parser refuses BYTE
     ("select distinct id * 0 as z from t", "DISTINCT", "deduplicate in the sink"),  # ran, kept 2 rows of 2
+    ("with u as (select id from t where id > 1) select id from u", "WITH", "without WITH"),  # ran: `select id` on t
     ("select id from t where flag = true", "true", "no boolean literal"),  # can't find field [true]: SeaTunnel's bug
     ("select id, false as f from t", "false", "no boolean literal"),
 ]
@@ -116,6 +120,7 @@ def test_what_seatunnel_refused_is_a_located_warning_saying_what_to_write(lenien
     assert warning["severity"] == "warning" and warning["plugin"] == "transform[0] Sql" and warning["key"] == "query"
     assert warning["file"].endswith("job.conf") and warning["line"] == 7  # the query's line
     assert query[warning["col"] - 1:].upper().startswith(word.upper())  # the column of the word as written
+    assert word != "SELECT" or warning["col"] > 1  # a subquery's SELECT, not the query's own
     assert word.upper() in warning["message"].upper() and "not portable to SeaTunnel 2.3.8" in warning["message"]
     assert hint in warning["hint"]
 

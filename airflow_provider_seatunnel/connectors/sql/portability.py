@@ -11,9 +11,10 @@ line and saying what to write instead. The classes, each a table below:
   (``DAYOFMONTH``, ``DATE_FORMAT``, aggregates) and those SeaTunnel added later (``UUID``,
   ``MULTI_IF``); :data:`SEATUNNEL_NAMES` gives SeaTunnel's name where it has one;
 * **EXTRACT fields** beyond :data:`ZETA_EXTRACT_FIELDS` and **CAST types** beyond :data:`ZETA_CAST_TYPES`;
-* **query shapes** (:data:`REFUSED_CLAUSES`): joins, GROUP BY, ORDER BY, LIMIT/OFFSET, WITH, set
-  operations, a table alias, a schema-qualified table or a subquery in FROM, subqueries in expressions;
-  and DISTINCT, which SeaTunnel ignores (it runs there and keeps the duplicates);
+* **query shapes** (:data:`REFUSED_CLAUSES`): joins, GROUP BY, ORDER BY, LIMIT/OFFSET, set operations,
+  a table alias, a schema-qualified table or a subquery in FROM, subqueries in expressions; and what
+  SeaTunnel ignores, running the query differently: DISTINCT (it keeps the duplicates), WITH (it runs
+  the outer SELECT over its input);
 * **WHERE conditions** other than comparisons, IS [NOT] NULL, [NOT] IN (a list), [NOT] LIKE, function
   calls, AND, OR and parentheses (SeaTunnel's filter knows no others: BETWEEN, NOT, RLIKE, a bare
   boolean column);
@@ -80,7 +81,6 @@ LATER = frozenset({"UUID", "MULTI_IF"})
 #: the query clauses SeaTunnel 2.3.8's Sql transform refuses ("SQL validate failed"), by sqlglot's
 #: argument name: the word that shows where, and what is refused
 REFUSED_CLAUSES = {
-    "with": ("WITH", "a WITH clause"),
     "joins": ("JOIN", "a JOIN"),
     "group": ("GROUP BY", "GROUP BY"),
     "order": ("ORDER BY", "ORDER BY"),
@@ -96,13 +96,15 @@ _ROW_BY_ROW = ("SeaTunnel's Sql transform maps each row of its one input on its 
 @dataclass(frozen=True)
 class Finding:
     """One use of the query SeaTunnel 2.3.8 refuses: the word that shows where (as written), what is
-    refused, what to write instead, and the place of the word in the query (1-based; None: not found)."""
+    refused, what to write instead, and the place of the word in the query (1-based; None: not found);
+    ``skip``: how many of the word's first places are not it (the outer query's SELECT for a subquery)."""
 
     word: str
     message: str
     hint: str
     line: int | None = None
     col: int | None = None
+    skip: int = 0
 
 
 def _function(name: str) -> Finding:
@@ -122,7 +124,8 @@ def _functions(tree: Any, query: str) -> Iterator[Finding]:
     for node in tree.find_all(exp.Func, exp.Subquery, exp.Exists):
         if isinstance(node, (exp.Subquery, exp.Exists)):
             if node is not getattr(arg(tree, "from"), "this", None) and not isinstance(node.parent, exp.CTE):
-                yield Finding("SELECT", "SeaTunnel's Sql transform has no subqueries in expressions", _ROW_BY_ROW)
+                yield Finding("SELECT", "SeaTunnel's Sql transform has no subqueries (a SELECT in an expression)",
+                              _ROW_BY_ROW, skip=1)
         elif "start" in node.meta:  # called by name: the name as written
             name = query[node.meta["start"]:node.meta["end"] + 1].upper()
             if name not in ZETA_FUNCTIONS:
@@ -163,6 +166,9 @@ def _shape(tree: Any) -> Iterator[Finding]:
     for name, (word, what) in REFUSED_CLAUSES.items():
         if arg(tree, name):
             yield Finding(word, f"SeaTunnel's Sql transform refuses {what}", _ROW_BY_ROW)
+    if arg(tree, "with"):
+        yield Finding("WITH", "SeaTunnel's Sql transform ignores a WITH clause: it runs the outer SELECT over its "
+                      "input, without what the WITH query does", "write one SELECT over the input, without WITH")
     if tree.args.get("distinct"):
         yield Finding("DISTINCT", "SeaTunnel's Sql transform ignores DISTINCT and keeps every row (here duplicates go)",
                       "deduplicate in the sink (e.g. its primary keys) to get the same rows on both engines")
@@ -175,8 +181,8 @@ def _shape(tree: Any) -> Iterator[Finding]:
             yield Finding(source.alias, f"SeaTunnel's Sql transform refuses a table alias ({source.alias})",
                           "name the columns without the alias")
     elif source is not None:
-        yield Finding("FROM", "SeaTunnel's Sql transform reads one table, not a subquery or a table function",
-                      _ROW_BY_ROW)
+        yield Finding("FROM", "SeaTunnel's Sql transform reads one table FROM its input, not a subquery or a table "
+                      "function", _ROW_BY_ROW)
 
 
 def _where(tree: Any) -> Iterator[Finding]:
@@ -251,10 +257,13 @@ def _cast_target(tokens: list[Any], open_at: int) -> Any:
 
 
 def _located(found: Finding, tokens: list[Any], used: set[int]) -> Finding:
-    """``found`` with the line and column of the first token spelling its word that no finding took yet."""
-    for i, token in enumerate(tokens):
-        if i not in used and " ".join(token.text.upper().split()) == found.word.upper():
+    """``found`` with the line and column of the first token spelling its word that no finding took yet
+    (after its ``skip`` first places)."""
+    places = [i for i, token in enumerate(tokens) if " ".join(token.text.upper().split()) == found.word.upper()]
+    for i in places[found.skip:]:
+        if i not in used:
             used.add(i)
+            token = tokens[i]
             return Finding(found.word, found.message, found.hint, token.line, max(token.col - len(token.text) + 1, 1))
     return found
 
