@@ -19,7 +19,6 @@ imported when a query is rewritten or run, not with this package.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...spi import (
@@ -37,10 +36,9 @@ from ...spi import (
     Transform,
     Vertex,
 )
-from ...spi.portability import not_portable
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
 from .options import SPEC, query_of
-from .portability import findings
+from .portability import at_query_line, findings, problems
 from .schema import output_schema
 from .streaming import (
     STATEFUL,
@@ -63,13 +61,6 @@ __all__ = [
 NAME = "Sql"
 
 
-def _at(problem: Problem, line: int | None, col: int | None) -> Problem:
-    """``problem`` (located at the query's key) moved to ``line`` and ``col`` of the query, where known."""
-    if line is None or problem.line is None:
-        return problem
-    return replace(problem, line=problem.line + line - 1, col=col)
-
-
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
@@ -88,11 +79,10 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         try:
             analyze_query(query)
         except SqlSyntaxError as e:
-            return [_at(job.problem(f"SQL syntax error: {e}", plugin, key="query",
-                                    hint="the query is Spark SQL; fix it and run validate again"), e.line, e.col)]
-        not_portable_ = [_at(not_portable(job, plugin, f.message, key="query", hint=f.hint), f.line, f.col)
-                         for f in findings(query)]
-        return [*not_portable_, *check_streaming(plugin, job, query)]
+            return [at_query_line(job.problem(f"SQL syntax error: {e}", plugin, key="query",
+                                              hint="the query is Spark SQL; fix it and run validate again"),
+                                  e.line, e.col)]
+        return [*problems(plugin, job, findings(query)), *check_streaming(plugin, job, query)]
 
     schema = staticmethod(output_schema)
 

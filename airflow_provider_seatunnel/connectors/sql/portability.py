@@ -19,22 +19,29 @@ line and saying what to write instead. The classes, each a table below:
   calls, AND, OR and parentheses (SeaTunnel's filter knows no others: BETWEEN, NOT, RLIKE, a bare
   boolean column);
 * **the literals TRUE and FALSE**, which SeaTunnel 2.3.8 reads as a column name ("can't find field
-  [true]"), a SeaTunnel bug: they run here.
+  [true]"), a SeaTunnel bug: they run here;
+* **a BOOLEAN column compared with a string** (:func:`compared_with_text`, where the input schema is
+  known): SeaTunnel finds them never equal, Spark reads the string as a boolean.
 
 A query that does not parse is reported by the syntax check; nothing here runs on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...spi.portability import not_portable
 from .analysis import SqlSyntaxError, arg, dialect, parse
 
+if TYPE_CHECKING:
+    from ...spi.options import JobConfig, PluginConfig, Problem
+    from ...spi.schema import DataType
+
 __all__ = ["REFUSED_CLAUSES", "SEATUNNEL_NAMES", "ZETA_CAST_TYPES", "ZETA_EXTRACT_FIELDS", "ZETA_FUNCTIONS",
-           "Finding", "findings"]
+           "Finding", "at_query_line", "compared_with_text", "findings", "located", "problems"]
 
 #: the functions SeaTunnel 2.3.8's Sql transform calls by name (upper case): its function table with
 #: every alias, the CURRENT_* keys it reads with or without parentheses, and its DES functions
@@ -268,6 +275,44 @@ def _located(found: Finding, tokens: list[Any], used: set[int]) -> Finding:
     return found
 
 
+def located(query: str, found: list[Finding]) -> tuple[Finding, ...]:
+    """``found`` with each word's place in ``query``, in the order of the query."""
+    tokens = dialect()().tokenize(query)
+    used: set[int] = set()
+    return tuple(sorted((_located(f, tokens, used) for f in found), key=lambda f: (f.line or 0, f.col or 0)))
+
+
+def at_query_line(problem: Problem, line: int | None, col: int | None) -> Problem:
+    """``problem`` (located at the query's key) moved to ``line`` and ``col`` of the query, where known."""
+    if line is None or problem.line is None:
+        return problem
+    return replace(problem, line=problem.line + line - 1, col=col)
+
+
+def problems(plugin: PluginConfig, job: JobConfig, found: tuple[Finding, ...]) -> list[Problem]:
+    """A not-portable problem per finding, at its line and column of the query."""
+    return [at_query_line(not_portable(job, plugin, f.message, key="query", hint=f.hint), f.line, f.col)
+            for f in found]
+
+
+def compared_with_text(tree: Any, type_of: Callable[[Any], DataType | None]) -> list[Finding]:
+    """A BOOLEAN column compared (``=``, ``<>``) with a string literal: SeaTunnel 2.3.8 finds them never equal
+    (``flag = 'true'`` keeps no row there), where Spark reads the string as a boolean. ``type_of``: a
+    column's input type where known."""
+    from sqlglot import exp
+
+    found = []
+    for node in tree.find_all(exp.EQ, exp.NEQ):
+        for column, literal in ((node.this, node.expression), (node.expression, node.this)):
+            if (isinstance(column, exp.Column) and isinstance(literal, exp.Literal) and literal.is_string
+                    and getattr(type_of(column), "name", None) == "boolean"):
+                found.append(Finding(column.name, f"SeaTunnel 2.3.8 compares the BOOLEAN {column.name} with the string "
+                                     f"'{literal.this}' as never equal (`= '{literal.this}'` keeps no row there); here "
+                                     "the string is read as a boolean", "keep the job for this engine: SeaTunnel "
+                                     "2.3.8 has no boolean literal either"))
+    return found
+
+
 @lru_cache(maxsize=1024)
 def findings(query: str) -> tuple[Finding, ...]:
     """Every use in ``query`` SeaTunnel 2.3.8's Sql transform refuses, in the order of the query; none for a
@@ -280,7 +325,4 @@ def findings(query: str) -> tuple[Finding, ...]:
     lowered = query.lower()
     if not found and "cast" not in lowered and "::" not in lowered:
         return ()  # the common case, without tokenizing (DAG-parse time)
-    tokens = dialect()().tokenize(query)
-    used: set[int] = set()
-    located = [_located(f, tokens, used) for f in (*found, *_casts(tokens))]
-    return tuple(sorted(located, key=lambda f: (f.line or 0, f.col or 0)))
+    return located(query, [*found, *_casts(dialect()().tokenize(query))])
