@@ -14,7 +14,7 @@ multi-table sources and sinks, equal row types, the multi-table shuffle (docs/pl
   sink, at its input's parallelism, with ``multi_table_sink_replica`` writers per table; a sink that
   mixes a multi-table input with other inputs is an error (as in SeaTunnel). A transform on a
   multi-table source runs per table here (as in SeaTunnel 2.3.9+); the plan warns that the pinned
-  SeaTunnel refuses the job.
+  SeaTunnel refuses the job (an error under strict, as every portability problem: :mod:`..spi.portability`).
 * **Equal row types.** A transform that unions its inputs (every multi-input one but a combining Sql)
   and a multi-input sink need one row type (field names, types and order) on every input: an error
   when the schemas are known here, else a check the runtime runs before the first write
@@ -33,7 +33,7 @@ from typing import Any
 from ..config.errors import Problem
 from ..config.loader import JobConfig, PluginConfig
 from ..config.options import as_int
-from ..spi import SINK, SOURCE, TRANSFORM, PerInputSplit, SourceTables, get_connector
+from ..spi import SINK, SOURCE, TRANSFORM, PerInputSplit, SourceTables, get_connector, portability
 from ..spi.schema import Schema, TableKeys
 
 #: the code of a plan warning for a job this package runs but the pinned SeaTunnel refuses
@@ -149,7 +149,7 @@ def _multi_table(job: JobConfig, by_ref: Mapping[str, PluginConfig], upstream: M
             found.append(job.problem(
                 f"reads the multi-table source {source.label} ({len(tables[source.ref] or ())} tables): it runs "
                 "once per table here, but SeaTunnel before 2.3.9 refuses a transform on a multi-table source",
-                plugin, key="plugin_input", severity="warning", code=SEATUNNEL_REFUSES,
+                plugin, key="plugin_input", severity=portability.severity(), code=SEATUNNEL_REFUSES,
                 hint="to run on SeaTunnel before 2.3.9 too, read the tables with one source each"))
     for index, plugin in enumerate(job.sinks):
         ups = upstream[plugin.ref]

@@ -143,6 +143,16 @@ sink {{ Console {{ plugin_input = "c" }} }}""")
     assert vertex(plan, "sink[0]").multi_table["tables"] == ["db.t1", "db.t2"]
 
 
+def test_under_strict_a_transform_on_a_multi_table_source_is_an_error(monkeypatch, config_error):
+    """What the pinned SeaTunnel refuses is a portability problem: an error under strict."""
+    monkeypatch.setenv("SEATUNNEL_STRICT", "true")
+    err = config_error(f"""source {{ {MULTI} }}
+transform {{ Copy {{ plugin_input = "multi", plugin_output = "c", fields {{ k2 = k }} }} }}
+sink {{ Console {{ plugin_input = "c" }} }}""")
+    (p,) = err.problems
+    assert (p.code, p.severity, p.plugin) == ("seatunnel-refuses", "error", "transform[0] Copy")
+
+
 def test_a_jdbc_table_list_is_a_multi_table_source(plan_of):
     plan = plan_of("""source { Jdbc { plugin_output = "j", url = "jdbc:postgresql://db/x", driver = "org.postgresql.Driver",
   table_list = [{ table_path = "public.a" }, { table_path = "public.b" }] } }

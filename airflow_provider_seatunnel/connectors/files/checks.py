@@ -25,6 +25,7 @@ from .options import (
 )
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
+from .portability import writer_type_problems
 
 
 def _enum_problem(job: JobConfig, plugin: PluginConfig, key: str, value: Any, allowed: tuple[str, ...],
@@ -226,8 +227,9 @@ def check(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------
 
 def _sink_schema(plugin: PluginConfig, job: JobConfig, inputs: Sequence[Schema | None]) -> list[Problem]:
-    """The sink's problems: the legacy ``save_mode``; ``sink_columns`` and ``partition_by`` naming no
-    input field (checked when every input's schema is known)."""
+    """The sink's problems: the legacy ``save_mode``; with every input's schema known, the field types
+    SeaTunnel's writer of the format refuses (:mod:`.portability`), ``sink_columns`` and ``partition_by``
+    naming no input field."""
     problems: list[Problem] = []
     if plugin.has("save_mode"):
         problems.append(job.problem("save_mode is a legacy option SeaTunnel's LocalFile does not read: it is "
@@ -236,6 +238,7 @@ def _sink_schema(plugin: PluginConfig, job: JobConfig, inputs: Sequence[Schema |
     known = inputs[0] if inputs and all(i is not None for i in inputs) else None
     if known is None:
         return problems
+    problems += writer_type_problems(plugin, job, known)
     names = {n.lower(): n for n in known.names}
     sink_columns = [str(c) for c in as_list(plugin.get("sink_columns"))]
     for key, wanted in (("sink_columns", sink_columns), ("partition_by", as_list(plugin.get("partition_by")))):

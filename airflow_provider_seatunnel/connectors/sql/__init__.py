@@ -19,7 +19,6 @@ imported when a query is rewritten or run, not with this package.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...spi import (
@@ -39,6 +38,7 @@ from ...spi import (
 )
 from .analysis import COMBINING, ROW_WISE, UNION, SqlAnalysis, SqlSyntaxError, analyze_query
 from .options import SPEC, query_of
+from .portability import at_query_line, findings, problems
 from .schema import output_schema
 from .streaming import (
     STATEFUL,
@@ -61,7 +61,6 @@ __all__ = [
 NAME = "Sql"
 
 
-
 class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSplit, ColumnLineage):
     name = NAME
     capabilities = Capabilities(sections=frozenset({TRANSFORM}), connect=True)
@@ -80,12 +79,10 @@ class Sql(Connector, SchemaInference, Transform, ReadsTablesByName, PerInputSpli
         try:
             analyze_query(query)
         except SqlSyntaxError as e:
-            p = job.problem(f"SQL syntax error: {e}", plugin, key="query",
-                            hint="the query is Spark SQL; fix it and run validate again")
-            if e.line is not None and p.line is not None:
-                p = replace(p, line=p.line + e.line - 1, col=e.col)
-            return [p]
-        return check_streaming(plugin, job, query)
+            return [at_query_line(job.problem(f"SQL syntax error: {e}", plugin, key="query",
+                                              hint="the query is Spark SQL; fix it and run validate again"),
+                                  e.line, e.col)]
+        return [*problems(plugin, job, findings(query)), *check_streaming(plugin, job, query)]
 
     schema = staticmethod(output_schema)
 

@@ -3,7 +3,8 @@
 When every input schema is known, the columns the query references are checked (sqlglot's
 qualifier: a column its input lacks is a problem) and the output schema is inferred where
 every output column's name and Spark result type are certain; else it is left unknown (None)
-and Spark decides at run time.
+and Spark decides at run time. What SeaTunnel runs differently by the input's types (a BOOLEAN
+compared with a string) is a portability problem (:mod:`.portability`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ...spi.schema import DataType, Field, Schema, parse_type
 from .analysis import SqlSyntaxError, analyze_query, parse, select_sources
 from .options import query_of
+from .portability import compared_with_text, located
+from .portability import problems as portability_problems
 
 if TYPE_CHECKING:
     from ...spi.options import JobConfig, PluginConfig, Problem
@@ -341,4 +344,6 @@ def output_schema(plugin: PluginConfig, job: JobConfig,
     if qualified is None:
         return None, problems
     fields = _output_fields(tree, qualified, known)
-    return (Schema(tuple(fields)) if fields is not None else None), []
+    typed = compared_with_text(qualified, _resolver(_leftmost(qualified), known))  # portability, by input types
+    found = portability_problems(plugin, job, located(query, typed)) if typed else []
+    return (Schema(tuple(fields)) if fields is not None else None), found
