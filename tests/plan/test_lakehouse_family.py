@@ -1,6 +1,7 @@
 """What the lakehouse family gives Delta, Iceberg and Paimon once: the ``read_columns`` and key
 resolution against the table's spelling, the MERGE statement of an upsert, and what their Spark needs
-(the Spark minor version, Maven's local jars, the env's own jars and SQL extensions)."""
+(the Spark minor version, Maven's local jars, the env's own jars and SQL extensions), and the sink
+options' keys and save modes they hold alike."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import os
 import pytest
 
 from airflow_provider_seatunnel.connectors.delta import checks as delta_checks
+from airflow_provider_seatunnel.connectors.delta import options as delta_options
 from airflow_provider_seatunnel.connectors.iceberg import checks as iceberg_checks
+from airflow_provider_seatunnel.connectors.iceberg import options as iceberg_options
 from airflow_provider_seatunnel.connectors.lakehouse import DELETE, merge_sql, read_columns, resolve
 from airflow_provider_seatunnel.connectors.lakehouse.jars import (
     EXTENSIONS_KEY,
@@ -19,6 +22,9 @@ from airflow_provider_seatunnel.connectors.lakehouse.jars import (
     minor_of,
     with_extension,
 )
+from airflow_provider_seatunnel.connectors.lakehouse.options import SinkKeys
+from airflow_provider_seatunnel.connectors.paimon import options as paimon_options
+from airflow_provider_seatunnel.spi import SINK
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
 
@@ -89,3 +95,24 @@ def test_both_session_settings_keep_the_envs_extensions(monkeypatch):
     assert delta_checks.session_conf({}, env)[EXTENSIONS_KEY] == f"my.Ext,{delta_checks.EXTENSION}"
     monkeypatch.setattr(iceberg_checks, "spark_minor", lambda: "4.1")
     assert iceberg_checks.session_conf({}, env) == {EXTENSIONS_KEY: f"my.Ext,{iceberg_checks.EXTENSION}"}
+
+
+_MODES = {"case_sensitive": True, "schema_save_mode": "RECREATE_SCHEMA", "data_save_mode": "DROP_DATA"}
+
+
+@pytest.mark.parametrize(("module", "block", "keys"), [
+    (delta_options, {"path": "/d/t", "primary_keys": ["ID", "p"], "partition_keys": "p"}, ("primary_keys", "partition_keys")),
+    (paimon_options, {"warehouse": "/w", "database": "d", "table": "t", "paimon.table.primary-keys": "ID,p",
+                      "paimon.table.partition-keys": "p"}, ("paimon.table.primary-keys", "paimon.table.partition-keys")),
+    (iceberg_options, {"table": "t", "catalog_name": "lake", "iceberg.catalog.config": {"type": "hadoop",
+                       "warehouse": "file:///w"}, "iceberg.table.primary-keys": "ID,p",
+                       "iceberg.table.partition-keys": "p"}, ("iceberg.table.primary-keys", "iceberg.table.partition-keys")),
+])
+def test_each_lakehouse_sink_holds_its_keys_and_save_modes_as_the_family_declares_them(module, block, keys):
+    opts = module.parse({**block, **_MODES}, SINK)
+    assert isinstance(opts, SinkKeys)
+    assert (opts.primary_keys, opts.partition_keys) == (("ID", "p"), ("p",))
+    assert (opts.case_sensitive, opts.schema_save_mode, opts.data_save_mode) == tuple(_MODES.values())
+    default = module.parse({k: v for k, v in block.items() if k not in keys}, SINK)
+    assert (default.primary_keys, default.case_sensitive, default.schema_save_mode, default.data_save_mode) == (
+        (), False, "CREATE_SCHEMA_WHEN_NOT_EXIST", "APPEND_DATA")
