@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
@@ -19,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ...spi.schema import DataType
+from ..javatext import java_double
 
 _INT_RANGES = {"tinyint": 2**7, "smallint": 2**15, "int": 2**31, "bigint": 2**63}
 
@@ -41,29 +41,6 @@ def show(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
-
-
-def java_double(x: float) -> str:
-    """``Double.toString(x)`` (the text Jackson gives a JSON double)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    sign = "-" if x < 0 else ""
-    t = Decimal(repr(abs(x))).normalize().as_tuple()
-    digits = "".join(map(str, t.digits))
-    exponent = int(t.exponent)  # a finite number's exponent is an int
-    exp = len(digits) - 1 + exponent  # the power of ten of the first digit
-    if 1e-3 <= abs(x) < 1e7:
-        if exponent >= 0:
-            return f"{sign}{digits}{'0' * exponent}.0"
-        point = len(digits) + exponent
-        whole = digits[:point] if point > 0 else "0"
-        frac = ("0" * max(0, -point)) + digits[max(point, 0):]
-        return f"{sign}{whole}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exp}"
 
 
 def _json_text(value: Any) -> str:

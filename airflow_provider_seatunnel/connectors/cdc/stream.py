@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ...spi import RunContext
 from ...spi.errors import PipelineError, RuntimeConfigError
@@ -79,6 +79,24 @@ class SnapshotThenChanges(DataSourceStreamReader):
             return
         assert isinstance(partition, ChangePart)
         yield from self.changes(partition.start, partition.end)
+
+
+class ChangeStreamSource(DataSource):
+    """A CDC connector's PySpark data source: ``spark.readStream.format(<format_name>)`` with the job's spec
+    (JSON) in the option ``spec_option`` streams through ``stream_reader``. A connector declares the three as
+    class attributes of a subclass (registered by class: Spark pickles it by reference)."""
+
+    format_name: ClassVar[str]
+    #: the option holding the spec; its name matches Spark's redaction pattern (the spec holds the password)
+    spec_option: ClassVar[str]
+    stream_reader: ClassVar[type[SnapshotThenChanges]]
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.format_name
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        return self.stream_reader(json.loads(self.options[self.spec_option]))
 
 
 def snapshot_files(directory: str) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
+from ..lakehouse.jars import EXTENSIONS_KEY, env_names, m2_jar, m2_repository, spark_minor, with_extension
 from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .options import SPEC, SourceOptions, parse
 
@@ -23,24 +24,14 @@ from .options import SPEC, SourceOptions, parse
 #: as Maven Central serves them: Delta 4.4.0 for Spark 4.0, 4.1 and 4.2 (Spark 4.0's is older than this
 #: package's floor, PySpark 4.1)
 DELTA_RELEASES = {"4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}
+#: the artifact a job's env names when it gives Spark Delta itself
+ARTIFACT = "delta-spark"
 EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
-EXTENSIONS_KEY = "spark.sql.extensions"
 CATALOG_KEY = "spark.sql.catalog.spark_catalog"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 #: source options of each mode only
 STREAM_ONLY = ("start_version", "start_timestamp", "skip_change_commits", "change_data_feed")
 BATCH_ONLY = ("use_version", "use_timestamp")
-
-
-def spark_minor() -> str | None:
-    """``major.minor`` of the installed PySpark (read without importing it: plans are built at DAG-parse
-    time); None when PySpark is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return ".".join(version("pyspark").split(".")[:2])
-    except PackageNotFoundError:
-        return None
 
 
 def coordinates(minor: str) -> list[str]:
@@ -49,30 +40,15 @@ def coordinates(minor: str) -> list[str]:
     return [f"io.delta:delta-spark_{minor}_2.13:{release}", f"io.delta:delta-storage:{release}"]
 
 
-def m2_repository() -> str:
-    return os.path.join(os.path.expanduser("~"), ".m2", "repository")
-
-
-def _jar(coordinate: str) -> str:
-    group, artifact, version = coordinate.split(":")
-    return os.path.join(m2_repository(), *group.split("."), artifact, version, f"{artifact}-{version}.jar")
-
-
-def names_delta(env: Mapping[str, Any]) -> bool:
-    """Whether the job's env gives Spark Delta itself (``spark.jars`` or ``spark.jars.packages``)."""
-    named = str(env.get("spark.jars", "")) + "," + str(env.get("spark.jars.packages", ""))
-    return "delta-spark" in named
-
-
 def delta_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
     """Delta's jars for the installed PySpark from Maven's local repository (``make test-deps`` fetches
     them); nothing when the env names Delta itself (a cluster's way: docs/delta.md), when no Delta
     release is known for the Spark version, or when they are not there (the run says what is missing). The
     block's options do not change them."""
     minor = spark_minor()
-    if names_delta(env) or minor is None or minor not in DELTA_RELEASES:
+    if env_names(env, ARTIFACT) or minor is None or minor not in DELTA_RELEASES:
         return []
-    jars = [_jar(c) for c in coordinates(minor)]
+    jars = [m2_jar(c) for c in coordinates(minor)]
     return jars if all(os.path.isfile(j) for j in jars) else []
 
 
@@ -85,8 +61,7 @@ def missing_jars_hint(minor: str | None) -> str:
 def session_conf(options: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, str]:
     """Delta's SQL extension (after the env's own extensions) and its catalog as ``spark_catalog``:
     settings a session takes when it starts only, whatever the block's options."""
-    given = [e.strip() for e in str(env.get(EXTENSIONS_KEY) or "").split(",") if e.strip()]
-    return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION])), CATALOG_KEY: CATALOG}
+    return {EXTENSIONS_KEY: with_extension(env, EXTENSION), CATALOG_KEY: CATALOG}
 
 
 def _source(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -102,7 +77,7 @@ def _env(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
                                     f"Delta block starts its Spark session with {CATALOG}", None, key=CATALOG_KEY,
                                     hint=f"remove {CATALOG_KEY} from env"))
     minor = spark_minor()
-    if minor is not None and minor not in DELTA_RELEASES and not names_delta(job.env):
+    if minor is not None and minor not in DELTA_RELEASES and not env_names(job.env, ARTIFACT):
         problems.append(job.problem(
             f"no Delta release is known for Spark {minor} (Delta 4.4.0 is built for Spark "
             f"{', '.join(DELTA_RELEASES)}): Spark needs Delta's jars of its own minor version", plugin,

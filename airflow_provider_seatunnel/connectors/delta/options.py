@@ -44,6 +44,7 @@ from ...spi.options import OptionError, as_int
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..lakehouse.options import (
     PLACEHOLDER,
+    SinkKeys,
     column_names,
     common_options,
     exclusive,
@@ -118,13 +119,8 @@ class SourceOptions:
 
 
 @dataclass(frozen=True)
-class SinkOptions:
+class SinkOptions(SinkKeys):
     table: Table
-    case_sensitive: bool = False
-    primary_keys: tuple[str, ...] = ()
-    partition_keys: tuple[str, ...] = ()
-    schema_save_mode: str = "CREATE_SCHEMA_WHEN_NOT_EXIST"
-    data_save_mode: str = "APPEND_DATA"
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -227,8 +223,9 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     o = SPEC.parse(options, SINK)
     table = table_of(o, placeholders=True)
     keys, partitions = column_names(o, "primary_keys"), column_names(o, "partition_keys")
-    return SinkOptions(table, o["case_sensitive"], keys, partitions, o["schema_save_mode"], o["data_save_mode"],
-                       _properties(o))
+    return SinkOptions(table, _properties(o), case_sensitive=o["case_sensitive"], primary_keys=keys,
+                       partition_keys=partitions, schema_save_mode=o["schema_save_mode"],
+                       data_save_mode=o["data_save_mode"])
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:

@@ -43,10 +43,10 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.options import run_time_options
-from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
-from ..lakehouse import DELETE, changes, resolve
+from ..lakehouse import DELETE, changes, merge_sql, resolve
 from .options import SinkOptions, Table, parse
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
 
@@ -206,18 +206,6 @@ def _session_txn(spark: Any, settings: Mapping[str, str]) -> Any:
                 spark.conf.set(key, value)
 
 
-def merge_sql(path: str, view: str, columns: list[str], keys: list[str]) -> str:
-    """MERGE of the changes in ``view`` into the table (see the module docstring)."""
-    on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in keys)
-    kind = f"s.{quote(ROW_KIND)}"
-    sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in columns)
-    names, values = ", ".join(quote(c) for c in columns), ", ".join(f"s.{quote(c)}" for c in columns)
-    return (f"MERGE INTO {sql_path(path)} t USING {quote(view)} s ON {on} "
-            f"WHEN MATCHED AND {kind} = {DELETE} THEN DELETE "
-            f"WHEN MATCHED THEN UPDATE SET {sets} "
-            f"WHEN NOT MATCHED AND {kind} <> {DELETE} THEN INSERT ({names}) VALUES ({values})")
-
-
 def _merge(df: Any, path: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
     spark = df.sparkSession
     columns = data_columns(df)
@@ -227,7 +215,7 @@ def _merge(df: Any, path: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
     try:
         with _session_txn(spark, {SQL_TXN_APP: txn.app_id, SQL_TXN_VERSION: str(txn.version),
                                   SQL_USER_METADATA: meta}):
-            spark.sql(merge_sql(path, view, columns, keys)).collect()
+            spark.sql(merge_sql(sql_path(path), view, columns, keys)).collect()
     finally:
         spark.catalog.dropTempView(view)
 

@@ -21,6 +21,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, kind_literal, quote, with_kind
 from ..files.reading import at_parallelism
+from ..lakehouse import read_columns
 from .options import SourceOptions
 from .tables import ensure_delta, table_state
 
@@ -38,15 +39,10 @@ def _table(ctx: RunContext, opts: SourceOptions) -> str:
     return path
 
 
-def _columns(df: Any, wanted: tuple[str, ...], case_sensitive: bool) -> list[str]:
-    """``read_columns`` as the table spells them, in their order."""
-    have = [c for c in df.columns if c not in CHANGE_COLUMNS and c != ROW_KIND]
-    by_name = {c if case_sensitive else c.lower(): c for c in have}
-    found = [by_name.get(c if case_sensitive else c.lower()) for c in wanted]
-    missing = [c for c, f in zip(wanted, found, strict=True) if f is None]
-    if missing:
-        raise RuntimeConfigError(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(have)})")
-    return [f for f in found if f is not None]
+def _columns(df: Any, opts: SourceOptions) -> list[str]:
+    """``read_columns`` as the table spells them (the change data feed's own columns are none of them)."""
+    return read_columns(opts.read_columns, [c for c in df.columns if c not in CHANGE_COLUMNS and c != ROW_KIND],
+                        opts.case_sensitive)
 
 
 def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
@@ -65,7 +61,7 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
         which = f"use_version {opts.version}" if opts.version is not None else f"use_timestamp {opts.timestamp}"
         raise RuntimeConfigError(f"{which}: {root_cause(e)}") from e
     if opts.read_columns:
-        df = df.select(*[quote(c) for c in _columns(df, opts.read_columns, opts.case_sensitive)])
+        df = df.select(*[quote(c) for c in _columns(df, opts)])
     return {"default": with_kind(at_parallelism(df, max(1, int(vertex.parallelism))))}
 
 
@@ -94,5 +90,5 @@ def read_stream(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset
     df = reader.load(_table(ctx, opts))
     df = _row_kinds(df) if opts.change_data_feed else with_kind(df)
     if opts.read_columns:
-        df = df.select(*[quote(c) for c in _columns(df, opts.read_columns, opts.case_sensitive)], ROW_KIND)
+        df = df.select(*[quote(c) for c in _columns(df, opts)], ROW_KIND)
     return {"default": df}

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from .checks import CATALOG, CATALOG_KEY, EXTENSION, EXTENSIONS_KEY, missing_jars_hint
+from ..lakehouse.jars import EXTENSIONS_KEY, minor_of
+from .checks import CATALOG, CATALOG_KEY, EXTENSION, missing_jars_hint
 
 log = logging.getLogger("seatunnel.delta")
 
@@ -73,7 +74,7 @@ def _jar_of(cls: Any) -> str:
 
 def ensure_delta(spark: Any, env: Mapping[str, Any]) -> None:
     """A :class:`RuntimeConfigError` unless ``spark`` can run Delta (see the module docstring)."""
-    minor = ".".join(str(spark.version).split(".")[:2])
+    minor = minor_of(spark.version)
     cls = _delta_class(spark)
     if cls is None:
         raise RuntimeConfigError(missing_jars_hint(minor))

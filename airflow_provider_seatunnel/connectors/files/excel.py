@@ -47,6 +47,7 @@ from typing import Any
 from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.rows import quote
 from ...spi.schema import DataType, Schema
+from ..javatext import java_double
 from .options import FILE, config_error, java_regex_literal
 
 #: rows a sheet holds (Excel's limit, the header row included)
@@ -90,27 +91,6 @@ def sheet_name_problem(name: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # Java's renderings (a cell read into a string field is its value as String.valueOf writes it)
 # ---------------------------------------------------------------------------------------------
-
-def java_double(value: float) -> str:
-    """``value`` as Java's ``Double.toString``: plain from 10^-3 up to 10^7, else ``d.dddE<n>``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    digits_tuple = Decimal(repr(abs(value))).as_tuple()
-    digits = "".join(map(str, digits_tuple.digits)).rstrip("0") or "0"
-    exponent = len(digits_tuple.digits) - 1 + int(digits_tuple.exponent)  # of the first digit
-    if 1e-3 <= abs(value) < 1e7:
-        if exponent >= 0:
-            whole, fraction = digits[:exponent + 1].ljust(exponent + 1, "0"), digits[exponent + 1:]
-        else:
-            whole, fraction = "0", "0" * (-exponent - 1) + digits
-        return f"{sign}{whole}.{fraction or '0'}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
-
 
 def java_datetime(value: dt.datetime) -> str:
     """``value`` as Java's ``LocalDateTime.toString`` (seconds and fraction only when set)."""

@@ -129,5 +129,4 @@ class HiveSinkVerbs:
     publish = staticmethod(publish_table)
     discard = staticmethod(discard_table)
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> HiveCommitLog:
-        return HiveCommitLog(ctx, vertex)
+    commit_log = staticmethod(HiveCommitLog)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...spi.options import JobConfig, PluginConfig, Problem, mode_option_problems
 from ...spi.schema import Schema
+from ..lakehouse.jars import EXTENSIONS_KEY, env_names, m2_jar, m2_repository, spark_minor, with_extension
 from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .options import (
     CATALOG_CONFIG,
@@ -33,8 +34,9 @@ from .options import (
 #: (``org.apache.iceberg:iceberg-spark-runtime-<minor>_2.13``). Spark 4.2 has none yet; 4.0 is below this
 #: package's floor (PySpark 4.1)
 ICEBERG_RELEASES = {"4.0": "1.11.0", "4.1": "1.12.0"}
+#: the artifact a job's env names when it gives Spark Iceberg itself
+ARTIFACT = "iceberg-spark-runtime"
 EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-EXTENSIONS_KEY = "spark.sql.extensions"
 #: source options of each mode only
 STREAM_ONLY = ("stream_scan_strategy", "start_snapshot_timestamp", "increment.scan-interval")
 BATCH_ONLY = ("use_snapshot_id", "use_snapshot_timestamp", "end_snapshot_id")
@@ -42,17 +44,6 @@ UNSUPPORTED = {"iceberg.hadoop-conf-path": "put core-site.xml/hdfs-site.xml/hive
                                            "them in hadoop.config",
                "kerberos_principal": "Kerberos is not supported here", "kerberos_keytab_path": "Kerberos is not "
                                                                                             "supported here"}
-
-
-def spark_minor() -> str | None:
-    """``major.minor`` of the installed PySpark (read without importing it: plans are built at DAG-parse
-    time); None when PySpark is not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return ".".join(version("pyspark").split(".")[:2])
-    except PackageNotFoundError:
-        return None
 
 
 def coordinate(minor: str) -> str:
@@ -66,21 +57,6 @@ def works_on() -> str:
     return ", ".join(f"Spark {m} (Iceberg {r})" for m, r in ICEBERG_RELEASES.items() if m >= "4.1")
 
 
-def m2_repository() -> str:
-    return os.path.join(os.path.expanduser("~"), ".m2", "repository")
-
-
-def runtime_jar(minor: str) -> str:
-    group, artifact, version = coordinate(minor).split(":")
-    return os.path.join(m2_repository(), *group.split("."), artifact, version, f"{artifact}-{version}.jar")
-
-
-def names_iceberg(env: Mapping[str, Any]) -> bool:
-    """Whether the job's env gives Spark Iceberg itself (``spark.jars`` or ``spark.jars.packages``)."""
-    named = str(env.get("spark.jars", "")) + "," + str(env.get("spark.jars.packages", ""))
-    return "iceberg-spark-runtime" in named
-
-
 def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str]:
     """Iceberg's runtime for the installed PySpark from Maven's local repository (``make test-deps`` fetches
     it; nothing when the env names Iceberg itself, a cluster's way, or for a Spark without a release), and a
@@ -89,8 +65,8 @@ def iceberg_jars(options: Mapping[str, Any], env: Mapping[str, Any]) -> list[str
 
     minor = spark_minor()
     jars: list[str] = []
-    if not names_iceberg(env) and minor in ICEBERG_RELEASES and os.path.isfile(runtime_jar(minor)):
-        jars.append(runtime_jar(minor))
+    if not env_names(env, ARTIFACT) and minor in ICEBERG_RELEASES and os.path.isfile(m2_jar(coordinate(minor))):
+        jars.append(m2_jar(coordinate(minor)))
     config = {k: v for key in (CONNECTION_CONFIG, CATALOG_CONFIG) if isinstance(SPEC.written(options, key), Mapping)
               for k, v in SPEC.written(options, key).items()}
     if str(config.get("type", "")).lower() == "jdbc" and config.get("uri"):
@@ -108,10 +84,9 @@ def session_conf(options: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str
     only, whatever the block's options; none on a Spark no Iceberg release is built for (the run refuses it:
     :mod:`.tables`)."""
     minor = spark_minor()
-    if minor not in ICEBERG_RELEASES and not names_iceberg(env):
+    if minor not in ICEBERG_RELEASES and not env_names(env, ARTIFACT):
         return {}
-    given = [e.strip() for e in str(env.get(EXTENSIONS_KEY) or "").split(",") if e.strip()]
-    return {EXTENSIONS_KEY: ",".join(dict.fromkeys([*given, EXTENSION]))}
+    return {EXTENSIONS_KEY: with_extension(env, EXTENSION)}
 
 
 def _source(plugin: PluginConfig, job: JobConfig) -> list[Problem]:
@@ -133,7 +108,7 @@ def _env(plugin: PluginConfig, job: JobConfig, catalog: Any) -> list[Problem]:
                                     f"spark.sql.catalog.{catalog.name}", plugin, key=CATALOG_CONFIG,
                                     hint=f'{CATALOG_CONFIG} = {{ type = "hadoop", warehouse = "file:///data/ice" }}'))
     minor = spark_minor()
-    if minor is not None and minor not in ICEBERG_RELEASES and not names_iceberg(job.env):
+    if minor is not None and minor not in ICEBERG_RELEASES and not env_names(job.env, ARTIFACT):
         problems.append(job.problem(
             f"no Iceberg release is built for Spark {minor}: Iceberg runs on {works_on()} (docs/install.md); a "
             "pipeline with an Iceberg block fails on this Spark", plugin, severity="warning",

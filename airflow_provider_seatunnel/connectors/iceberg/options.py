@@ -47,6 +47,7 @@ from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ..lakehouse.options import (
     PLACEHOLDER,
+    SinkKeys,
     column_names,
     common_options,
     exclusive,
@@ -156,14 +157,9 @@ class SourceOptions:
 
 
 @dataclass(frozen=True)
-class SinkOptions:
+class SinkOptions(SinkKeys):
     catalog: Catalog
     table: TableRef
-    case_sensitive: bool = False
-    primary_keys: tuple[str, ...] = ()
-    partition_keys: tuple[str, ...] = ()
-    schema_save_mode: str = "CREATE_SCHEMA_WHEN_NOT_EXIST"
-    data_save_mode: str = "APPEND_DATA"
     create_props: Mapping[str, str] = field(default_factory=dict)
     write_props: Mapping[str, str] = field(default_factory=dict)
     schema_evolution: bool = False
@@ -256,9 +252,10 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     if not _NAME.match(branch):
         raise OptionError(BRANCH, f"{BRANCH} '{branch}' must be a branch name (letters, digits, _)")
     props_hint = '{ "write.format.default" = "parquet" }'
-    return SinkOptions(catalog, table, o["case_sensitive"], keys, partitions, o["schema_save_mode"],
-                       o["data_save_mode"], _string_map(o, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
-                       _string_map(o, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"), o[EVOLUTION], o[UPSERT], branch)
+    return SinkOptions(catalog, table, _string_map(o, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
+                       _string_map(o, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"), o[EVOLUTION], o[UPSERT], branch,
+                       case_sensitive=o["case_sensitive"], primary_keys=keys, partition_keys=partitions,
+                       schema_save_mode=o["schema_save_mode"], data_save_mode=o["data_save_mode"])
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:

@@ -58,7 +58,7 @@ from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
 from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
-from ..lakehouse import changes, resolve
+from ..lakehouse import DELETE, changes, merge_sql, resolve
 from .options import SinkOptions, TableRef, parse
 from .tables import (
     COMMIT_PROPERTY,
@@ -77,7 +77,6 @@ log = logging.getLogger("seatunnel.iceberg")
 #: the session setting prefix a SQL statement takes snapshot properties from (Iceberg 1.12)
 SQL_SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 WRITE_SNAPSHOT_PROPERTY = "snapshot-property."
-DELETE = 3
 #: what Iceberg says when a metadata commit lost to another one (the statement may be tried again)
 STALE_METADATA = ("CommitFailedException", "refresh is required", "stale table metadata")
 RETRIES = 5
@@ -268,18 +267,6 @@ def action_of(opts: SinkOptions, base: TableState, scope: str) -> str:
     if not base.scope_started(scope) and opts.data_save_mode == "DROP_DATA":
         return "overwrite"
     return "merge" if opts.primary_keys else "append"
-
-
-def merge_sql(target: str, view: str, columns: list[str], keys: list[str]) -> str:
-    """MERGE of the changes in ``view`` into ``target`` (see the module docstring)."""
-    on = " AND ".join(f"t.{column(k)} = s.{column(k)}" for k in keys)
-    kind = f"s.{column(ROW_KIND)}"
-    sets = ", ".join(f"t.{column(c)} = s.{column(c)}" for c in columns)
-    names, values = ", ".join(column(c) for c in columns), ", ".join(f"s.{column(c)}" for c in columns)
-    return (f"MERGE INTO {target} t USING {column(view)} s ON {on} "
-            f"WHEN MATCHED AND {kind} = {DELETE} THEN DELETE "
-            f"WHEN MATCHED THEN UPDATE SET {sets} "
-            f"WHEN NOT MATCHED AND {kind} <> {DELETE} THEN INSERT ({names}) VALUES ({values})")
 
 
 def _write(df: Any, target: str, action: str, opts: SinkOptions, properties: Mapping[str, str]) -> None:

@@ -24,19 +24,9 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import ROW_KIND, quote, with_kind
 from ..files.reading import at_parallelism
+from ..lakehouse import read_columns
 from .options import SourceOptions, TableRef
 from .tables import ensure_iceberg, identifier, register, snapshot_millis, table_exists, table_state
-
-
-def _columns(df: Any, wanted: tuple[str, ...], case_sensitive: bool) -> list[str]:
-    """``read_columns`` as the table spells them, in their order."""
-    have = [c for c in df.columns if c != ROW_KIND]
-    by_name = {c if case_sensitive else c.lower(): c for c in have}
-    found = [by_name.get(c if case_sensitive else c.lower()) for c in wanted]
-    missing = [c for c, f in zip(wanted, found, strict=True) if f is None]
-    if missing:
-        raise RuntimeConfigError(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(have)})")
-    return [f for f in found if f is not None]
 
 
 def _table(ctx: RunContext, opts: SourceOptions, ref: TableRef) -> tuple[str, str]:
@@ -76,6 +66,14 @@ def _dataset_name(opts: SourceOptions, ref: TableRef) -> str:
     return "default" if len(opts.tables) == 1 else f"{ref.namespace}.{ref.table}"
 
 
+def _projected(df: Any, opts: SourceOptions) -> Any:
+    """The table's rows, only ``read_columns`` (as the table spells them, in their order) when it is set."""
+    if not opts.read_columns:
+        return df
+    return df.select(*[quote(c) for c in read_columns(opts.read_columns, [c for c in df.columns if c != ROW_KIND],
+                                                      opts.case_sensitive)])
+
+
 def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     """Each table (time travel and ``read_columns`` applied) at ``vertex.parallelism`` partitions."""
     out: Dataset = {}
@@ -88,9 +86,7 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
             if _selection(opts) is None:
                 raise
             raise RuntimeConfigError(f"{_selection(opts)}: {root_cause(e)}") from e
-        if opts.read_columns:
-            df = df.select(*[quote(c) for c in _columns(df, opts.read_columns, opts.case_sensitive)])
-        out[_dataset_name(opts, ref)] = with_kind(at_parallelism(df, max(1, int(vertex.parallelism))))
+        out[_dataset_name(opts, ref)] = with_kind(at_parallelism(_projected(df, opts), max(1, int(vertex.parallelism))))
     return out
 
 
@@ -119,7 +115,4 @@ def read_stream(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset
     start = _start(ctx, opts, catalog, ref)
     if start is not None:
         reader = reader.option("stream-from-timestamp", str(start))
-    df = reader.table(name)
-    if opts.read_columns:
-        df = df.select(*[quote(c) for c in _columns(df, opts.read_columns, opts.case_sensitive)])
-    return {"default": with_kind(df)}
+    return {"default": with_kind(_projected(reader.table(name), opts))}

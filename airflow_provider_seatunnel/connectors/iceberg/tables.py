@@ -22,7 +22,8 @@ from typing import Any
 
 from ...spi.errors import RuntimeConfigError
 from ...spi.twophase import digest
-from .checks import EXTENSION, EXTENSIONS_KEY, ICEBERG_RELEASES, missing_jar_hint, works_on
+from ..lakehouse.jars import EXTENSIONS_KEY, minor_of
+from .checks import EXTENSION, ICEBERG_RELEASES, missing_jar_hint, works_on
 from .options import Catalog, TableRef
 
 log = logging.getLogger("seatunnel.iceberg")
@@ -54,7 +55,7 @@ def ensure_iceberg(spark: Any) -> None:
     """A :class:`RuntimeConfigError` unless ``spark`` can run Iceberg (see the module docstring)."""
     from py4j.protocol import Py4JError
 
-    minor = ".".join(str(spark.version).split(".")[:2])
+    minor = minor_of(spark.version)
     if minor not in ICEBERG_RELEASES:
         raise RuntimeConfigError(f"Iceberg has no Spark runtime for Spark {spark.version}: it runs on {works_on()}. "
                                  "Run the pipelines with Iceberg blocks on PySpark 4.1 (docs/install.md, "

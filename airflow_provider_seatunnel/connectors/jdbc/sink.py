@@ -263,8 +263,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
 class JdbcSinkVerbs:
     """The Jdbc sink as storage verbs (see the module's docstring)."""
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> JdbcCommitLog:
-        return JdbcCommitLog(ctx, vertex)
+    commit_log = staticmethod(JdbcCommitLog)
 
     stage = staticmethod(stage_table)
     publish = staticmethod(publish_table)

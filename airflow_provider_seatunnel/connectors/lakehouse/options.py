@@ -2,7 +2,8 @@
 cannot state.
 
 * :func:`common_options`: ``case_sensitive`` and the sink's ``schema_save_mode`` / ``data_save_mode``,
-  declared once for the three (SeaTunnel's names and defaults);
+  declared once for the three (SeaTunnel's names and defaults), and :class:`SinkKeys` their values with
+  the sink's keys, the part of each connector's parsed sink options the three hold alike;
 * :func:`column_names`: a declared ``list`` option naming columns: each a non-empty string (a string
   item may be a comma list), none twice in any case;
 * :func:`settings_map`: a declared ``map`` option of single values (table or catalog properties) as
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...spi import SINK
@@ -32,6 +34,7 @@ __all__ = [
     "DATA_SAVE_MODES",
     "PLACEHOLDER",
     "SCHEMA_SAVE_MODES",
+    "SinkKeys",
     "checked",
     "column_names",
     "common_options",
@@ -57,6 +60,19 @@ def common_options(keys_named: str) -> tuple[Option, ...]:
         Option("data_save_mode", "enum", "APPEND_DATA", "What the sink does with the table's rows before its "
                "first commit.", choices=DATA_SAVE_MODES, sections=(SINK,)),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SinkKeys:
+    """The parsed sink options Delta, Iceberg and Paimon hold alike (by keyword): how the keys match the
+    table's columns, the primary and partition keys, the save modes. A connector's ``SinkOptions``
+    extends it with its table and its own settings."""
+
+    case_sensitive: bool = False
+    primary_keys: tuple[str, ...] = ()
+    partition_keys: tuple[str, ...] = ()
+    schema_save_mode: str = "CREATE_SCHEMA_WHEN_NOT_EXIST"
+    data_save_mode: str = "APPEND_DATA"
 
 
 def column_names(o: ParsedOptions, key: str) -> tuple[str, ...]:

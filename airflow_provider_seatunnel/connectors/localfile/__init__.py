@@ -37,25 +37,18 @@ compile-time checks and schemas: :mod:`.checks`. Deviations from SeaTunnel are l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ...spi import (
     SINK,
     SOURCE,
     BatchSource,
     Capabilities,
     Connector,
-    Dataset,
     Lineage,
     RetiresCommits,
-    RunContext,
     SaveModes,
     SchemaInference,
     StreamingSource,
     TableLineage,
-    Unnamed,
-    Vertex,
 )
 from ..files import checks, documents
 from ..files.options import (
@@ -92,20 +85,10 @@ class LocalFile(Connector, SchemaInference, Lineage, TableLineage, SaveModes, Ba
     check = staticmethod(checks.check)
     schema = staticmethod(checks.schema)
 
-    def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        return assets(options)
-
-    def table_assets(self, options: Mapping[str, Any], table: str) -> list[str | Unnamed]:
-        return table_assets(options, table)
-
-    def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
-        return save_mode(run_id, vertex)
-
-    def read(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        return read(ctx, vertex)
-
-    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        return read_stream(ctx, vertex)
-
+    assets = staticmethod(assets)
+    table_assets = staticmethod(table_assets)
+    save_mode = staticmethod(save_mode)
+    read = staticmethod(read)
+    read_stream = staticmethod(read_stream)
 
 CONNECTOR = LocalFile()

@@ -311,8 +311,7 @@ class LocalSinkVerbs:
     stages_among_tables: ClassVar[bool] = True
     stage = staticmethod(stage_table)
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> LocalCommitLog:
-        return LocalCommitLog(ctx, vertex)
+    commit_log = staticmethod(LocalCommitLog)
 
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
         return publish(ctx, vertex, staged, *slot_of(ctx, vertex, staged.commit))

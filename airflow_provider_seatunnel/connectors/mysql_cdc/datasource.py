@@ -16,14 +16,11 @@ snapshot's binlog position, placed before the changes.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
-
-from ..cdc.stream import SnapshotThenChanges, text_value, unknown_columns
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, text_value, unknown_columns
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -131,17 +128,6 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
         stream.close()
 
 
-class MySqlCdcDataSource(DataSource):
-    """``spark.readStream.format("seatunnel_mysql_cdc")`` given the spec option."""
-
-    @classmethod
-    def name(cls) -> str:
-        return NAME
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _StreamReader(json.loads(self.options[SPEC_OPTION]))
-
-
 class _StreamReader(SnapshotThenChanges):
     def initialOffset(self) -> dict:
         return dict(INITIAL)
@@ -162,3 +148,9 @@ class _StreamReader(SnapshotThenChanges):
 
     def commit(self, end: dict) -> None:
         """Nothing to release: the server keeps its binlogs for ``expire_logs_days`` whatever readers did."""
+
+
+class MySqlCdcDataSource(ChangeStreamSource):
+    """``spark.readStream.format("seatunnel_mysql_cdc")`` given the spec option."""
+
+    format_name, spec_option, stream_reader = NAME, SPEC_OPTION, _StreamReader

@@ -31,7 +31,7 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
-from ..lakehouse.options import PLACEHOLDER, column_names, common_options, placeholder_free, settings_map
+from ..lakehouse.options import PLACEHOLDER, SinkKeys, column_names, common_options, placeholder_free, settings_map
 
 __all__ = ["SPEC", "OptionError", "SinkOptions", "SourceOptions", "Table", "parse", "sink_options", "source_options"]
 
@@ -92,13 +92,8 @@ class SourceOptions:
 
 
 @dataclass(frozen=True)
-class SinkOptions:
+class SinkOptions(SinkKeys):
     table: Table
-    case_sensitive: bool = False
-    primary_keys: tuple[str, ...] = ()
-    partition_keys: tuple[str, ...] = ()
-    schema_save_mode: str = "CREATE_SCHEMA_WHEN_NOT_EXIST"
-    data_save_mode: str = "APPEND_DATA"
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -190,8 +185,9 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
                                               "(a keyed Paimon table's partition keys are among its primary keys)")
     properties = settings_map(o[WRITE_PROPS], WRITE_PROPS, f"{WRITE_PROPS} must be a map of Paimon table options",
                               f'{WRITE_PROPS} = {{ bucket = "2" }}')
-    return SinkOptions(table, o["case_sensitive"], keys, partitions, o["schema_save_mode"], o["data_save_mode"],
-                       properties)
+    return SinkOptions(table, properties, case_sensitive=o["case_sensitive"], primary_keys=keys,
+                       partition_keys=partitions, schema_save_mode=o["schema_save_mode"],
+                       data_save_mode=o["data_save_mode"])
 
 
 def parse(options: Mapping[str, Any], section: str) -> SourceOptions | SinkOptions:

@@ -17,21 +17,11 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
 from ..files.reading import at_parallelism
+from ..lakehouse import read_columns
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 
 SPLIT_COLUMN = "split"
-
-
-def _columns(table: Any, wanted: tuple[str, ...], case_sensitive: bool) -> list[str]:
-    """``wanted`` as the table spells them, in their order."""
-    have = [str(f.name) for f in table.table_schema.fields]
-    by_name = {c if case_sensitive else c.lower(): c for c in have}
-    found = [by_name.get(c if case_sensitive else c.lower()) for c in wanted]
-    missing = [c for c, f in zip(wanted, found, strict=True) if f is None]
-    if missing:
-        raise RuntimeConfigError(f"read_columns: {', '.join(missing)} not in the table (columns: {', '.join(have)})")
-    return [f for f in found if f is not None]
 
 
 def read_splits(catalog: Mapping[str, str], identifier: str, columns: list[str] | None,
@@ -56,7 +46,8 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     table = get_table(open_catalog(catalog), identifier)
     if table is None:
         raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in {opts.table.warehouse}")
-    columns = _columns(table, opts.read_columns, opts.case_sensitive) if opts.read_columns else None
+    columns = read_columns(opts.read_columns, [str(f.name) for f in table.table_schema.fields],
+                           opts.case_sensitive) if opts.read_columns else None
     builder = table.new_read_builder()
     if columns:
         builder = builder.with_projection(columns)

@@ -20,14 +20,11 @@ them back to the table's types with native expressions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader
-
 from ...spi.errors import RuntimeConfigError
-from ..cdc.stream import SnapshotThenChanges, unknown_columns
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, unknown_columns
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
@@ -62,17 +59,6 @@ def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tupl
                 yield (*values, kind)
 
 
-class PostgresCdcDataSource(DataSource):
-    """``spark.readStream.format("seatunnel_postgres_cdc")`` given the spec option."""
-
-    @classmethod
-    def name(cls) -> str:
-        return NAME
-
-    def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _StreamReader(json.loads(self.options[SPEC_OPTION]))
-
-
 class _StreamReader(SnapshotThenChanges):
     def initialOffset(self) -> dict:
         return {"lsn": -1}
@@ -103,3 +89,9 @@ class _StreamReader(SnapshotThenChanges):
                                (self.spec["slot"],)).fetchone()
             if row is not None and row[0] is not None and lsn_int(row[0]) < stop:
                 conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)", (self.spec["slot"], lsn_text(stop)))
+
+
+class PostgresCdcDataSource(ChangeStreamSource):
+    """``spark.readStream.format("seatunnel_postgres_cdc")`` given the spec option."""
+
+    format_name, spec_option, stream_reader = NAME, SPEC_OPTION, _StreamReader
