@@ -22,8 +22,8 @@ def test_encodings_written_and_read_back(fmt, encoding, value, spark, plan_of, t
                                                    field_delimiter="|", enable_header_write=True))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(out)
-    expected = {"text": f"id|s\n1|{value}\n2|\n", "csv": f'id,s\n1,"{value}"\n2,\n',
-                "json": f'{{"id":1,"s":"{value}"}}\n{{"id":2,"s":null}}\n'}[fmt]
+    expected = {"text": f"id|s\n1|{value}\n2|", "csv": f'id,s\n1,"{value}"\n2,',
+                "json": f'{{"id":1,"s":"{value}"}}\n{{"id":2,"s":null}}'}[fmt]
     assert only.read_bytes() == expected.encode(encoding)
     block = f'path = "{out}"\nfile_format_type = "{fmt}"\nencoding = "{encoding}"\n' \
             f'schema = {{ fields {{ id = int, s = string }} }}\n'
@@ -99,7 +99,7 @@ def test_header_only_when_enabled(fmt, spark, plan_of, tmp_path):
                                                        enable_header_write=header))
         write(ctx, sink, {"t": with_kind(df.coalesce(1))})
         (only,) = data_files(out)
-        assert only.read_text() == ("id,s\n" if header else "") + "1,x\n"
+        assert only.read_text() == ("id,s\n" if header else "") + "1,x"
 
 
 LZOP_MAGIC = b"\x89LZO\x00\r\n\x1a\n"
