@@ -11,7 +11,12 @@ import zlib
 import pytest
 
 from airflow_provider_seatunnel.connectors.files.csvquote import csv_header, needs_quotes
-from airflow_provider_seatunnel.connectors.files.lastrow import delimiter_bytes, trim_local
+from airflow_provider_seatunnel.connectors.files.lastrow import (
+    delimiter_bytes,
+    hadoop_data_files,
+    trim_file,
+    trim_local,
+)
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests.runtime.test_localfile import data_files, rows, sink_conf, sink_ctx, source, write
 
@@ -158,6 +163,24 @@ def test_text_and_json_files_end_without_a_row_delimiter(fmt, codec, spark, plan
     block = f'path = "{out}"\nfile_format_type = "{fmt}"\ncompress_codec = "{codec}"\n{SCHEMA}'
     got = source(plan_of, spark, block + ('\nfield_delimiter = ","' if fmt == "text" else ""))["default"]
     assert rows(got, "id", "s") == [(i, f"v{i}") for i in range(3)]
+
+
+def test_files_on_other_file_systems_are_found_and_trimmed_by_hadoop_path(spark, tmp_path):
+    """The route of S3, SFTP and HDFS staging (Hadoop's listing, then a rewrite), here on Hadoop's local file
+    system: escaped partition values (``%3A``) stay one path, hidden and ``_temporary`` files are left."""
+    part = tmp_path / "__st_part_0=x%3Ay"
+    part.mkdir()
+    (part / "part-0.csv").write_bytes(b"a\nb\n")
+    for other in ("_temporary/0/part-9.csv", ".hidden/part-8.csv", "_SUCCESS"):
+        (tmp_path / other).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / other).write_bytes(b"z\n")
+    root = spark._jvm.org.apache.hadoop.fs.Path(spark._jvm.java.io.File(str(tmp_path)).toURI())
+    (found,) = hadoop_data_files(spark, root)
+    assert trim_file(spark, found, b"\n") is True
+    assert (part / "part-0.csv").read_bytes() == b"a\nb"
+    assert trim_file(spark, found, b"\n") is False  # nothing more to drop
+    assert all((tmp_path / other).read_bytes() == b"z\n" for other in ("_temporary/0/part-9.csv", ".hidden/part-8.csv"))
+    assert [p.name for p in tmp_path.rglob("*") if p.name.startswith(".trim-")] == []
 
 
 # ------------------------------------------------------------------------------------------------

@@ -24,19 +24,23 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from .options import PART
 
-__all__ = ["LAST_ROW_FORMATS", "LastRowWrite", "delimiter_bytes", "trim_file", "trim_tree"]
+__all__ = ["LAST_ROW_FORMATS", "LastRowWrite", "delimiter_bytes", "hadoop_data_files", "trim_file", "trim_local",
+           "trim_tree"]
 
 #: the line formats; their files end without a row delimiter, as SeaTunnel's
 LAST_ROW_FORMATS = ("text", "csv", "json")
 
 #: the hidden sibling a rewritten file is written to before it replaces the file
 _TMP = ".trim-"
+#: files rewritten at once (each streams through the driver's JVM)
+_THREADS = 8
 
 
 def delimiter_bytes(spark: Any, row_delimiter: str, encoding: str) -> bytes:
@@ -79,13 +83,13 @@ def trim_local(path: str, tail: bytes) -> bool:
     return True
 
 
-def trim_file(spark: Any, uri: str, tail: bytes) -> bool:
-    """Drop ``tail`` from the end of the content of the file at the Hadoop ``uri`` (compressed by the
-    codec its name implies, if any); whether it did. Streams within the JVM: the file is read once
-    to measure it (decompressed) and once to copy it."""
+def trim_file(spark: Any, path: Any, tail: bytes) -> bool:
+    """Drop ``tail`` from the end of the content of the file at ``path`` (a Hadoop ``Path``: no string
+    round trip, which would escape the ``%`` of escaped partition values again), compressed by the codec
+    its name implies, if any; whether it did. Streams within the JVM: a compressed file is read once to
+    measure it and once to copy it."""
     jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
     hadoop, io = jvm.org.apache.hadoop, jvm.org.apache.commons.io
-    path = hadoop.fs.Path(uri)
     fs = path.getFileSystem(conf)
     codec = hadoop.io.compress.CompressionCodecFactory(conf).getCodec(path)
 
@@ -123,7 +127,7 @@ def trim_file(spark: Any, uri: str, tail: bytes) -> bool:
         target.close()
     fs.delete(path, False)
     if not fs.rename(tmp, path):
-        raise OSError(f"could not replace {uri} by its trimmed copy {tmp}")
+        raise OSError(f"could not replace {path} by its trimmed copy {tmp}")
     return True
 
 
@@ -145,25 +149,36 @@ def _local_files(root: str) -> list[str]:
 
 
 def trim_tree(spark: Any, uri: str, tail: bytes, compressed: bool) -> int:
-    """Trim every data file under the directory ``uri`` (:func:`trim_file`); how many lost their tail."""
+    """Trim every data file under the directory ``uri`` (uncompressed local files by :func:`trim_local`,
+    others by :func:`trim_file`, a few at a time); how many lost their tail."""
     local = _local_root(uri)
-    if local is not None:
-        if not compressed:
-            return sum(trim_local(p, tail) for p in _local_files(local))
-        return sum(trim_file(spark, "file://" + p, tail) for p in _local_files(local))
+    if local is not None and not compressed:
+        return sum(trim_local(p, tail) for p in _local_files(local))
     hadoop = spark._jvm.org.apache.hadoop
-    root = hadoop.fs.Path(uri)
+    if local is not None:
+        paths = [hadoop.fs.Path(spark._jvm.java.io.File(p).toURI()) for p in _local_files(local)]
+    else:
+        paths = hadoop_data_files(spark, hadoop.fs.Path(uri))
+    if not paths:
+        return 0
+    with ThreadPoolExecutor(min(_THREADS, len(paths))) as pool:
+        return sum(pool.map(lambda path: trim_file(spark, path, tail), paths))
+
+
+def hadoop_data_files(spark: Any, root: Any) -> list[Any]:
+    """The data files under ``root`` on its Hadoop file system (:func:`_data_file` in :func:`_data_dir`
+    directories), as Hadoop paths."""
     fs = root.getFileSystem(spark._jsc.hadoopConfiguration())
     files = fs.listFiles(root, True)
-    uris = []
     base = str(root.toUri().getPath()).rstrip("/")
+    found = []
     while files.hasNext():
         status = files.next()
         path = status.getPath()
         relative = str(path.toUri().getPath())[len(base) + 1:]
         if _data_file(path.getName(), status.getLen()) and all(_data_dir(d) for d in relative.split("/")[:-1]):
-            uris.append(str(path))
-    return sum(trim_file(spark, u, tail) for u in sorted(uris))
+            found.append(path)
+    return found
 
 
 @dataclass(frozen=True)
