@@ -57,6 +57,8 @@ def test_trim_local_drops_only_a_final_delimiter_and_the_stale_checksum(tmp_path
         assert trim_local(str(f), tail) is (content != after)
         assert f.read_bytes() == after
         assert crc.exists() is (content == after)
+    f.write_bytes(b"<R/>")  # xml: a newline after the document
+    assert trim_local(str(f), b"", b"\n") is True and f.read_bytes() == b"<R/>\n"
 
 
 def test_delimiter_bytes_in_the_files_charset():
@@ -179,6 +181,8 @@ def test_files_on_other_file_systems_are_found_and_trimmed_by_hadoop_path(spark,
     assert trim_file(spark, found, b"\n") is True
     assert (part / "part-0.csv").read_bytes() == b"a\nb"
     assert trim_file(spark, found, b"\n") is False  # nothing more to drop
+    assert trim_file(spark, found, b"", b"\n") is True  # xml's ending: a newline added
+    assert (part / "part-0.csv").read_bytes() == b"a\nb\n"
     assert all((tmp_path / other).read_bytes() == b"z\n" for other in ("_temporary/0/part-9.csv", ".hidden/part-8.csv"))
     assert [p.name for p in tmp_path.rglob("*") if p.name.startswith(".trim-")] == []
 

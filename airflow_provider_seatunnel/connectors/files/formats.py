@@ -27,7 +27,7 @@ from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
 from . import documents, excel
 from .csvquote import csv_field, csv_header
-from .lastrow import LAST_ROW_FORMATS, LastRowWrite, delimiter_bytes
+from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
 from .options import (
     CODECS,
     DEFAULT_DELIMITER,
@@ -538,4 +538,7 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     if fmt in LAST_ROW_FORMATS:  # no row delimiter after a file's last row
         tail = delimiter_bytes(df.sparkSession, opts["row_delimiter"], opts["encoding"])
         out = LastRowWrite(out, df.sparkSession, tail, compressed=opts["codec"] != "none")
+    elif fmt in NEWLINE_END_FORMATS:  # a newline after the document
+        end = delimiter_bytes(df.sparkSession, "\n", opts["encoding"])
+        out = LastRowWrite(out, df.sparkSession, b"", compressed=opts["codec"] != "none", end=end)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them

@@ -16,7 +16,8 @@ delimiter (in the file's charset) loses it:
   and compression codec in the session's JVM: streamed, decompressed and recompressed with the
   codec Spark wrote it with, into a hidden sibling that then replaces it.
 
-A file whose content does not end with the delimiter is left as it is.
+A file whose content does not end with the delimiter is left as it is. xml documents, which SeaTunnel
+ends with a newline after the root element and Spark without, get that newline the same way.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from urllib.parse import urlsplit
 
 from .options import PART
 
-__all__ = ["LAST_ROW_FORMATS", "LastRowWrite", "delimiter_bytes", "hadoop_data_files", "trim_file", "trim_local",
-           "trim_tree"]
+__all__ = ["LAST_ROW_FORMATS", "NEWLINE_END_FORMATS", "LastRowWrite", "delimiter_bytes", "hadoop_data_files",
+           "trim_file", "trim_local", "trim_tree"]
 
 #: the line formats; their files end without a row delimiter, as SeaTunnel's
 LAST_ROW_FORMATS = ("text", "csv", "json")
+#: the formats whose files end with a newline (SeaTunnel's xml documents), Spark's without
+NEWLINE_END_FORMATS = ("xml",)
 
 #: the hidden sibling a rewritten file is written to before it replaces the file
 _TMP = ".trim-"
@@ -65,8 +68,8 @@ def _data_dir(name: str) -> bool:
     return name.startswith(PART) or not name.startswith((".", "_"))
 
 
-def trim_local(path: str, tail: bytes) -> bool:
-    """Truncate an uncompressed local file by ``tail`` if it ends with it; whether it did. The checksum
+def trim_local(path: str, tail: bytes, end: bytes = b"") -> bool:
+    """Replace the ``tail`` an uncompressed local file ends with by ``end`` (in place); whether it did. The checksum
     Hadoop's local file system wrote beside it (``.<name>.crc``) no longer holds and goes: a sink that
     moves the file through Hadoop (HdfsFile on ``file://``) would move it along, and readers would refuse."""
     size = os.path.getsize(path)
@@ -77,14 +80,16 @@ def trim_local(path: str, tail: bytes) -> bool:
         if f.read() != tail:
             return False
         f.truncate(size - len(tail))
+        f.seek(size - len(tail))
+        f.write(end)
     folder, name = os.path.split(path)
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(folder, f".{name}.crc"))
     return True
 
 
-def trim_file(spark: Any, path: Any, tail: bytes) -> bool:
-    """Drop ``tail`` from the end of the content of the file at ``path`` (a Hadoop ``Path``: no string
+def trim_file(spark: Any, path: Any, tail: bytes, end: bytes = b"") -> bool:
+    """Replace the ``tail`` the content of the file at ``path`` ends with by ``end`` (a Hadoop ``Path``: no string
     round trip, which would escape the ``%`` of escaped partition values again), compressed by the codec
     its name implies, if any; whether it did. Streams within the JVM: a compressed file is read once to
     measure it and once to copy it."""
@@ -122,6 +127,8 @@ def trim_file(spark: Any, path: Any, tail: bytes) -> bool:
     target = codec.createOutputStream(sink) if codec is not None else sink
     try:
         io.IOUtils.copyLarge(source, target, 0, length - len(tail))
+        if end:
+            target.write(bytearray(end))
     finally:
         source.close()
         target.close()
@@ -148,12 +155,12 @@ def _local_files(root: str) -> list[str]:
     return sorted(found)
 
 
-def trim_tree(spark: Any, uri: str, tail: bytes, compressed: bool) -> int:
+def trim_tree(spark: Any, uri: str, tail: bytes, compressed: bool, end: bytes = b"") -> int:
     """Trim every data file under the directory ``uri`` (uncompressed local files by :func:`trim_local`,
     others by :func:`trim_file`, a few at a time); how many lost their tail."""
     local = _local_root(uri)
     if local is not None and not compressed:
-        return sum(trim_local(p, tail) for p in _local_files(local))
+        return sum(trim_local(p, tail, end) for p in _local_files(local))
     hadoop = spark._jvm.org.apache.hadoop
     if local is not None:
         paths = [hadoop.fs.Path(spark._jvm.java.io.File(p).toURI()) for p in _local_files(local)]
@@ -162,7 +169,7 @@ def trim_tree(spark: Any, uri: str, tail: bytes, compressed: bool) -> int:
     if not paths:
         return 0
     with ThreadPoolExecutor(min(_THREADS, len(paths))) as pool:
-        return sum(pool.map(lambda path: trim_file(spark, path, tail), paths))
+        return sum(pool.map(lambda path: trim_file(spark, path, tail, end), paths))
 
 
 def hadoop_data_files(spark: Any, root: Any) -> list[Any]:
@@ -183,13 +190,16 @@ def hadoop_data_files(spark: Any, root: Any) -> list[Any]:
 
 @dataclass(frozen=True)
 class LastRowWrite:
-    """A Spark writer of line files whose ``save`` leaves no row delimiter after each file's last row."""
+    """A Spark writer whose ``save`` ends each file as SeaTunnel does: a line file's final row delimiter
+    (``tail``) goes; an xml document gets ``end``, a newline after its root element."""
 
     writer: Any
     spark: Any
     tail: bytes
     compressed: bool
+    #: what replaces the tail (xml: SeaTunnel's documents end with a newline, Spark's without)
+    end: bytes = b""
 
     def save(self, uri: str) -> None:
         self.writer.save(uri)
-        trim_tree(self.spark, uri, self.tail, self.compressed)
+        trim_tree(self.spark, uri, self.tail, self.compressed, self.end)
