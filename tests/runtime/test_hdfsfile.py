@@ -68,7 +68,12 @@ def test_each_format_round_trips(spark, plan_of, tmp_path, fmt):
     info = SINK.prepare(ctx, vertex, frame(spark, 0, 20))
     assert published(tmp_path / "out") == []
     SINK.commit(ctx, vertex, info)
-    assert len(published(tmp_path / "out")) == 2
+    files = published(tmp_path / "out")
+    assert len(files) == 2
+    if fmt == "json":  # the row delimiter goes between rows, not after the last (SeaTunnel's files)
+        bodies = [(tmp_path / "out" / f).read_bytes() for f in files]
+        assert sum(b.count(b"\n") for b in bodies) == 20 - len(bodies), bodies  # 20 rows
+        assert not any(b.endswith(b"\n") for b in bodies), bodies
     schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt == "json" else ""
     assert read_ids(plan_of, spark, block + schema) == list(range(20))
 

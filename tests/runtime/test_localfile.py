@@ -144,7 +144,8 @@ def test_nested_and_time_types_round_trip(spark, plan_of, tmp_path):
                   for r in got.orderBy("id").collect()]
         assert values == expected.get(fmt, expected["json"]), fmt
     text = data_files(tmp_path / "text")[0].read_text()
-    assert "1\x011\x022\x02\x01a\x031\x02b\x032\x017\x02q\x0112:34:56\x01hi\n" in text
+    assert "1\x011\x022\x02\x01a\x031\x02b\x032\x017\x02q\x0112:34:56\x01hi" in text
+    assert not text.endswith("\n")  # the row delimiter goes between rows, not after the last
 
 
 # ------------------------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ def test_text_delimiters_formats_and_source_regex_delimiter(spark, plan_of, tmp_
                                                    enable_header_write=True, batch_size=10))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(out)
-    assert only.read_bytes() == b"id|day|at|s\r\n1|2024/03/09|2024-03-09T08:07:06.500|a|b\r\n"
+    assert only.read_bytes() == b"id|day|at|s\r\n1|2024/03/09|2024-03-09T08:07:06.500|a|b"
     # the source splits with a regex: '|' must be escaped; the default datetime format drops fractions
     got = source(plan_of, spark, f'''path = "{out}"
 file_format_type = "text"
@@ -181,7 +182,7 @@ def test_csv_header_sink_columns_order_quoting_and_time_format(spark, plan_of, t
                                                    field_delimiter="|"))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(out)
-    assert only.read_text() == 't,Name,id\n01:02,"x,""y""",1\n,,2\n'
+    assert only.read_text() == 't,Name,id\n01:02,"x,""y""",1\n,,2'
     got = source(plan_of, spark, f'''path = "{out}"
 file_format_type = "csv"
 skip_header_row_number = 1
@@ -206,7 +207,7 @@ def test_json_row_delimiter_encoding_and_nulls(spark, plan_of, tmp_path):
                                                    encoding="UTF-16LE"))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(out)
-    assert only.read_bytes().decode("utf-16-le") == '{"id":1,"s":"é"}\r\n{"id":2,"s":null}\r\n'
+    assert only.read_bytes().decode("utf-16-le") == '{"id":1,"s":"é"}\r\n{"id":2,"s":null}'
     got = source(plan_of, spark, f'''path = "{out}"
 file_format_type = "json"
 encoding = "UTF-16LE"
@@ -222,7 +223,7 @@ def test_text_and_csv_in_another_encoding(spark, plan_of, tmp_path):
                                                    field_delimiter=";", enable_header_write=True))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(out)
-    assert only.read_bytes() == "id;s\n1;café\n2;\n".encode("latin-1")
+    assert only.read_bytes() == "id;s\n1;café\n2;".encode("latin-1")
     got = source(plan_of, spark, f'''path = "{out}"
 file_format_type = "text"
 encoding = "ISO-8859-1"
@@ -235,7 +236,7 @@ schema = {{ fields {{ id = int, s = string }} }}''')["default"]
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(csv_out, file_format_type="csv", encoding="ISO-8859-1"))
     write(ctx, sink, {"t": with_kind(df.coalesce(1))})
     (only,) = data_files(csv_out)
-    assert only.read_bytes() == "1,café\n2,\n".encode("latin-1")
+    assert only.read_bytes() == "1,café\n2,".encode("latin-1")
     (csv_out / "extra.csv").write_bytes('title\nid,s\n3,"ü, x"\n'.encode("latin-1"))
     (only.parent / "first.csv").write_bytes(b"a\nb\n")  # two header lines per file: whole-file reading
     only.write_bytes(b"a\nb\n" + only.read_bytes())
@@ -274,8 +275,8 @@ def test_partitioned_writes(spark, plan_of, tmp_path):
     write(ctx, sink, {"t": with_kind(df.repartition(3))})
     files = data_files(custom)
     assert sorted(str(f.parent.relative_to(custom)) for f in files) == ["region/x_eu"] * 2 + ["region/x_us"] * 3
-    assert sorted(f.read_text() for f in files) == ["region,id\neu,1\n", "region,id\neu,2\n", "region,id\nus,3\n",
-                                                    "region,id\nus,4\n", "region,id\nus,5\n"]
+    assert sorted(f.read_text() for f in files) == ["region,id\neu,1", "region,id\neu,2", "region,id\nus,3",
+                                                    "region,id\nus,4", "region,id\nus,5"]
     without_partitions = source(plan_of, spark, f'''path = "{custom}"
 file_format_type = "text"
 field_delimiter = ","
@@ -309,7 +310,7 @@ def test_file_names_expression_batches_and_compression(spark, plan_of, tmp_path)
     assert sorted(int(m.group(3)) for m in names) == [0, 1, 2]
     assert len({m.group(2) for m in names}) == 1
     contents = sorted(gzip.decompress(f.read_bytes()).decode() for f in files)
-    assert contents == ["id\n0\n1\n", "id\n2\n3\n", "id\n4\n"]
+    assert contents == ["id\n0\n1", "id\n2\n3", "id\n4"]
     got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "text"\nschema = {{ fields {{ id = string }} }}')
     assert rows(got["default"]) == [("0",), ("1",), ("2",), ("3",), ("4",), ("id",), ("id",), ("id",)]
 

@@ -84,6 +84,10 @@ def test_each_format_round_trips(spark, plan_of, server, fmt):
     ext = "xlsx" if fmt == "excel" else fmt
     assert len(files) == 2 and all(re.fullmatch(rf"T_\w+_run-1_0_1_{i}\.{ext}", f) for i, f in enumerate(files)), files
     assert not list(server.local(folder).glob(".seatunnel-staging/**/*.*"))
+    if fmt == "csv":  # the row delimiter goes between rows, not after the last (SeaTunnel's files)
+        bodies = [(server.local(folder) / f).read_bytes() for f in files]
+        assert sum(b.count(b"\n") for b in bodies) == 20 - len(bodies), bodies  # 20 rows
+        assert not any(b.endswith(b"\n") for b in bodies), bodies
     schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt in ("csv", "excel") else ""
     schema += ", skip_header_row_number = 1" if fmt == "excel" else ""  # the sink wrote a header row
     rows = read_rows(plan_of, spark, server, options + schema, "id,name,day")

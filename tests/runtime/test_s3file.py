@@ -84,6 +84,10 @@ def test_each_format_round_trips_through_s3a(spark, plan_of, s3, fmt):
     assert len(published) == 2 and all(re.fullmatch(rf"out/T_\w+_run-1_0_1_{i}{re.escape(suffix)}", k)
                                         for i, k in enumerate(published)), published
     assert staging(s3, bucket) == []
+    if fmt in ("csv", "json"):  # the row delimiter goes between rows, not after the last (SeaTunnel's files)
+        bodies = [s3.client().get_object(Bucket=bucket, Key=k)["Body"].read() for k in published]
+        assert sum(b.count(b"\n") for b in bodies) == 20 - len(bodies), bodies  # 20 rows
+        assert not any(b.endswith(b"\n") for b in bodies), bodies
     schema = f", schema = {{ fields {{ {FIELDS} }} }}" if fmt != "parquet" else ""
     schema += ", skip_header_row_number = 1" if fmt == "excel" else ""  # the sink wrote a header row
     plan = plan_of(f"source {{ S3File {{ plugin_output = \"r\", {block}{schema} }} }}\nsink {{ Console {{ }} }}")

@@ -9,8 +9,9 @@ converter), parquet and orc keep their own schema. Files are read whole (one tas
 ``skip_header_row_number`` needs line numbers or a text file is not UTF-8.
 
 Writing: :func:`writer` builds the Spark writer of a table's rows in the format: text rendered
-as SeaTunnel's text serializer writes values, csv quoted where needed, json and the columnar
-formats by Spark's own writers; ``partition_by`` fields become staging partition directories.
+as SeaTunnel's text serializer writes values, csv too, quoted by ``csv_string_quote_mode``
+(:mod:`.csvquote`), json and the columnar formats by Spark's own writers; ``partition_by`` fields
+become staging partition directories. Text and csv files end without a row delimiter (:mod:`.lastrow`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
 from . import documents, excel
+from .csvquote import csv_field, csv_header
+from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
 from .options import (
     CODECS,
     DEFAULT_DELIMITER,
@@ -453,15 +456,20 @@ def _layout(df: Any, opts: Mapping[str, Any]) -> _Layout:
 
 
 def _rendered(layout: _Layout, opts: Mapping[str, Any]) -> list[Any]:
-    """The written columns as text (text and csv), null as ""."""
+    """The written columns as text (text; csv quoted by :func:`.csvquote.csv_field`), null as ""."""
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     render = {**opts, "separators": [opts["delimiter"], *NESTED_SEPARATORS]}
-    return [F.coalesce(render_text(F.col(quote(c)), layout.types[c], 0, render), F.lit("")) for c in layout.written]
+    texts = [render_text(F.col(quote(c)), layout.types[c], 0, render) for c in layout.written]
+    if opts["format"] == "csv":
+        texts = [csv_field(t, isinstance(layout.types[c], T.StringType), opts)
+                 for t, c in zip(texts, layout.written, strict=True)]
+    return [F.coalesce(t, F.lit("")) for t in texts]
 
 
 def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
-    """text: one line per row, the written columns joined by the field delimiter."""
+    """text and csv: one line per row, the written columns joined by the field delimiter."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -469,7 +477,8 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     part_cols, header, encoding = layout.part_cols, opts["header"], opts["encoding"]
     base = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
     line = F.concat_ws(opts["delimiter"], *rendered) if rendered else F.lit("")
-    header_text = opts["delimiter"].join(layout.written)
+    header_text = opts["delimiter"].join(csv_header(layout.written, opts) if opts["format"] == "csv"
+                                         else layout.written)
     transcode = not is_utf8(encoding) and ascii_compatible(encoding, opts["delimiter"], opts["row_delimiter"])
     if not is_utf8(encoding) and not transcode:
         # Spark's text writer is UTF-8 only and UTF-16/32 lines cannot be transcoded one by one:
@@ -493,15 +502,6 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     return out.write.format("text").option("lineSep", opts["row_delimiter"])
 
 
-def _csv_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
-    rendered = _rendered(layout, opts)
-    out = df.select(*layout.part_exprs, *[r.alias(c) for r, c in zip(rendered, layout.written, strict=True)])
-    return out.write.format("csv").options(
-        sep=",", quote='"', escape='"', ignoreLeadingWhiteSpace="false", ignoreTrailingWhiteSpace="false",
-        emptyValue="", nullValue="", lineSep=opts["row_delimiter"], encoding=opts["encoding"],
-        header="true" if opts["header"] else "false")
-
-
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     """json, parquet and orc: Spark's own writers."""
     from pyspark.sql import functions as F
@@ -516,7 +516,7 @@ def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 
 _WRITERS: dict[str, Callable[[Any, _Layout, Mapping[str, Any]], Any]] = {
-    "text": _text_writer, "csv": _csv_writer, "json": _native_writer, "parquet": _native_writer,
+    "text": _text_writer, "csv": _text_writer, "json": _native_writer, "parquet": _native_writer,
     "orc": _native_writer, "xml": documents.xml_writer, "binary": documents.binary_writer, "excel": excel.excel_writer}
 
 
@@ -535,4 +535,10 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     part_cols = [f"{PART}0"] if fmt == "binary" else layout.part_cols  # binary: a directory per file
     if part_cols:
         out = out.partitionBy(*part_cols)
+    if fmt in LAST_ROW_FORMATS:  # no row delimiter after a file's last row
+        tail = delimiter_bytes(df.sparkSession, opts["row_delimiter"], opts["encoding"])
+        out = LastRowWrite(out, df.sparkSession, tail, compressed=opts["codec"] != "none")
+    elif fmt in NEWLINE_END_FORMATS:  # a newline after the document
+        end = delimiter_bytes(df.sparkSession, "\n", opts["encoding"])
+        out = LastRowWrite(out, df.sparkSession, b"", compressed=opts["codec"] != "none", end=end)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them

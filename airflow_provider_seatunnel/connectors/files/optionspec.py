@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ...spi import SINK, SOURCE
 from ...spi.optionspec import Option, OptionSpec
+from .csvquote import QUOTE_MODES
 from .options import DEFAULT_DELIMITER, DEFAULT_FILE_NAME, FORMATS
 
 __all__ = ["FILE_OPTIONS", "HDFS_OPTIONS", "S3_OPTIONS", "SERVER_OPTIONS", "file_spec", "object_store_options"]
@@ -64,6 +65,10 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("is_partition_field_write_in_file", "bool", False, "Partition fields are written in the files too.",
            sections=_SINK),
     Option("sink_columns", "list", description="The fields written (all when unset).", sections=_SINK),
+    Option("csv_string_quote_mode", "enum", "MINIMAL",
+           "csv: ALL quotes every string field, MINIMAL only fields a reader would misread unquoted, NONE none "
+           "(SeaTunnel 2.3.8's bytes; a field holding the delimiter or a line break is then unreadable).",
+           choices=QUOTE_MODES, sections=_SINK),
     Option("enable_header_write", "bool", description="csv: a header row (default false); excel: the header "
            "row (default true).", sections=_SINK),
     Option("max_rows_in_memory", "int", description="excel: accepted, not needed here.", sections=_SINK),
