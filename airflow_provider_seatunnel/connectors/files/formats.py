@@ -24,7 +24,7 @@ from ...spi import SOURCE, RunContext, Vertex
 from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
-from . import documents, excel
+from . import documents, excel, temporal
 from .options import (
     CODECS,
     DEFAULT_DELIMITER,
@@ -351,16 +351,12 @@ def _read_json(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def _java_string(column: Any, dtype: Any) -> Any:
-    """A partition value as Java's ``toString`` renders it (timestamps ISO, seconds kept only when set)."""
+    """A partition or xml value as Java's ``toString`` renders it (:func:`.temporal.java_text`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
-        plain = F.date_format(column, "yyyy-MM-dd'T'HH:mm")
-        seconds = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss")
-        fraction = F.regexp_replace(F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), "0+$", "")
-        return (F.when(F.date_format(column, "ss.SSSSSS") == "00.000000", plain)
-                .when(F.date_format(column, "SSSSSS") == "000000", seconds).otherwise(fraction))
+    if temporal.is_timestamp(dtype) or temporal.is_time(dtype):
+        return temporal.java_text(column, dtype)
     if isinstance(dtype, T.BinaryType):
         return F.decode(column, "UTF-8")
     return column.cast("string")
@@ -398,10 +394,8 @@ def render_text(column: Any, dtype: Any, level: int, opts: Mapping[str, Any]) ->
         return column
     if isinstance(dtype, T.DateType):
         return F.date_format(column, opts["date"])
-    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
-        return F.date_format(column, opts["datetime"])
-    if type(dtype).__name__ == "TimeType":
-        return F.date_format(F.make_timestamp_ntz(date=F.lit("1970-01-01").cast("date"), time=column), opts["time"])
+    if temporal.is_timestamp(dtype) or temporal.is_time(dtype):
+        return temporal.temporal_text(column, dtype, opts)
     if isinstance(dtype, T.BinaryType):
         return F.decode(column, "UTF-8")
     if isinstance(dtype, T.NullType):
@@ -503,10 +497,15 @@ def _csv_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
-    """json, parquet and orc: Spark's own writers."""
+    """json, parquet and orc: Spark's own writers (json: timestamps and times as ISO text first)."""
     from pyspark.sql import functions as F
 
-    out = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
+    def column(name: str) -> Any:
+        if opts["format"] == "json" and temporal.has_temporal(layout.types[name]):
+            return temporal.json_ready(F.col(quote(name)), layout.types[name]).alias(name)
+        return F.col(quote(name))
+
+    out = df.select(*layout.part_exprs, *[column(c) for c in layout.written])
     writer = out.write.format(opts["format"])
     if opts["format"] == "json":
         writer = writer.options(ignoreNullFields="false", lineSep=opts["row_delimiter"])

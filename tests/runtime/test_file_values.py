@@ -1,0 +1,99 @@
+"""Values in written files as SeaTunnel's engine writes them, and never cut: fractions of a second in
+text, csv, json and xml, and read back whole (docs/parity.md, "Values")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from airflow_provider_seatunnel.spi.rows import with_kind
+
+from .test_localfile import data_files, sink_conf, sink_ctx, source, write
+
+STAMPS = [(1, dt.datetime(2021, 7, 4, 17, 45, 30, 123000), dt.time(17, 45, 30, 500000)),
+          (2, dt.datetime(2021, 7, 4, 17, 45, 30), dt.time(17, 45, 30)),
+          (3, dt.datetime(2021, 7, 4, 17, 45, 30, 1), dt.time(0, 0)),
+          (4, dt.datetime(2021, 7, 4, 17, 45, 0, 500000), dt.time(23, 59, 59, 123456)),
+          (5, None, None)]
+FIELDS = "id = int, ts = timestamp, tm = time"
+
+
+def stamps(spark):
+    return spark.createDataFrame(STAMPS, "id int, ts timestamp_ntz, tm time(6)").coalesce(1)
+
+
+def written(spark, plan_of, out, **options) -> str:
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, **options))
+    write(ctx, sink, {"t": with_kind(stamps(spark))})
+    (only,) = data_files(out)
+    return only.read_text()
+
+
+def read_back(spark, plan_of, out, fmt: str, **options) -> list[tuple]:
+    extra = "\n".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "{fmt}"\n{extra}\n'
+                                 f"schema = {{ fields {{ {FIELDS} }} }}")["default"]
+    return [(r.id, r.ts, r.tm) for r in got.orderBy("id").collect()]
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_default_formats_keep_a_fraction_of_a_second_and_write_the_rest_as_seatunnel(fmt, spark, plan_of, tmp_path):
+    text = written(spark, plan_of, tmp_path / fmt, file_format_type=fmt)
+    # SeaTunnel writes yyyy-MM-dd HH:mm:ss and HH:mm:ss, cutting .123: a value without a fraction is
+    # written as it writes it, one with a fraction keeps its digits (no trailing zeros)
+    assert text.splitlines() == ["1,2021-07-04 17:45:30.123,17:45:30.5", "2,2021-07-04 17:45:30,17:45:30",
+                                 "3,2021-07-04 17:45:30.000001,00:00:00", "4,2021-07-04 17:45:00.5,23:59:59.123456",
+                                 "5,,"] if fmt == "csv" else [
+        "1\x012021-07-04 17:45:30.123\x0117:45:30.5", "2\x012021-07-04 17:45:30\x0117:45:30",
+        "3\x012021-07-04 17:45:30.000001\x0100:00:00", "4\x012021-07-04 17:45:00.5\x0123:59:59.123456", "5\x01\x01"]
+    assert read_back(spark, plan_of, tmp_path / fmt, fmt) == STAMPS
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_a_format_set_is_honoured_exactly(fmt, spark, plan_of, tmp_path):
+    text = written(spark, plan_of, tmp_path / fmt, file_format_type=fmt, field_delimiter=",",
+                   datetime_format="yyyy-MM-dd HH:mm:ss", time_format="HH:mm:ss.SSS")
+    # SeaTunnel's bytes, asked for: the set datetime_format has no fraction, the set time_format three digits
+    assert text.splitlines()[:4] == ["1,2021-07-04 17:45:30,17:45:30.500", "2,2021-07-04 17:45:30,17:45:30.000",
+                                     "3,2021-07-04 17:45:30,00:00:00.000", "4,2021-07-04 17:45:00,23:59:59.123"]
+
+
+def test_json_writes_timestamps_and_times_as_iso_text_nested_too(spark, plan_of, tmp_path):
+    df = spark.sql("""select 1 as id, timestamp_ntz'2021-07-04 17:45:30.123' as ts, cast('17:45:30.5' as time(6)) as tm,
+                      array(timestamp_ntz'2020-02-06 05:03:12') as arr,
+                      named_struct('at', timestamp_ntz'2020-02-06 05:03:00.000001', 'n', 1) as r,
+                      map('k', cast('00:00:00' as time(6))) as m
+                      union all select 2, null, null, null, null, null""")
+    out = tmp_path / "json"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="json"))
+    write(ctx, sink, {"t": with_kind(df.coalesce(1))})
+    (only,) = data_files(out)
+    assert only.read_text().splitlines() == [
+        '{"id":1,"ts":"2021-07-04T17:45:30.123","tm":"17:45:30.5","arr":["2020-02-06T05:03:12"],'
+        '"r":{"at":"2020-02-06T05:03:00.000001","n":1},"m":{"k":"00:00:00"}}',
+        '{"id":2,"ts":null,"tm":null,"arr":null,"r":null,"m":null}']
+
+
+def test_json_round_trip_keeps_microseconds(spark, plan_of, tmp_path):
+    out = tmp_path / "json"
+    text = written(spark, plan_of, out, file_format_type="json")
+    assert '"ts":"2021-07-04T17:45:30.000001"' in text and '"ts":"2021-07-04T17:45:30"' in text
+    assert read_back(spark, plan_of, out, "json") == STAMPS
+
+
+def test_xml_and_partition_directories_write_java_text(spark, plan_of, tmp_path):
+    out = tmp_path / "xml"
+    text = written(spark, plan_of, out, file_format_type="xml")
+    # Java's toString: seconds only when set, the fraction in groups of three digits
+    for element in ("<ts>2021-07-04T17:45:30.123</ts>", "<tm>17:45:30.500</tm>", "<ts>2021-07-04T17:45:30.000001</ts>",
+                    "<tm>00:00</tm>", "<ts>2021-07-04T17:45:00.500</ts>", "<tm>23:59:59.123456</tm>"):
+        assert element in text
+    parts = tmp_path / "parts"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(parts, file_format_type="csv", partition_by=["ts"]))
+    write(ctx, sink, {"t": with_kind(stamps(spark))})
+    names = sorted(p.parent.name for p in data_files(parts))
+    assert [n.replace("%3A", ":") for n in names] == [  # ':' escaped as Hive escapes it
+        "ts=2021-07-04T17:45:00.500", "ts=2021-07-04T17:45:30", "ts=2021-07-04T17:45:30.000001",
+        "ts=2021-07-04T17:45:30.123", "ts=__HIVE_DEFAULT_PARTITION__"]
