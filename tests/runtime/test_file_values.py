@@ -97,3 +97,63 @@ def test_xml_and_partition_directories_write_java_text(spark, plan_of, tmp_path)
     assert [n.replace("%3A", ":") for n in names] == [  # ':' escaped as Hive escapes it
         "ts=2021-07-04T17:45:00.500", "ts=2021-07-04T17:45:30", "ts=2021-07-04T17:45:30.000001",
         "ts=2021-07-04T17:45:30.123", "ts=__HIVE_DEFAULT_PARTITION__"]
+
+
+def columnar(out, fmt: str):
+    import pyarrow.orc
+    import pyarrow.parquet
+
+    (only,) = data_files(out)
+    return pyarrow.parquet.read_table(only) if fmt == "parquet" else pyarrow.orc.ORCFile(str(only)).read()
+
+
+def instants(spark, millis: bool):
+    at = dt.datetime(2021, 7, 4, 17, 45, 30, 123000 if millis else 123456)
+    return spark.createDataFrame([(1, at, [at]), (2, None, None)], "id int, ts timestamp_ntz, arr array<timestamp_ntz>")
+
+
+def test_parquet_timestamps_are_seatunnels_millis_instants(spark, plan_of, tmp_path):
+    from pyspark.errors import PySparkException
+
+    out = tmp_path / "ms"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet"))
+    write(ctx, sink, {"t": with_kind(instants(spark, millis=True).coalesce(1))})
+    table = columnar(out, "parquet")
+    assert str(table.schema.field("ts").type) == "timestamp[ms, tz=UTC]"  # Spark's own would be timestamp[us]
+    assert str(table.schema.field("arr").type.value_type) == "timestamp[ms, tz=UTC]"
+    assert spark.conf.get("spark.sql.parquet.outputTimestampType", None) in (None, "INT96")  # restored
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "parquet"')["default"]
+    assert [(r.ts, r.arr) for r in got.orderBy("id").collect()] == [
+        (dt.datetime(2021, 7, 4, 17, 45, 30, 123000), [dt.datetime(2021, 7, 4, 17, 45, 30, 123000)]), (None, None)]
+
+    # microseconds are not cut to SeaTunnel's millis: the write fails, naming the field, the value and the option
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(tmp_path / "us", file_format_type="parquet"))
+    with pytest.raises(PySparkException, match=r"field 'ts': the timestamp 2021-07-04 17:45:30.123456 has digits "
+                                               r"under the millisecond .*parquet_timestamp_unit = \"MICROS\""):
+        write(ctx, sink, {"t": with_kind(instants(spark, millis=False))})
+    out = tmp_path / "micros"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="parquet", parquet_timestamp_unit="micros"))
+    write(ctx, sink, {"t": with_kind(instants(spark, millis=False).coalesce(1))})
+    table = columnar(out, "parquet")
+    assert str(table.schema.field("ts").type) == "timestamp[us, tz=UTC]"
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "parquet"')["default"]
+    assert sorted(r.ts for r in got.collect() if r.ts) == [dt.datetime(2021, 7, 4, 17, 45, 30, 123456)]
+
+
+def test_orc_timestamps_are_orc_timestamps(spark, plan_of, tmp_path):
+    out = tmp_path / "orc"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="orc"))
+    write(ctx, sink, {"t": with_kind(instants(spark, millis=False).coalesce(1))})
+    assert str(columnar(out, "orc").schema.field("ts").type) == "timestamp[ns]"  # Spark's own: int64
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "orc"')["default"]
+    assert sorted(r.ts for r in got.collect() if r.ts) == [dt.datetime(2021, 7, 4, 17, 45, 30, 123456)]
+
+
+def test_redis_and_http_json_write_timestamps_and_times_as_seatunnel():
+    from airflow_provider_seatunnel.connectors.values import to_json
+
+    row = {"ts": dt.datetime(2020, 2, 6, 5, 3, 12), "f": dt.datetime(2021, 7, 4, 17, 45, 30, 500000),
+           "t": [dt.time(0, 0), dt.time(17, 45, 30, 1)], "d": dt.date(2020, 2, 6)}
+    # Python's isoformat wrote .500000 (six digits); SeaTunnel's json writes the digits without trailing zeros
+    assert to_json(row) == ('{"ts":"2020-02-06T05:03:12","f":"2021-07-04T17:45:30.5",'
+                            '"t":["00:00:00","17:45:30.000001"],"d":"2020-02-06"}')

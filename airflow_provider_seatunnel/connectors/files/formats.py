@@ -16,7 +16,9 @@ formats by Spark's own writers; ``partition_by`` fields become staging partition
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -497,13 +499,21 @@ def _csv_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
-    """json, parquet and orc: Spark's own writers (json: timestamps and times as ISO text first)."""
+    """json, parquet and orc: Spark's own writers. json: timestamps and times as ISO text first; parquet
+    and orc: timestamps as instants (:func:`.temporal.zoned`; parquet's unit: :func:`write_settings`)."""
     from pyspark.sql import functions as F
 
+    fmt, millis = opts["format"], opts["format"] == "parquet" and opts["parquet_timestamp_unit"] == "MILLIS"
+
     def column(name: str) -> Any:
-        if opts["format"] == "json" and temporal.has_temporal(layout.types[name]):
-            return temporal.json_ready(F.col(quote(name)), layout.types[name]).alias(name)
-        return F.col(quote(name))
+        dtype = layout.types[name]
+        if not temporal.has_temporal(dtype):
+            return F.col(quote(name))
+        if fmt == "json":
+            return temporal.json_ready(F.col(quote(name)), dtype).alias(name)
+        where = f"{opts.get('where', 'file sink')}, field '{name}'"
+        return temporal.map_temporal(F.col(quote(name)), dtype,
+                                     lambda c, t: temporal.zoned(c, t, where, millis)).alias(name)
 
     out = df.select(*layout.part_exprs, *[column(c) for c in layout.written])
     writer = out.write.format(opts["format"])
@@ -523,6 +533,7 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     """The Spark writer of ``df``'s data as it is partitioned (one file per non-empty partition and
     partition directory, more past ``batch_size`` rows), and the partition field names
     (``partition_by`` as written)."""
+    opts = {**opts, "where": f"{vertex.ref}"}
     layout = _layout(df, opts)
     use_charset(df.sparkSession, opts["encoding"])
     use_lzop(df.sparkSession)
@@ -535,3 +546,27 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     if part_cols:
         out = out.partitionBy(*part_cols)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them
+
+
+_PARQUET_TIMESTAMPS = "spark.sql.parquet.outputTimestampType"
+_SETTINGS = threading.Lock()
+
+
+@contextmanager
+def write_settings(spark: Any, opts: Mapping[str, Any]) -> Iterator[None]:
+    """Around the save of :func:`writer`'s writer: parquet timestamps as SeaTunnel's type, INT64
+    timestamp-millis adjusted to UTC (``parquet_timestamp_unit = MICROS``: micros). Spark takes the unit
+    from the session only: it is set for this save and restored after (one file save at a time)."""
+    if opts["format"] != "parquet":
+        yield
+        return
+    with _SETTINGS:
+        before = spark.conf.get(_PARQUET_TIMESTAMPS, None)
+        spark.conf.set(_PARQUET_TIMESTAMPS, f"TIMESTAMP_{opts['parquet_timestamp_unit']}")
+        try:
+            yield
+        finally:
+            if before is None:
+                spark.conf.unset(_PARQUET_TIMESTAMPS)
+            else:
+                spark.conf.set(_PARQUET_TIMESTAMPS, before)

@@ -52,7 +52,8 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "file_name_expression": expression, "filename_time_format": o["filename_time_format"],
         "batch_size": o["batch_size"], "transactional": o["is_enable_transaction"],
         "date": o["date_format"], "datetime": o["datetime_format"], "time": o["time_format"],
-        "fractions": kept_fractions(o.given),  # unset formats keep a value's fraction of a second
+        "fractions": kept_fractions(o.given),
+        "parquet_timestamp_unit": o["parquet_timestamp_unit"],  # unset formats keep a value's fraction of a second
     }
 
 

@@ -112,21 +112,52 @@ def has_temporal(dtype: Any) -> bool:
     return False
 
 
-def json_ready(column: Any, dtype: Any) -> Any:
-    """``column`` with every timestamp and time in it (nested too) as its ISO text, the rest as it is:
-    what the json writer writes as SeaTunnel's json does."""
+def map_temporal(column: Any, dtype: Any, leaf: Callable[[Any, Any], Any]) -> Any:
+    """``column`` with ``leaf(value, type)`` applied to every timestamp and time in it, nested too."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     if not has_temporal(dtype):
         return column
     if is_time(dtype) or is_timestamp(dtype):
-        return iso_text(column, dtype)
+        return leaf(column, dtype)
     if isinstance(dtype, T.ArrayType):
-        return F.transform(column, lambda x: json_ready(x, dtype.elementType))
+        return F.transform(column, lambda x: map_temporal(x, dtype.elementType, leaf))
     if isinstance(dtype, T.MapType):
         if has_temporal(dtype.keyType):
-            column = F.transform_keys(column, lambda k, _: json_ready(k, dtype.keyType))
-        return F.transform_values(column, lambda _, v: json_ready(v, dtype.valueType))
-    fields = [json_ready(column.getField(f.name), f.dataType).alias(f.name) for f in dtype.fields]
+            column = F.transform_keys(column, lambda k, _: map_temporal(k, dtype.keyType, leaf))
+        return F.transform_values(column, lambda _, v: map_temporal(v, dtype.valueType, leaf))
+    fields = [map_temporal(column.getField(f.name), f.dataType, leaf).alias(f.name) for f in dtype.fields]
     return F.when(column.isNotNull(), F.struct(*fields))
+
+
+def json_ready(column: Any, dtype: Any) -> Any:
+    """``column`` with every timestamp and time in it (nested too) as its ISO text, the rest as it is:
+    what the json writer writes as SeaTunnel's json does."""
+    return map_temporal(column, dtype, iso_text)
+
+
+def zoned(column: Any, dtype: Any, where: str, millis: bool) -> Any:
+    """A timestamp without time zone as the instant its wall-clock time is in the session's zone (parquet
+    and orc write instants, as SeaTunnel does); times are left as they are. Never cut silently: a value
+    with digits under the millisecond when ``millis``, or a wall-clock time the zone skips (the hour
+    clocks go forward), fails the write naming ``where`` and the value."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not isinstance(dtype, T.TimestampNTZType):
+        return column
+    instant = column.cast("timestamp")
+    text = F.date_format(column, "yyyy-MM-dd HH:mm:ss.SSSSSS")
+    problems = []
+    if millis:
+        problems.append((F.date_format(column, "SSSSSS").substr(4, 3) != "000",
+                         " has digits under the millisecond and parquet_timestamp_unit is MILLIS (SeaTunnel's "
+                         "type; set parquet_timestamp_unit = \"MICROS\" to keep them)"))
+    problems.append((instant.cast("timestamp_ntz") != column,
+                     " does not exist in the session's time zone (a skipped hour): it cannot be written as an instant"))
+    out = instant
+    for bad, why in reversed(problems):
+        message = F.concat(F.lit(f"{where}: the timestamp "), text, F.lit(why))
+        out = F.when(column.isNotNull() & bad, F.raise_error(message)).otherwise(out)
+    return out
