@@ -140,13 +140,18 @@ def test_parquet_timestamps_are_seatunnels_millis_instants(spark, plan_of, tmp_p
     assert sorted(r.ts for r in got.collect() if r.ts) == [dt.datetime(2021, 7, 4, 17, 45, 30, 123456)]
 
 
-def test_orc_timestamps_are_orc_timestamps(spark, plan_of, tmp_path):
+def test_orc_timestamps_and_times_are_orc_timestamps(spark, plan_of, tmp_path):
+    from pyspark.sql import functions as F
+
     out = tmp_path / "orc"
     ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="orc"))
-    write(ctx, sink, {"t": with_kind(instants(spark, millis=False).coalesce(1))})
-    assert str(columnar(out, "orc").schema.field("ts").type) == "timestamp[ns]"  # Spark's own: int64
+    df = instants(spark, millis=False).withColumn("tm", F.lit("17:45:30.5").cast("time(6)"))
+    write(ctx, sink, {"t": with_kind(df.coalesce(1))})
+    table = columnar(out, "orc")
+    assert [str(table.schema.field(c).type) for c in ("ts", "tm")] == ["timestamp[ns]"] * 2  # Spark's own: int64
     got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "orc"')["default"]
-    assert sorted(r.ts for r in got.collect() if r.ts) == [dt.datetime(2021, 7, 4, 17, 45, 30, 123456)]
+    assert sorted((r.ts, r.tm) for r in got.collect() if r.ts) == [  # a time reads back as SeaTunnel's does
+        (dt.datetime(2021, 7, 4, 17, 45, 30, 123456), dt.datetime(1970, 1, 1, 17, 45, 30, 500000))]
 
 
 def test_redis_and_http_json_write_timestamps_and_times_as_seatunnel():

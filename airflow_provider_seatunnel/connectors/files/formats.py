@@ -500,7 +500,8 @@ def _csv_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     """json, parquet and orc: Spark's own writers. json: timestamps and times as ISO text first; parquet
-    and orc: timestamps as instants (:func:`.temporal.zoned`; parquet's unit: :func:`write_settings`)."""
+    and orc: timestamps as instants, orc times as timestamps of 1970-01-01 (:func:`.temporal.zoned`;
+    parquet's unit: :func:`write_settings`)."""
     from pyspark.sql import functions as F
 
     fmt, millis = opts["format"], opts["format"] == "parquet" and opts["parquet_timestamp_unit"] == "MILLIS"
@@ -513,7 +514,7 @@ def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
             return temporal.json_ready(F.col(quote(name)), dtype).alias(name)
         where = f"{opts.get('where', 'file sink')}, field '{name}'"
         return temporal.map_temporal(F.col(quote(name)), dtype,
-                                     lambda c, t: temporal.zoned(c, t, where, millis)).alias(name)
+                                     lambda c, t: temporal.zoned(c, t, where, millis, fmt == "orc")).alias(name)
 
     out = df.select(*layout.part_exprs, *[column(c) for c in layout.written])
     writer = out.write.format(opts["format"])

@@ -137,14 +137,17 @@ def json_ready(column: Any, dtype: Any) -> Any:
     return map_temporal(column, dtype, iso_text)
 
 
-def zoned(column: Any, dtype: Any, where: str, millis: bool) -> Any:
+def zoned(column: Any, dtype: Any, where: str, millis: bool, times: bool = False) -> Any:
     """A timestamp without time zone as the instant its wall-clock time is in the session's zone (parquet
-    and orc write instants, as SeaTunnel does); times are left as they are. Never cut silently: a value
-    with digits under the millisecond when ``millis``, or a wall-clock time the zone skips (the hour
-    clocks go forward), fails the write naming ``where`` and the value."""
+    and orc write instants, as SeaTunnel does); a time, when ``times`` (orc), as that of 1970-01-01, else
+    left as it is. Never cut silently: a value with digits under the millisecond when ``millis``, or a
+    wall-clock time the zone skips (the hour clocks go forward), fails the write naming ``where`` and
+    the value."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    if times and is_time(dtype):
+        column, dtype = on_day_zero(column), T.TimestampNTZType()
     if not isinstance(dtype, T.TimestampNTZType):
         return column
     instant = column.cast("timestamp")
