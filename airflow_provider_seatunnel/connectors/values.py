@@ -8,7 +8,8 @@ string field receives the JSON text of an object or array, ``bytes`` are base64,
 timestamps ISO text. A value that is not JSON, or a member that does not convert, raises
 :class:`ValueFormatError`.
 
-Writing: ``json`` is the row as one compact JSON object (dates and times as ISO text, bytes as
+Writing: ``json`` is the row as one compact JSON object (dates and times as ISO text, a fraction of a
+second only when there is one, without trailing zeros, as SeaTunnel's json writes them; bytes as
 base64, decimals as exact numbers); ``text`` the fields' text joined by the delimiter (null:
 empty); a hash gets one field per non-null row field (scalars as their JSON text without
 quotes, objects and arrays as JSON).
@@ -145,12 +146,21 @@ def hash_json(fields: Mapping[str, str]) -> str:
 # writing
 # ------------------------------------------------------------------------------------------------
 
+def iso_text(value: dt.datetime | dt.date | dt.time) -> str:
+    """A date, timestamp or time as SeaTunnel's json writes it: ISO, seconds always, a fraction of a
+    second only when there is one, as its digits without trailing zeros (``2021-07-04T17:45:30.5``)."""
+    if isinstance(value, (dt.datetime, dt.time)):
+        whole = value.replace(microsecond=0).isoformat()
+        return whole + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    return value.isoformat()
+
+
 def _plain(value: Any) -> Any:
     """A Spark Python value as JSON-ready data (decimals stay :class:`decimal.Decimal`)."""
     if value is None or isinstance(value, (bool, int, float, str, decimal.Decimal)):
         return value
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
+        return iso_text(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if hasattr(value, "asDict"):  # a pyspark Row

@@ -477,7 +477,7 @@ def test_option_ranges_and_values_are_checked_at_compile_time(config_error):
 
 def test_bad_rows_name_the_row_and_field(config_error):
     problems = problems_of(config_error, """
-            schema = { fields { a = int, b = { c = date }, e = bytes } }
+            schema = { fields { a = int, b = { c = date }, e = bytes, t = timestamp } }
             rows = [
               { kind = INSERT, fields = [1, { c = "2012-12-21" }, "aGk="] }
               { kind = insert, fields = [1] }
@@ -485,8 +485,10 @@ def test_bad_rows_name_the_row_and_field(config_error):
               { kind = INSERT, fields = [1, { c = "21/12/2012" }] }
               { kind = INSERT, fields = { e = "not base64!" } }
               { kind = INSERT, fields = { zz = 1 } }
-              { fields = [1, null, null, 4] }
+              { fields = [1, null, null, null, 4] }
               { kind = DELETE, fields = [3000000000] }
+              { kind = INSERT, fields = [1, { c = "2012-12-21" }, "aGk=", "2021-07-04T17:45:30.123456789"] }
+              { kind = INSERT, fields = [1, { c = "2012-12-21" }, "aGk=", "2021-07-04T17:45:30.123456000"] }
             ]
     """)
     messages = [(p.key, p.message) for p in problems]
@@ -497,10 +499,33 @@ def test_bad_rows_name_the_row_and_field(config_error):
     assert any(k == "rows[4].fields.e" and "not base64" in m for k, m in messages)
     assert any(k == "rows[5].fields" and "field 'zz' does not exist" in m for k, m in messages)
     assert any(k == "rows[6].kind" and "needs a kind" in m for k, m in messages)
-    assert any(k == "rows[6].fields" and "4 values for 3 fields" in m for k, m in messages)
+    assert any(k == "rows[6].fields" and "5 values for 4 fields" in m for k, m in messages)
     assert any(k == "rows[7].fields.a" and "out of the int range" in m for k, m in messages)
-    assert not any(k.startswith("rows[0]") for k, _ in messages)
+    # nanoseconds are refused, not cut to the microseconds Spark holds (zeros past the 6th digit are fine)
+    assert any(k == "rows[8].fields.t" and "has nanoseconds" in m for k, m in messages)
+    assert not any(k.startswith(("rows[0]", "rows[9]")) for k, _ in messages)
     assert all(p.line == 7 for p in problems)  # the rows option's line
+
+
+def test_row_values_are_never_cut_silently(config_error, read_source):
+    """SeaTunnel keeps 12.3456 in a decimal(10, 3) and nanoseconds; Spark holds neither: refused, not rounded."""
+    problems = problems_of(config_error, """
+            schema = { fields { dec = "decimal(10, 3)", t = time } }
+            rows = [
+              { kind = INSERT, fields = ["12.3456", "17:45:30"] }
+              { kind = INSERT, fields = ["12.3450", "17:45:30.1234567"] }
+              { kind = INSERT, fields = ["12.3450", "17:45:30.123456000"] }
+            ]
+    """)
+    messages = sorted((p.key, p.message) for p in problems)
+    assert [k for k, _ in messages] == ["rows[0].fields.dec", "rows[1].fields.t"]
+    assert "12.3456 has more than 3 digits after the point: decimal(10, 3) holds 12.346" in messages[0][1]
+    assert "has nanoseconds" in messages[1][1]
+    df = one(read_source(job("""
+            schema = { fields { dec = "decimal(10, 3)", t = time } }
+            rows = [{ kind = INSERT, fields = ["12.3450", "17:45:30.123456000"] }]
+    """)))
+    assert [tuple(r)[:2] for r in df.collect()] == [(Decimal("12.345"), time(17, 45, 30, 123456))]
 
 
 def test_multi_table_problems(config_error):

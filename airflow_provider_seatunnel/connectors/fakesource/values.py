@@ -104,7 +104,13 @@ def _parse_date(text: str) -> date:
 
 
 def _fraction(digits: str | None) -> int:
-    return int((digits or "0")[:6].ljust(6, "0"))
+    """The microseconds of a fraction of a second; nanoseconds (a 7th to 9th digit other than 0)
+    raise :class:`BadValue`: Spark's times and timestamps hold microseconds, never cut silently."""
+    digits = digits or "0"
+    if digits[6:].strip("0"):
+        raise BadValue(f"the fraction .{digits} has nanoseconds: times and timestamps hold microseconds here "
+                       f"(write at most 6 digits, e.g. .{digits[:6]})")
+    return int(digits[:6].ljust(6, "0"))
 
 
 def _parse_time(text: str) -> time:
@@ -139,7 +145,10 @@ def _parse_timestamp(text: str) -> datetime:
                    "a space, or yyyyMMddHHmmss, or CURRENT_TIMESTAMP)")
 
 
-def _decimal(value: Any, dt: DataType) -> Decimal:
+def _decimal(value: Any, dt: DataType, exact: bool = True) -> Decimal:
+    """``value`` at the scale of ``dt``; more digits after the point than the scale raise :class:`BadValue`
+    when ``exact`` (a value of ``rows``), else are rounded half up (a column's ``defaultValue``, shaped to
+    its column)."""
     text = text_of(value).strip() if _is_number(value) or isinstance(value, str) else None
     try:
         if text is None:
@@ -153,7 +162,11 @@ def _decimal(value: Any, dt: DataType) -> Decimal:
     if number != 0 and number.adjusted() >= precision - scale:
         raise BadValue(f"{text} does not fit {dt} (at most {precision - scale} digits before the point)")
     with localcontext(Context(prec=80)):
-        number = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        scaled = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        if exact and scaled != number:  # a row's value is never rounded silently
+            raise BadValue(f"{text} has more than {scale} digits after the point: {dt} holds {scaled}, not {text} "
+                           f"(declare a larger scale or write the value rounded)")
+    number = scaled
     if len(number.as_tuple().digits) > precision and number != 0:
         raise BadValue(f"{text} does not fit {dt} (at most {precision - scale} digits before the point)")
     return number
@@ -162,7 +175,8 @@ def _decimal(value: Any, dt: DataType) -> Decimal:
 def convert(value: Any, dt: DataType, *, base64_bytes: bool = True) -> Any:
     """``value`` (from the config) as a Python value of type ``dt``; raises :class:`BadValue`.
 
-    Numbers come from numbers or their text; bytes from base64 (``rows``) or from the text's
+    Numbers come from numbers or their text (a decimal of ``rows`` with more digits after the point than
+    its scale is refused, a ``defaultValue`` rounded); bytes from base64 (``rows``) or from the text's
     UTF-8 bytes (``defaultValue``); dates and timestamps from the formats SeaTunnel detects
     and ``CURRENT_DATE``/``CURRENT_TIME``/``CURRENT_TIMESTAMP``; arrays from lists, maps
     from objects (keys read from their text), rows from lists (by position) or objects
@@ -181,7 +195,7 @@ def convert(value: Any, dt: DataType, *, base64_bytes: bool = True) -> Any:
     if name in ("float", "double"):
         return _floating(value, name)
     if name == "decimal":
-        return _decimal(value, dt)
+        return _decimal(value, dt, exact=base64_bytes)
     if name == "bytes":
         return _bytes(value, base64_bytes)
     if name in ("date", "time", "timestamp"):

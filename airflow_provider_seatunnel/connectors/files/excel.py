@@ -48,6 +48,7 @@ from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.rows import quote
 from ...spi.schema import DataType, Schema
 from ..javatext import java_double
+from . import temporal
 from .options import FILE, config_error, java_regex_literal
 
 #: rows a sheet holds (Excel's limit, the header row included)
@@ -437,20 +438,12 @@ def _row_text(column: Any, dtype: Any, opts: Mapping[str, Any]) -> Any:
             return _row_text(value, of, opts)
         if isinstance(of, T.DateType):
             return F.date_format(value, opts["date"])
-        if isinstance(of, (T.TimestampType, T.TimestampNTZType)):
-            return F.date_format(value, opts["datetime"])
-        if type(of).__name__ == "TimeType":
-            return F.date_format(_on_day_zero(value), opts["time"])
+        if temporal.is_timestamp(of) or temporal.is_time(of):
+            return temporal.temporal_text(value, of, opts)
         return _java_string(value, of)
 
     parts = [F.coalesce(text(column.getField(f.name), f.dataType), F.lit("")) for f in dtype.fields]
     return F.when(column.isNotNull(), F.concat_ws(opts["delimiter"], *parts))
-
-
-def _on_day_zero(column: Any) -> Any:
-    from pyspark.sql import functions as F
-
-    return F.make_timestamp_ntz(date=F.lit("1970-01-01").cast("date"), time=column)
 
 
 def _prepared(column: Any, dtype: Any, opts: Mapping[str, Any]) -> tuple[Any, str]:
@@ -465,7 +458,7 @@ def _prepared(column: Any, dtype: Any, opts: Mapping[str, Any]) -> tuple[Any, st
     if isinstance(dtype, T.DateType):
         return column, "date"
     if type(dtype).__name__ == "TimeType":
-        return _on_day_zero(column), "time"
+        return temporal.on_day_zero(column), "time"
     if isinstance(dtype, (T.ArrayType, T.MapType)):
         return F.to_json(column), "string"
     if isinstance(dtype, T.StructType):

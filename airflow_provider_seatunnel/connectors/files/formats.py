@@ -17,7 +17,9 @@ become staging partition directories. Text and csv files end without a row delim
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ from ...spi import SOURCE, RunContext, Vertex
 from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
-from . import documents, excel
+from . import documents, excel, temporal
 from .csvquote import csv_field, csv_header
 from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
 from .options import (
@@ -354,16 +356,12 @@ def _read_json(r: _Reading, schema: Schema, how: Mapping[str, Any]) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def _java_string(column: Any, dtype: Any) -> Any:
-    """A partition value as Java's ``toString`` renders it (timestamps ISO, seconds kept only when set)."""
+    """A partition or xml value as Java's ``toString`` renders it (:func:`.temporal.java_text`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
-        plain = F.date_format(column, "yyyy-MM-dd'T'HH:mm")
-        seconds = F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss")
-        fraction = F.regexp_replace(F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), "0+$", "")
-        return (F.when(F.date_format(column, "ss.SSSSSS") == "00.000000", plain)
-                .when(F.date_format(column, "SSSSSS") == "000000", seconds).otherwise(fraction))
+    if temporal.is_timestamp(dtype) or temporal.is_time(dtype):
+        return temporal.java_text(column, dtype)
     if isinstance(dtype, T.BinaryType):
         return F.decode(column, "UTF-8")
     return column.cast("string")
@@ -401,10 +399,8 @@ def render_text(column: Any, dtype: Any, level: int, opts: Mapping[str, Any]) ->
         return column
     if isinstance(dtype, T.DateType):
         return F.date_format(column, opts["date"])
-    if isinstance(dtype, (T.TimestampNTZType, T.TimestampType)):
-        return F.date_format(column, opts["datetime"])
-    if type(dtype).__name__ == "TimeType":
-        return F.date_format(F.make_timestamp_ntz(date=F.lit("1970-01-01").cast("date"), time=column), opts["time"])
+    if temporal.is_timestamp(dtype) or temporal.is_time(dtype):
+        return temporal.temporal_text(column, dtype, opts)
     if isinstance(dtype, T.BinaryType):
         return F.decode(column, "UTF-8")
     if isinstance(dtype, T.NullType):
@@ -503,10 +499,24 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 
 
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
-    """json, parquet and orc: Spark's own writers."""
+    """json, parquet and orc: Spark's own writers. json: timestamps and times as ISO text first; parquet
+    and orc: timestamps as instants, orc times as timestamps of 1970-01-01 (:func:`.temporal.zoned`;
+    parquet's unit: :func:`write_settings`)."""
     from pyspark.sql import functions as F
 
-    out = df.select(*layout.part_exprs, *[F.col(quote(c)) for c in layout.written])
+    fmt, millis = opts["format"], opts["format"] == "parquet" and opts["parquet_timestamp_unit"] == "MILLIS"
+
+    def column(name: str) -> Any:
+        dtype = layout.types[name]
+        if not temporal.has_temporal(dtype):
+            return F.col(quote(name))
+        if fmt == "json":
+            return temporal.json_ready(F.col(quote(name)), dtype).alias(name)
+        where = f"{opts.get('where', 'file sink')}, field '{name}'"
+        return temporal.map_temporal(F.col(quote(name)), dtype,
+                                     lambda c, t: temporal.zoned(c, t, where, millis, fmt == "orc")).alias(name)
+
+    out = df.select(*layout.part_exprs, *[column(c) for c in layout.written])
     writer = out.write.format(opts["format"])
     if opts["format"] == "json":
         writer = writer.options(ignoreNullFields="false", lineSep=opts["row_delimiter"])
@@ -524,6 +534,7 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     """The Spark writer of ``df``'s data as it is partitioned (one file per non-empty partition and
     partition directory, more past ``batch_size`` rows), and the partition field names
     (``partition_by`` as written)."""
+    opts = {**opts, "where": f"{vertex.ref}"}
     layout = _layout(df, opts)
     use_charset(df.sparkSession, opts["encoding"])
     use_lzop(df.sparkSession)
@@ -542,3 +553,27 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
         end = delimiter_bytes(df.sparkSession, "\n", opts["encoding"])
         out = LastRowWrite(out, df.sparkSession, b"", compressed=opts["codec"] != "none", end=end)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them
+
+
+_PARQUET_TIMESTAMPS = "spark.sql.parquet.outputTimestampType"
+_SETTINGS = threading.Lock()
+
+
+@contextmanager
+def write_settings(spark: Any, opts: Mapping[str, Any]) -> Iterator[None]:
+    """Around the save of :func:`writer`'s writer: parquet timestamps as SeaTunnel's type, INT64
+    timestamp-millis adjusted to UTC (``parquet_timestamp_unit = MICROS``: micros). Spark takes the unit
+    from the session only: it is set for this save and restored after (one file save at a time)."""
+    if opts["format"] != "parquet":
+        yield
+        return
+    with _SETTINGS:
+        before = spark.conf.get(_PARQUET_TIMESTAMPS, None)
+        spark.conf.set(_PARQUET_TIMESTAMPS, f"TIMESTAMP_{opts['parquet_timestamp_unit']}")
+        try:
+            yield
+        finally:
+            if before is None:
+                spark.conf.unset(_PARQUET_TIMESTAMPS)
+            else:
+                spark.conf.set(_PARQUET_TIMESTAMPS, before)

@@ -35,8 +35,13 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("encoding", default="UTF-8", description="The charset of text, csv, json and xml files."),
     Option("date_format", default="yyyy-MM-dd", description="How dates are written or read in text files."),
     Option("datetime_format", default="yyyy-MM-dd HH:mm:ss",
-           description="How timestamps are written or read in text files."),
-    Option("time_format", default="HH:mm:ss", description="How times are written or read in text files."),
+           description="How timestamps are written or read in text files (unset: a value's fraction of a second "
+           "is written after the default pattern; set: the pattern exactly)."),
+    Option("time_format", default="HH:mm:ss", description="How times are written or read in text files (unset: "
+           "a value's fraction of a second is written after the default pattern; set: the pattern exactly)."),
+    Option("parquet_timestamp_unit", "enum", "MILLIS", "parquet timestamps' unit: MILLIS (SeaTunnel's; a value "
+           "with digits under the millisecond fails the write) or MICROS.", choices=("MILLIS", "MICROS"),
+           sections=_SINK),
     Option("schema", "map", description="The fields of text, csv, json, xml and excel files read.",
            sections=_SOURCE),
     Option("read_columns", "list", description="The fields a source keeps.", sections=_SOURCE),

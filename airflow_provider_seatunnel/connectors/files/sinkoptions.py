@@ -18,6 +18,7 @@ from .options import (
 )
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
+from .temporal import kept_fractions
 
 
 def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,6 +52,8 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "file_name_expression": expression, "filename_time_format": o["filename_time_format"],
         "batch_size": o["batch_size"], "transactional": o["is_enable_transaction"],
         "date": o["date_format"], "datetime": o["datetime_format"], "time": o["time_format"],
+        "fractions": kept_fractions(o.given),
+        "parquet_timestamp_unit": o["parquet_timestamp_unit"],  # unset formats keep a value's fraction of a second
     }
 
 

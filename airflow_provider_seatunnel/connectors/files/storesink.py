@@ -193,6 +193,12 @@ def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -
     return writer(ctx, vertex, df, opts)
 
 
+def write_settings(spark: Any, opts: Mapping[str, Any]) -> Any:
+    from .formats import write_settings as settings
+
+    return settings(spark, opts)
+
+
 class StoreSinkVerbs:
     """The sink of a plugin on S3File's code as the engine's storage verbs, run with the plugin's
     ``dialect``; its publish copies object by object, firing ``sink.move`` itself."""
@@ -219,7 +225,8 @@ class StoreSinkVerbs:
         staging = commits.staging_prefix(keys, token)
         out, partitions = _writer(ctx, vertex, df, opts)
         try:
-            self.dialect.stage(ctx.spark, out, bucket, s, staging + "data")
+            with write_settings(ctx.spark, opts):
+                self.dialect.stage(ctx.spark, out, bucket, s, staging + "data")
             base_name = file_base_name(opts, _transaction_id(ctx, vertex, table, len(tables) > 1), datetime.now(),
                                        str(uuid.uuid4()))
             moves, sizes = staged_moves(list(bucket.objects(staging + "data/")), staging + "data/", s, opts,

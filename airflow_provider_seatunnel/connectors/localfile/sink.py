@@ -33,7 +33,7 @@ from ...spi.rows import data_columns
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from ..files.documents import binary_moves
 from ..files.fencing import newest_token
-from ..files.formats import writer
+from ..files.formats import write_settings, writer
 from ..files.options import (
     CODECS,
     COMMITS_DIR,
@@ -283,7 +283,8 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     out, partitions = writer(ctx, vertex, df, opts)
     data_dir = os.path.join(staging, "data")
     try:
-        out.save("file://" + data_dir)
+        with write_settings(ctx.spark, opts):
+            out.save("file://" + data_dir)
         transaction = _transaction_id(ctx, vertex, table, len(tables) > 1)
         base_name = file_base_name(opts, transaction, datetime.now(), str(uuid.uuid4()))
         moves = (binary_moves(data_dir, target) if opts["format"] == "binary"
