@@ -46,6 +46,7 @@ from .analysis import (
     parse,
     select_sources,
 )
+from .builders import column_types
 from .functions import TypeOf, no_types, to_spark
 from .options import SPEC, watermark_of
 from .streaming import watermarked, zone_free
@@ -237,12 +238,7 @@ def _types(tables: Mapping[str, Any]) -> TypeOf:
         for f in df.schema.fields:
             types.setdefault(f.name.lower(), _spark_type(f.dataType))
 
-    def type_of(node: Any) -> str | None:
-        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            return types.get(node.name.lower())
-        return None
-
-    return type_of
+    return column_types(types)
 
 
 def _clean(message: str, views: Mapping[str, View]) -> str:

@@ -12,7 +12,7 @@ This module imports sqlglot: import it where a query is rewritten, not at DAG-pa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -39,6 +39,16 @@ class FunctionError(ValueError):
 def no_types(node: Any) -> str | None:
     """The ``type_of`` that knows no type."""
     return None
+
+
+def column_types(types: Mapping[str, str]) -> TypeOf:
+    """The ``type_of`` that knows the columns of ``types`` (by lower-case name): a column node's type."""
+    def type_of(node: Any) -> str | None:
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            return types.get(node.name.lower())
+        return None
+
+    return type_of
 
 
 def family(sql_type: str | None) -> str | None:

@@ -304,19 +304,14 @@ def spark_sql_type(dtype: DataType) -> str:
 def _input_types(known: Mapping[str, Schema]) -> Callable[[Any], str | None]:
     """The ``type_of`` of :func:`.functions.to_spark` over the inputs: a column's Spark SQL type (the first
     input having it)."""
-    from sqlglot import exp
+    from .builders import column_types
 
     types: dict[str, str] = {}
     for schema in known.values():
         for f in schema.fields:
             types.setdefault(f.name.lower(), spark_sql_type(f.type))
 
-    def type_of(node: Any) -> str | None:
-        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            return types.get(node.name.lower())
-        return None
-
-    return type_of
+    return column_types(types)
 
 
 def output_schema(plugin: PluginConfig, job: JobConfig,
