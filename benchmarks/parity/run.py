@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: the checkout's root on the path, then the package's name
@@ -23,15 +24,18 @@ if __package__ in (None, ""):  # run as a script: the checkout's root on the pat
     __package__ = "benchmarks.parity"
 
 from .cases import Case, by_name
+from .compare import Difference
 from .engines import REPO, setup_zeta, zeta_dir
-from .harness import Result, run_case
+from .harness import Classified, Result, run_case
 from .report import as_json, as_markdown
 from .targets import started
 
 
-def run_all(cases: list[Case], runs: int, folder: Path, log=print) -> tuple[list[Result], list[str]]:
+def run_all(cases: list[Case], runs: int, folder: Path, log=print,
+            done: Callable[[list[Result], list[str]], None] = lambda r, n: None) -> tuple[list[Result], list[str]]:
     """Every case, grouped by target so each server starts once; a target whose server cannot start is
-    skipped with the reason (a note of the report)."""
+    skipped with the reason (a note of the report). A case the harness itself fails on is a result with an
+    unexplained ``harness.error``. ``done`` gets the results so far after each case."""
     results: list[Result] = []
     notes: list[str] = []
     for kind in dict.fromkeys(c.target for c in cases):
@@ -46,9 +50,15 @@ def run_all(cases: list[Case], runs: int, folder: Path, log=print) -> tuple[list
                     continue
             for case in group:
                 log(f"{case.name} ...")
-                result = run_case(case, runs, folder, target, log=log)
+                try:
+                    result = run_case(case, runs, folder, target, log=log)
+                except Exception as e:
+                    error = Classified(Difference("harness.error", "harness", f"{type(e).__name__}: {e}"), None,
+                                       None, None)
+                    result = Result(case.name, (0.0,), (0.0,), -1, -1, (error,))
                 log(f"{case.name}: {result.verdict} (zeta {result.zeta_median:.1f} s, ours {result.ours_median:.1f} s)")
                 results.append(result)
+                done(results, notes)
     order = {c.name: i for i, c in enumerate(cases)}
     return sorted(results, key=lambda r: order[r.case]), notes
 
@@ -74,14 +84,19 @@ def main(argv: list[str] | None = None) -> int:
             print(err, file=sys.stderr)
             return 2
     cases = [c for c in by_name(args.only) if c.ci or not args.ci]
-    results, more = run_all(cases, args.runs, folder)
-    notes += more
-    if args.report:
-        meta = {"runs": args.runs, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "notes": notes,
-                "zeta_version": "2.3.8"}
+
+    def write(results: list[Result], more: list[str]) -> None:
+        if not args.report:
+            return
+        meta = {"runs": args.runs, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "notes": notes + more, "zeta_version": "2.3.8"}
         path = Path(args.report) if Path(args.report).is_absolute() else REPO / args.report
         path.write_text(as_markdown(results, meta))
         path.with_suffix(".json").write_text(as_json(results, meta) + "\n")
+
+    results, more = run_all(cases, args.runs, folder, done=write)
+    write(results, more)
+    notes += more
     for r in results:
         for d in r.diffs:
             print(f"{r.case}: {d.cls or 'UNEXPLAINED'} {d.diff.aspect} {d.diff.where}: {d.diff.detail}")
