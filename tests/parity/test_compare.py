@@ -171,3 +171,28 @@ def test_report_counts_and_verdicts():
 def test_delimited_parse_defaults(fmt):
     sep = "," if fmt == "csv" else "\x01"
     assert cmp.parse(f"1{sep}a\n".encode(), fmt).rows == (("1", "a"),)
+
+
+def test_the_zeta_folder_comes_from_the_environment_first(tmp_path, monkeypatch):
+    from benchmarks.parity import engines
+
+    (tmp_path / "run-zeta.sh").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("SEATUNNEL_ZETA_DIR", str(tmp_path))
+    assert engines.zeta_dir() == tmp_path
+    monkeypatch.setenv("SEATUNNEL_ZETA_DIR", str(tmp_path / "nothing-here"))
+    assert engines.zeta_dir() != tmp_path / "nothing-here"
+
+
+def test_a_failed_job_is_compared_by_exit_code_only(tmp_path):
+    from benchmarks.parity.cases import Case
+    from benchmarks.parity.engines import EngineRun
+    from benchmarks.parity.harness import Output, compare_case
+
+    case = Case("c", "ours/c.conf", files={"csv": FileOut("csv")})
+    (tmp_path / "ours" / "csv").mkdir(parents=True)
+    (tmp_path / "ours" / "csv" / "part-0.csv").write_bytes(b"1,a\n")
+    zeta = Output(EngineRun("zeta", 1, 1.0, "boom"), tmp_path / "zeta")
+    ours = Output(EngineRun("ours", 0, 1.0, ""), tmp_path / "ours")
+    assert [d.aspect for d in compare_case(case, zeta, ours)] == ["exit"]
+    finished = Output(EngineRun("zeta", 0, 1.0, ""), tmp_path / "zeta")
+    assert "rows.count" in {d.aspect for d in compare_case(case, finished, ours)}
