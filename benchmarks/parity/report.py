@@ -7,7 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .harness import Result
+from .compare import Difference
+from .harness import Classified, Result
 
 
 def counts(results: Sequence[Result]) -> dict[str, int]:
@@ -28,6 +29,31 @@ def as_json(results: Sequence[Result], meta: dict[str, Any]) -> str:
          "differences": [{"aspect": d.diff.aspect, "where": d.diff.where, "detail": d.diff.detail,
                           "class": d.cls or "unexplained", "known": d.known, "anchor": d.anchor} for d in r.diffs]}
         for r in results]}, indent=1)
+
+
+def from_json(text: str) -> tuple[list[Result], dict[str, Any]]:
+    """The results and meta of a report's ``.json`` (what :func:`as_json` wrote)."""
+    data = json.loads(text)
+    results = [Result(c["case"], tuple(c["zeta_s"]), tuple(c["ours_s"]), c["zeta_exit"], c["ours_exit"],
+                      tuple(Classified(Difference(d["aspect"], d["where"], d["detail"]),
+                                       None if d["class"] == "unexplained" else d["class"], d["known"], d["anchor"])
+                            for d in c["differences"])) for c in data["cases"]]
+    return results, data["meta"]
+
+
+def merged(reports: Sequence[tuple[list[Result], dict[str, Any]]], order: Sequence[str]
+           ) -> tuple[list[Result], dict[str, Any]]:
+    """Several reports' results as one: a case from the first report that has it, in ``order``; the notes of
+    all."""
+    chosen: dict[str, Result] = {}
+    notes: list[str] = []
+    for results, meta in reports:
+        for r in results:
+            chosen.setdefault(r.case, r)
+        notes += [n for n in meta.get("notes", []) if n not in notes]
+    rank = {name: i for i, name in enumerate(order)}
+    meta = {**reports[0][1], "notes": notes} if reports else {"notes": notes}
+    return sorted(chosen.values(), key=lambda r: rank.get(r.case, len(rank))), meta
 
 
 def timing_table(results: Sequence[Result]) -> list[str]:

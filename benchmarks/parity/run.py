@@ -23,11 +23,11 @@ if __package__ in (None, ""):  # run as a script: the checkout's root on the pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     __package__ = "benchmarks.parity"
 
-from .cases import Case, by_name
+from .cases import CASES, Case, by_name
 from .compare import Difference
 from .engines import REPO, setup_zeta, zeta_dir
 from .harness import Classified, Result, run_case
-from .report import as_json, as_markdown
+from .report import as_json, as_markdown, from_json, merged
 from .targets import started
 
 
@@ -63,6 +63,11 @@ def run_all(cases: list[Case], runs: int, folder: Path, log=print,
     return sorted(results, key=lambda r: order[r.case]), notes
 
 
+def _write(path: Path, results: list[Result], meta: dict) -> None:
+    path.write_text(as_markdown(results, meta))
+    path.with_suffix(".json").write_text(as_json(results, meta) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="case names (default: all)")
@@ -70,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=1, help="runs per engine, alternating (default 1)")
     ap.add_argument("--report", default=None, help="write the markdown report here (and a .json beside it)")
     ap.add_argument("--no-setup", action="store_true", help="do not run Zeta's setup.sh first")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="run nothing: write --report from these reports' .json (a case from the first that has it)")
     args = ap.parse_args(argv)
+    if args.merge:
+        results, meta = merged([from_json(Path(p).read_text()) for p in args.merge], [c.name for c in CASES])
+        _write(Path(args.report), results, meta)
+        return 1 if any(r.failed for r in results) else 0
     folder = zeta_dir()
     if folder is None:
         print("no zeta folder: set SEATUNNEL_ZETA_DIR (the folder of run-zeta.sh)", file=sys.stderr)
@@ -90,9 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             return
         meta = {"runs": args.runs, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "notes": notes + more, "zeta_version": "2.3.8"}
-        path = Path(args.report) if Path(args.report).is_absolute() else REPO / args.report
-        path.write_text(as_markdown(results, meta))
-        path.with_suffix(".json").write_text(as_json(results, meta) + "\n")
+        _write(Path(args.report) if Path(args.report).is_absolute() else REPO / args.report, results, meta)
 
     results, more = run_all(cases, args.runs, folder, done=write)
     write(results, more)

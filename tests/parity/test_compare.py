@@ -196,3 +196,17 @@ def test_a_failed_job_is_compared_by_exit_code_only(tmp_path):
     assert [d.aspect for d in compare_case(case, zeta, ours)] == ["exit"]
     finished = Output(EngineRun("zeta", 0, 1.0, ""), tmp_path / "zeta")
     assert "rows.count" in {d.aspect for d in compare_case(case, finished, ours)}
+
+
+def test_a_report_reads_back_and_merges_first_wins():
+    from benchmarks.parity.report import as_json, from_json, merged
+
+    bug = Classified(Difference("exit", "job", "zeta exit 1, ours exit 0"), "seatunnel-bug", "x", "x")
+    odd = Classified(Difference("rows.values", "csv", "?"), None, None, None)
+    first = [Result("a", (1.0,), (2.0,), 1, 0, (bug,)), Result("b", (1.0,), (2.0,), 0, 0, (odd,))]
+    second = [Result("b", (5.0,), (6.0,), 0, 0), Result("c", (3.0,), (4.0,), 0, 0)]
+    back, meta = from_json(as_json(first, {"notes": ["n1"]}))
+    assert back == first and meta["notes"] == ["n1"]
+    results, meta = merged([(back, meta), (second, {"notes": ["n2"]})], ["c", "b", "a"])
+    assert [(r.case, r.zeta_s) for r in results] == [("c", (3.0,)), ("b", (1.0,)), ("a", (1.0,))]
+    assert meta["notes"] == ["n1", "n2"] and results[1].verdict == "unexplained"
