@@ -111,6 +111,10 @@ def compare_case(case: Case, zeta: Output, ours: Output) -> list[Difference]:
     """Every difference between the engines' outputs of ``case``. When either job failed, only the exit codes
     (a failed job's partial outputs are not compared)."""
     diffs = cmp.compare_exit(zeta.run.exit_code, ours.run.exit_code)
+    if diffs:
+        failed = zeta.run if zeta.run.exit_code != 0 else ours.run
+        diffs = [Difference(d.aspect, d.where, f"{d.detail}; {failed.engine}: {failure_line(failed.log)}")
+                 for d in diffs]
     if zeta.run.exit_code != 0 or ours.run.exit_code != 0:
         return diffs
     if case.random:
@@ -124,6 +128,15 @@ def compare_case(case: Case, zeta: Output, ours: Output) -> list[Difference]:
     if zeta.records is not None and ours.records is not None:
         diffs += cmp.compare_records(zeta.records, ours.records, where="topic")
     return diffs
+
+
+def failure_line(log: str) -> str:
+    """The line of a failed job's log that says why: the last ``error:`` line (the project), else the first
+    ``Caused by`` / ``Exception`` line (Zeta), shortened."""
+    lines = log.splitlines()
+    found = next((ln for ln in reversed(lines) if ln.startswith("error:")), None)
+    found = found or next((ln for ln in lines if "Caused by:" in ln or "Exception:" in ln), "no error line")
+    return found.strip()[:300]
 
 
 def _console_counts(zeta_log: str, ours_log: str) -> list[Difference]:

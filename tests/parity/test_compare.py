@@ -210,3 +210,16 @@ def test_a_report_reads_back_and_merges_first_wins():
     results, meta = merged([(back, meta), (second, {"notes": ["n2"]})], ["c", "b", "a"])
     assert [(r.case, r.zeta_s) for r in results] == [("c", (3.0,)), ("b", (1.0,)), ("a", (1.0,))]
     assert meta["notes"] == ["n1", "n2"] and results[1].verdict == "unexplained"
+
+
+def test_an_exit_difference_says_why_the_job_failed(tmp_path):
+    from benchmarks.parity.cases import Case
+    from benchmarks.parity.engines import EngineRun
+    from benchmarks.parity.harness import Output, compare_case
+
+    log = "INFO x\nCaused by: java.time.format.DateTimeParseException: Text '2021-07-04T17:45:30.123'\nmore"
+    zeta = Output(EngineRun("zeta", 1, 1.0, log), tmp_path)
+    ours = Output(EngineRun("ours", 0, 1.0, ""), tmp_path)
+    (diff,) = compare_case(Case("c", "ours/c.conf"), zeta, ours)
+    assert diff.detail.startswith("zeta exit 1, ours exit 0; zeta: Caused by: java.time.format.DateTimeParse")
+    assert classify("k1_fractional_seconds", diff).id == "fractional-seconds"
