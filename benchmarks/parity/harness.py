@@ -10,7 +10,7 @@ import statistics
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import compare as cmp
@@ -174,12 +174,22 @@ def run_case(case: Case, runs: int, zeta_dir: Path, target: Target | None = None
         diffs = compare_case(case, first["zeta"], first["ours"])
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    classified = []
-    for d in diffs:
-        k = classify(case.name, d)
-        classified.append(Classified(d, k.cls if k else None, k.id if k else None, k.anchor if k else None))
     return Result(case.name, tuple(times["zeta"]), tuple(times["ours"]), first["zeta"].run.exit_code,
-                  first["ours"].run.exit_code, tuple(classified))
+                  first["ours"].run.exit_code, classified(case.name, diffs))
+
+
+def classified(case: str, diffs: list[Difference]) -> tuple[Classified, ...]:
+    """Each difference with the known entry that explains it (none: unexplained)."""
+    out = []
+    for d in diffs:
+        k = classify(case, d)
+        out.append(Classified(d, k.cls if k else None, k.id if k else None, k.anchor if k else None))
+    return tuple(out)
+
+
+def reclassified(result: Result) -> Result:
+    """``result`` classified again by the table as it is now (a report merged after the table changed)."""
+    return replace(result, diffs=classified(result.case, [d.diff for d in result.diffs]))
 
 
 def _output(run: EngineRun, out: Path, target: Target | None, variables: dict[str, str]) -> Output:

@@ -58,9 +58,10 @@ KNOWN: tuple[Known, ...] = (
     Known("parquet-timestamp-type", "fixed", r"^types\.timestamp$",
           "SeaTunnel writes parquet timestamps as timestamp[ms, tz=UTC]; the project wrote timestamp[us]",
           "parquet-timestamps", detail=r"zeta timestamp\[ms, tz=UTC\], ours timestamp\[us\]"),
-    Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes)$",
+    Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes|records\.values)$",
           "SeaTunnel writes json timestamps without fractional seconds when they are zero "
-          "(\"2020-02-06T05:03:12\"); the project wrote \".000\"", "json-timestamps", detail=r"\.000"),
+          "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files and \".000000\" in Kafka's json "
+          "records", "json-timestamps", detail=r"\.000(000)?"),
     Known("commit-folder", "fixed", r"^folder\.extra\.ours$",
           "the project left its .seatunnel-commits/ folder in the sink's target; SeaTunnel leaves no folder of its "
           "own", "sink-folder", detail=r"\.seatunnel-commits/"),

@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # run as a script: the checkout's root on the pat
 from .cases import CASES, Case, by_name
 from .compare import Difference
 from .engines import REPO, setup_zeta, zeta_dir
-from .harness import Classified, Result, run_case
+from .harness import Classified, Result, reclassified, run_case
 from .report import as_json, as_markdown, from_json, merged
 from .targets import started
 
@@ -77,16 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-setup", action="store_true", help="do not run Zeta's setup.sh first")
     ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
                     help="run nothing: write --report from these reports' .json (a case from the first that has it)")
+    ap.add_argument("--note", action="append", default=[], help="a note for the report (repeatable)")
     args = ap.parse_args(argv)
     if args.merge:
         results, meta = merged([from_json(Path(p).read_text()) for p in args.merge], [c.name for c in CASES])
+        meta["notes"] = meta["notes"] + args.note
+        results = [reclassified(r) for r in results]
         _write(Path(args.report), results, meta)
         return 1 if any(r.failed for r in results) else 0
     folder = zeta_dir()
     if folder is None:
         print("no zeta folder: set SEATUNNEL_ZETA_DIR (the folder of run-zeta.sh)", file=sys.stderr)
         return 2
-    notes: list[str] = []
+    notes: list[str] = list(args.note)
     if not args.no_setup:
         code, err = setup_zeta(folder)
         if code == 3:

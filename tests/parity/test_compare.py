@@ -223,3 +223,17 @@ def test_an_exit_difference_says_why_the_job_failed(tmp_path):
     (diff,) = compare_case(Case("c", "ours/c.conf"), zeta, ours)
     assert diff.detail.startswith("zeta exit 1, ours exit 0; zeta: Caused by: java.time.format.DateTimeParse")
     assert classify("k1_fractional_seconds", diff).id == "fractional-seconds"
+
+
+def test_kafka_json_timestamps_with_zero_fractions_are_the_json_timestamps_entry():
+    diffs = cmp.compare_records([(b'{"id":1}', b'{"id":1,"ts":"2020-02-06T05:03:12"}')],
+                                [(b'{"id":1}', b'{"id":1,"ts":"2020-02-06T05:03:12.000000"}')], "topic")
+    assert [classify("q_kafka_json", d).id for d in diffs] == ["json-timestamp-text"]
+
+
+def test_a_merged_result_is_classified_by_the_table_as_it_is_now():
+    from benchmarks.parity.harness import reclassified
+
+    stale = Classified(Difference("file.bytes.final-newline", "csv", "x"), None, None, None)
+    (d,) = reclassified(Result("k2_csv_quoting", (1.0,), (1.0,), 0, 0, (stale,))).diffs
+    assert (d.cls, d.known) == ("fixed", "final-newline")
