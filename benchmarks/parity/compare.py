@@ -302,15 +302,36 @@ def compare_tables(zeta: Sequence[Table], ours: Sequence[Table], where: str = "t
     orows = Counter(r for t in ours for r in t.rows)
     if sum(zrows.values()) != sum(orows.values()):
         diffs.append(Difference("rows.count", where, f"zeta {sum(zrows.values())} rows, ours {sum(orows.values())}"))
-    if any(zrows) or any(orows):  # rows of values (a table reduced to its row count has empty rows)
-        diffs += _multiset_diff("rows.values", where, zrows, orows)
     zc, oc = _first(t.columns for t in zeta), _first(t.columns for t in ours)
+    if any(zrows) or any(orows):  # rows of values (a table reduced to its row count has empty rows)
+        diffs += _row_diffs(zrows, orows, zc or oc, where)
     if zc is not None and oc is not None and zc != oc:
         aspect = "columns.order" if sorted(zc) == sorted(oc) else "columns.names"
         diffs.append(Difference(aspect, where, f"zeta {list(zc)}, ours {list(oc)}"))
     diffs += compare_types(zc or oc or (), _first(t.types for t in zeta) or (), _first(t.types for t in ours) or (),
                            where)
     return diffs
+
+
+def _row_diffs(zeta: Counter, ours: Counter, columns: Sequence[str] | None, where: str) -> list[Difference]:
+    """Rows that differ: per column (``rows.values`` naming the column: each cause a difference of its own) when
+    both sides have as many rows of one width, else (or when only the rows' combinations differ) as whole rows."""
+    if zeta == ours:
+        return []
+    widths = {len(r) for r in zeta} | {len(r) for r in ours}
+    if sum(zeta.values()) == sum(ours.values()) and len(widths) == 1:
+        width = widths.pop()
+        names = list(columns) if columns and len(columns) == width else [str(i) for i in range(width)]
+        diffs = []
+        for i, name in enumerate(names):
+            zc = Counter(v for r in zeta.elements() for v in (r[i],))
+            oc = Counter(v for r in ours.elements() for v in (r[i],))
+            if zc != oc:
+                diffs.append(Difference("rows.values", where, f"column {name}: only zeta: {_sample(zc - oc)}; "
+                                                              f"only ours: {_sample(oc - zc)}"))
+        if diffs:
+            return diffs
+    return _multiset_diff("rows.values", where, zeta, ours)
 
 
 def _first(values: Iterable[Any]) -> Any:

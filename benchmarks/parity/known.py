@@ -61,7 +61,7 @@ KNOWN: tuple[Known, ...] = (
     Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes|records\.values)$",
           "SeaTunnel writes json timestamps without fractional seconds when they are zero "
           "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files and \".000000\" in Kafka's json "
-          "records", "json-timestamps", detail=r"\.000(000)?"),
+          "records", "json-timestamps", detail=r"\d\d:\d\d:\d\d\.000(000)?(?!\d)"),
     Known("commit-folder", "fixed", r"^folder\.extra\.ours$",
           "the project left its .seatunnel-commits/ folder in the sink's target; SeaTunnel leaves no folder of its "
           "own", "sink-folder", detail=r"\.seatunnel-commits/"),

@@ -237,3 +237,20 @@ def test_a_merged_result_is_classified_by_the_table_as_it_is_now():
     stale = Classified(Difference("file.bytes.final-newline", "csv", "x"), None, None, None)
     (d,) = reclassified(Result("k2_csv_quoting", (1.0,), (1.0,), 0, 0, (stale,))).diffs
     assert (d.cls, d.known) == ("fixed", "final-newline")
+
+
+def test_the_json_timestamps_entry_does_not_take_a_decimal_for_a_timestamp():
+    decimal = Difference("rows.values", "csv", "only zeta: [('1E-8',)]; only ours: [('0.00000001',)]")
+    stamp = Difference("rows.values", "json", "only zeta: [('1970-01-01T00:00:00',)]; only ours: "
+                                              "[('1970-01-01T00:00:00.000',)]")
+    assert classify("t_scalar_types", stamp).id == "json-timestamp-text"
+    assert (classify("t_scalar_types", decimal) or KNOWN[0]).id != "json-timestamp-text"
+
+
+def test_row_differences_are_named_per_column():
+    zeta = cmp.Table(("d", "ts"), (), (("1E-8", "2020-01-01T00:00:00"), ("1", "2020-01-02T00:00:00")))
+    ours = cmp.Table(("d", "ts"), (), (("0.00000001", "2020-01-01T00:00:00.000"), ("1", "2020-01-02T00:00:00")))
+    details = [d.detail for d in cmp.compare_tables([zeta], [ours])]
+    assert [x.split(":")[0] for x in details] == ["column d", "column ts"]
+    wider = cmp.Table(None, (), (("1", "a", "b"),))
+    assert [d.aspect for d in cmp.compare_tables([wider], [cmp.Table(None, (), (("1", "a,b"),))])] == ["rows.values"]
