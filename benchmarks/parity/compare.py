@@ -159,23 +159,29 @@ def compare_partitions(zeta: Iterable[str], ours: Iterable[str]) -> list[Differe
     return [Difference("file.folders", "target", f"zeta {sorted(dz)}, ours {sorted(do)}")]
 
 
-def compare_bytes(zeta: Sequence[bytes], ours: Sequence[bytes], fmt: str) -> list[Difference]:
-    """The data files' bytes as multisets; a difference names the features that differ (text formats), or the
-    first differing line, or just the sizes (binary formats)."""
+def compare_bytes(zeta: Sequence[bytes], ours: Sequence[bytes], fmt: str, rows_differ: bool = False
+                  ) -> list[Difference]:
+    """The data files' bytes as multisets. Text formats: each byte feature a reader notices that differs (a newline
+    after the last row, CRLF, quoting) is a difference of its own; any other byte difference is ``file.bytes``
+    (where the first difference is, with context) only where the parsed rows are the same (``rows_differ``
+    false): otherwise the rows' differences say it. Binary formats: ``file.bytes.binary`` with the sizes."""
     if Counter(zeta) == Counter(ours):
         return []
-    zb, ob = b"".join(sorted(zeta)), b"".join(sorted(ours))
     if len(zeta) != len(ours):
         return [Difference("file.bytes.files", "target", f"zeta wrote {len(zeta)} files, ours {len(ours)}")]
     if fmt in ("parquet", "orc", "excel"):
-        return [Difference("file.bytes", "target", f"binary {fmt} differs: {len(zb)} bytes vs {len(ob)}")]
-    diffs = _text_features(list(zeta), list(ours))
-    if not diffs:
-        diffs = [Difference("file.bytes", "target", _first_line_diff(zb, ob))]
+        zb, ob = sum(len(b) for b in zeta), sum(len(b) for b in ours)
+        return [Difference("file.bytes.binary", "target", f"{fmt} files differ: {zb} bytes vs {ob}")]
+    diffs = _text_features(list(zeta), list(ours), csv_quoting=fmt == "csv")
+    unquote = _strip_quotes if fmt == "csv" else bytes
+    rest_z = sorted(unquote(b.rstrip(b"\n")) for b in zeta)
+    rest_o = sorted(unquote(b.rstrip(b"\n")) for b in ours)
+    if rest_z != rest_o and not rows_differ:
+        diffs.append(Difference("file.bytes", "target", first_difference(b"\n".join(rest_z), b"\n".join(rest_o))))
     return diffs
 
 
-def _text_features(zeta: list[bytes], ours: list[bytes]) -> list[Difference]:
+def _text_features(zeta: list[bytes], ours: list[bytes], csv_quoting: bool) -> list[Difference]:
     """The byte features of text files a reader notices, each a difference of its own."""
     diffs: list[Difference] = []
     ends_z = {b.endswith(b"\n") for b in zeta if b}
@@ -186,29 +192,23 @@ def _text_features(zeta: list[bytes], ours: list[bytes]) -> list[Difference]:
     crlf_z, crlf_o = any(b"\r\n" in b for b in zeta), any(b"\r\n" in b for b in ours)
     if crlf_z != crlf_o:
         diffs.append(Difference("file.bytes.line-separator", "target", f"CRLF: zeta {crlf_z}, ours {crlf_o}"))
-    norm_z = sorted(_strip_quotes(b.rstrip(b"\n")) for b in zeta)
-    norm_o = sorted(_strip_quotes(b.rstrip(b"\n")) for b in ours)
     quoted_z, quoted_o = sum(b.count(b'"') for b in zeta), sum(b.count(b'"') for b in ours)
-    if quoted_z != quoted_o and norm_z == norm_o:
-        diffs.append(Difference("file.bytes.quoting", "target",
-                                f'double quotes: zeta {quoted_z}, ours {quoted_o}; same text without quoting'))
-    elif diffs and sorted(b.rstrip(b"\n") for b in zeta) != sorted(b.rstrip(b"\n") for b in ours):
-        diffs.append(Difference("file.bytes", "target", _first_line_diff(b"".join(sorted(zeta)),
-                                                                            b"".join(sorted(ours)))))
+    stripped_z, stripped_o = (sum(_strip_quotes(b).count(b'"') for b in side) for side in (zeta, ours))
+    if csv_quoting and quoted_z != quoted_o and (quoted_z - stripped_z or quoted_o - stripped_o):
+        diffs.append(Difference("file.bytes.quoting", "target", f"double quotes: zeta {quoted_z}, ours {quoted_o}"))
     return diffs
+
+
+def first_difference(zeta: bytes, ours: bytes, context: int = 30) -> str:
+    """Where two byte strings first differ, with ``context`` bytes either side."""
+    i = next((n for n, (a, b) in enumerate(zip(zeta, ours, strict=False)) if a != b), min(len(zeta), len(ours)))
+    lo = max(0, i - context)
+    return f"at byte {i}: zeta {zeta[lo:i + context]!r}, ours {ours[lo:i + context]!r}"
 
 
 def _strip_quotes(data: bytes) -> bytes:
     """A csv text without RFC 4180 quoting (quotes around fields gone, doubled quotes single)."""
     return re.sub(rb'"((?:[^"]|"")*)"', lambda m: m.group(1).replace(b'""', b'"'), data)
-
-
-def _first_line_diff(zeta: bytes, ours: bytes) -> str:
-    zl, ol = zeta.splitlines(), ours.splitlines()
-    for i, (a, b) in enumerate(zip(zl, ol, strict=False)):
-        if a != b:
-            return f"line {i + 1}: zeta {a[:120]!r}, ours {b[:120]!r}"
-    return f"zeta {len(zl)} lines, ours {len(ol)} lines"
 
 
 # -- parsed rows ------------------------------------------------------------------------------------------------
@@ -222,6 +222,10 @@ def parse(data: bytes, fmt: str, delimiter: str | None = None, header: bool = Fa
         return _parse_json(data)
     if fmt in ("parquet", "orc"):
         return _parse_arrow(data, fmt)
+    if fmt == "xml":
+        return _parse_xml(data)
+    if fmt == "excel":
+        return _parse_excel(data, header)
     raise ValueError(f"no parser for format {fmt!r}")
 
 
@@ -234,6 +238,33 @@ def _parse_delimited(data: bytes, fmt: str, delimiter: str | None, header: bool)
     else:
         rows = [tuple(line.split(sep)) for line in lines]
     columns = tuple(rows.pop(0)) if header and rows else None
+    return Table(columns, (), tuple(rows))
+
+
+def _parse_xml(data: bytes) -> Table:
+    """Rows: the elements that hold elements, deepest level (``<RECORDS><RECORD><c>v</c>...``); values their
+    children's text (or attributes, where a row has no children)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(data)
+    rows, columns = [], None
+    for el in root.iter():
+        children = list(el)
+        if children and not any(list(c) for c in children):
+            columns = columns or tuple(c.tag for c in children)
+            rows.append(tuple(c.text for c in children))
+        elif not children and el is not root and el.attrib and not el.text:
+            columns = columns or tuple(el.attrib)
+            rows.append(tuple(el.attrib.values()))
+    return Table(columns, (), tuple(rows))
+
+
+def _parse_excel(data: bytes, header: bool) -> Table:
+    import openpyxl
+
+    sheet = openpyxl.load_workbook(io.BytesIO(data), read_only=True).worksheets[0]
+    rows = [tuple(_text(v) for v in r) for r in sheet.iter_rows(values_only=True)]
+    columns = tuple(str(c) for c in rows.pop(0)) if header and rows else None
     return Table(columns, (), tuple(rows))
 
 

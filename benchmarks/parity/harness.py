@@ -87,18 +87,14 @@ def compare_files(sub: str, spec: FileOut, zeta: Mapping[str, bytes], ours: Mapp
     dz, do = cmp.data_files(zeta, spec.fmt), cmp.data_files(ours, spec.fmt)
     diffs = cmp.compare_folder(zeta, ours, [*dz, *do])
     diffs += cmp.compare_partitions(dz, do)
-    if not random:
-        diffs += cmp.compare_bytes(list(dz.values()), list(do.values()), spec.fmt)
-    if spec.fmt in ("xml", "excel"):
-        if len(dz) != len(do):
-            diffs.append(Difference("file.bytes.files", sub, f"zeta wrote {len(dz)} files, ours {len(do)}"))
-        return [Difference(d.aspect, sub, d.detail) for d in diffs]
     tz = [cmp.parse(b, spec.fmt, spec.delimiter, spec.header) for b in dz.values()]
     to = [cmp.parse(b, spec.fmt, spec.delimiter, spec.header) for b in do.values()]
     if random:
         tz, to = [_shape(t) for t in tz], [_shape(t) for t in to]
-    diffs += cmp.compare_tables(tz, to)
-    return [Difference(d.aspect, sub, d.detail) for d in diffs]
+    table_diffs = cmp.compare_tables(tz, to)
+    if not random:
+        diffs += cmp.compare_bytes(list(dz.values()), list(do.values()), spec.fmt, rows_differ=bool(table_diffs))
+    return [Difference(d.aspect, sub, d.detail) for d in diffs + table_diffs]
 
 
 def _shape(table: Table) -> Table:

@@ -49,10 +49,11 @@ def test_csv_quoting_and_final_newline_are_named():
     assert aspects == {"file.bytes.final-newline", "file.bytes.quoting"}
 
 
-def test_other_byte_differences_name_the_first_differing_line():
-    diffs = cmp.compare_bytes([b"1,a\n2,b\n"], [b"1,a\n2,c\n"], "csv")
+def test_other_byte_differences_show_where_unless_the_rows_say_it():
+    diffs = cmp.compare_bytes([b'{"d":1.5}'], [b'{"d":1.50000000}'], "json")
     assert [d.aspect for d in diffs] == ["file.bytes"]
-    assert "line 2" in diffs[0].detail
+    assert diffs[0].detail == "at byte 8: zeta b'{\"d\":1.5}', ours b'{\"d\":1.50000000}'"
+    assert cmp.compare_bytes([b'{"d":1}'], [b'{"d":2}'], "json", rows_differ=True) == []
 
 
 def test_files_pair_by_content_not_name():
@@ -254,3 +255,10 @@ def test_row_differences_are_named_per_column():
     assert [x.split(":")[0] for x in details] == ["column d", "column ts"]
     wider = cmp.Table(None, (), (("1", "a", "b"),))
     assert [d.aspect for d in cmp.compare_tables([wider], [cmp.Table(None, (), (("1", "a,b"),))])] == ["rows.values"]
+
+
+def test_xml_rows_and_binary_bytes():
+    xml = b'<?xml version="1.0"?><RECORDS><RECORD><a>1</a><b>x</b></RECORD><RECORD><a>2</a><b/></RECORD></RECORDS>'
+    t = cmp.parse(xml, "xml")
+    assert t.columns == ("a", "b") and t.rows == (("1", "x"), ("2", None))
+    assert cmp.compare_bytes([b"PAR1..a"], [b"PAR1..bb"], "parquet")[0].aspect == "file.bytes.binary"
