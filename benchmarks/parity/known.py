@@ -11,7 +11,7 @@ Every difference the harness finds is classified here, by the first entry whose 
   differences").
 
 A difference no entry matches is *unexplained* and fails the run. Patterns are regular expressions searched in
-the case's name, the difference's aspect and its detail (an empty pattern matches anything).
+the case's name, the difference's aspect, its detail and where (an empty pattern matches anything).
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ class Known:
     anchor: str
     case: str = ""
     detail: str = ""
+    where: str = ""
 
     def matches(self, case: str, diff: Difference) -> bool:
         return all(re.search(pattern, text) for pattern, text in
-                   ((self.case, case), (self.aspect, diff.aspect), (self.detail, diff.detail)))
+                   ((self.case, case), (self.aspect, diff.aspect), (self.detail, diff.detail),
+                    (self.where, diff.where)))
 
 
 KNOWN: tuple[Known, ...] = (
@@ -58,6 +60,10 @@ KNOWN: tuple[Known, ...] = (
     Known("parquet-timestamp-type", "fixed", r"^types\.timestamp$",
           "SeaTunnel writes parquet timestamps as timestamp[ms, tz=UTC]; the project wrote timestamp[us]",
           "parquet-timestamps", detail=r"zeta timestamp\[ms, tz=UTC\], ours timestamp\[us\]"),
+    Known("mariadb-datetime-precision", "deviation", r"^(types\.type|rows\.values)$",
+          "SeaTunnel 2.3.8 creates a MariaDB/MySQL timestamp column as DATETIME (whole seconds: it drops the "
+          "fraction of every value it writes); the project creates DATETIME(6) and keeps microseconds",
+          "mariadb-datetime", case=r"^j_mariadb$", detail=r"datetime|\d\d:\d\d:\d\d\.000000'"),
     Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes|records\.values)$",
           "SeaTunnel writes json timestamps without fractional seconds when they are zero "
           "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files and \".000000\" in Kafka's json "
@@ -69,6 +75,18 @@ KNOWN: tuple[Known, ...] = (
           "SeaTunnel writes parquet/orc through Hadoop's local file system, which leaves a .crc checksum file "
           "beside each file; the project writes no checksum files (no reader needs them)", "sink-folder",
           detail=r"\*\.crc"),
+    Known("binary-writer", "deviation", r"^file\.bytes\.binary$",
+          "parquet, orc and excel files hold their writer's name, version and page layout (SeaTunnel: parquet-mr, "
+          "orc-core, POI; the project: Spark's and pyarrow's writers), so their bytes differ by construction; what a "
+          "reader sees (rows, column names, logical types) is compared separately", "binary-files"),
+    Known("parquet-small-ints", "fixed", r"^types\.type$",
+          "SeaTunnel writes tinyint and smallint columns to parquet as plain INT32; the project annotates them "
+          "INT(8)/INT(16) (pyarrow reads int8/int16)", "parquet-small-ints", detail=r"zeta int32, ours int(8|16)",
+          where=r"parquet"),
+    Known("orc-timestamp-as-long", "fixed", r"^(types\.type|rows\.values)$",
+          "the project writes an ORC timestamp column as a bigint of microseconds (a reader sees numbers); SeaTunnel "
+          "writes ORC timestamps", "orc-timestamps", detail=r"zeta timestamp\[ns\], ours int64|\d\d:\d\d:\d\d'",
+          where=r"orc"),
     Known("file-source-read-twice", "seatunnel-bug", r"^(rows\.(count|values)|console\.rows)$",
           "SeaTunnel 2.3.8's LocalFile source at parallelism 2 hands one file to both readers (its split has no "
           "equals/hashCode): rows read twice", "file-source-parallelism", case=r"k7_file_source_parallelism2"),
