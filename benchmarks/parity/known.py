@@ -57,7 +57,7 @@ KNOWN: tuple[Known, ...] = (
           "the unquoted field holding a comma reads back as two fields from SeaTunnel's file (see csv-quoting)",
           "csv-quoting", case=r"k2_csv_quoting"),
     Known("final-newline", "fixed", r"^file\.bytes\.final-newline$",
-          "SeaTunnel's csv/text files have no newline after the last row; the project's had one", "final-newline"),
+          "SeaTunnel's csv/text/json files have no newline after the last row; the project's had one", "final-newline"),
     Known("parquet-timestamp-type", "fixed", r"^types\.timestamp$",
           "SeaTunnel writes parquet timestamps as timestamp[ms, tz=UTC]; the project wrote timestamp[us]",
           "parquet-timestamps", detail=r"zeta timestamp\[ms, tz=UTC\], ours timestamp\[us\]"),
