@@ -84,6 +84,10 @@ KNOWN: tuple[Known, ...] = (
           "SeaTunnel writes tinyint and smallint columns to parquet as plain INT32; the project annotates them "
           "INT(8)/INT(16) (pyarrow reads int8/int16)", "parquet-small-ints", detail=r"zeta int32, ours int(8|16)",
           where=r"parquet"),
+    Known("parquet-list-layout", "deviation", r"^types\.type$",
+          "SeaTunnel writes parquet arrays in the legacy two-level layout (element 'array', required: an array "
+          "cannot hold a null); the project writes the standard three-level list (element 'element', optional)",
+          "parquet-lists", detail=r"zeta list<array: [^>]* not null>, ours list<element: ", where=r"parquet"),
     Known("orc-timestamp-as-long", "fixed", r"^(types\.type|rows\.values)$",
           "the project writes an ORC timestamp column as a bigint of microseconds (a reader sees numbers); SeaTunnel "
           "writes ORC timestamps", "orc-timestamps", detail=r"zeta timestamp\[ns\], ours int64|\d\d:\d\d:\d\d'",

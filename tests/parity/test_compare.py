@@ -262,3 +262,11 @@ def test_xml_rows_and_binary_bytes():
     t = cmp.parse(xml, "xml")
     assert t.columns == ("a", "b") and t.rows == (("1", "x"), ("2", None))
     assert cmp.compare_bytes([b"PAR1..a"], [b"PAR1..bb"], "parquet")[0].aspect == "file.bytes.binary"
+
+
+def test_parquet_list_layout_is_a_deviation_and_orc_timestamps_fixed():
+    lists = Difference("types.type", "parquet", "zeta list<array: int32 not null>, ours list<element: int32> (c)")
+    orc = Difference("types.type", "orc", "zeta timestamp[ns], ours int64 (c_timestamp)")
+    assert classify("t_complex_types", lists).id == "parquet-list-layout"
+    assert classify("t_scalar_types", orc).cls == "fixed"
+    assert classify("t_scalar_types", Difference("types.type", "parquet", orc.detail)) is None
