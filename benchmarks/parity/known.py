@@ -65,6 +65,12 @@ KNOWN: tuple[Known, ...] = (
           "SeaTunnel 2.3.8 creates a MariaDB/MySQL timestamp column as DATETIME (whole seconds: it drops the "
           "fraction of every value it writes); the project creates DATETIME(6) and keeps microseconds",
           "mariadb-datetime", case=r"^j_mariadb$", detail=r"datetime|\d\d:\d\d:\d\d\.000000'"),
+    Known("decimal-text", "fixed", r"^(rows\.values|file\.bytes)$",
+          "SeaTunnel writes a decimal to csv/text as Java's BigDecimal text (1E-8 for 0.00000001, scientific below "
+          "1E-6); the project writes the plain digits", "decimal-text", detail=r"1E-8.*0\.00000001"),
+    Known("json-decimal-text", "fixed", r"^file\.bytes$",
+          "SeaTunnel writes a json decimal without its trailing zeros (1.5 for decimal(30, 8) 1.50000000); the project "
+          "writes the column's scale", "decimal-text", case=r"t_scalar_types", where=r"json", detail=r"c_decimal"),
     Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes|records\.values)$",
           "SeaTunnel writes json timestamps without fractional seconds when they are zero "
           "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files and \".000000\" in Kafka's json "
@@ -76,10 +82,11 @@ KNOWN: tuple[Known, ...] = (
           "SeaTunnel writes parquet/orc through Hadoop's local file system, which leaves a .crc checksum file "
           "beside each file; the project writes no checksum files (no reader needs them)", "sink-folder",
           detail=r"\*\.crc"),
-    Known("binary-writer", "deviation", r"^file\.bytes\.binary$",
+    Known("binary-writer", "deviation", r"^file\.bytes(\.binary)?$",
           "parquet, orc and excel files hold their writer's name, version and page layout (SeaTunnel: parquet-mr, "
           "orc-core, POI; the project: Spark's and pyarrow's writers), so their bytes differ by construction; what a "
-          "reader sees (rows, column names, logical types) is compared separately", "binary-files"),
+          "reader sees (rows, column names, logical types) is compared separately", "binary-files",
+          detail=r"(parquet|orc|excel) (files )?differ"),
     Known("parquet-small-ints", "fixed", r"^types\.type$",
           "SeaTunnel writes tinyint and smallint columns to parquet as plain INT32; the project annotates them "
           "INT(8)/INT(16) (pyarrow reads int8/int16)", "parquet-small-ints", detail=r"zeta int32, ours int(8|16)",

@@ -270,3 +270,11 @@ def test_parquet_list_layout_is_a_deviation_and_orc_timestamps_fixed():
     assert classify("t_complex_types", lists).id == "parquet-list-layout"
     assert classify("t_scalar_types", orc).cls == "fixed"
     assert classify("t_scalar_types", Difference("types.type", "parquet", orc.detail)) is None
+
+
+def test_decimal_text_entries():
+    csv_row = Difference("rows.values", "csv", "column c_decimal: only zeta: ['1E-8']; only ours: ['0.00000001']")
+    json_bytes = Difference("file.bytes", "json", "at byte 95: zeta b'\"c_decimal\":1.5,', ours b'\"c_decimal\":1.50'")
+    assert classify("o_delimiter_header", csv_row).id == "decimal-text"
+    assert classify("t_scalar_types", json_bytes).id == "json-decimal-text"
+    assert classify("t_scalar_types", Difference("file.bytes", "csv", json_bytes.detail)) is None
