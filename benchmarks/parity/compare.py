@@ -262,7 +262,8 @@ def _parse_xml(data: bytes) -> Table:
 def _parse_excel(data: bytes, header: bool) -> Table:
     import openpyxl
 
-    sheet = openpyxl.load_workbook(io.BytesIO(data), read_only=True).worksheets[0]
+    # not read_only: that mode trusts the sheet's recorded dimension, which some writers leave at A1
+    sheet = openpyxl.load_workbook(io.BytesIO(data)).worksheets[0]
     rows = [tuple(_text(v) for v in r) for r in sheet.iter_rows(values_only=True)]
     columns = tuple(str(c) for c in rows.pop(0)) if header and rows else None
     return Table(columns, (), tuple(rows))
