@@ -278,3 +278,8 @@ def test_decimal_text_entries():
     assert classify("o_delimiter_header", csv_row).id == "decimal-text"
     assert classify("t_scalar_types", json_bytes).id == "json-decimal-text"
     assert classify("t_scalar_types", Difference("file.bytes", "csv", json_bytes.detail)) is None
+
+
+def test_xml_whitespace_is_a_seatunnel_bug():
+    d = Difference("rows.values", "xml", "column c_string: only zeta: ['tab and']; only ours: ['tab\\tand']")
+    assert classify("t_scalar_xml_excel", d).cls == "seatunnel-bug"
