@@ -159,6 +159,20 @@ def compare_partitions(zeta: Iterable[str], ours: Iterable[str]) -> list[Differe
     return [Difference("file.folders", "target", f"zeta {sorted(dz)}, ours {sorted(do)}")]
 
 
+def compare_partition_keys(zeta: Iterable[str], ours: Iterable[str]) -> list[Difference]:
+    """Partition folders of random values: the keys (``c_string`` of ``c_string=xyz``) at each level and the number
+    of folders."""
+    def shape(paths: Iterable[str]) -> tuple[set[tuple[str, ...]], int]:
+        parents = {PurePosixPath(p).parent for p in paths}
+        return {tuple(part.split("=", 1)[0] for part in d.parts) for d in parents}, len(parents)
+
+    kz, nz = shape(zeta)
+    ko, no = shape(ours)
+    if (kz, nz) == (ko, no):
+        return []
+    return [Difference("file.folders", "target", f"zeta {nz} folders {sorted(kz)}, ours {no} folders {sorted(ko)}")]
+
+
 def compare_bytes(zeta: Sequence[bytes], ours: Sequence[bytes], fmt: str, rows_differ: bool = False
                   ) -> list[Difference]:
     """The data files' bytes as multisets. Text formats: each byte feature a reader notices that differs (a newline

@@ -283,3 +283,9 @@ def test_decimal_text_entries():
 def test_xml_whitespace_is_a_seatunnel_bug():
     d = Difference("rows.values", "xml", "column c_string: only zeta: ['tab and']; only ours: ['tab\\tand']")
     assert classify("t_scalar_xml_excel", d).cls == "seatunnel-bug"
+
+
+def test_random_partition_folders_compare_by_key_and_number():
+    assert cmp.compare_partition_keys(["k=ab/1.txt", "k=cd/2.txt"], ["k=xy/a.txt", "k=zz/b.txt"]) == []
+    assert cmp.compare_partition_keys(["k=ab/1.txt"], ["k=xy/a.txt", "k=zz/b.txt"])[0].aspect == "file.folders"
+    assert cmp.compare_partition_keys(["k=ab/1.txt"], ["j=ab/1.txt"])[0].aspect == "file.folders"
