@@ -219,6 +219,24 @@ $(ICEBERG_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13:$(ICEBERG_VERSION) -Dtransitive=false \
 	  || { echo "error: could not fetch Apache Iceberg with mvn (the Iceberg connector tests fail): check the network to Maven Central" >&2; exit 1; }
 
+# SeaTunnel's own engine (Zeta 2.3.8) for the parity tests (tests/parity, marker zeta) and `make parity`: the shared
+# zeta folder's setup.sh (idempotent; from scratch about 30 s from Maven Central) with the Kafka connector and the
+# JDBC drivers the parity configs use (benchmarks/parity/engines.py names the same). Without the folder the parity
+# tests skip, saying so.
+ZETA_DIR ?= $(firstword $(wildcard $(SEATUNNEL_ZETA_DIR) $(abspath ..)/shared/zeta /work/shared/zeta))
+ZETA_SETUP_ARGS := --connectors kafka --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
+.PHONY: zeta-setup parity
+test-deps: zeta-setup
+zeta-setup: | test-debs
+	@if [ -n "$(ZETA_DIR)" ] && [ -x "$(ZETA_DIR)/setup.sh" ]; then \
+	  "$(ZETA_DIR)/setup.sh" $(ZETA_SETUP_ARGS) >/dev/null || { echo "error: $(ZETA_DIR)/setup.sh failed (the parity tests fail)" >&2; exit 1; }; \
+	else echo "note: no SeaTunnel zeta folder (set SEATUNNEL_ZETA_DIR): the parity tests will skip"; fi
+
+# The parity benchmark: every config of benchmarks/parity on Zeta and the project (docs/parity.md); the report
+# goes to benchmarks/results/parity.md. PARITY_ARGS="--only NAME --runs 3" narrows or repeats it.
+parity: check-java test-deps $(STAMP)
+	$(BIN)/python benchmarks/parity/run.py --report benchmarks/results/parity.md $(PARITY_ARGS)
+
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR)
 
@@ -248,7 +266,7 @@ test: check-java test-deps $(STAMP) lint
 # The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
 # `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
 # with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
-# mariadb, redis, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser) those of one server.
+# mariadb, redis, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
 .PHONY: unit integration
 unit: $(STAMP)
 	SEATUNNEL_UNIT=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not integration and not slow"

@@ -41,6 +41,7 @@ MARKERS = {
     "airflow": "a real Airflow: a migrated metadata database, DAG runs in subprocesses",
     "airflow_services": "Airflow's api-server, scheduler and dag-processor",
     "browser": "Chromium driven by Playwright (make test-deps)",
+    "zeta": "SeaTunnel's own engine (Zeta, a JVM) from the shared zeta folder: the parity subset",
 }
 
 #: fixture name -> markers (the fixtures shared by many modules, and the servers' fixtures)
@@ -77,6 +78,8 @@ MODULE_MARKS: dict[str, tuple[str, ...]] = {
     # a stand-in spark-submit (a shell script), refused by the unit guard by name like the real one
     "tests/runtime/test_planted_links.py::test_the_server_pid_file_replaces_a_planted_link": ("spark",),
     "tests/airflow/test_ui_view.py": ("browser", "airflow"),
+    # the parity subset: each case runs on SeaTunnel's Zeta (a JVM) and on the project (spark-submit)
+    "tests/parity/test_zeta.py": ("zeta", "spark"),
     "tests/airflow/test_stream_kill.py": ("spark",),
     "tests/airflow/test_durable.py::test_retry_after_a_failed_application": ("spark",),
     "tests/airflow/test_hook.py::test_submit_job_runs_every_pipeline": ("spark",),
@@ -151,6 +154,7 @@ def mark(items: list[pytest.Item]) -> None:
 FORBIDDEN = frozenset({
     "java", "spark-submit", "spark-class", "pyspark", "pg_ctl", "initdb", "postgres", "mariadbd",
     "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "moto_server", "airflow",
+    "run-zeta.sh",
 })
 
 #: what unit tests started that they should not have (this process), and the stub's log (child processes)

@@ -507,7 +507,11 @@ def parse(text: str, file: str | None = None, json_syntax: bool = False,
 
 
 def parse_value_text(text: str) -> Any:
-    """Parse one HOCON value, as ``-i name=value`` gives it (``[a,b]`` is a list, ``10`` an int)."""
+    """Parse one HOCON value, as ``-i name=value`` gives it (``[a,b]`` is a list, ``10`` an int). A value
+    that parses to a string is never cut at ``//`` or ``#``: in a ``-i`` value they are text, not a comment
+    (``url=jdbc:postgresql://host/db``), as SeaTunnel reads them."""
+    if not text.lstrip().startswith(('"', "[", "{")) and ("//" in text or "#" in text):
+        return text
     try:
         obj = _Parser(f"v = {text}\n" if text.strip() else 'v = ""', None, False).parse_root()
         value = obj.get("v", "")

@@ -135,3 +135,15 @@ def test_substitution_cycle_is_reported(write_conf):
     with pytest.raises(ConfigError, match=r"substitution cycle: (a -> b -> a|b -> a -> b)"):
         load_job(write_conf("a = ${b}\nb = ${a}\nsource { FakeSource { x = ${a} } }\nsink { Console {} }"),
                  environ={})
+
+
+def test_a_cli_value_holding_a_comment_marker_is_kept_whole(write_conf):
+    """``//`` and ``#`` in a ``-i`` value are text (a JDBC URL), not the start of a HOCON comment; found by the
+    parity harness (benchmarks/parity j_postgres: the project connected to ``jdbc:postgresql:``)."""
+    conf = write_conf('env { job.mode = "BATCH" }\nsource { FakeSource { plugin_output = "f", url = "${url}", '
+                      'u2 = ${url}, tag = "${tag}" } }\nsink { Console { plugin_input = "f" } }\n')
+    job = load_job(conf, split_cli_variables(["url=jdbc:postgresql://127.0.0.1:5432/db", "tag=a#b"]), environ={})
+    src = job.sources[0]
+    assert src.get("url") == src.get("u2") == "jdbc:postgresql://127.0.0.1:5432/db"
+    assert src.get("tag") == "a#b"
+    assert normalize_variables({"n": "10", "l": "[a,b]"}) == {"n": 10, "l": ["a", "b"]}
