@@ -1,13 +1,15 @@
 """Java's text of a value where SeaTunnel's output or its checks show it: ``Double.toString`` (what
 Jackson gives a JSON double, what ``String.valueOf`` gives a spreadsheet's numeric cell). Shared by the
-Assert sink's expected values and the files family's Excel reader."""
+Assert sink's expected values and the files family's Excel reader; ``BigDecimal.toString`` (what SeaTunnel's
+text and csv writers give a decimal) as a Spark column."""
 
 from __future__ import annotations
 
 import math
 from decimal import Decimal
+from typing import Any
 
-__all__ = ["java_double"]
+__all__ = ["java_decimal_column", "java_double"]
 
 
 def java_double(value: float) -> str:
@@ -31,3 +33,23 @@ def java_double(value: float) -> str:
         whole = digits[:point] if point > 0 else "0"
         return f"{sign}{whole}.{'0' * max(0, -point)}{digits[max(point, 0):]}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{len(digits) - 1 + exponent}"
+
+
+def java_decimal_column(column: Any, scale: int) -> Any:
+    """A decimal column of ``scale`` as Java's ``BigDecimal.toString`` writes its values (null stays null):
+    the plain digits (``1.50000000``) unless the adjusted exponent (digits of the unscaled value - 1 - scale)
+    is below -6, then one digit, the rest after a point, and ``E`` with the exponent (``1E-8`` for
+    0.00000001 at scale 8, ``1.0E-8`` at scale 9, ``0E-8`` for zero at scale 8)."""
+    from pyspark.sql import functions as F
+
+    plain = column.cast("string")
+    if scale <= 6:  # the adjusted exponent of a value of this scale is at least -scale
+        return plain
+    unscaled = F.regexp_replace(F.abs(column).cast("string"), r"\.", "")
+    digits = F.when(F.regexp_replace(unscaled, "^0+", "") == "", F.lit("0")) \
+        .otherwise(F.regexp_replace(unscaled, "^0+", ""))
+    adjusted = F.length(digits) - 1 - F.lit(scale)
+    rest = F.when(F.length(digits) > 1, F.concat(F.lit("."), F.substring(digits, 2, 1 << 20))).otherwise(F.lit(""))
+    sign = F.when(column < 0, F.lit("-")).otherwise(F.lit(""))
+    scientific = F.concat(sign, F.substring(digits, 1, 1), rest, F.lit("E"), adjusted.cast("string"))
+    return F.when(adjusted < -6, scientific).otherwise(plain)

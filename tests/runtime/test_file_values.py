@@ -162,3 +162,25 @@ def test_redis_and_http_json_write_timestamps_and_times_as_seatunnel():
     # Python's isoformat wrote .500000 (six digits); SeaTunnel's json writes the digits without trailing zeros
     assert to_json(row) == ('{"ts":"2020-02-06T05:03:12","f":"2021-07-04T17:45:30.5",'
                             '"t":["00:00:00","17:45:30.000001"],"d":"2020-02-06"}')
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_decimals_are_written_as_java_writes_a_big_decimal_and_read_back(fmt, spark, plan_of, tmp_path):
+    from decimal import Decimal
+
+    values = [(i, Decimal(v) if v else None) for i, v in
+              [(1, "0.00000001"), (2, "0"), (3, "1.5"), (4, "-0.00000012"), (5, "0.000001"),
+               (6, "-9999999999.99999999"), (7, None)]]
+    df = spark.createDataFrame(values, "id int, d decimal(20,8)").coalesce(1)
+    out = tmp_path / fmt
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type=fmt, field_delimiter=","))
+    write(ctx, sink, {"t": with_kind(df)})
+    (only,) = data_files(out)
+    # BigDecimal.toString: scientific once the adjusted exponent is below -6 (1E-8, 0E-8, -1.2E-7), else plain
+    # with the column's scale (1.50000000, 0.00000100)
+    assert only.read_text().splitlines() == [f"{i},{t or ''}" for i, t in
+                                             [(1, "1E-8"), (2, "0E-8"), (3, "1.50000000"), (4, "-1.2E-7"),
+                                              (5, "0.00000100"), (6, "-9999999999.99999999"), (7, None)]]
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "{fmt}"\nfield_delimiter = ","\n'
+                                 "schema = { fields { id = int, d = \"decimal(20, 8)\" } }")["default"]
+    assert [(r.id, r.d) for r in got.orderBy("id").collect()] == values

@@ -27,6 +27,7 @@ from ...spi import SOURCE, RunContext, Vertex
 from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
+from ..javatext import java_decimal_column
 from . import documents, excel, temporal
 from .csvquote import csv_field, csv_header
 from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
@@ -407,6 +408,8 @@ def render_text(column: Any, dtype: Any, level: int, opts: Mapping[str, Any]) ->
         return F.lit(None).cast("string")
     if isinstance(dtype, (T.ArrayType, T.MapType, T.StructType)):
         return _render_nested(column, dtype, level, opts)
+    if isinstance(dtype, T.DecimalType):
+        return java_decimal_column(column, dtype.scale)
     return column.cast("string")
 
 
