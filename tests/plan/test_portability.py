@@ -224,3 +224,12 @@ def test_every_file_sink_shares_the_writer_check_and_strict_refuses_it(strict, c
     extra = '\n    bucket = "s3a://b"\n    fs.s3a.endpoint = "http://127.0.0.1:9"'
     error = config_error(sink_job("parquet", "time", "S3File", extra))
     assert [p.code for p in error.problems] == ["not-portable"] and error.problems[0].plugin == "sink[0] S3File"
+
+
+def test_an_xml_sink_without_the_option_seatunnel_requires_is_not_portable(lenient, plan_of):
+    # Zeta 2.3.8: an xml LocalFile sink without xml_use_attr_format fails the job; with it, it writes the file
+    (warning,) = [w for w in plan_of(sink_job("xml", "int")).warnings if w.get("code") == "not-portable"]
+    assert (warning["key"], warning["line"]) == ("file_format_type", 7)
+    assert "requires 'xml_use_attr_format'" in warning["message"]
+    given = sink_job("xml", "int", extra="\n    xml_use_attr_format = false")
+    assert [w for w in plan_of(given).warnings if w.get("code") == "not-portable"] == []

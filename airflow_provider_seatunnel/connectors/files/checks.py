@@ -25,7 +25,7 @@ from .options import (
 )
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
-from .portability import writer_type_problems
+from .portability import required_option_problems, writer_type_problems
 
 
 def _enum_problem(job: JobConfig, plugin: PluginConfig, key: str, value: Any, allowed: tuple[str, ...],
@@ -235,6 +235,7 @@ def _sink_schema(plugin: PluginConfig, job: JobConfig, inputs: Sequence[Schema |
         problems.append(job.problem("save_mode is a legacy option SeaTunnel's LocalFile does not read: it is "
                                     "ignored", plugin, key="save_mode", severity="warning",
                                     hint="use schema_save_mode and data_save_mode"))
+    problems += required_option_problems(plugin, job)
     known = inputs[0] if inputs and all(i is not None for i in inputs) else None
     if known is None:
         return problems
