@@ -31,7 +31,7 @@ def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
 
 
 #: the family packages and shared modules of connectors/ (no plugin of their own)
-FAMILIES = {"files", "lakehouse", "values", "common", "javatext"}
+FAMILIES = {"files", "lakehouse", "values", "common", "javatext", "temporal"}
 
 PROBE = """
 import sys

@@ -75,10 +75,10 @@ KNOWN: tuple[Known, ...] = (
           "1.5; a Spark decimal column has one scale, so the project writes 1.50000000, as SeaTunnel does for a "
           "decimal read from a database; the values are equal", "decimal-text", case=r"t_scalar_types",
           where=r"json", detail=r"c_decimal"),
-    Known("json-timestamp-text", "open", r"^(rows\.values|file\.bytes|records\.values)$",
+    Known("json-timestamp-text", "fixed", r"^(rows\.values|file\.bytes|records\.values)$",
           "SeaTunnel writes json timestamps without fractional seconds when they are zero "
-          "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files (fixed) and still writes \".000000\" "
-          "in Kafka's json records (open: Kafka's serializer does not share the files family's json text yet)",
+          "(\"2020-02-06T05:03:12\"); the project wrote \".000\" in json files and \".000000\" in Kafka's json "
+          "records",
           "json-timestamps",
           detail=r"\d\d:\d\d:\d\d\.000(000)?(?!\d)"),
     Known("commit-folder", "deviation", r"^folder\.extra\.ours$",

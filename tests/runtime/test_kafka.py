@@ -364,3 +364,17 @@ def test_an_exactly_once_commit_on_a_fresh_broker_waits_for_its_group_coordinato
         ctx, vertex = eo_ctx(plan_of, spark, fresh, t, "N1")
         KAFKA.commit(ctx, vertex, KAFKA.prepare(ctx, vertex, frame(spark, n=4)))
         assert ids_in(fresh, t) == [0, 1, 2, 3]
+
+
+def test_json_records_write_timestamps_as_seatunnel_without_a_zero_fraction(run_job, kafka):
+    t = kafka.create_topic(topic_name("jsonts"))
+    run_job(f"""
+        env {{ job.mode = "BATCH", parallelism = 1 }}
+        source {{ FakeSource {{ plugin_output = "f", schema = {{ fields {{ id = bigint, ts = timestamp }} }},
+                  rows = [{{ kind = INSERT, fields = [1, "2020-02-06T05:03:12"] }},
+                          {{ kind = INSERT, fields = [2, "2020-02-06T05:03:12.250"] }}] }} }}
+        sink {{ Kafka {{ plugin_input = "f", bootstrap.servers = "{kafka.bootstrap}", topic = "{t}", format = json }} }}
+    """)
+    values = sorted(v for _k, v, _p, _o in kafka.consume(t))
+    # SeaTunnel's json: seconds always, a fraction only when the value has one (its digits, no trailing zeros)
+    assert values == [b'{"id":1,"ts":"2020-02-06T05:03:12"}', b'{"id":2,"ts":"2020-02-06T05:03:12.25"}']

@@ -47,8 +47,8 @@ from typing import Any
 from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.rows import quote
 from ...spi.schema import DataType, Schema
+from .. import temporal
 from ..javatext import java_double
-from . import temporal
 from .options import FILE, config_error, java_regex_literal
 
 #: rows a sheet holds (Excel's limit, the header row included)

@@ -27,8 +27,9 @@ from ...spi import SOURCE, RunContext, Vertex
 from ...spi.optionspec import ParsedOptions
 from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
+from .. import temporal
 from ..javatext import java_decimal_column
-from . import documents, excel, temporal
+from . import documents, excel
 from .csvquote import csv_field, csv_header
 from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
 from .options import (

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...spi import SINK
+from ..temporal import kept_fractions
 from .options import (
     CODECS,
     DATA_SAVE_MODES,
@@ -18,7 +19,6 @@ from .options import (
 )
 from .optionspec import FILE_SPEC
 from .placeholders import java_pattern_problem
-from .temporal import kept_fractions
 
 
 def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:

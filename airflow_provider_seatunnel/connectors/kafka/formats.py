@@ -48,6 +48,7 @@ from typing import Any
 
 from ...spi.rows import ROW_KIND, data_columns, quote
 from ...spi.schema import Schema
+from ..temporal import json_ready
 from .options import TEXT_FIELD, TopicSpec
 
 _COMPLEX = ("array", "map", "row")
@@ -246,9 +247,11 @@ def encode_value(df: Any, fmt: str, delimiter: str) -> Any:
 
         data = T.StructType([f for f in df.schema.fields if f.name in columns])
         return to_avro(F.struct(*[F.col(quote(c)) for c in columns]), avro_schema(data))
-    row = F.struct(*[F.col(quote(c)) for c in columns])
+    # json text of timestamps and times as SeaTunnel's json serializer writes them (no zero fraction)
+    types = {f.name: f.dataType for f in df.schema.fields}
+    row = F.struct(*[json_ready(F.col(quote(c)), types[c]).alias(c) for c in columns])
     if fmt == "json":
-        return _json_of(columns)
+        return F.to_json(row, _ISO)
     if fmt == "debezium_json":
         ins = _is_insert()
         envelope = F.struct(F.when(~ins, row).alias("before"), F.when(ins, row).alias("after"),
