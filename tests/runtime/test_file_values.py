@@ -184,3 +184,15 @@ def test_decimals_are_written_as_java_writes_a_big_decimal_and_read_back(fmt, sp
     got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "{fmt}"\nfield_delimiter = ","\n'
                                  "schema = { fields { id = int, d = \"decimal(20, 8)\" } }")["default"]
     assert [(r.id, r.d) for r in got.orderBy("id").collect()] == values
+
+
+def test_xml_decimals_are_java_big_decimal_text(spark, plan_of, tmp_path):
+    from decimal import Decimal
+
+    df = spark.createDataFrame([(1, Decimal("0.00000001")), (2, Decimal("1.5"))], "id int, d decimal(20,8)")
+    out = tmp_path / "xml"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="xml"))
+    write(ctx, sink, {"t": with_kind(df.coalesce(1))})
+    (only,) = data_files(out)
+    text = only.read_text()
+    assert "<d>1E-8</d>" in text and "<d>1.50000000</d>" in text

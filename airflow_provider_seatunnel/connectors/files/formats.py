@@ -366,6 +366,8 @@ def _java_string(column: Any, dtype: Any) -> Any:
         return temporal.java_text(column, dtype)
     if isinstance(dtype, T.BinaryType):
         return F.decode(column, "UTF-8")
+    if isinstance(dtype, T.DecimalType):
+        return java_decimal_column(column, dtype.scale)
     return column.cast("string")
 
 
