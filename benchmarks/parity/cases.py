@@ -56,12 +56,12 @@ _ALL = {**_TEXT, "parquet": FileOut("parquet"), "orc": FileOut("orc")}
 
 CASES: tuple[Case, ...] = (
     # SeaTunnel's own e2e configs (configs/seatunnel/NOTICE)
-    _st("fakesource_to_assert", random=True), _st("fake_row_to_assert", ci=True), _st("fake_to_assert", random=True),
+    _st("fakesource_to_assert", random=True), _st("fake_row_to_assert"), _st("fake_to_assert", random=True),
     _st("fake_to_assert_with_range", random=True), _st("copy_transform", random=True),
     _st("filter_transform", random=True), _st("filter_row_kind_exclude_delete", random=True),
     _st("filter_row_kind_include_insert", random=True), _st("split_transform", random=True),
     _st("field_mapper_transform", random=True), _st("replace_transform", random=True),
-    _st("sql_transform", random=True), _st("binary_expression"), _st("case_when", ci=True),
+    _st("sql_transform", random=True), _st("binary_expression"), _st("case_when"),
     _st("criteria_filter"), _st("sql_all_columns", random=True),
     _st("batch_fakesource_to_file_complex", random=True, files={"text": FileOut("text", "\t")}),
     Case("fake_to_console.variables", "seatunnel/fake_to_console.variables.conf", random=True,

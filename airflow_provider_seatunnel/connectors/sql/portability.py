@@ -151,7 +151,9 @@ def _spark_forms() -> dict[type, str]:
     """Spark's function forms sqlglot reads with parsers of their own (no name kept): the word written."""
     from sqlglot import exp
 
-    return {exp.If: "IF", exp.RegexpLike: "RLIKE", exp.DecodeCase: "DECODE"}
+    # sqlglot releases differ in which of these forms they have (DecodeCase is recent): only those present
+    forms = (("If", "IF"), ("RegexpLike", "RLIKE"), ("DecodeCase", "DECODE"))
+    return {getattr(exp, name): word for name, word in forms if hasattr(exp, name)}
 
 
 @lru_cache(maxsize=1)
