@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -41,11 +42,12 @@ class MyUnavailable(RuntimeError):
 
 
 def connector_j() -> str | None:
-    """MySQL Connector/J in Maven's local repository (the newest version there), if fetched."""
+    """MySQL Connector/J in Maven's local repository (the highest version there, by its numbers:
+    other tools fetch older ones later, so file times do not order them), if fetched."""
     group, artifact, _ = CONNECTOR_J.split(":")
     pattern = os.path.expanduser(f"~/.m2/repository/{group.replace('.', '/')}/{artifact}/*/{artifact}-*.jar")
     found = [p for p in glob.glob(pattern) if not p.endswith(("-sources.jar", "-javadoc.jar"))]
-    return max(found, key=os.path.getmtime) if found else None
+    return max(found, key=lambda p: [int(n) for n in re.findall(r"\d+", os.path.basename(p))]) if found else None
 
 
 @dataclass
