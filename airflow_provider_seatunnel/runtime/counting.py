@@ -67,6 +67,14 @@ class Counter:
     key: int | None  # a counting point's key; None when the observation counts the rows too
     since: int  # the first SQL execution that can run the counting point
     observed: _Observed | None = field(default=None, repr=False)  # the observation's metrics
+    name: str = ""  # what it counts: ``<role>:<vertex>:<table>`` (``read:source_0:public.t1``)
+
+    @property
+    def table(self) -> str:
+        """The table it counts: what follows the role and the vertex in its name (the whole name
+        when it has no such parts)."""
+        parts = self.name.split(":", 2)
+        return parts[2] if len(parts) == 3 else self.name
 
     def get(self, wait: float = 10.0) -> dict[str, int]:
         """The counts, or ``{}`` when no action ran over the DataFrame (a sink that skipped a
@@ -103,6 +111,14 @@ class Counter:
             return None
 
 
+def rows_per_table(counters: list[Counter], wait: float = 10.0) -> dict[str, int]:
+    """The final rows of each table the ``counters`` count (summed where two count one table)."""
+    out: dict[str, int] = {}
+    for c in counters:
+        out[c.table] = out.get(c.table, 0) + c.get(wait).get("rows", 0)
+    return out
+
+
 def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]:
     """``df`` counted in whatever action runs it, in the same pass: by a counting point where
     ``status_store_counts`` applies, else by an observation. With ``deletes`` its
@@ -117,11 +133,11 @@ def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]
     if is_connect(spark) or not internals.STATUS_STORE_COUNTS.applies():
         observation = Observation(f"{name}:rows")
         metrics = [F.count(F.lit(1)).alias("rows"), *([delete_rows] if delete_rows is not None else [])]
-        return df.observe(observation, *metrics), Counter(spark, None, -1, _Observed(observation))
+        return df.observe(observation, *metrics), Counter(spark, None, -1, _Observed(observation), name)
     internals.check_status_store(spark)
     key = next(_keys)
     counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
-    counter = Counter(spark, key, internals.newest_execution(spark) + 1)
+    counter = Counter(spark, key, internals.newest_execution(spark) + 1, name=name)
     if delete_rows is not None:
         observation = Observation(f"{name}:deletes")
         counter.observed = _Observed(observation)

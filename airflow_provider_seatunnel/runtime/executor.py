@@ -18,7 +18,7 @@ from ..spi import AcknowledgesRead
 from ..spi.errors import PipelineError
 from . import faults, twophase
 from .context import RunContext, now
-from .counting import count_rows
+from .counting import count_rows, rows_per_table
 from .metrics import finished_metrics
 from .progress import Progress, interval_of
 from .walk import Walk, walk
@@ -51,8 +51,8 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     except PipelineError as e:
         raise e.located(None, ctx.pipeline_key) from None
 
-    per_source = {ctx.label(w.by_id[k]): sum(c.get().get("rows", 0) for c in cs)
-                  for k, cs in w.source_counters.items()}
+    per_table_read = {ctx.label(w.by_id[k]): rows_per_table(cs) for k, cs in w.source_counters.items()}
+    per_source = {label: sum(tables.values()) for label, tables in per_table_read.items()}
     per_table = {ctx.label(w.by_id[k]): {table: n.get("rows", 0) for table, n in counts}
                  for k, counts in sink_counts.items()}
     for k, counts in sink_counts.items():
@@ -60,7 +60,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
         if deletes and not w.connectors[k].capabilities.deletes:
             say(f"{ctx.label(w.by_id[k])}: cannot store deletes: {deletes} DELETE/UPDATE_BEFORE "
                 "rows were written as plain rows")
-    return finished_metrics(ctx, started, t0, per_source, per_table)
+    return finished_metrics(ctx, started, t0, per_source, per_table, per_table_read=per_table_read)
 
 
 def _acknowledge(w: Walk, say: Callable[[str], None]) -> None:

@@ -3,6 +3,8 @@
 :class:`PipelineMetrics` is their one shape. Its :meth:`~PipelineMetrics.to_dict` is a public
 contract: the metrics file a pipeline's driver writes, each pipeline of the command line's
 ``--metrics-file``, the Airflow task's XCom value and its ``seatunnel_metrics`` XCom are that dict.
+:func:`table_counts` turns one into a row per table (rows read and written, failed first), the shape
+the summary, the metrics file's ``tables`` and the Airflow view show.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ METRICS_LIMIT = 64 * 1024 * 1024
 
 #: The keys of a pipeline's metrics, in the order they are written; ``extra`` keys follow.
 _KEYS = ("pipeline", "task_id", "name", "status", "attempt", "run_id", "start", "end", "seconds", "read_count",
-         "write_count", "failed_count", "filtered_count", "per_source", "per_sink", "per_table", "committed",
-         "error", "application_id")
+         "write_count", "failed_count", "filtered_count", "per_source", "per_sink", "per_table", "per_table_read",
+         "committed", "error", "application_id")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class PipelineMetrics:
     per_source: Mapping[str, int] | None = None
     per_sink: Mapping[str, int] | None = None
     per_table: Mapping[str, Mapping[str, int]] | None = None
+    per_table_read: Mapping[str, Mapping[str, int]] | None = None
     committed: bool | None = None
     error: Mapping[str, Any] | None = None
     application_id: str | None = None
@@ -74,10 +77,11 @@ class PipelineMetrics:
     @classmethod
     def finished(cls, pipeline: PipelineInfo, run_id: str, attempt: int, started: str, t0: float,
                  per_source: Mapping[str, int], per_table: Mapping[str, Mapping[str, int]],
-                 **extra: Any) -> PipelineMetrics:
+                 per_table_read: Mapping[str, Mapping[str, int]] | None = None, **extra: Any) -> PipelineMetrics:
         """A pipeline that committed: rows read per source (``{label: rows}``) and written per sink
         and table (``{label: {table: rows}}``), their totals, and its times (``t0``: its
-        ``time.monotonic()`` start).
+        ``time.monotonic()`` start). ``per_table_read``: rows read per source and table
+        (``{label: {table: rows}}``), where the run counted them.
 
         ``failed_count`` is the most rows any one sink did not get of what was read (read minus
         that sink's writes), never below zero: ``write_count`` sums every sink, so a pipeline
@@ -91,7 +95,8 @@ class PipelineMetrics:
                    attempt=attempt, run_id=run_id, start=started, end=now(), seconds=round(time.monotonic() - t0, 3),
                    read_count=read, write_count=written, failed_count=max(0, missed),
                    filtered_count=max(0, missed) if len(per_sink) == 1 else None, per_source=dict(per_source),
-                   per_sink=per_sink, per_table={k: dict(v) for k, v in per_table.items()}, committed=True,
+                   per_sink=per_sink, per_table={k: dict(v) for k, v in per_table.items()},
+                   per_table_read={k: dict(v) for k, v in (per_table_read or {}).items()}, committed=True,
                    extra=extra)
 
     @classmethod
@@ -208,7 +213,90 @@ def _scrubbed(value: Any, secrets: list[Any]) -> Any:
 
 
 def finished_metrics(ctx: RunContext, started: str, t0: float, per_source: Mapping[str, int],
-                     per_table: Mapping[str, Mapping[str, int]], **extra: Any) -> dict[str, Any]:
+                     per_table: Mapping[str, Mapping[str, int]],
+                     per_table_read: Mapping[str, Mapping[str, int]] | None = None, **extra: Any) -> dict[str, Any]:
     """:meth:`PipelineMetrics.finished` of the context's pipeline, as its dict."""
     return PipelineMetrics.finished(ctx.pipeline, ctx.run_id, ctx.attempt, started, t0, per_source, per_table,
-                                    **extra).to_dict()
+                                    per_table_read, **extra).to_dict()
+
+
+# ---------------------------------------------------------------------------------------------
+# Per table
+# ---------------------------------------------------------------------------------------------
+
+#: a table's status: its pipeline failed and the error names it; its pipeline failed (naming another
+#: table, so this one's staged rows were discarded); its pipeline runs; its pipeline reported nothing;
+#: it committed
+TABLE_FAILED, TABLE_ABORTED, TABLE_RUNNING = "FAILED", "ABORTED", "RUNNING"
+TABLE_NOT_RUN, TABLE_FINISHED = "NOT_RUN", "FINISHED"
+_TABLE_RANK = {TABLE_FAILED: 0, TABLE_ABORTED: 1, TABLE_RUNNING: 2, TABLE_NOT_RUN: 3, TABLE_FINISHED: 4}
+
+
+@dataclass(frozen=True)
+class TableCounts:
+    """One table of a pipeline: rows read (summed over the sources reading a table of that name) and
+    written (summed over its sinks), None where not counted (a failed pipeline counts nothing)."""
+
+    table: str
+    status: str
+    read: int | None = None
+    written: int | None = None
+    pipeline: int | None = None
+    task_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "status": self.status, "read": self.read, "written": self.written,
+                "pipeline": self.pipeline, "task_id": self.task_id}
+
+
+def _summed(by_label: Mapping[str, Mapping[str, int]] | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for tables in (by_label or {}).values():
+        for table, rows in tables.items():
+            out[str(table)] = out.get(str(table), 0) + int(rows or 0)
+    return out
+
+
+def _named(table: str, message: str) -> bool:
+    """Whether an error message names ``table`` as a whole word (``public.t1`` is not ``public.t10``)."""
+    at = message.find(table)
+    while at >= 0:
+        before = message[at - 1] if at else " "
+        after = message[at + len(table)] if at + len(table) < len(message) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return True
+        at = message.find(table, at + 1)
+    return False
+
+
+def table_counts(metrics: Mapping[str, Any], tables: Iterable[str] = ()) -> list[TableCounts]:
+    """A pipeline's metrics (:meth:`PipelineMetrics.to_dict`) as one row per table, in
+    :func:`table_order`: the tables it counted, and ``tables`` (those its plan names, so that a
+    pipeline that failed, and counted nothing, still lists them). A FINISHED pipeline's tables are
+    FINISHED; a FAILED one's are FAILED when its error names them (or names none of them), else
+    ABORTED; a RUNNING one's (``status`` RUNNING: a view of a task still running) are RUNNING; a
+    pipeline that reported nothing has NOT_RUN tables."""
+    read, written = _summed(metrics.get("per_table_read")), _summed(metrics.get("per_table"))
+    names = list(dict.fromkeys([*read, *written, *map(str, tables)]))
+    status = str(metrics.get("status") or NOT_RUN)
+    message = str((metrics.get("error") or {}).get("message") or "")
+    named = {t for t in names if _named(t, message)} if status == FAILED else set()
+    rows = []
+    for t in names:
+        if status == FINISHED:
+            state = TABLE_FINISHED
+        elif status == FAILED:
+            state = TABLE_FAILED if t in named or not named else TABLE_ABORTED
+        elif status == TABLE_RUNNING:
+            state = TABLE_RUNNING
+        else:
+            state = TABLE_NOT_RUN
+        rows.append(TableCounts(t, state, read.get(t), written.get(t), metrics.get("pipeline"),
+                                str(metrics.get("task_id") or "")))
+    return table_order(rows)
+
+
+def table_order(rows: Iterable[TableCounts]) -> list[TableCounts]:
+    """Failed tables first, then aborted, running, not run and finished ones; by name, then pipeline,
+    within each."""
+    return sorted(rows, key=lambda r: (_TABLE_RANK.get(r.status, 2), r.table, r.pipeline or 0))

@@ -1,7 +1,9 @@
 """Live progress of a running BATCH pipeline, as SeaTunnel's periodic job progress: every
 ``progress.interval`` seconds (``env``; default 10, 0 switches it off) one line in the run's log
 (the task log under Airflow) with the rows read and written so far, per source and sink, their
-average rates, and Spark's stage and task progress.
+average rates, and Spark's stage and task progress; a pipeline of several tables adds a line with
+the rows read and written per table (:func:`table_line`: the tables that moved since the last line
+first, at most :data:`MAX_TABLES_SHOWN` of them).
 
 Nothing reads the data again for it. Rows come from the counting points the run counts with
 (:meth:`.counting.Counter.live`: the live SQL metrics of the running write); where a run counts
@@ -29,6 +31,8 @@ log = logging.getLogger("seatunnel.runtime")
 
 OPTION = "progress.interval"
 DEFAULT_INTERVAL_S = 10
+#: the most tables one per-table progress line names
+MAX_TABLES_SHOWN = 20
 
 
 def interval_of(env: Mapping[str, Any]) -> float:
@@ -110,6 +114,7 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
         self.lines = 0
+        self._last_tables: dict[str, tuple[int | None, int | None]] = {}
 
     def watch_sink(self, label: str, counters: Iterable[Any]) -> None:
         self.sinks[label] = list(counters)
@@ -163,7 +168,40 @@ class Progress:
                 f"Spark: {self.stages.text()}")
         self.lines += 1
         self.say(line)
+        tables = self._table_rows()
+        if len(tables) > 1:
+            self.say(table_line(tables, self._last_tables))
+            self._last_tables = tables
         return line
+
+    def _table_rows(self) -> dict[str, tuple[int | None, int | None]]:
+        """Rows read and written so far per table (summed over sources and over sinks; None: unknown)."""
+        read = live_rows_per_table(c for cs in self.sources.values() for c in cs)
+        written = live_rows_per_table(c for cs in self.sinks.values() for c in cs)
+        return {t: (read.get(t), written.get(t)) for t in dict.fromkeys([*read, *written])}
+
+
+def live_rows_per_table(counters: Iterable[Any]) -> dict[str, int | None]:
+    """The rows counted so far per table (:meth:`.counting.Counter.live`, summed; None: unknown yet)."""
+    out: dict[str, int | None] = {}
+    for c in counters:
+        rows, before = c.live(), out.get(c.table, 0)
+        out[c.table] = None if rows is None or before is None else before + rows
+    return out
+
+
+def table_line(tables: Mapping[str, tuple[int | None, int | None]],
+               last: Mapping[str, tuple[int | None, int | None]] | None = None, limit: int = MAX_TABLES_SHOWN) -> str:
+    """The per-table progress line: how many tables have rows written, then ``table read r wrote w``
+    for the tables whose counts moved since ``last`` (the previous line's), then the others, by
+    name, at most ``limit`` of them (the rest are counted)."""
+    last = last or {}
+    moved = sorted(t for t, rows in tables.items() if last.get(t) != rows)
+    ordered = moved + sorted(t for t in tables if t not in set(moved))
+    shown = [f"{t} read {_count(tables[t][0])} wrote {_count(tables[t][1])}" for t in ordered[:limit]]
+    more = f", and {len(ordered) - limit} more" if len(ordered) > limit else ""
+    writing = sum(1 for r, w in tables.values() if w)
+    return f"progress per table: {writing} of {len(tables)} tables have rows written; {', '.join(shown)}{more}"
 
 
 def _jobs(spark: Any) -> set[int]:

@@ -408,11 +408,15 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
              started: str, t0: float, stopped: str | None, info: StreamInfo) -> dict[str, Any]:
     """The batch executor's metrics, summed over the micro-batches, plus the streaming details."""
     per_source: dict[str, int] = {}
+    per_table_read: dict[str, dict[str, int]] = {}
     for name in observed:
-        _, vid, _table = name.split(":", 2)
+        _, vid, table = name.split(":", 2)
         label = f"{by_id[vid].ref} {by_id[vid].plugin}"
         # every query reading a source reads all of it: count the source once (the query that read most)
-        per_source[label] = per_source.get(label, 0) + max((q.read_rows(name) for q in queries), default=0)
+        rows = max((q.read_rows(name) for q in queries), default=0)
+        per_source[label] = per_source.get(label, 0) + rows
+        tables = per_table_read.setdefault(label, {})
+        tables[table] = tables.get(table, 0) + rows
     per_table: dict[str, dict[str, int]] = {}
     batches = []
     for q in queries:
@@ -429,7 +433,7 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
             log.info("%s: cannot store deletes: %s DELETE/UPDATE_BEFORE rows were written as plain rows", ctx_label,
                      q.deletes)
     return finished_metrics(
-        ctx, started, t0, per_source, per_table,
+        ctx, started, t0, per_source, per_table, per_table_read=per_table_read,
         mode="STREAMING",
         streaming={
             "trigger": info.trigger, "interval_ms": info.interval_ms, "timeout_ms": info.timeout_ms,

@@ -2,6 +2,8 @@
 of the run (their ``prepare`` tasks), each group's job graph (the plan view its prepare task
 published, :mod:`..plan.view`), and each pipeline task's state, try, times, counts (its metrics
 XCom: final counts; while it runs, those of the last progress line in its log) and links (its task log, its Spark UI).
+Each group also lists its tables: rows read and written per table, failed first
+(:func:`..runtime.metrics.table_counts`; a pipeline that counted nothing lists the tables its plan names).
 
 Pure functions over plain data: the FastAPI app (:mod:`.app`) fetches, this assembles.
 """
@@ -13,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
+
+from ..runtime.metrics import FAILED, TableCounts, table_counts, table_order
 
 #: the class name the REST API reports for a job group's prepare task
 PREPARE_OPERATOR = "SeaTunnelPrepareOperator"
@@ -59,6 +63,24 @@ def _number(text: str) -> int | None:
     return None if text == "n/a" else int(text.replace(",", ""))
 
 
+def _plan_tables(p: Mapping[str, Any]) -> list[str]:
+    """The tables a pipeline's plan names: those its sinks receive, else those its sources produce."""
+    for kind in ("sink", "source"):
+        found = [str(t) for v in p.get("vertices", ()) if v.get("kind") == kind for t in (v.get("tables") or ())]
+        if found:
+            return list(dict.fromkeys(found))
+    return []
+
+
+def pipeline_tables(p: Mapping[str, Any], state: str, metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """A pipeline's tables with rows read and written, failed first: from its metrics, or, before it
+    reported, the tables of its plan with its task's state (failed, running or not run yet)."""
+    if not metrics:
+        status = FAILED if state in ("failed", "upstream_failed") else "RUNNING" if state == "running" else ""
+        metrics = {"status": status, "pipeline": p.get("id"), "task_id": p.get("airflow_task_id") or ""}
+    return [t.to_dict() for t in table_counts(metrics, _plan_tables(p))]
+
+
 def _pipeline(dag_id: str, run_id: str, p: Mapping[str, Any], ti: Mapping[str, Any] | None,
               metrics: Mapping[str, Any] | None, live: Mapping[str, Any] | None = None) -> dict[str, Any]:
     task_id = p.get("airflow_task_id")
@@ -75,6 +97,7 @@ def _pipeline(dag_id: str, run_id: str, p: Mapping[str, Any], ti: Mapping[str, A
         "log_url": task_link(dag_id, run_id, task_id, (ti or {}).get("try_number")) if task_id else None,
         "spark_ui": m.get("ui_url"), "application_id": m.get("application_id"),
         "spark_connect": m.get("spark_connect"),
+        "tables": pipeline_tables(p, state, metrics),
     }
 
 
@@ -105,11 +128,20 @@ def run_view(dag_id: str, run_id: str, task_instances: Iterable[Mapping[str, Any
             "read_count": sum(p["read_count"] or 0 for p in pipelines),
             "write_count": sum(p["write_count"] or 0 for p in pipelines),
             "pipelines": pipelines,
+            "tables": _group_tables(pipelines),
         })
     return {"dag_id": dag_id, "run_id": run_id, "state": (run or {}).get("state"),
             "groups": groups, "active": any(g["states"].get(s) for g in groups
                                             for s in ("running", "queued", "scheduled", "up_for_retry", "none",
                                                       "restarting", "deferred"))}
+
+
+def _group_tables(pipelines: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every pipeline's tables, failed first (the pipeline's task id, not the plan's, on each)."""
+    rows = [TableCounts(**{**t, "task_id": p.get("airflow_task_id") or t.get("task_id") or "",
+                           "pipeline": p.get("id")})
+            for p in pipelines for t in p.get("tables", ())]
+    return [t.to_dict() for t in table_order(rows)]
 
 
 def _state_rank(state: str) -> int:

@@ -136,3 +136,53 @@ def test_the_api_server_calls_itself_where_airflows_configuration_says(monkeypat
     monkeypatch.setenv("AIRFLOW__API__HOST", "0.0.0.0")
     monkeypatch.setenv("AIRFLOW__API__PORT", "9090")
     assert api_base(request) == "http://127.0.0.1:9090/api/v2/"
+
+
+def _wide(n: int) -> str:
+    """One pipeline of ``n`` tables (public.t000...) and one of two tables (x.a, x.b)."""
+    tables = ", ".join(f'{{ schema = {{ table = "public.t{i:03d}", fields {{ a = int }} }}, row.num = 1 }}'
+                       for i in range(n))
+    return ('env { job.name = "wide" }\n'
+            f'source {{ FakeSource {{ plugin_output = "w", tables_configs = [{tables}] }}\n'
+            '  FakeSource { plugin_output = "x", tables_configs = [{ schema = { table = "x.a", fields { a = int } } },'
+            ' { schema = { table = "x.b", fields { a = int } } }] } }\n'
+            'sink { Console { plugin_input = "w" }\n  Console { plugin_input = "x" } }')
+
+
+def test_a_pipeline_of_200_tables_shows_them_failed_first_and_sortable(plan_of, view_server, tmp_path, request):
+    from playwright.sync_api import sync_playwright
+
+    plan = plan_of(_wide(200))
+    wide = max(plan.pipelines, key=lambda p: len(p.vertices[0].tables or ()))
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
+    counts = {f"public.t{i:03d}": (i * 7) % 1000 for i in range(200)}
+    metrics = {f"job.{wide.task_id}": {"status": "FINISHED", "pipeline": wide.id, "per_table": {"k": counts},
+                                       "per_table_read": {"s": counts}}}
+    states = ["success" if p is wide else "failed" for p in plan.pipelines]
+    view = run_view("wide_dag", "run_1", _tis(plan, states), plans, metrics, {"state": "failed"})
+    assert len(view["groups"][0]["tables"]) == 202
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/api/runs/**", lambda route: route.fulfill(json={**view, "active": False}))
+            page.goto(f"{view_server}/run?dag_id=wide_dag&run_id=run_1")
+            page.get_by_text("Tables: 202 (2 failed)").wait_for()
+            rows = page.locator(".tables tbody tr")
+            assert rows.count() == 202
+            assert rows.nth(0).locator("td").nth(1).inner_text() == "x.a"  # the failed pipeline's tables first
+            assert rows.nth(1).locator("td").nth(0).inner_text() == "FAILED"
+            page.screenshot(path=str(tmp_path / "tables.png"))
+            page.locator(".tables th", has_text="Read").click()  # most rows read first
+            top = max(counts, key=lambda t: (counts[t], t))
+            assert rows.nth(0).locator("td").nth(1).inner_text() in {t for t, n in counts.items() if n == counts[top]}
+            page.locator(".tables th", has_text="Read").click()  # again: fewest first (uncounted last)
+            assert rows.nth(0).locator("td").nth(3).inner_text() == "0"
+            assert rows.nth(201).locator("td").nth(3).inner_text() == "–"
+            page.locator(".tables th", has_text="Table").click()
+            assert rows.nth(0).locator("td").nth(1).inner_text() == "public.t000"
+            page.get_by_label("Search pipelines").fill("t19")
+            assert rows.count() == 10  # public.t190 ... public.t199
+        finally:
+            browser.close()
+    request.node.user_properties.append(("artifact", f"the SeaTunnel view of 200 tables: {tmp_path / 'tables.png'}"))

@@ -36,7 +36,7 @@ FAILED_KEYS = {"pipeline", "task_id", "name", "status", "attempt", "run_id", "st
 #: ...and of a finished one, before the driver adds its application id and UI address.
 FINISHED_KEYS = {"pipeline", "task_id", "name", "status", "attempt", "run_id", "start", "end", "seconds",
                  "read_count", "write_count", "failed_count", "filtered_count", "per_source", "per_sink",
-                 "per_table", "committed"}
+                 "per_table", "per_table_read", "committed"}
 
 
 def test_failed_metrics_keys_and_round_trip(plan_of):

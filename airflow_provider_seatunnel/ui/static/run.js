@@ -3,6 +3,8 @@
 // (sources, transform chains, sinks, parallelism), why the job split, slots, states, counts, links.
 // Refreshes every 5 s while a pipeline has not finished. Many pipelines stay readable: collapsed
 // cards, a state summary that filters, and a search over task ids, plugins, datasets and states.
+// Each group's tables (rows read and written per table) are a table sorted failed first; a click on
+// a column heading sorts by it (again: the other way); the search filters them too.
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -13,6 +15,8 @@ const expanded = new Set();
 let collapsedByDefault = true;
 let stateFilter = null;
 let lastView = null;
+let tableSort = null;  // {key, dir}: null keeps the server's order (failed first)
+const TABLE_RANK = { FAILED: 0, ABORTED: 1, RUNNING: 2, NOT_RUN: 3, FINISHED: 4 };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -94,6 +98,42 @@ function pipelineCard(p) {
     open ? graph(p) : null);
 }
 
+function compareTables(a, b) {
+  if (!tableSort) return 0;
+  const { key, dir } = tableSort;
+  const value = (t) => (key === "status" ? TABLE_RANK[t.status] ?? 3 : t[key]);
+  const x = value(a), y = value(b);
+  if (x === y) return 0;
+  if (x === null || x === undefined) return 1;  // uncounted last, whichever the direction
+  if (y === null || y === undefined) return -1;
+  return (typeof x === "number" ? x - y : String(x).localeCompare(String(y))) * dir;
+}
+
+function tablesSection(g, query) {
+  const all = g.tables || [];
+  if (all.length < 2) return null;
+  const words = query ? query.toLowerCase().split(/\s+/) : [];
+  const rows = all.filter((t) => words.every((w) => `${t.table} ${t.status} ${t.task_id}`.toLowerCase().includes(w)));
+  rows.sort(compareTables);  // stable: ties keep the server's order
+  const sortBy = (key) => () => {
+    tableSort = tableSort && tableSort.key === key ? { key, dir: -tableSort.dir } : { key, dir: key === "read" || key === "written" ? -1 : 1 };
+    render(lastView);
+  };
+  const head = (key, label) => el("th", { onclick: sortBy(key), class: "sortable",
+    "aria-sort": tableSort && tableSort.key === key ? (tableSort.dir > 0 ? "ascending" : "descending") : null }, label);
+  const failed = all.filter((t) => t.status === "FAILED").length;
+  return el("details", { class: "tables", open: failed > 0 || all.length <= 50 },
+    el("summary", {}, `Tables: ${all.length}${failed ? ` (${failed} failed)` : ""}` +
+      (rows.length < all.length ? ` · ${rows.length} shown` : "")),
+    el("table", {},
+      el("thead", {}, el("tr", {}, head("status", "Status"), head("table", "Table"), head("pipeline", "Pipeline"),
+        head("read", "Read"), head("written", "Written"))),
+      el("tbody", {}, rows.map((t) => el("tr", { class: `table-${t.status}` },
+        el("td", {}, el("span", { class: `badge table-state-${t.status}` }, t.status)),
+        el("td", {}, t.table), el("td", { class: "muted" }, `#${t.pipeline} ${t.task_id}`),
+        el("td", { class: "n" }, fmt(t.read)), el("td", { class: "n" }, fmt(t.written)))))));
+}
+
 function groupSection(g, query) {
   const chips = Object.entries(g.states).map(([state, n]) =>
     el("button", { type: "button", class: `chip state-${state.replace(/\W+/g, "_")}${stateFilter === state ? " on" : ""}`,
@@ -106,6 +146,7 @@ function groupSection(g, query) {
     el("h2", {}, g.job, el("span", { class: "muted" }, ` · group ${g.group || "(top level)"} · ${g.mode} · ` +
       `${g.pipeline_count} pipeline(s) · read ${fmt(g.read_count)} · wrote ${fmt(g.write_count)}`)),
     el("div", { class: "chips" }, chips),
+    tablesSection(g, query),
     shown.length < g.pipelines.length ? el("p", { class: "muted" }, `${shown.length} of ${g.pipelines.length} shown`) : null,
     shown.map(pipelineCard));
 }
