@@ -330,6 +330,15 @@ def with_catalog_keys(df: Any, keys: TableKeys) -> Any:
     return df
 
 
+def table_keys(vertex: Any, table: str, df: Any = None) -> TableKeys:
+    """The catalog keys of ``table`` as the plan carries them to a sink (``catalog`` of its vertex:
+    declared by the source, kept by every transform that kept their columns), else as the data's
+    columns carry them (a Jdbc source reads its table's keys at run time; ``df`` None: none)."""
+    catalog = getattr(vertex, "catalog", None) or {}
+    planned = TableKeys.from_json(catalog.get(table)) if isinstance(catalog, Mapping) else TableKeys()
+    return planned if not planned.empty or df is None else catalog_keys_of(df)
+
+
 def catalog_keys_of(df: Any) -> TableKeys:
     """The catalog keys ``df``'s columns carry (:func:`with_catalog_keys`), as far as its columns
     still hold them; empty when none does."""

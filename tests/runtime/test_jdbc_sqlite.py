@@ -143,3 +143,22 @@ def test_multi_table_placeholders_and_save_modes(run_job, lite):
     with pytest.raises(RuntimeConfigError, match="already has data: recreated"):
         run_job(job(lite, fake(ROWS), 'generate_sink_sql = true, table = "recreated", '
                                       'data_save_mode = "ERROR_WHEN_DATA_EXISTS"'), run_id="sm-3")
+
+
+def test_primary_key_placeholder_takes_each_tables_own_key(run_job, lite):
+    """``primary_keys = ["${primary_key}"]``: each table's key as its source read it (typed: id, numbers: id), so
+    the created tables get it and a second run upserts instead of adding rows; the metrics count per table."""
+    text = f"""
+        source {{ Jdbc {{ {conn(lite)}, plugin_output = "tables",
+                          table_list = [{{ table_path = "typed" }}, {{ table_path = "numbers" }}] }} }}
+        sink {{ Jdbc {{ {conn(lite)}, plugin_input = "tables", generate_sink_sql = true,
+                        table = "${{table_name}}_keyed", primary_keys = ["${{primary_key}}"] }} }}
+    """
+    (metrics,) = run_job(text, run_id="keyed-1")
+    assert metrics["per_table_read"] == {"source[0] Jdbc": {"typed": 2, "numbers": 35}}
+    assert metrics["per_table"] == {"sink[0] Jdbc": {"typed": 2, "numbers": 35}}
+    run_job(text, run_id="keyed-2")  # another run: upserts by the expanded key, no duplicate
+    assert sql(lite, "SELECT count(*) FROM typed_keyed") == [(2,)]
+    assert sql(lite, "SELECT count(*) FROM numbers_keyed") == [(35,)]
+    for table in ("typed_keyed", "numbers_keyed"):
+        assert [r[1] for r in sql(lite, f"PRAGMA table_info({table})") if r[5]] == ["id"]  # its primary key

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.rows import data_columns, quote
-from ...spi.schema import DataType, TableKeys, catalog_keys_of
+from ...spi.schema import DataType, table_keys
 from .expressions import display, spark_type_name, type_matches, type_ok, value_fails
 from .rules import CatalogRule, FieldRule, Rules, TableRules, ValueRule
 from .values import convert_expected, num_text, show
@@ -73,19 +73,10 @@ def _catalog_failures(ctx: RunContext, vertex: Vertex, table: str, df: Any, rule
     return out
 
 
-def _table_keys(vertex: Vertex, table: str, df: Any) -> TableKeys:
-    """The catalog keys of ``table`` as the plan carries them to this sink (``catalog`` of its vertex:
-    declared by the source, kept by every transform that kept their columns), else as the data's
-    columns carry them (a Jdbc source reads its table's keys at run time)."""
-    catalog = getattr(vertex, "catalog", None) or {}
-    planned = TableKeys.from_json(catalog.get(table)) if isinstance(catalog, Mapping) else TableKeys()
-    return planned if not planned.empty else catalog_keys_of(df)
-
-
 def _key_failures(vertex: Vertex, table: str, rule: CatalogRule, df: Any) -> list[str]:
     """Broken ``primary_key_rule`` / ``constraint_key_rule`` parts: the key must exist; its name equal and its
     columns the same (in any order); the constraint keys the same collection (in any order)."""
-    keys = _table_keys(vertex, table, df)
+    keys = table_keys(vertex, table, df)
     out = []
     pk, want = keys.primary_key, rule.primary_key
     if want is not None and pk is None:

@@ -1,5 +1,6 @@
 """Placeholders in LocalFile options: table placeholders (``${table_name}``, ``${database_name}``...)
-expanded per table in every top-level string option; the file name's ``${transactionId}``, ``${uuid}``
+expanded per table in every top-level string option (and a one-item list of ``${primary_key}``,
+``${unique_key}`` or ``${field_names}``: the columns); the file name's ``${transactionId}``, ``${uuid}``
 and ``${now}`` (rendered with the Java pattern ``filename_time_format``); a partition directory's
 ``${k0}``/``${v0}``; and the asset a path stands for."""
 
@@ -13,12 +14,16 @@ from typing import Any
 
 from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup, option
+from ...spi.schema import TableKeys
 
 #: the directory name of a partition whose value is null (Hive's)
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 TABLE_PLACEHOLDER = re.compile(r"\$\{(database_name|schema_name|table_name|schema_full_name|table_full_name|"
-                               r"field_names)(?::([^}]*))?\}")
+                               r"field_names|primary_key|unique_key)(?::([^}]*))?\}")
+#: the placeholders that stand for columns: unknown (no field names, no keys given), or a table
+#: without such a key, they stay as written, as SeaTunnel leaves them
+_COLUMN_PLACEHOLDERS = ("field_names", "primary_key", "unique_key")
 
 
 def table_parts(table_key: str) -> tuple[str | None, str | None, str]:
@@ -31,8 +36,20 @@ def table_parts(table_key: str) -> tuple[str | None, str | None, str]:
     return parts[0], ".".join(parts[1:-1]), parts[-1]
 
 
-def expand_table_placeholders(text: str, table_key: str, field_names: list[str] | None = None) -> str:
-    """``text`` with the table placeholders of ``table_key`` replaced (``${table_name:default}`` too)."""
+def key_columns(keys: TableKeys | None) -> dict[str, str | None]:
+    """``${primary_key}`` and ``${unique_key}`` of a table's keys: the primary key's columns and the
+    first UNIQUE_KEY's, comma-separated (None: no such key, or ``keys`` unknown)."""
+    if keys is None:
+        return {"primary_key": None, "unique_key": None}
+    unique = next((k for k in keys.constraint_keys if k.type == "UNIQUE_KEY" and k.columns), None)
+    return {"primary_key": ",".join(keys.primary_key[1]) if keys.primary_key and keys.primary_key[1] else None,
+            "unique_key": ",".join(c for c, _ in unique.columns) if unique is not None else None}
+
+
+def expand_table_placeholders(text: str, table_key: str, field_names: list[str] | None = None,
+                              keys: TableKeys | None = None) -> str:
+    """``text`` with the table placeholders of ``table_key`` replaced (``${table_name:default}`` too;
+    ``keys``: the table's catalog keys, for ``${primary_key}`` and ``${unique_key}``)."""
     database, schema, table = table_parts(table_key)
     known = [p for p in (database, schema) if p]
     values: dict[str, str | None] = {
@@ -40,11 +57,12 @@ def expand_table_placeholders(text: str, table_key: str, field_names: list[str] 
         "schema_full_name": ".".join(known) if known else None,
         "table_full_name": ".".join([*known, table]),
         "field_names": ",".join(field_names) if field_names is not None else None,
+        **key_columns(keys),
     }
 
     def sub(m: re.Match) -> str:
         value = values[m.group(1)]
-        if m.group(1) == "field_names" and value is None:
+        if m.group(1) in _COLUMN_PLACEHOLDERS and value is None:
             return m.group(0)
         if value:
             return value
@@ -53,10 +71,22 @@ def expand_table_placeholders(text: str, table_key: str, field_names: list[str] 
     return TABLE_PLACEHOLDER.sub(sub, text)
 
 
-def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None) -> dict:
-    """The sink's options for one table: top-level strings with table placeholders expanded."""
-    return {k: expand_table_placeholders(v, table_key, field_names) if isinstance(v, str) else v
-            for k, v in config.items()}
+def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None,
+                 keys: TableKeys | None = None) -> dict:
+    """The sink's options for one table: top-level strings with table placeholders expanded, and a
+    list of one item that is exactly ``${primary_key}``, ``${unique_key}`` or ``${field_names}``
+    replaced by those columns (``primary_keys = ["${primary_key}"]``) where they are known."""
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        if isinstance(v, str):
+            v = expand_table_placeholders(v, table_key, field_names, keys)
+        elif isinstance(v, list) and len(v) == 1 and isinstance(v[0], str):
+            whole = TABLE_PLACEHOLDER.fullmatch(v[0].strip())
+            if whole is not None and whole.group(1) in _COLUMN_PLACEHOLDERS and whole.group(2) is None:
+                expanded = expand_table_placeholders(v[0].strip(), table_key, field_names, keys)
+                v = expanded.split(",") if expanded != v[0].strip() else v
+        out[k] = v
+    return out
 
 
 #: what is left of a template or a placeholder in a path: Jinja's ``{{ }}``/``{% %}``, ``${...}``

@@ -29,6 +29,7 @@ from contextlib import suppress
 from typing import Any
 
 from ...spi import RunContext, Vertex
+from ...spi.schema import TableKeys
 from ...spi.twophase import Outcome, Published, Staged, digest
 from ..sqlclient.connection import connect, execute, query, rollback_quietly
 from ..sqlclient.errors import access_errors, reraise, state_of, statement_errors
@@ -152,7 +153,8 @@ def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
     no row, move the staged rows into the target and record the commit; the staging is dropped
     unless the attempt was overtaken or its staging lost rows (the engine discards it then)."""
     entry = entry_of(staged)
-    config, target = target_of(vertex.config, staged.commit.table, entry["columns"])
+    config, target = target_of(vertex.config, staged.commit.table, entry["columns"],
+                               TableKeys.from_json(entry.get("keys")))
     conn = target.conn
     try:
         with connect(ctx.spark, conn, autocommit=False) as connection:

@@ -10,8 +10,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import as_list
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ...spi.schema import TableKeys
 from ..sqlclient.options import CONNECTION, DEFAULT_TIMEOUT_SEC, config_error, mask
 
 DEVIATIONS = """\
@@ -165,18 +165,15 @@ def to_decimal(value: Any) -> Decimal | None:
     return parsed if parsed.is_finite() else None
 
 
-def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None) -> dict:
+def table_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None = None,
+                 keys: TableKeys | None = None) -> dict:
     """The block's options for one upstream table: every top-level string has the table's
     placeholders expanded (``${table_name}``...), as the LocalFile sink expands them, and
-    ``primary_keys = ["${field_names}"]`` means every field."""
-    from ..files.placeholders import expand_table_placeholders
+    ``primary_keys = ["${primary_key}"]`` (``${unique_key}``, ``${field_names}``) means the table's
+    key columns (``keys``: its catalog keys), or every field."""
+    from ..files.placeholders import table_config as expanded
 
-    out = {k: expand_table_placeholders(v, table_key, field_names) if isinstance(v, str) else v
-           for k, v in config.items()}
-    keys = as_list(out.get("primary_keys"))
-    if len(keys) == 1 and str(keys[0]).strip() == "${field_names}" and field_names is not None:
-        out["primary_keys"] = list(field_names)
-    return out
+    return expanded(config, table_key, field_names, keys)
 
 
 __all__ = ["CONN_OPTION", "DATA_SAVE_MODES", "DEFAULT_BATCH_SIZE", "DEFAULT_DATA_SAVE_MODE", "DEFAULT_PARTITION_NUM",

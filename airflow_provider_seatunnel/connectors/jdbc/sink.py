@@ -27,6 +27,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
+from ...spi.schema import table_keys
 from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute
 from ..sqlclient.dialects import Dialect, flat
@@ -228,7 +229,8 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     from pyspark.sql import functions as F
 
     columns = data_columns(df)
-    config, target = target_of(vertex.config, commit.table, columns)
+    keys = table_keys(vertex, commit.table, df)  # ${primary_key}: kept with the staging for the commit
+    config, target = target_of(vertex.config, commit.table, columns, keys)
     conn = target.conn
     if target.table is not None:
         try:
@@ -257,7 +259,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
             raise Superseded(target.label, token, newest, vertex.ref) from None
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
     return Staged(commit, token, target.label, rows, ((staging, rows),),
-                  {"staging": staging, "columns": columns, "casts": casts})
+                  {"staging": staging, "columns": columns, "casts": casts, "keys": keys.to_json()})
 
 
 class JdbcSinkVerbs:

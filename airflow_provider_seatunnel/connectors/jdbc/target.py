@@ -22,6 +22,7 @@ from typing import Any
 
 from ...spi.options import MISSING, lookup
 from ...spi.rows import ROW_KIND
+from ...spi.schema import TableKeys
 from ..sqlclient.connection import Conn, connection_of
 from ..sqlclient.dialects import Dialect, NameProblem, single_name, split_name, unquote, url_database, url_with_database
 from .options import config_error, sink_options, table_config, text
@@ -78,15 +79,17 @@ class Target:
         return name.lower() if self.field_ide == "LOWERCASE" else name
 
 
-def sink_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None) -> dict:
+def sink_config(config: Mapping[str, Any], table_key: str, field_names: list[str] | None,
+                keys: TableKeys | None = None) -> dict:
     """The sink's options for one table: ``table``/``database`` default to the table's own
-    names, then every top-level string has its table placeholders expanded."""
+    names, then every top-level string has its table placeholders expanded (``keys``: the table's
+    catalog keys, for ``${primary_key}`` and ``${unique_key}``)."""
     raw = dict(config)
     if lookup(raw, "table") is MISSING:
         raw["table"] = "${table_name}"
     if lookup(raw, "database") is MISSING:
         raw["database"] = "${database_name}"
-    return table_config(raw, table_key, field_names)
+    return table_config(raw, table_key, field_names, keys)
 
 
 def sink_target(config: Mapping[str, Any]) -> Target:
@@ -155,9 +158,10 @@ def _parts(text: str, key: str, parse: Any) -> Any:
         raise config_error(f"{key} {text!r} is not a name: {e}") from None
 
 
-def target_of(config: Mapping[str, Any], table_key: str, field_names: list[str] | None) -> tuple[dict, Target]:
+def target_of(config: Mapping[str, Any], table_key: str, field_names: list[str] | None,
+              keys: TableKeys | None = None) -> tuple[dict, Target]:
     """The per-table options of a sink block and their target."""
-    options = sink_config(config, table_key, field_names)
+    options = sink_config(config, table_key, field_names, keys)
     return options, sink_target(options)
 
 
@@ -168,6 +172,9 @@ def resolve_keys(keys: list[str], columns: list[str]) -> list[str]:
     out = []
     for key in keys:
         match = key if key in columns else by_lower.get(key.lower())
+        if match is None and key.strip() in ("${primary_key}", "${unique_key}"):
+            raise config_error(f"primary_keys = [\"{key.strip()}\"]: the table has no such key to stand for "
+                               "(its source declares none): name the key columns")
         if match is None:
             close = difflib.get_close_matches(key.lower(), list(by_lower), n=1)
             raise config_error(f"primary_keys names '{key}', which is not an input field"
