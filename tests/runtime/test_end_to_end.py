@@ -95,3 +95,30 @@ def test_config_error_exits_2_without_spark(tmp_path):
     proc = run_cli("run", str(conf), cwd=tmp_path)
     assert proc.returncode == 2
     assert "'b' names no source or transform output" in proc.stderr
+
+
+TABLES = """
+env { job.name = "tables", parallelism = 1 }
+source { FakeSource { plugin_output = "t", tables_configs = [
+  { schema = { table = "shop.orders", fields { id = bigint } }, row.num = 3 },
+  { schema = { table = "shop.items", fields { id = bigint } }, row.num = 5 }] } }
+sink { LocalFile { plugin_input = "t", path = "OUT/${database_name}/${table_name}", file_format_type = "json" } }
+"""
+
+
+def test_a_multi_table_run_counts_each_table_in_the_summary_and_the_metrics_file(tmp_path):
+    out, conf, metrics_file = tmp_path / "out", tmp_path / "job.conf", tmp_path / "metrics.json"
+    conf.write_text(TABLES.replace("OUT", str(out)))
+    proc = run_cli("run", str(conf), "--metrics-file", str(metrics_file), "--work-dir", str(tmp_path / "work"),
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    job = json.loads(metrics_file.read_text())
+    (pipeline,) = job["pipelines"]
+    assert pipeline["per_table_read"] == {"source[0] FakeSource": {"shop.orders": 3, "shop.items": 5}}
+    assert pipeline["per_table"] == {"sink[0] LocalFile": {"shop.orders": 3, "shop.items": 5}}
+    assert [(t["table"], t["status"], t["read"], t["written"]) for t in job["tables"]] == [
+        ("shop.items", "FINISHED", 5, 5), ("shop.orders", "FINISHED", 3, 3)]
+    assert "Pipeline 1 Tables (read / written)" in proc.stdout
+    assert "shop.orders                :               3 / 3" in proc.stdout
+    written = {f.parent.relative_to(out).as_posix(): len(f.read_text().splitlines()) for f in out.rglob("*.json")}
+    assert written == {"shop/orders": 3, "shop/items": 5}
