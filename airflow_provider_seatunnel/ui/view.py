@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from ..runtime.metrics import FAILED, TableCounts, table_counts, table_order
+from ..runtime.metrics import FAILED, FINISHED, TABLE_RUNNING, TableCounts, table_counts, table_order
 
 #: the class name the REST API reports for a job group's prepare task
 PREPARE_OPERATOR = "SeaTunnelPrepareOperator"
@@ -63,6 +63,10 @@ def _number(text: str) -> int | None:
     return None if text == "n/a" else int(text.replace(",", ""))
 
 
+#: a pipeline's status by its task's state, while it has no metrics (a running task, one that died)
+_TASK_STATUS = {"failed": FAILED, "upstream_failed": FAILED, "running": TABLE_RUNNING, "success": FINISHED}
+
+
 def _plan_tables(p: Mapping[str, Any]) -> list[str]:
     """The tables a pipeline's plan names: those its sinks receive, else those its sources produce."""
     for kind in ("sink", "source"):
@@ -74,9 +78,9 @@ def _plan_tables(p: Mapping[str, Any]) -> list[str]:
 
 def pipeline_tables(p: Mapping[str, Any], state: str, metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """A pipeline's tables with rows read and written, failed first: from its metrics, or, before it
-    reported, the tables of its plan with its task's state (failed, running or not run yet)."""
+    reported, the tables of its plan with its task's state (failed, running, finished or not run yet)."""
     if not metrics:
-        status = FAILED if state in ("failed", "upstream_failed") else "RUNNING" if state == "running" else ""
+        status = _TASK_STATUS.get(state, "")
         metrics = {"status": status, "pipeline": p.get("id"), "task_id": p.get("airflow_task_id") or ""}
     return [t.to_dict() for t in table_counts(metrics, _plan_tables(p))]
 

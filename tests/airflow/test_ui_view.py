@@ -12,6 +12,7 @@ import json
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -91,34 +92,42 @@ def view_server():
     thread.join(10)
 
 
-def test_a_job_of_120_pipelines_stays_readable(plan_of, view_server, tmp_path, request):
+@contextmanager
+def _page(server: str, view: dict):
+    """The view's page in headless Chromium, its API answering ``view`` (finished: no refresh)."""
     from playwright.sync_api import sync_playwright
 
-    plan = plan_of(_many(120))
-    states = ["success"] * 100 + ["running"] * 12 + ["failed"] * 3 + ["queued"] * 5
-    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
-    view = run_view("many_dag", "run_1", _tis(plan, states), plans, {}, {"state": "running"})
-    assert len(view["groups"][0]["pipelines"]) == 120
     assert Path(CHROMIUM).exists(), "Chromium is missing: run `make test-deps` (apt-get install chromium)"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.route("**/api/runs/**", lambda route: route.fulfill(json={**view, "active": False}))
-            page.goto(f"{view_server}/run?dag_id=many_dag&run_id=run_1")
-            page.get_by_text("success 100").wait_for()
-            assert page.locator("section.pipeline").count() == 120
-            assert page.locator(".detail").count() == 0  # collapsed: one line per pipeline
-            page.screenshot(path=str(tmp_path / "many.png"))
-            page.get_by_role("button", name="failed 3").click()  # the state summary filters
-            assert page.locator("section.pipeline").count() == 3
-            page.get_by_role("button", name="failed 3").click()
-            page.get_by_label("Search pipelines").fill("t117")  # the search: a dataset name
-            assert page.locator("section.pipeline").count() == 1
-            page.locator("section.pipeline .head").first.click()  # expands its graph
-            assert page.locator(".detail .vertex").count() == 2
+            page.goto(f"{server}/run?dag_id={view['dag_id']}&run_id={view['run_id']}")
+            yield page
         finally:
             browser.close()
+
+
+def test_a_job_of_120_pipelines_stays_readable(plan_of, view_server, tmp_path, request):
+    plan = plan_of(_many(120))
+    states = ["success"] * 100 + ["running"] * 12 + ["failed"] * 3 + ["queued"] * 5
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
+    view = run_view("many_dag", "run_1", _tis(plan, states), plans, {}, {"state": "running"})
+    assert len(view["groups"][0]["pipelines"]) == 120
+    with _page(view_server, view) as page:
+        page.get_by_text("success 100").wait_for()
+        assert page.locator("section.pipeline").count() == 120
+        assert page.locator(".tables").count() == 0  # one table per pipeline: no tables panel
+        assert page.locator(".detail").count() == 0  # collapsed: one line per pipeline
+        page.screenshot(path=str(tmp_path / "many.png"))
+        page.get_by_role("button", name="failed 3").click()  # the state summary filters
+        assert page.locator("section.pipeline").count() == 3
+        page.get_by_role("button", name="failed 3").click()
+        page.get_by_label("Search pipelines").fill("t117")  # the search: a dataset name
+        assert page.locator("section.pipeline").count() == 1
+        page.locator("section.pipeline .head").first.click()  # expands its graph
+        assert page.locator(".detail .vertex").count() == 2
     request.node.user_properties.append(("artifact", f"the SeaTunnel view of 120 pipelines: {tmp_path / 'many.png'}"))
 
 
@@ -150,8 +159,6 @@ def _wide(n: int) -> str:
 
 
 def test_a_pipeline_of_200_tables_shows_them_failed_first_and_sortable(plan_of, view_server, tmp_path, request):
-    from playwright.sync_api import sync_playwright
-
     plan = plan_of(_wide(200))
     wide = max(plan.pipelines, key=lambda p: len(p.vertices[0].tables or ()))
     plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
@@ -161,28 +168,21 @@ def test_a_pipeline_of_200_tables_shows_them_failed_first_and_sortable(plan_of, 
     states = ["success" if p is wide else "failed" for p in plan.pipelines]
     view = run_view("wide_dag", "run_1", _tis(plan, states), plans, metrics, {"state": "failed"})
     assert len(view["groups"][0]["tables"]) == 202
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/api/runs/**", lambda route: route.fulfill(json={**view, "active": False}))
-            page.goto(f"{view_server}/run?dag_id=wide_dag&run_id=run_1")
-            page.get_by_text("Tables: 202 (2 failed)").wait_for()
-            rows = page.locator(".tables tbody tr")
-            assert rows.count() == 202
-            assert rows.nth(0).locator("td").nth(1).inner_text() == "x.a"  # the failed pipeline's tables first
-            assert rows.nth(1).locator("td").nth(0).inner_text() == "FAILED"
-            page.screenshot(path=str(tmp_path / "tables.png"))
-            page.locator(".tables th", has_text="Read").click()  # most rows read first
-            top = max(counts, key=lambda t: (counts[t], t))
-            assert rows.nth(0).locator("td").nth(1).inner_text() in {t for t, n in counts.items() if n == counts[top]}
-            page.locator(".tables th", has_text="Read").click()  # again: fewest first (uncounted last)
-            assert rows.nth(0).locator("td").nth(3).inner_text() == "0"
-            assert rows.nth(201).locator("td").nth(3).inner_text() == "–"
-            page.locator(".tables th", has_text="Table").click()
-            assert rows.nth(0).locator("td").nth(1).inner_text() == "public.t000"
-            page.get_by_label("Search pipelines").fill("t19")
-            assert rows.count() == 10  # public.t190 ... public.t199
-        finally:
-            browser.close()
+    with _page(view_server, view) as page:
+        page.get_by_text("Tables: 202 (2 failed)").wait_for()
+        rows = page.locator(".tables tbody tr")
+        assert rows.count() == 202
+        assert rows.nth(0).locator("td").nth(1).inner_text() == "x.a"  # the failed pipeline's tables first
+        assert rows.nth(1).locator("td").nth(0).inner_text() == "FAILED"
+        page.screenshot(path=str(tmp_path / "tables.png"))
+        page.locator(".tables th", has_text="Read").click()  # most rows read first
+        top = max(counts, key=lambda t: (counts[t], t))
+        assert rows.nth(0).locator("td").nth(1).inner_text() in {t for t, n in counts.items() if n == counts[top]}
+        page.locator(".tables th", has_text="Read").click()  # again: fewest first (uncounted last)
+        assert rows.nth(0).locator("td").nth(3).inner_text() == "0"
+        assert rows.nth(201).locator("td").nth(3).inner_text() == "–"
+        page.locator(".tables th", has_text="Table").click()
+        assert rows.nth(0).locator("td").nth(1).inner_text() == "public.t000"
+        page.get_by_label("Search pipelines").fill("t19")
+        assert rows.count() == 10  # public.t190 ... public.t199
     request.node.user_properties.append(("artifact", f"the SeaTunnel view of 200 tables: {tmp_path / 'tables.png'}"))

@@ -131,3 +131,5 @@ def test_the_view_lists_a_groups_tables_failed_first_with_their_counts():
     assert tables[2]["status"] == "FINISHED" and {t["table"]: t["written"] for t in tables[2:]}["public.t199"] == 199
     running = run_view("dag", "run", [{**tis[1], "state": "running"}], {"g.prepare": _plan_view(names[:2])}, {})
     assert {t["status"] for t in running["groups"][0]["tables"]} == {"RUNNING", "NOT_RUN"}
+    done = run_view("dag", "run", [{**tis[1], "state": "success"}], {"g.prepare": _plan_view(names[:2])}, {})
+    assert [t["status"] for t in done["groups"][0]["tables"] if t["task_id"] == "g.p1"] == ["FINISHED"] * 2

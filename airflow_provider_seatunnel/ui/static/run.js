@@ -3,8 +3,8 @@
 // (sources, transform chains, sinks, parallelism), why the job split, slots, states, counts, links.
 // Refreshes every 5 s while a pipeline has not finished. Many pipelines stay readable: collapsed
 // cards, a state summary that filters, and a search over task ids, plugins, datasets and states.
-// Each group's tables (rows read and written per table) are a table sorted failed first; a click on
-// a column heading sorts by it (again: the other way); the search filters them too.
+// A group with a pipeline of several tables lists its tables (rows read and written per table) sorted
+// failed first; a click on a column heading sorts by it (again: the other way); the search filters them too.
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -111,7 +111,7 @@ function compareTables(a, b) {
 
 function tablesSection(g, query) {
   const all = g.tables || [];
-  if (all.length < 2) return null;
+  if (all.length <= g.pipelines.length) return null;  // one table per pipeline: the pipelines say it all
   const words = query ? query.toLowerCase().split(/\s+/) : [];
   const rows = all.filter((t) => words.every((w) => `${t.table} ${t.status} ${t.task_id}`.toLowerCase().includes(w)));
   rows.sort(compareTables);  // stable: ties keep the server's order
