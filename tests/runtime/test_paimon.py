@@ -209,3 +209,24 @@ def test_the_private_pypaimon_hooks_still_hold(tmp_path):
     assert [s.commit_user for s in t.snapshot_manager().list_snapshots()] == ["me", "me"]
     builder = t.new_read_builder()
     assert builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist() == [{"id": 2, "v": "b"}]
+
+
+def test_primary_key_placeholder_gives_each_table_its_own_key(spark, plan_of, tmp_path):
+    """``paimon.table.primary-keys = "${primary_key}"`` over two tables: each is created keyed on its own
+    primary key (as the source declares it), so a second run upserts instead of adding rows."""
+    wh = tmp_path / "wh"
+    source = ('FakeSource { plugin_output = "f", parallelism = 1, tables_configs = ['
+              '{ schema = { table = "shop.a", fields { id = bigint, v = string }, '
+              'primaryKey { name = "pk_a", columnNames = [id] } }, rows = [{ kind = INSERT, fields = [1, "x"] }] }, '
+              '{ schema = { table = "shop.b", fields { k = string, n = bigint }, '
+              'primaryKey { name = "pk_b", columnNames = [k] } }, rows = [{ kind = INSERT, fields = ["p", 2] }] }] }')
+    sink = (f'Paimon {{ plugin_input = "f", warehouse = "{wh}", database = "${{database_name}}", '
+            'table = "${table_name}", paimon.table.primary-keys = "${primary_key}" }')
+    for run_id in ("k1", "k2"):
+        run(spark, plan_of, job(source, sink), run_id)
+    catalog = pypaimon.CatalogFactory.create({"warehouse": f"file://{wh}"})
+    for name, key in (("shop.a", ["id"]), ("shop.b", ["k"])):
+        found = catalog.get_table(name)
+        builder = found.new_read_builder()
+        assert found.primary_keys == key
+        assert len(builder.new_read().to_arrow(builder.new_scan().plan().splits())) == 1  # upserted, not added

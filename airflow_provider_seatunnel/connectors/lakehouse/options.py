@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Self
 
 from ...spi import SINK
 from ...spi.options import OptionError, key_field_problems
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
+from ...spi.schema import TableKeys
 
 if TYPE_CHECKING:
     from ...spi.options import JobConfig, PluginConfig, Problem
@@ -73,6 +74,14 @@ class SinkKeys:
     partition_keys: tuple[str, ...] = ()
     schema_save_mode: str = "CREATE_SCHEMA_WHEN_NOT_EXIST"
     data_save_mode: str = "APPEND_DATA"
+
+    def for_table(self, table: str, columns: list[str] | None, keys: TableKeys | None) -> Self:
+        """These options for the upstream table ``table``: primary keys of one item ``${primary_key}``
+        (``${unique_key}``, ``${field_names}``) become that table's columns (``keys``: its catalog keys)."""
+        from ..files.placeholders import table_config
+
+        expanded = tuple(table_config({"keys": list(self.primary_keys)}, table, columns, keys)["keys"])
+        return self if expanded == self.primary_keys else replace(self, primary_keys=expanded)
 
 
 def column_names(o: ParsedOptions, key: str) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
+from ...spi.schema import table_keys
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.fencing import allocate, commit_lock, newest_token
 from ..files.placeholders import expand_table_placeholders
@@ -201,7 +202,8 @@ class PaimonCommitLog:
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
     """The save modes that refuse, recreate or create the target, then the rows written as data files
     by the executors; their commit messages are the staging (kept in the driver: ``cached``)."""
-    opts = options_of(vertex)
+    # the table is created here with its keys (${primary_key}: this table's); the commit needs none
+    opts = options_of(vertex).for_table(commit.table, data_columns(df), table_keys(vertex, commit.table, df))
     entry = entry_of(ctx, vertex, opts, commit.table, data_columns(df))
     existing = get_table(open_catalog(entry["catalog"]), entry["identifier"])
     entry["scope_started"] = bool(existing is not None and commits_of(existing, entry["user"],
