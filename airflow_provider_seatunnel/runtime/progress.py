@@ -149,17 +149,18 @@ class Progress:
                 log.debug("progress report failed: %s", e)
 
     @staticmethod
-    def _rows(counters: list[Any]) -> int | None:
-        values = [c.live() for c in counters]
-        return None if any(v is None for v in values) else sum(values)
+    def _live(by_label: Mapping[str, list[Any]]) -> dict[str, list[tuple[str, int | None]]]:
+        """Each counter's rows so far (asked once per line), with its table, by label."""
+        return {label: [(c.table, c.live()) for c in cs] for label, cs in by_label.items()}
 
     def report(self) -> str:
-        """Say one progress line (and return it)."""
+        """Say one progress line (and return it), and the per-table line of a pipeline of several tables."""
         if not self.connect:
             _tracker_stages(self.ctx.spark, self.stages, self._before)
         now = time.monotonic()
-        read = {label: self._rows(cs) for label, cs in self.sources.items()}
-        written = {label: self._rows(cs) for label, cs in self.sinks.items()}
+        sources, sinks = self._live(self.sources), self._live(self.sinks)
+        read = {label: _total(n for _, n in counts) for label, counts in sources.items()}
+        written = {label: _total(n for _, n in counts) for label, counts in sinks.items()}
         total_read = _total(read.values())
         total_written = _total(written.values()) if written else 0
         span = max(now - self._t0, 1e-6)
@@ -168,25 +169,21 @@ class Progress:
                 f"Spark: {self.stages.text()}")
         self.lines += 1
         self.say(line)
-        tables = self._table_rows()
+        table_read = rows_per_table(n for counts in sources.values() for n in counts)
+        table_written = rows_per_table(n for counts in sinks.values() for n in counts)
+        tables = {t: (table_read.get(t), table_written.get(t)) for t in dict.fromkeys([*table_read, *table_written])}
         if len(tables) > 1:
             self.say(table_line(tables, self._last_tables))
             self._last_tables = tables
         return line
 
-    def _table_rows(self) -> dict[str, tuple[int | None, int | None]]:
-        """Rows read and written so far per table (summed over sources and over sinks; None: unknown)."""
-        read = live_rows_per_table(c for cs in self.sources.values() for c in cs)
-        written = live_rows_per_table(c for cs in self.sinks.values() for c in cs)
-        return {t: (read.get(t), written.get(t)) for t in dict.fromkeys([*read, *written])}
 
-
-def live_rows_per_table(counters: Iterable[Any]) -> dict[str, int | None]:
-    """The rows counted so far per table (:meth:`.counting.Counter.live`, summed; None: unknown yet)."""
+def rows_per_table(counts: Iterable[tuple[str, int | None]]) -> dict[str, int | None]:
+    """``(table, rows so far)`` pairs summed per table (None: a count not known yet)."""
     out: dict[str, int | None] = {}
-    for c in counters:
-        rows, before = c.live(), out.get(c.table, 0)
-        out[c.table] = None if rows is None or before is None else before + rows
+    for table, rows in counts:
+        before = out.get(table, 0)
+        out[table] = None if rows is None or before is None else before + rows
     return out
 
 

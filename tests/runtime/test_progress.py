@@ -64,3 +64,20 @@ def test_the_interval_is_checked_at_compile_time(plan_of):
         plan_of('env { progress.interval = "soon" }\n'
                 'source { FakeSource { plugin_output = "t", schema = { fields { a = int } } } }\n'
                 'sink { Console { plugin_input = "t" } }')
+
+
+def test_a_pipeline_of_several_tables_adds_a_line_per_table(spark, plan_of):
+    plan = plan_of('source { FakeSource { plugin_output = "t", schema = { fields { a = int } } } }\n'
+                   'sink { Console { plugin_input = "t" } }')
+    ctx = RunContext(spark, plan, plan.pipelines[0], "r")
+    one, c1 = count_rows(spark.range(1_200).toDF("a"), "read:source_0:db.one")
+    two, c2 = count_rows(spark.range(34).toDF("a"), "read:source_0:db.two")
+    said: list[str] = []
+    progress = Progress(ctx, said.append, 3600, {"source[0] FakeSource": [c1, c2]})
+    one.write.format("noop").mode("overwrite").save()
+    progress.report()
+    assert said[-1] == "progress per table: 0 of 2 tables have rows written; db.one read 1,200 wrote n/a, " \
+                       "db.two read 0 wrote n/a"
+    two.write.format("noop").mode("overwrite").save()
+    progress.report()  # the table that moved comes first
+    assert said[-1].endswith("; db.two read 34 wrote n/a, db.one read 1,200 wrote n/a") and len(said) == 4

@@ -10,7 +10,7 @@ from airflow_provider_seatunnel.plan import compile_job
 from airflow_provider_seatunnel.runtime.context import now
 from airflow_provider_seatunnel.runtime.counting import Counter
 from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics, table_counts
-from airflow_provider_seatunnel.runtime.progress import live_rows_per_table, table_line
+from airflow_provider_seatunnel.runtime.progress import rows_per_table, table_line
 from airflow_provider_seatunnel.runtime.summary import job_metrics, render_summary
 from airflow_provider_seatunnel.spi.errors import PipelineError
 from airflow_provider_seatunnel.ui.view import run_view
@@ -78,24 +78,10 @@ def test_the_job_lists_every_table_failed_first_and_the_summary_shows_them():
     assert "Tables" not in render_summary(single) and len(single["tables"]) == 1
 
 
-class _Live:
-    def __init__(self, name: str, rows: int | None):
-        self.counter = Counter(None, None, -1, name=name)
-        self.rows = rows
-
-    @property
-    def table(self) -> str:
-        return self.counter.table
-
-    def live(self) -> int | None:
-        return self.rows
-
-
 def test_counters_know_their_table_and_live_rows_sum_per_table():
     assert Counter(None, None, -1, name="read:source_0:db.s.t:x").table == "db.s.t:x"
     assert Counter(None, None, -1, name="progress-test").table == "progress-test"
-    rows = live_rows_per_table([_Live("read:a:t1", 2), _Live("read:b:t1", 3), _Live("read:a:t2", None)])
-    assert rows == {"t1": 5, "t2": None}
+    assert rows_per_table([("t1", 2), ("t1", 3), ("t2", None), ("t2", 4)]) == {"t1": 5, "t2": None}
 
 
 def test_the_progress_line_per_table_puts_the_tables_that_moved_first_and_stays_short():
