@@ -822,3 +822,24 @@ source { LocalFile { plugin_output = "t", path = "/in", file_format_type = "json
                      schema = { fields { a = int } } } }
 sink { Console { } }""")
     assert "unknown archive_compress_codec 'rar'" in "\n".join(messages(error))
+
+
+def test_key_placeholders_in_a_path_as_seatunnel_writes_them(run_job, tmp_path):
+    """Zeta 2.3.8 ran this job (docs/parity.md): ``orders_id_email/`` for the table with a primary and a unique
+    key, ``items_${primary_key}_${unique_key}/`` for the one without (the text stays as written)."""
+    job = f"""
+        env {{ parallelism = 1 }}
+        source {{ FakeSource {{ plugin_output = "t", tables_configs = [
+          {{ schema = {{ table = "db1.orders", fields {{ id = bigint, email = string }},
+                       primaryKey {{ name = "pk", columnNames = [id] }},
+                       constraintKeys = [{{ constraintName = "uk", constraintType = UNIQUE_KEY,
+                                           constraintColumns = [{{ columnName = email, sortType = ASC }}] }}] }},
+            row.num = 2 }},
+          {{ schema = {{ table = "db1.items", fields {{ k = bigint }} }}, row.num = 3 }}] }} }}
+        sink {{ LocalFile {{ plugin_input = "t", path = "{tmp_path}/out/${{table_name}}_${{primary_key}}_${{unique_key}}",
+                            file_format_type = "json" }} }}
+    """
+    run_job(job, run_id="keys-1")
+    run_job(job, run_id="keys-1")  # a retry of the committed run finds its commits under the same directories
+    found = {f.parent.name: len(f.read_text().splitlines()) for f in (tmp_path / "out").rglob("*.json")}
+    assert found == {"orders_id_email": 2, "items_${primary_key}_${unique_key}": 3}

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup, option
-from ...spi.schema import TableKeys
+from ...spi.schema import TableKeys, table_keys
 
 #: the directory name of a partition whose value is null (Hive's)
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -87,6 +87,13 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
                 v = expanded.split(",") if expanded != v[0].strip() else v
         out[k] = v
     return out
+
+
+def sink_table_config(vertex: Any, table_key: str, field_names: list[str] | None = None) -> dict:
+    """A file sink's options for one table (:func:`table_config`) with the keys the plan carries to the
+    sink: the same keys at the write, the commit and a restore, so a path naming ``${primary_key}``
+    is one directory throughout (keys a source reads only at run time are not known here)."""
+    return table_config(vertex.config, table_key, field_names, table_keys(vertex, table_key))
 
 
 #: what is left of a template or a placeholder in a path: Jinja's ``{{ }}``/``{% %}``, ``${...}``

@@ -34,7 +34,14 @@ from .options import (
     safe,
 )
 from .optionspec import FILE_SPEC
-from .placeholders import TABLE_PLACEHOLDER, file_base_name, partition_dir, table_config, unescape_partition
+from .placeholders import (
+    TABLE_PLACEHOLDER,
+    file_base_name,
+    partition_dir,
+    sink_table_config,
+    table_config,
+    unescape_partition,
+)
 from .s3options import S3, Dialect, S3Settings, config_error, log
 from .sinkoptions import DROP_AT_COMMIT, drops_at_commit, save_modes, sink_options
 from .store import Store
@@ -165,7 +172,7 @@ class StoreCommitLog:
         if s.traits.verify_conditional_writes:
             bucket.verify_conditional_writes(s.key(COMMITS_DIR))  # type: ignore[attr-defined]  # S3 API stores
         if commits.read_record(bucket, s.prefix, keys["fence"]) is None:
-            _save_mode_once(bucket, s, table_config(self.vertex.config, commit.table), keys["savemode"],
+            _save_mode_once(bucket, s, sink_table_config(self.vertex, commit.table), keys["savemode"],
                             str(self.ctx.save_mode_run_id), self.vertex.ref)
         status, token = commits.take_token(bucket, keys)  # "recovered": a killed attempt's commit rolled forward
         if status:
@@ -181,7 +188,7 @@ class StoreCommitLog:
 def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId, dialect: Dialect) -> tuple[Store, S3Settings,
                                                                                           dict[str, str]]:
     """The store of the table ``commit`` writes, its settings, and the keys of its slot there."""
-    s = dialect.settings(table_config(vertex.config, commit.table))
+    s = dialect.settings(sink_table_config(vertex, commit.table))
     keys = commits.slot_keys(s, str(commit.run_id), str(commit.pipeline), commit.sink, commit.table,
                              str(ctx.save_mode_run_id))
     return dialect.open(s), s, keys
@@ -215,7 +222,7 @@ class StoreSinkVerbs:
         """One Spark write of the table's rows into the staging prefix of ``token``; the staged objects
         (with their sizes) are the parts, their (staged, final) keys the ``moves`` of the detail."""
         table = commit.table
-        config = table_config(vertex.config, table, data_columns(df))
+        config = sink_table_config(vertex, table, data_columns(df))
         opts = sink_options(config)
         bucket, s, keys = slot_of(ctx, vertex, commit, self.dialect)
         self.dialect.reach(ctx.spark, s)

@@ -52,6 +52,7 @@ from ..files.placeholders import (
     TABLE_PLACEHOLDER,
     file_base_name,
     partition_dir,
+    sink_table_config,
     table_config,
     unescape_partition,
 )
@@ -244,7 +245,7 @@ class LocalCommitLog:
 
     def take_token(self, commit: CommitId) -> tuple[int, bool]:
         ctx, vertex = self.ctx, self.vertex
-        config = table_config(vertex.config, commit.table)
+        config = sink_table_config(vertex, commit.table)
         target, slot = slot_of(ctx, vertex, commit)
         if not os.path.exists(slot["marker"]):
             _save_mode_once(ctx, vertex, config, commit.table, slot)
@@ -263,7 +264,7 @@ class LocalCommitLog:
 
 def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId) -> tuple[str, dict[str, str]]:
     """The target directory of the table ``commit`` writes and its slot there."""
-    config = table_config(vertex.config, commit.table)
+    config = sink_table_config(vertex, commit.table)
     target = target_path(config)
     return target, _slot(ctx, vertex, commit.table, target, config)
 
@@ -274,7 +275,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     directory of ``token``; the staged files (with their sizes) are the parts, their (staged, final)
     paths the ``moves`` of the detail."""
     table = commit.table
-    config = table_config(vertex.config, table, data_columns(df))
+    config = sink_table_config(vertex, table, data_columns(df))
     opts = sink_options(config)
     target, slot = slot_of(ctx, vertex, commit)
     if not opts["transactional"]:
