@@ -189,6 +189,16 @@ class PyConnection:
             _guarded(self.raw.autocommit, on)
         self._autocommit = on
 
+    def getAutoCommit(self) -> bool:
+        return self._autocommit
+
+    def isValid(self, _timeout: int) -> bool:
+        try:
+            self.run("SELECT 1")
+            return True
+        except StatementError:
+            return False
+
     def commit(self) -> None:
         _guarded(self.raw.commit)
 
