@@ -45,7 +45,7 @@ def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> 
     keys = resolve_keys(target.primary_keys, [f.name for f in fields])
     columns = []
     for f in fields:
-        sql_type = dialect.sql_type(f.dataType, key=f.name in keys)
+        sql_type = dialect.field_type(f, key=f.name in keys)
         if sql_type is None:
             raise config_error(f"cannot create {target.label}: the {dialect.name} dialect has no column type for "
                                f"the field {f.name} ({f.dataType.simpleString()})")
@@ -65,6 +65,8 @@ def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[
     if dialect.family == "mysql" and target.database:
         execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
     execute(connection, statement)
+    for after in dialect.after_create:
+        execute(connection, after.format(table=target.ident))
     return f"created {target.label}"
 
 
