@@ -2,12 +2,14 @@
 catalog keys (the primary key and the other indexes, as SeaTunnel's Jdbc catalog reads them).
 
 Batched: with the job's memo of the connection's pool (:attr:`..sqlclient.pool.Pool.memo`), the keys of
-every table of a schema are read at once, one ``getPrimaryKeys`` and one ``getIndexInfo`` of the
-driver's catalog without a table name, and kept for the job: a ``table_list`` of a hundred tables of
-one schema asks twice, not two hundred times. The same driver calls give the same rows, so the
-answer is the one a per-table call gives. A driver that refuses a call without a table name (MySQL's
-Connector/J), an unqualified PostgreSQL table (looked up in every schema), or no memo: the table is
-asked on its own, as before.
+every table of a schema are read at once and kept for the job: the primary keys by one
+``getPrimaryKeys`` of the driver's catalog without a table name, the indexes (on PostgreSQL) by one
+query over ``pg_catalog`` giving the rows pgJDBC's ``getIndexInfo`` gives per table. A ``table_list``
+of a hundred tables of one PostgreSQL schema asks twice, not three hundred times. Elsewhere the
+indexes are asked per table (drivers' ``getIndexInfo`` needs a table name: some refuse, some answer
+nothing). A driver that refuses ``getPrimaryKeys`` without a table name (MySQL's Connector/J, the
+Python drivers' catalog), an unqualified PostgreSQL table looked up in every schema, or no memo: the
+table is asked on its own, as before.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ class Keys:
         return TableKeys(primary, constraints)
 
 
-def _read_primary(result: Any, into: dict[str, Keys]) -> None:
+def _read_primary(result: Any, into: dict[str, Keys], table: str | None) -> None:
+    """The rows of a ``getPrimaryKeys`` result set (closes it), by their table (``table`` when one was asked)."""
     try:
         while result.next():
-            keys = into.setdefault(result.getString("TABLE_NAME"), Keys())
+            keys = into.setdefault(table if table is not None else result.getString("TABLE_NAME"), Keys())
             keys.primary[result.getInt("KEY_SEQ")] = result.getString("COLUMN_NAME")
             keys.primary_name = result.getString("PK_NAME")
     finally:
@@ -60,12 +63,12 @@ def _read_primary(result: Any, into: dict[str, Keys]) -> None:
 IndexRow = tuple[str, str | None, bool, int, str | None, str | None]
 
 
-def _index_rows(result: Any) -> list[IndexRow]:
-    """The rows of a ``getIndexInfo`` result set (closes it)."""
+def _index_rows(result: Any, table: str) -> list[IndexRow]:
+    """The rows of one table's ``getIndexInfo`` result set (closes it)."""
     try:
         rows = []
         while result.next():
-            rows.append((result.getString("TABLE_NAME"), result.getString("INDEX_NAME"),
+            rows.append((table, result.getString("INDEX_NAME"),
                          not result.getBoolean("NON_UNIQUE"), result.getInt("ORDINAL_POSITION"),
                          result.getString("COLUMN_NAME"), result.getString("ASC_OR_DESC")))
         return rows
@@ -108,35 +111,45 @@ SCHEMA_INDEXES = {"postgresql": _pg_schema_indexes}
 
 
 def _listed(connection: Any, dialect: Dialect, catalog: str | None, schema: str | None, table: str | None,
-            indexes: bool) -> dict[str, Keys]:
-    """The keys the catalog lists for ``table`` (None: every table of the schema), by table name."""
+            indexes: bool) -> tuple[dict[str, Keys], bool]:
+    """The keys the catalog lists for ``table`` (None: every table of the schema), by table name, and
+    whether the indexes are in: for a whole schema only where :data:`SCHEMA_INDEXES` has a query (the
+    drivers' ``getIndexInfo`` needs a table: some refuse, some answer with nothing)."""
     meta = connection.getMetaData()
     found: dict[str, Keys] = {}
-    _read_primary(meta.getPrimaryKeys(catalog, schema, table), found)
-    if indexes:
-        batched = SCHEMA_INDEXES.get(dialect.family) if table is None else None
-        if batched is not None and schema is not None:
-            _add_indexes(batched(connection, schema), found)
-        else:
-            _add_indexes(_index_rows(meta.getIndexInfo(catalog, schema, table, False, False)), found)
-    return found
+    _read_primary(meta.getPrimaryKeys(catalog, schema, table), found, table)
+    if not indexes:
+        return found, False
+    if table is not None:
+        _add_indexes(_index_rows(meta.getIndexInfo(catalog, schema, table, False, False), table), found)
+        return found, True
+    batched = SCHEMA_INDEXES.get(dialect.family)
+    if batched is None or schema is None:
+        return found, False
+    _add_indexes(batched(connection, schema), found)
+    return found, True
 
 
 def _keys_at(connection: Any, dialect: Dialect, catalog: str | None, schema: str | None, table: str,
              indexes: bool, memo: MutableMapping[Any, Any] | None) -> Keys:
-    """One table's keys: from its schema's listing in ``memo`` (made on first use), else its own call."""
+    """One table's keys: from its schema's listing in ``memo`` (made on first use; the indexes asked
+    per table where the listing has none), else its own calls."""
     if memo is not None and (schema is not None or catalog is not None):
         slot = ("catalog keys", catalog, schema)
-        listing = memo.get(slot)
-        if listing is None:
+        if slot not in memo:
             try:
-                listing = _listed(connection, dialect, catalog, schema, None, True)
+                memo[slot] = _listed(connection, dialect, catalog, schema, None, True)
             except access_errors():
-                listing = False  # the driver wants a table name: ask per table
-            memo[slot] = listing
-        if listing is not False and listing is not None:
-            return listing.get(table) or Keys()
-    return _listed(connection, dialect, catalog, schema, table, indexes).get(table) or Keys()
+                memo[slot] = None  # the driver wants a table name: ask per table
+        listing: tuple[dict[str, Keys], bool] | None = memo[slot]
+        if listing is not None:
+            keys = listing[0].get(table) or Keys()
+            if indexes and not listing[1]:
+                rows = _index_rows(connection.getMetaData().getIndexInfo(catalog, schema, table, False, False), table)
+                keys = Keys(dict(keys.primary), keys.primary_name)
+                _add_indexes(rows, {table: keys})
+            return keys
+    return _listed(connection, dialect, catalog, schema, table, indexes)[0].get(table) or Keys()
 
 
 def _schemas(connection: Any, schema: str | None, dialect: Dialect) -> list[str | None]:

@@ -44,7 +44,7 @@ from .commit import (
     take_token,
 )
 from .options import sink_options
-from .savemodes import create_database, save_mode_once
+from .savemodes import container_ready, create_database, save_mode_once
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -178,7 +178,8 @@ class JdbcCommitLog:
 
     def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
         memo = pool_of(self.ctx.spark, target.conn).memo  # the job's facts about this database
-        ready = ("bookkeeping", target.home, sink_options(config)["schema_save_mode"] in _CREATING)
+        ready = container_ready(target) if sink_options(config)["schema_save_mode"] in _CREATING \
+            else ("bookkeeping", target.home, False)
         with connect(self.ctx.spark, target.conn) as connection:
             if ready not in memo:  # once per job and schema, not per table
                 _create_container(connection, target, config)
