@@ -108,18 +108,6 @@ def test_a_pool_is_bounded_and_thread_safe():
     assert sorted(map(id, closed)) == sorted(map(id, opened))
 
 
-def test_a_run_closes_its_pools(run_job, spark, db):
-    db.sql("CREATE TABLE IF NOT EXISTS pooled_src (id int PRIMARY KEY, name varchar(10));"
-           "INSERT INTO pooled_src VALUES (1, 'a'), (2, 'b') ON CONFLICT DO NOTHING")
-    run_job(f"""
-        env {{ job.mode = "BATCH" }}
-        source {{ Jdbc {{ {conn_options(db)}, table_path = "public.pooled_src" }} }}
-        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "pooled_dst", primary_keys = ["id"] }} }}
-    """, run_id="pooled-1")
-    assert db.sql("SELECT * FROM pooled_dst ORDER BY 1") == [["1", "a"], ["2", "b"]]
-    assert pools_of(spark) == []
-
-
 # ------------------------------------------------------------------------------------------------
 # catalog keys, once per schema
 # ------------------------------------------------------------------------------------------------
@@ -252,7 +240,8 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
 # created types
 # ------------------------------------------------------------------------------------------------
 
-def test_created_tables_keep_the_source_lengths_and_replica_identity_full(run_job, db):
+def test_created_tables_keep_the_source_lengths_and_replica_identity_full_and_the_run_closes_its_pools(
+        run_job, spark, db):
     db.sql("CREATE TABLE typed_src (id int PRIMARY KEY, name varchar(40), code char(3), note text, "
            "amount numeric(12,2)); INSERT INTO typed_src VALUES (1, 'ann', 'abc', 'x', 1.25)")
     run_job(f"""
@@ -266,3 +255,4 @@ def test_created_tables_keep_the_source_lengths_and_replica_identity_full(run_jo
                      ["note", "text", None], ["amount", "numeric", None]]
     assert db.sql("SELECT relreplident FROM pg_class WHERE relname = 'typed_dst'") == [["f"]]  # FULL
     assert db.sql("SELECT id, name, code, note, amount FROM typed_dst") == [["1", "ann", "abc", "x", "1.25"]]
+    assert pools_of(spark) == []  # the run closed the pools it used
