@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
     from airflow_provider_seatunnel.runtime.session import get_session, session_settings
     from airflow_provider_seatunnel.spi.errors import RuntimeConfigError, error_from
+    from airflow_provider_seatunnel.spi.sessions import end_run
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if spark is not None:
+            end_run(spark)  # a streaming run's connection pools (a BATCH run closed its own)
             jvm = spark.sparkContext._jvm
             spark.stop()
             _close_filesystems(jvm)

@@ -16,6 +16,7 @@ from typing import Any
 from ..plan.model import PlanVertex
 from ..spi import AcknowledgesRead
 from ..spi.errors import PipelineError
+from ..spi.sessions import end_run
 from . import faults, twophase
 from .context import RunContext, now
 from .counting import count_rows, rows_per_table
@@ -46,6 +47,7 @@ def run_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None)
     finally:
         progress.stop()
         w.unpersist()
+        end_run(ctx.spark)  # job-wide resources of the connectors (connection pools)
     try:
         ctx.fault_point("pipeline.committed")
     except PipelineError as e:

@@ -8,6 +8,8 @@ start."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 
@@ -22,3 +24,25 @@ def session_key(spark: Any) -> str:
     if is_connect(spark):
         return f"connect:{spark.session_id}"
     return f"app:{spark.sparkContext.applicationId}:{id(spark)}"
+
+
+#: what connectors close when a pipeline run ends (:func:`at_run_end`), each called with the session
+_RUN_END: list[Callable[[Any], Any]] = []
+
+
+def at_run_end(closer: Callable[[Any], Any]) -> None:
+    """Have ``closer(spark)`` called when a pipeline run on ``spark`` ends (a connector's job-wide
+    resources, such as its connection pools); registering it twice calls it once."""
+    if closer not in _RUN_END:
+        _RUN_END.append(closer)
+
+
+def end_run(spark: Any) -> None:
+    """The engine's call when a pipeline run ends, whatever its outcome: every :func:`at_run_end` closer;
+    a closer's failure is logged, never raised (the run's outcome stands)."""
+    for closer in list(_RUN_END):
+        try:
+            closer(spark)
+        except Exception as e:
+            logging.getLogger("seatunnel.runtime").warning("closing %s at the end of the run failed: %s",
+                                                           getattr(closer, "__qualname__", closer), e)

@@ -139,6 +139,34 @@ def test_table_list_reads_tables_of_several_databases(plan_of, spark, my):
     assert rows(data["other.people"]) == [(1, "x")] and rows(data["seatunnel_test.numbers"]) == [(1,)]
 
 
+@pytest.mark.parametrize("driver", sorted({DRIVER, "org.mariadb.jdbc.Driver"}))
+def test_catalog_keys_read_once_per_database_are_the_keys_read_per_table(spark, my, driver):
+    """A ``table_list``'s keys from one catalog listing per database (where the driver lists a whole
+    database) equal the per-table ones (MySQL Connector/J wants a table name: it is asked per table)."""
+    from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
+    from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver
+    from airflow_provider_seatunnel.connectors.sqlclient.databases import dialect_of
+    from airflow_provider_seatunnel.connectors.sqlclient.pool import close_pools
+
+    my.sql("CREATE TABLE IF NOT EXISTS keyed (a INT, b VARCHAR(10), c INT, PRIMARY KEY (b, a), UNIQUE KEY c_u (c), "
+           "KEY c_b (c DESC, b))")
+    url = my.url if driver.startswith("com.mysql") else my.url.replace("jdbc:mysql:", "jdbc:mariadb:")
+    conn = Conn(url, driver, my.user, my.password)
+    ensure_driver(spark, conn)
+    paths = [["keyed"], ["numbers"], ["nokey"], ["other", "people"], ["seatunnel_test", "typed"]]
+    dialect = dialect_of(url)
+    memo: dict = {}
+    with connect(spark, conn) as connection:
+        each = [(catalog_keys(connection, p, dialect), primary_key(connection, p, dialect)) for p in paths]
+        once = [(catalog_keys(connection, p, dialect, memo), primary_key(connection, p, dialect, memo)) for p in paths]
+    close_pools(spark)
+    assert once == each
+    assert each[0][0].primary_key == ("PRIMARY", ("b", "a")) and each[0][1] is None and each[1][1] == "id"
+    assert [(k.name, [c for c, _ in k.columns]) for k in each[0][0].constraint_keys] == [
+        ("c_b", ["c", "b"]), ("c_u", ["c"])]
+    assert sorted(k[1] for k in memo) == ["other", "seatunnel_test"]  # one listing (or refusal) per database
+
+
 def test_mariadb_connector_j_reads_and_writes(plan_of, spark, run_job, my):
     """Debian's MariaDB Connector/J, under its own URL scheme, for a source and a sink."""
     url = my.url.replace("jdbc:mysql:", "jdbc:mariadb:")

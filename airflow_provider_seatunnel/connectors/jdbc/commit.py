@@ -1,30 +1,33 @@
-"""The Jdbc sink's commit: one database transaction per table that moves the staged rows into the
-target and records the commit in the commit log, keyed by run id, pipeline, sink and table.
+"""The Jdbc sink's commit: one database transaction per database (URL and login) that moves the staged
+rows of all its tables into their targets and records each table's commit in the commit log, keyed by
+run id, pipeline, sink and table (one commit-log row per table).
 
 ``seatunnel_commits`` (the commit log), ``seatunnel_fences`` (the attempt tokens) and
 ``seatunnel_savemodes`` (the save-mode markers) live next to the target and are created when
 missing. Before it stages, an attempt takes its token (:func:`take_token`: the key's row
-incremented in its own transaction); its staging table is named by it. The commit transaction:
+incremented in its own transaction); its staging table is named by it. The commit transaction, per
+table under its own savepoint (:func:`publish_tables`):
 
 1. claims the key's fence row *if it still holds the attempt's token* (an UPDATE that locks the
    row until COMMIT: a newer attempt taking a token waits for this commit, then finds it);
-   0 rows: a newer attempt exists, so roll back, drop the own staging, raise
-   :class:`~...spi.fencing.Superseded`;
+   0 rows: a newer attempt exists, so the table's savepoint is rolled back and it answers
+   SUPERSEDED (the engine drops its staging and raises :class:`~...spi.fencing.Superseded`);
 2. if the log holds the key, nothing more (an earlier attempt committed);
-3. checks the staging table holds the rows the attempt wrote (else
+3. checks the staging table holds the rows the attempt wrote (else MISMATCH:
    :class:`~...spi.fencing.StagingMismatch`);
 4. ``DROP_DATA``: the run's first commit into the target deletes its rows (a marker row in
    ``seatunnel_savemodes``, inserted under a savepoint, makes it once per run and sink);
-5. the move statements, the log row (with the rows moved), COMMIT; then the staging is dropped.
+5. the move statements, the log row (with the rows moved);
 
-A kill anywhere before the database commit rolls everything back; a retry after it finds the log
-row.
+then one COMMIT for every table of the database; then the stagings are dropped. A kill anywhere
+before the database commit rolls every table of the transaction back; a retry after it finds each
+table's log row.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -149,33 +152,84 @@ def entry_of(staged: Staged) -> dict[str, Any]:
 
 
 def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
-    """One table's transaction: if the attempt's token is still the newest and the commit log has
-    no row, move the staged rows into the target and record the commit; the staging is dropped
-    unless the attempt was overtaken or its staging lost rows (the engine discards it then)."""
-    entry = entry_of(staged)
-    config, target = target_of(vertex.config, staged.commit.table, entry["columns"],
-                               TableKeys.from_json(entry.get("keys")))
-    conn = target.conn
+    """One table's transaction (:func:`publish_tables` of one table)."""
+    return publish_tables(ctx, vertex, [staged])[0]
+
+
+def publish_tables(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]:
+    """The tables' commits, one database transaction per database (URL and login) for all its tables,
+    taken in the order of their names (concurrent clones lock fence rows in the same order); the
+    answers in the order of ``staged``. Per table, under its own savepoint: if the attempt's token is
+    still the newest and the commit log has no row, the staged rows move into the target and the
+    commit is recorded; otherwise the savepoint is rolled back and the table answers SUPERSEDED,
+    ALREADY or MISMATCH, the other tables of the transaction going on. One COMMIT then makes every
+    moved table and its commit-log row visible together; a failure (or a kill) before it leaves all of
+    them as they were. The stagings are dropped afterwards, unless an attempt was overtaken or its
+    staging lost rows (the engine discards it then)."""
+    groups: dict[tuple, list[tuple[int, dict, Target, dict[str, Any]]]] = {}
+    for i, one in enumerate(staged):
+        entry = entry_of(one)
+        config, target = target_of(vertex.config, one.commit.table, entry["columns"],
+                                   TableKeys.from_json(entry.get("keys")))
+        conn = target.conn
+        groups.setdefault((conn.url, conn.user, tuple(sorted(conn.connection_properties().items()))), []).append(
+            (i, config, target, entry))
+    answers: dict[int, Published] = {}
+    for members in groups.values():
+        members.sort(key=lambda m: (m[2].label, m[3]["commit_id"]))
+        answers.update(_publish_group(ctx, vertex, members))
+    return [answers[i] for i in range(len(staged))]
+
+
+def _publish_group(ctx: RunContext, vertex: Vertex,
+                   members: list[tuple[int, dict, Target, dict[str, Any]]]) -> dict[int, Published]:
+    """One transaction over the tables of one database (see :func:`publish_tables`)."""
+    conn = members[0][2].conn
+    label = members[0][2].label if len(members) == 1 else f"{len(members)} tables"
+    out: dict[int, Published] = {}
     try:
         with connect(ctx.spark, conn, autocommit=False) as connection:
             try:
-                if not _claim(connection, target, entry):
-                    connection.rollback()
-                    return Published(Outcome.SUPERSEDED, newest=newest_token(connection, target, entry["commit_id"]))
-                if is_committed(connection, target, entry["commit_id"]):
-                    connection.rollback()
-                    answer = Published(Outcome.ALREADY)
-                else:
-                    answer = _move_and_record(ctx, vertex, connection, target, entry, config)
+                for i, config, target, entry in members:
+                    out[i] = _publish_one(ctx, vertex, connection, target, entry, config)
+                connection.commit()
             except BaseException:
                 rollback_quietly(connection)
                 raise
             connection.setAutoCommit(True)
-            if answer.outcome is not Outcome.MISMATCH:
-                drop_quietly(connection, target.qualified(entry["staging"]))
-            return answer
+            _drop_stagings(connection, [(m[2], m[3]["staging"]) for m in members
+                                        if out[m[0]].outcome is not Outcome.MISMATCH])
     except Exception as e:
-        raise reraise(e, f"cannot commit into {target.label}", conn) from None
+        raise reraise(e, f"cannot commit into {label}", conn) from None
+    return out
+
+
+def _publish_one(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any],
+                 config: Mapping[str, Any]) -> Published:
+    """One table in the open transaction, under a savepoint rolled back unless its rows moved."""
+    savepoint = connection.setSavepoint()
+    if not _claim(connection, target, entry):
+        connection.rollback(savepoint)
+        return Published(Outcome.SUPERSEDED, newest=newest_token(connection, target, entry["commit_id"]))
+    if is_committed(connection, target, entry["commit_id"]):
+        connection.rollback(savepoint)
+        return Published(Outcome.ALREADY)
+    answer = _move_and_record(ctx, vertex, connection, target, entry, config)
+    if answer.outcome is not Outcome.PUBLISHED:
+        connection.rollback(savepoint)
+    return answer
+
+
+def _drop_stagings(connection: Any, stagings: list[tuple[Target, str]]) -> None:
+    """Drop the staging tables (best effort): in one statement where the dialect drops several at once."""
+    if len(stagings) > 1 and stagings[0][0].dialect.family in ("postgresql", "mysql"):
+        try:
+            execute(connection, "DROP TABLE " + ", ".join(t.qualified(name) for t, name in stagings))
+            return
+        except statement_errors():
+            pass  # one is gone already: each on its own
+    for target, name in stagings:
+        drop_quietly(connection, target.qualified(name))
 
 
 def _staged_rows(connection: Any, staging: str) -> int:
@@ -205,11 +259,11 @@ def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Ta
 
 def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any],
                      config: Mapping[str, Any]) -> Published:
-    """In the claimed transaction: the staging checked, DROP_DATA once, the moves, the commit record."""
+    """In the claimed transaction: the staging checked, DROP_DATA once, the moves, the commit record
+    (the caller commits, or rolls the table's savepoint back when it did not publish)."""
     staging = target.qualified(entry["staging"])
     found = _staged_rows(connection, staging)
     if found != int(entry["staged_rows"]):
-        connection.rollback()
         return Published(Outcome.MISMATCH, found=found, where=f"table {entry['staging']}")
     if target.query is None and not target.primary_keys:
         (deletes,), = query(connection, f"SELECT COUNT(*) FROM {staging} s WHERE "
@@ -221,10 +275,8 @@ def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: T
     moved = sum(execute(connection, sql) for sql in move_statements(target, entry, config))
     ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
     if not _record_commit(connection, target, ctx, vertex, entry, moved):
-        connection.rollback()
         log.info("Jdbc %s: a concurrent attempt committed %s first", vertex.ref, target.label)
         return Published(Outcome.ALREADY)
-    connection.commit()
     if dropped is not None:
         log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref, dropped,
                  target.label)

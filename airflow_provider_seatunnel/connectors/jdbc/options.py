@@ -28,7 +28,8 @@ DEVIATIONS = """\
   and clones from repeating them); Zeta runs them once per job before any pipeline.
 * CREATE_SCHEMA_WHEN_NOT_EXIST creates missing PostgreSQL schemas and databases and MySQL databases;
   column types come from Spark's types through the dialect's types (no lengths: strings get the
-  dialect's unbounded string type, a bounded one in a key); create_index = false creates the table
+  dialect's unbounded string type, a bounded one in a key, except that on PostgreSQL a source's
+  varchar(n)/char(n) is kept, as SeaTunnel keeps it); create_index = false creates the table
   without its primary key.
 * The source's dynamic splitter makes ceil(rows / split.size) even splits over the key's range;
   SeaTunnel's sampling and distribution-factor options are accepted and not needed.

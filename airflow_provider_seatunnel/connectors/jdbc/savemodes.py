@@ -23,7 +23,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.rows import HIDDEN
 from ...spi.twophase import digest
-from ..sqlclient.connection import connect, execute, query, rollback_quietly
+from ..sqlclient.connection import connect, execute, pool_of, query, rollback_quietly
 from ..sqlclient.errors import state_of, statement_errors
 from .commit import SAVEMODES_TABLE
 from .options import config_error, sink_options, text
@@ -45,7 +45,7 @@ def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> 
     keys = resolve_keys(target.primary_keys, [f.name for f in fields])
     columns = []
     for f in fields:
-        sql_type = dialect.sql_type(f.dataType, key=f.name in keys)
+        sql_type = dialect.field_type(f, key=f.name in keys)
         if sql_type is None:
             raise config_error(f"cannot create {target.label}: the {dialect.name} dialect has no column type for "
                                f"the field {f.name} ({f.dataType.simpleString()})")
@@ -55,21 +55,30 @@ def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> 
     return f"CREATE TABLE {target.ident} ({', '.join(columns)})"
 
 
-def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any]) -> str:
+def container_ready(target: Target) -> tuple:
+    """The key of the job's memo (:attr:`..sqlclient.pool.Pool.memo`) saying the target's schema or
+    database exists and holds the bookkeeping tables (the commit log made sure of both this run)."""
+    return ("bookkeeping", target.home, True)
+
+
+def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[str, Any],
+                  ready: bool = False) -> str:
     """CREATE TABLE for the target (:func:`create_table_sql`), its schema (PostgreSQL) or database
-    (MySQL) created first when missing."""
+    (MySQL) created first when missing (unless ``ready``: this run made sure of it)."""
     dialect = target.dialect
     statement = create_table_sql(target, schema, config)
-    if dialect.family == "postgresql" and target.schema:
+    if dialect.family == "postgresql" and target.schema and not ready:
         execute(connection, f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}")
-    if dialect.family == "mysql" and target.database:
+    if dialect.family == "mysql" and target.database and not ready:
         execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
     execute(connection, statement)
+    for after in dialect.after_create:
+        execute(connection, after.format(table=target.ident))
     return f"created {target.label}"
 
 
 def _apply_schema_mode(connection: Any, target: Target, config: Mapping[str, Any], schema: Any, mode: str,
-                       done: list[str]) -> bool:
+                       done: list[str], ready: bool = False) -> bool:
     """The schema save mode ``mode`` on the target table; whether the table exists afterwards."""
     assert target.table is not None
     exists = table_exists(connection, target, target.ide(target.table))
@@ -77,10 +86,10 @@ def _apply_schema_mode(connection: Any, target: Target, config: Mapping[str, Any
         if exists:
             execute(connection, f"DROP TABLE {target.ident}")
             done.append(f"dropped {target.label}")
-        done.append(_create_table(connection, target, schema, config))
+        done.append(_create_table(connection, target, schema, config, ready))
         return True
     if mode == "CREATE_SCHEMA_WHEN_NOT_EXIST" and not exists:
-        done.append(_create_table(connection, target, schema, config))
+        done.append(_create_table(connection, target, schema, config, ready))
         return True
     if mode == "ERROR_WHEN_SCHEMA_NOT_EXIST" and not exists:
         raise config_error(f"The sink table not exist: {target.label} "
@@ -88,12 +97,14 @@ def _apply_schema_mode(connection: Any, target: Target, config: Mapping[str, Any
     return exists
 
 
-def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any], schema: Any) -> list[str]:
-    """``schema_save_mode`` then ``data_save_mode`` on the target table; what was done."""
+def apply_save_modes(connection: Any, target: Target, config: Mapping[str, Any], schema: Any,
+                     ready: bool = False) -> list[str]:
+    """``schema_save_mode`` then ``data_save_mode`` on the target table; what was done (``ready``: the
+    target's schema or database is known to exist)."""
     o = sink_options(config)
     schema_mode, data_mode = o["schema_save_mode"], o["data_save_mode"]
     done: list[str] = []
-    exists = _apply_schema_mode(connection, target, config, schema, schema_mode, done)
+    exists = _apply_schema_mode(connection, target, config, schema, schema_mode, done, ready)
     if data_mode == "DROP_DATA" and exists:  # deleted in the commit transaction that adds the new rows
         done.append(f"{DROP_AT_COMMIT} {target.label}")
     elif data_mode == "ERROR_WHEN_DATA_EXISTS" and exists:
@@ -151,7 +162,8 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
                 connection.rollback()
                 return
             raise
-        done = apply_save_modes(connection, target, config, schema)
+        done = apply_save_modes(connection, target, config, schema,
+                                container_ready(target) in pool_of(ctx.spark, target.conn).memo)
         execute(connection, f"UPDATE {marker} SET actions = ? WHERE savemode_id = ?", ("; ".join(done)[:4000], key))
         connection.commit()
         for action in done:

@@ -7,7 +7,8 @@ the two phases over them, per upstream table:
 * ``stage``: the save modes once per run (:mod:`.savemodes`), the columns a source's schema change
   added, then ONE Spark JDBC write (``batch_size`` rows per batch) into the attempt's staging table
   ``st_stage_<table>_<hash of run, pipeline, sink, table>_<token>`` next to the target;
-* ``publish``: one database transaction (:func:`.commit.publish_table`); ``discard``: the staging
+* ``publish_all``: one database transaction per database for all its tables
+  (:func:`.commit.publish_tables`); ``discard``: the staging
   table dropped; a table this run committed already only passes its rows through Spark's ``noop``
   sink (the row counters count them). The write runs at the
 vertex's parallelism: the engine hands the sink its rows in that many partitions, and with
@@ -29,7 +30,7 @@ from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
 from ...spi.schema import table_keys
 from ...spi.twophase import CommitId, Staged
-from ..sqlclient.connection import connect, ensure_driver, execute
+from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
 from ..sqlclient.errors import reraise
 from .commit import (
@@ -39,11 +40,12 @@ from .commit import (
     is_committed,
     newest_token,
     publish_table,
+    publish_tables,
     retire_table,
     take_token,
 )
 from .options import sink_options
-from .savemodes import create_database, save_mode_once
+from .savemodes import container_ready, create_database, save_mode_once
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -176,9 +178,14 @@ class JdbcCommitLog:
             raise reraise(e, f"cannot prepare {target.label} on {target.conn.safe_url}", target.conn) from None
 
     def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
+        memo = pool_of(self.ctx.spark, target.conn).memo  # the job's facts about this database
+        ready = container_ready(target) if sink_options(config)["schema_save_mode"] in _CREATING \
+            else ("bookkeeping", target.home, False)
         with connect(self.ctx.spark, target.conn) as connection:
-            _create_container(connection, target, config)
-            ensure_bookkeeping(connection, target)
+            if ready not in memo:  # once per job and schema, not per table
+                _create_container(connection, target, config)
+                ensure_bookkeeping(connection, target)
+                memo[ready] = True
             token = take_token(connection, target, self.ctx, self.vertex, commit.long_key)
             return token, is_committed(connection, target, commit.long_key)
 
@@ -202,7 +209,7 @@ def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) ->
     for f in marked:
         if target.ide(f.name).lower() in present:
             continue
-        sql_type = target.dialect.sql_type(f.dataType)
+        sql_type = target.dialect.field_type(f)
         if sql_type is None:
             raise RuntimeConfigError(f"cannot add the column {f.name} to {target.label}: no {target.dialect.family} "
                                      f"type for {f.dataType.simpleString()}")
@@ -269,6 +276,9 @@ class JdbcSinkVerbs:
 
     stage = staticmethod(stage_table)
     publish = staticmethod(publish_table)
+    #: the engine commits every table in one call (:class:`...spi.twophase.PublishesTogether`): one
+    #: transaction per database for all its tables
+    publish_all = staticmethod(publish_tables)
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
         _, target = target_of(vertex.config, staged.commit.table, None)

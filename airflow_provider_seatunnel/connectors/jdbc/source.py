@@ -31,16 +31,17 @@ from __future__ import annotations
 import difflib
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from ...spi.rows import quote, with_kind
-from ...spi.schema import ConstraintKey, TableKeys, with_catalog_keys
-from ..sqlclient.connection import Conn, columns_of, connect, query
+from ...spi.schema import with_catalog_keys
+from ..sqlclient.connection import Conn, columns_of, connect, pool_of, query
 from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_database
 from ..sqlclient.errors import reraise
+from .catalog import catalog_keys, primary_key
 from .options import DEFAULT_PARTITION_NUM, config_error, source_options, text, to_decimal
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -190,87 +191,13 @@ def _key_kind(type_code: int, scale: int) -> tuple[str | None, bool]:
     return None, False
 
 
-def _primary_key(connection: Any, path: str, dialect: Dialect) -> str | None:
-    """The table's primary key column when it has exactly one (a name the generic dialect leaves
-    unquoted is looked up as written, then in upper and lower case)."""
-    parts = path_parts(path)
-    table = parts[-1]
-    mysql = dialect.family == "mysql"
-    schema = parts[-2] if len(parts) >= 2 and not mysql else None
-    catalog = parts[0] if (mysql and len(parts) >= 2) or (
-        dialect.family == "generic" and dialect.catalogs and len(parts) == 3) else None
-    if mysql and catalog is None:  # the URL's database, not a namesake elsewhere
-        catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
-    for cat in dialect.lookups(catalog):
-        for sch in _schemas(connection, schema, dialect):
-            for name in dialect.lookups(table):
-                result = connection.getMetaData().getPrimaryKeys(cat, sch, name)
-                names = []
-                while result.next():
-                    names.append(result.getString("COLUMN_NAME"))
-                result.close()
-                if names:
-                    return names[0] if len(names) == 1 else None
-    return None
-
-
-def _schemas(connection: Any, schema: str | None, dialect: Dialect) -> list[str | None]:
-    """The schemas to look a table up in: the path's; for an unqualified PostgreSQL name the current
-    schema first (a namesake in another schema would mix its keys in), then any."""
-    if schema is not None or dialect.family != "postgresql":
-        return dialect.lookups(schema)
-    current = connection.getSchema()
-    return [current, None] if current else [None]
-
-
-def catalog_keys(connection: Any, path: str, dialect: Dialect) -> TableKeys:
-    """The table's catalog keys as SeaTunnel's Jdbc catalog reads them: its primary key (name and
-    columns in key order), and each other index as a constraint key (``UNIQUE_KEY`` or
-    ``INDEX_KEY``, its columns in index order with their sort)."""
-    parts = path_parts(path)
-    table = parts[-1]
-    mysql = dialect.family == "mysql"
-    schema = parts[-2] if len(parts) >= 2 and not mysql else None
-    catalog = parts[0] if mysql and len(parts) >= 2 else None
-    if mysql and catalog is None:
-        catalog = as_part(connection.getCatalog()) if connection.getCatalog() else None
-    meta = connection.getMetaData()
-    for cat in dialect.lookups(catalog):
-        for sch in _schemas(connection, schema, dialect):
-            for name in dialect.lookups(table):
-                pk: dict[int, str] = {}
-                pk_name = None
-                result = meta.getPrimaryKeys(cat, sch, name)
-                while result.next():
-                    pk[result.getInt("KEY_SEQ")] = result.getString("COLUMN_NAME")
-                    pk_name = result.getString("PK_NAME")
-                result.close()
-                indexes: dict[str, tuple[bool, dict[int, tuple[str, str]]]] = {}
-                result = meta.getIndexInfo(cat, sch, name, False, False)
-                while result.next():
-                    index, column = result.getString("INDEX_NAME"), result.getString("COLUMN_NAME")
-                    if index is None or column is None or index == pk_name:
-                        continue
-                    unique = not result.getBoolean("NON_UNIQUE")
-                    order = "DESC" if (result.getString("ASC_OR_DESC") or "A") == "D" else "ASC"
-                    indexes.setdefault(index, (unique, {}))[1][result.getInt("ORDINAL_POSITION")] = (column, order)
-                result.close()
-                if pk or indexes:
-                    primary = (pk_name or "", tuple(pk[k] for k in sorted(pk))) if pk else None
-                    constraints = tuple(ConstraintKey(index, "UNIQUE_KEY" if unique else "INDEX_KEY",
-                                                      tuple(cols[k] for k in sorted(cols)))
-                                        for index, (unique, cols) in sorted(indexes.items()))
-                    return TableKeys(primary, constraints)
-    return TableKeys()
-
-
 def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],
-            columns: list[tuple[str, int, int]]) -> list[str] | None:
+            columns: list[tuple[str, int, int]], memo: MutableMapping[Any, Any] | None = None) -> list[str] | None:
     """The WHERE condition of each split (None: one split reading everything)."""
     fixed = bool(spec.query and spec.partition_column)
     key = spec.partition_column
     if key is None and spec.table_path and not spec.query:
-        key = _primary_key(connection, spec.table_path, conn.dialect)
+        key = primary_key(connection, path_parts(spec.table_path), conn.dialect, memo)
     if key is None:
         return None
     by_name = {c[0].lower(): c for c in columns}
@@ -349,12 +276,13 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
 
     base = _base_query(spec, config, conn.dialect)
     what = f"cannot read {spec.table_path or 'the query'} from {conn.safe_url}"
+    memo = pool_of(spark, conn).memo  # the job's catalog keys, one listing per schema (.catalog)
     try:
         with connect(spark, conn) as connection:
             columns = columns_of(connection, base)
-            predicates = _splits(connection, conn, spec, base, config, columns)
-            keys = catalog_keys(connection, spec.table_path, conn.dialect) if spec.table_path and not spec.query \
-                else None
+            predicates = _splits(connection, conn, spec, base, config, columns, memo)
+            keys = catalog_keys(connection, path_parts(spec.table_path), conn.dialect, memo) \
+                if spec.table_path and not spec.query else None
     except Exception as e:
         raise reraise(e, what, conn) from None
     fetch = source_options(config)["fetch_size"]

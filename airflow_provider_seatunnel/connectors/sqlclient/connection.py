@@ -21,12 +21,21 @@ from typing import Any
 
 from ...settings import JDBC_DRIVER_PATH, value
 from ...spi.options import option
-from ...spi.sessions import is_connect
+from ...spi.sessions import is_connect, session_key
 from . import SqlConnection
 from .databases import DATABASES, dialect_of
 from .dialects import Dialect
 from .errors import StatementError, access_errors, db_error
-from .options import CONNECTION_SPEC, DEFAULT_TIMEOUT_SEC, DRIVER_PATH_OPTION, config_error, mask
+from .options import (
+    CONNECTION_SPEC,
+    DEFAULT_POOL_SIZE,
+    DEFAULT_TIMEOUT_SEC,
+    DRIVER_PATH_OPTION,
+    POOL_SIZE_OPTION,
+    config_error,
+    mask,
+)
+from .pool import Pool, borrowed, pool_for, pool_key
 from .pyconnection import open_connection
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -60,6 +69,7 @@ class Conn:
     timeout: int = DEFAULT_TIMEOUT_SEC
     dialect_name: str | None = None  # the ``dialect`` option: overrides the URL's
     compatible_mode: str | None = None  # the ``compatible_mode`` option: refines the dialect
+    pool_size: int = DEFAULT_POOL_SIZE  # ``connection.pool.size``: the job's pool of this database
 
     @property
     def dialect(self) -> Dialect:
@@ -108,7 +118,7 @@ class Conn:
 
     def with_url(self, url: str) -> Conn:
         return Conn(url, self.driver, self.user, self.password, dict(self.properties), self.timeout,
-                    self.dialect_name, self.compatible_mode)
+                    self.dialect_name, self.compatible_mode, self.pool_size)
 
 
 def connection_of(config: Mapping[str, Any]) -> Conn:
@@ -125,7 +135,7 @@ def connection_of(config: Mapping[str, Any]) -> Conn:
     return Conn(url=url, driver=driver, user=o["user"], password=o["password"],
                 properties={str(k): str(v) for k, v in (o["properties"] or {}).items()},
                 timeout=o["connection_check_timeout_sec"], dialect_name=(o["dialect"] or "").strip() or None,
-                compatible_mode=(o["compatible_mode"] or "").strip() or None)
+                compatible_mode=(o["compatible_mode"] or "").strip() or None, pool_size=o[POOL_SIZE_OPTION])
 
 
 def _family(conn_url: str, driver: str) -> tuple | None:
@@ -299,21 +309,33 @@ def ensure_driver(spark: Any, conn: Conn, env: Mapping[str, Any] | None = None,
 
 @contextmanager
 def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[SqlConnection]:
-    """A ``java.sql.Connection`` from the Spark driver's JVM (the driver class instantiated
-    through the context class loader, so that jars added at run time work too); on a Spark Connect
-    session, which has no JVM here, a Python driver's connection answering the same calls
-    (:mod:`.pyconnection`)."""
+    """A connection of the job's pool of ``conn``'s database (:func:`pool_of`), auto-commit as asked:
+    back to the pool after the block (its open transaction rolled back, auto-commit on), closed
+    instead when the block fails."""
+    with borrowed(pool_of(spark, conn), _reset) as connection:
+        if not autocommit:
+            connection.setAutoCommit(False)
+        yield connection
+
+
+def pool_of(spark: Any, conn: Conn) -> Pool:
+    """The job's pool of ``conn``'s database and login (:mod:`.pool`), at most ``connection.pool.size``
+    connections."""
+    props = conn.connection_properties()
+    return pool_for(pool_key(session_key(spark), conn.url, conn.user, props), lambda: _open(spark, conn),
+                    conn.pool_size, conn.timeout, _close, lambda c: c.isValid(max(1, min(conn.timeout, 5))))
+
+
+def _open(spark: Any, conn: Conn) -> SqlConnection:
+    """A new connection, auto-commit on: a ``java.sql.Connection`` from the Spark driver's JVM (the
+    driver class instantiated through the context class loader, so that jars added at run time work
+    too); on a Spark Connect session, which has no JVM here, a Python driver's connection answering
+    the same calls (:mod:`.pyconnection`)."""
     if is_connect(spark):
         try:
-            python = open_connection(conn.url, conn.connection_properties())
+            return open_connection(conn.url, conn.connection_properties())
         except StatementError as e:
             raise db_error(e, f"cannot connect to {conn.safe_url}", conn) from None
-        try:
-            python.setAutoCommit(autocommit)
-            yield python
-        finally:
-            python.close()
-        return
     from py4j.protocol import Py4JError
 
     jvm = spark._jvm
@@ -331,12 +353,19 @@ def connect(spark: Any, conn: Conn, autocommit: bool = True) -> Iterator[SqlConn
         raise db_error(e, f"cannot connect to {conn.safe_url}", conn) from None
     if connection is None:
         raise config_error(f"the driver {conn.driver} does not accept the url {conn.safe_url}")
-    try:
-        connection.setAutoCommit(autocommit)
-        yield connection
-    finally:
-        with suppress(Py4JError):
-            connection.close()
+    return connection
+
+
+def _reset(connection: Any) -> None:
+    """A returned connection as a new one is: no open transaction, auto-commit on."""
+    if not connection.getAutoCommit():
+        connection.rollback()
+        connection.setAutoCommit(True)
+
+
+def _close(connection: Any) -> None:
+    with suppress(Exception):  # a broken connection
+        connection.close()
 
 
 def rollback_quietly(connection: Any) -> None:

@@ -47,7 +47,9 @@ def _types(base: dict[str, Any], **changes: Any) -> MappingProxyType:
 
 
 _PG = {**_ANSI, "string": "TEXT", "key_string": "TEXT", "float": "REAL", "decimal": "NUMERIC({p},{s})",
-       "bytes": "BYTEA", "timestamp_tz": "TIMESTAMPTZ", "json": "JSONB"}
+       "bytes": "BYTEA", "timestamp_tz": "TIMESTAMPTZ", "json": "JSONB",
+       # a source's declared length is kept (SeaTunnel's engine creates varchar(40) for a varchar(40) column)
+       "varchar": "VARCHAR({n})", "char": "CHAR({n})", "max_length": "10485760"}
 
 #: dialect -> Spark type kind -> column type (``{p}``/``{s}``: a decimal's precision and scale)
 TYPES: dict[str, MappingProxyType] = {
@@ -71,7 +73,7 @@ TYPES: dict[str, MappingProxyType] = {
     "redshift": _types(_PG, string="CHARACTER VARYING(65535)", key_string="CHARACTER VARYING(65535)",
                        bytes="BINARY VARYING(1024000)", time="TIME WITHOUT TIME ZONE",
                        timestamp="TIMESTAMP WITHOUT TIME ZONE", timestamp_tz="TIMESTAMP WITH TIME ZONE",
-                       json="SUPER"),
+                       json="SUPER", varchar=None, char=None),
     "snowflake": _types(_ANSI, string="STRING", key_string="STRING", float="FLOAT4", bytes="BINARY",
                         timestamp="TIMESTAMP_NTZ", timestamp_tz="TIMESTAMP_TZ"),
     "saphana": _types(_ANSI, string="NVARCHAR(5000)", key_string="NVARCHAR(5000)", double="DOUBLE",
@@ -94,8 +96,10 @@ _MD5 = "ABS(MD5({col}) % {n})"  # SeaTunnel's default split hash
 
 #: SeaTunnel's dialects by this package's name for them
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (
+    # SeaTunnel's engine sets a created PostgreSQL table's replica identity to FULL (logical decoding
+    # then carries every column of an updated or deleted row)
     Dialect("postgresql", '"', family="postgresql", upsert="on_conflict",
-            hash="(ABS(HASHTEXT({col}::text)) % {n})"),
+            hash="(ABS(HASHTEXT({col}::text)) % {n})", after_create=("ALTER TABLE {table} REPLICA IDENTITY FULL",)),
     # MySQL: CRC32, not SeaTunnel's MD5 (its hex text reads as a number by its leading digits)
     Dialect("mysql", "`", family="mysql", upsert="duplicate_key", hash="MOD(ABS(CRC32({col})), {n})"),
     Dialect("sqlite", '"', family="sqlite", upsert="on_conflict",

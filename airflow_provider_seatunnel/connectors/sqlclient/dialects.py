@@ -181,6 +181,8 @@ class Dialect:
     max_precision: int = 38  # of a created decimal column
     bookkeeping: tuple[str, str] = ("BIGINT", "TIMESTAMP")  # the commit log's bigint and timestamp types
     own_staging: bool = False  # the sink creates the staging table (Spark's types for it would cut data)
+    #: statements run after a save mode's CREATE TABLE (``{table}``: the created table), in its transaction
+    after_create: tuple[str, ...] = ()
     types: Mapping[str, str | None] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -256,6 +258,24 @@ class Dialect:
             return str(types["decimal"]).format(p=precision, s=scale)
         return self.json_type or types["string"]  # maps, rows, arrays as JSON
 
+    def field_type(self, spark_field: Any, key: bool = False) -> str | None:
+        """The column type a created table gets for a Spark field: a string the source declared
+        ``varchar(n)`` or ``char(n)`` (Spark keeps the declaration in the field's metadata) keeps that
+        length where the dialect has a bounded type of that kind (:data:`.databases.TYPES`:
+        ``varchar``/``char``, at most ``max_length`` characters), as SeaTunnel keeps the source
+        column's length; any other field as :meth:`sql_type`."""
+        declared = re.fullmatch(r"\s*(var)?char\((\d+)\)\s*",
+                                str((spark_field.metadata or {}).get(CHAR_VARCHAR_KEY) or "").lower())
+        if declared:
+            kind, length = ("varchar" if declared.group(1) else "char"), int(declared.group(2))
+            template = self.types.get(kind)
+            if template and 0 < length <= int(self.types.get("max_length") or 0):
+                return str(template).format(n=length)
+        return self.sql_type(spark_field.dataType, key=key)
+
+
+#: the field metadata where Spark keeps a column's declared ``char(n)``/``varchar(n)`` type
+CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
 
 #: Spark type class -> the kind of :data:`.databases.TYPES` (strings, times, decimals and JSON aside)
 TYPE_KINDS = {"BooleanType": "boolean", "ByteType": "tinyint", "ShortType": "smallint", "IntegerType": "int",

@@ -10,6 +10,10 @@ from ...spi.optionspec import Option, OptionSpec
 from ...spi.secrets import mask_credentials
 
 DEFAULT_TIMEOUT_SEC = 30
+#: the option bounding the job's connection pool of one database (SeaTunnel's CDC connectors name theirs
+#: so; its Jdbc connector has none) and its default (theirs)
+POOL_SIZE_OPTION = "connection.pool.size"
+DEFAULT_POOL_SIZE = 20
 #: the option naming where the driver's jars are (the hook sets it from an Airflow connection's extra)
 DRIVER_PATH_OPTION = "driver_path"
 _NOT_HERE = "plans but cannot run here."
@@ -23,6 +27,8 @@ CONNECTION = (
     Option("properties", "map", description="JDBC connection properties."),
     Option("connection_check_timeout_sec", "int", DEFAULT_TIMEOUT_SEC, "Seconds a connection check waits.",
            minimum=1),
+    Option(POOL_SIZE_OPTION, "int", DEFAULT_POOL_SIZE, "Connections the job's driver-side statements keep open "
+           "to this database at most (one pool per URL and user, shared by every table).", minimum=1),
     Option("dialect", description="The dialect, when the URL does not say it."),
     Option("compatible_mode", description="The database's compatibility mode (a dialect's variant)."),
     Option(DRIVER_PATH_OPTION, description="Jars (or folders of jars) holding the driver, separated by : or ,."),

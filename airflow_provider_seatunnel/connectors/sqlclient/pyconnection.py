@@ -189,6 +189,16 @@ class PyConnection:
             _guarded(self.raw.autocommit, on)
         self._autocommit = on
 
+    def getAutoCommit(self) -> bool:
+        return self._autocommit
+
+    def isValid(self, _timeout: int) -> bool:
+        try:
+            self.run("SELECT 1")
+            return True
+        except StatementError:
+            return False
+
     def commit(self) -> None:
         _guarded(self.raw.commit)
 
@@ -400,7 +410,14 @@ class Catalog:
         params = [v for _, v in where if v is not None]
         return self._rows(["TABLE_SCHEM", "TABLE_NAME"], sql + "".join(c for c, v in where if v is not None), params)
 
-    def getPrimaryKeys(self, catalog: str | None, schema: str | None, table: str) -> Rows:
+    def _needs(self, table: str | None) -> str:
+        """A listing of a whole schema is not offered (the connector then asks table by table)."""
+        if table is None:
+            raise StatementError("the Python driver's catalog lists the keys of one table at a time", "0A000")
+        return table
+
+    def getPrimaryKeys(self, catalog: str | None, schema: str | None, table: str | None) -> Rows:
+        table = self._needs(table)
         if self.pg:
             sql = (_PG_INDEX_COLUMNS + " WHERE i.indisprimary AND ct.relname = ?"
                    + (" AND n.nspname = ?" if schema is not None else "") + " ORDER BY k.pos")
@@ -412,8 +429,9 @@ class Catalog:
                "ORDER BY seq_in_index")
         return self._rows(["COLUMN_NAME", "KEY_SEQ", "PK_NAME"], sql, [table, catalog])
 
-    def getIndexInfo(self, catalog: str | None, schema: str | None, table: str, _unique: bool,
+    def getIndexInfo(self, catalog: str | None, schema: str | None, table: str | None, _unique: bool,
                      _approximate: bool) -> Rows:
+        table = self._needs(table)
         labels = ["INDEX_NAME", "COLUMN_NAME", "NON_UNIQUE", "ASC_OR_DESC", "ORDINAL_POSITION"]
         if self.pg:
             sql = _PG_INDEX_COLUMNS + " WHERE ct.relname = ?" + (" AND n.nspname = ?" if schema is not None else "")
