@@ -24,6 +24,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from ...spi import RunContext
 from ...spi.errors import PipelineError, RuntimeConfigError
 from ...spi.rows import ADDED_COLUMN, ROW_KIND
+from .schemachange import snapshot_names
 
 KIND_COLUMN = "__st_kind"
 STATE_FILE = "capture.json"
@@ -75,7 +76,7 @@ class SnapshotThenChanges(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition, list(self.spec["columns"]))
+            yield from read_snapshot(partition, list(self.spec["columns"]), snapshot_names(self.spec))
             return
         assert isinstance(partition, ChangePart)
         yield from self.changes(partition.start, partition.end)
@@ -105,14 +106,16 @@ def snapshot_files(directory: str) -> list[str]:
     return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".parquet"))
 
 
-def read_snapshot(part: SnapshotPart, columns: list[str]) -> Iterator[Any]:
+def read_snapshot(part: SnapshotPart, columns: list[str], renamed: Mapping[str, str] | None = None) -> Iterator[Any]:
     """The Arrow batches of a snapshot file as the stream declares them: ``columns`` (text; a column
-    the table gained after the snapshot is null) and the row kind, all nullable."""
+    the table gained after the snapshot is null; one renamed since read from its name in the file,
+    ``renamed``) and the row kind, all nullable."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(part.path)
-    arrays = [table.column(c) if c in table.column_names else pa.nulls(table.num_rows, pa.string()) for c in columns]
+    files = [(renamed or {}).get(c, c) for c in columns]
+    arrays = [table.column(f) if f in table.column_names else pa.nulls(table.num_rows, pa.string()) for f in files]
     arrays.append(table.column(KIND_COLUMN))
     schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
     yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
