@@ -114,3 +114,14 @@ def test_a_state_follows_changes_and_its_shapes_name_values_logged_before_them()
     later = follow(state, [*new, col("more", ident=5)], T.StructType([*schema.fields, T.StructField(
         "more", T.IntegerType())]))
     assert [(c.kind, c.ordinal) for c in later] == [(ADD, 3)]
+
+
+def test_mysql_alter_table_statements_name_their_column_renames():
+    from airflow_provider_seatunnel.connectors.mysql_cdc.schemachange import compose, renamed_columns
+
+    assert renamed_columns("ALTER TABLE t CHANGE COLUMN a b VARCHAR(40), RENAME COLUMN `c` TO `d`", "db.t", "db") == [
+        ("a", "b"), ("c", "d")]
+    assert renamed_columns("alter table db.t change x x bigint, add column y decimal(10, 2)", "db.t", "") == []
+    assert renamed_columns("ALTER TABLE other.t RENAME COLUMN a TO b", "db.t", "db") is None
+    assert renamed_columns("INSERT INTO t VALUES (1)", "db.t", "db") is None
+    assert compose({}, [("a", "b"), ("b", "c"), ("x", "y")]) == {"a": "c", "x": "y"}

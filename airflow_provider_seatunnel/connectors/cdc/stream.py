@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from ...spi import RunContext
 from ...spi.errors import PipelineError, RuntimeConfigError
-from ...spi.rows import ADDED_COLUMN, ROW_KIND
+from ...spi.rows import ROW_KIND
 from .schemachange import snapshot_names
 
 KIND_COLUMN = "__st_kind"
@@ -214,23 +214,6 @@ def typed(raw: Any, schema: Any) -> Any:
         value = F.unhex(F.substring(c, 3, 1 << 30)) if binary else c.cast(f.dataType)
         columns.append(value.alias(f.name, metadata=f.metadata or {}))
     return raw.select(*columns, F.col(KIND_COLUMN).alias(ROW_KIND))
-
-
-def evolve(directory: str, state: dict[str, Any], current: Any) -> list[str]:
-    """Follow a schema change (``schema-changes.enabled``): columns the table has now and the stream's
-    schema lacks are appended to it, marked :data:`..spi.rows.ADDED_COLUMN`, and the state is saved.
-    The names added (dropped columns stay: their values are null from then on)."""
-    from pyspark.sql import types as T
-
-    schema = schema_of(state)
-    known = set(schema.names)
-    added = [f for f in current.fields if f.name not in known]
-    if not added:
-        return []
-    fields = list(schema.fields) + [T.StructField(f.name, f.dataType, True, {ADDED_COLUMN: True}) for f in added]
-    state["schema"] = T.StructType(fields).json()
-    save_state(directory, state)
-    return [f.name for f in added]
 
 
 def schema_of(state: Mapping[str, Any]) -> Any:
