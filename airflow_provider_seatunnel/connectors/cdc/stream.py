@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ...spi import RunContext
-from ...spi.errors import PipelineError, RuntimeConfigError
+from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND
 from .schemachange import snapshot_names
 
@@ -119,18 +119,6 @@ def read_snapshot(part: SnapshotPart, columns: list[str], renamed: Mapping[str, 
     arrays.append(table.column(KIND_COLUMN))
     schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
     yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
-
-
-def unknown_columns(spec: Mapping[str, Any], names: Iterable[str]) -> None:
-    """With ``schema-changes.enabled``, fail on a column the stream's schema lacks (a transient
-    :class:`PipelineError`, raised in a Python worker and relayed with its message: the restart adds the
-    column and replays the same changes); without, such columns are left out as SeaTunnel leaves them."""
-    if not spec.get("schema_changes"):
-        return
-    new = [n for n in names if n not in spec["columns"]]
-    if new:
-        raise PipelineError(f"{spec['table']} gained the column(s) {', '.join(new)} while the stream ran: the pipeline "
-                            "fails now and its next run (a retry) replays these changes with them")
 
 
 def local_dir(uri: str, plugin: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..cdc.schemachange import named
-from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, text_value, unknown_columns
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, text_value
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -134,9 +134,6 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
 def _stream_names(spec: Mapping[str, Any], names: list[str]) -> list[tuple[str, str]]:
     """(logged name, stream name) of a row event's columns: followed schema changes name them by the shape
     they were logged in (:func:`..cdc.schemachange.named`); a dropped column is left out."""
-    if not spec.get("shapes"):
-        unknown_columns(spec, names)
-        return [(n, n) for n in names]
     return [(old, new) for old, new in zip(names, named(spec, names), strict=True) if new is not None]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...spi.errors import RuntimeConfigError
 from ..cdc.schemachange import named
-from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, unknown_columns
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
@@ -67,9 +67,6 @@ def _known(names: Mapping[int, list[str | None]], relation: Any) -> list[str | N
 def _names(spec: Mapping[str, Any], relation: Any) -> list[str | None]:
     """The stream's name of each column of ``relation`` (followed schema changes: by the shape it was
     logged in, :func:`..cdc.schemachange.named`)."""
-    if not spec.get("shapes"):
-        unknown_columns(spec, relation.columns)
-        return list(relation.columns)
     return named(spec, relation.columns, relation.types)
 
 
