@@ -219,11 +219,15 @@ def evolving_plan(plan_of, db, name: str, target: str, tmp_path, sink: str = "")
     """)
 
 
+def source_and_target(db, columns: str, first_row: str) -> tuple[str, str]:
+    """A captured table holding ``first_row`` and a target table of the same columns."""
+    name, target = table(db, columns), f"dst_{uuid.uuid4().hex[:8]}"
+    db.sql(f"INSERT INTO {name} VALUES ({first_row}); CREATE TABLE {target} ({columns})")
+    return name, target
+
+
 def test_schema_changes_in_the_middle_of_a_stream_are_applied_to_the_jdbc_target_once(plan_of, spark, db, tmp_path):
-    name = table(db, "id int primary key, name varchar(10), score int, junk text")
-    db.sql(f"INSERT INTO {name} VALUES (1, 'a', 1, 'x')")
-    target = f"dst_{uuid.uuid4().hex[:8]}"
-    db.sql(f"CREATE TABLE {target} (id int primary key, name varchar(10), score int, junk text)")
+    name, target = source_and_target(db, "id int primary key, name varchar(10), score int, junk text", "1, 'a', 1, 'x'")
     plan = evolving_plan(plan_of, db, name, target, tmp_path)
     sync(spark, plan, "e1")
     db.sql(f"INSERT INTO {name} VALUES (2, 'b', 2, 'y'); ALTER TABLE {name} RENAME COLUMN name TO title; "
@@ -251,10 +255,7 @@ def test_schema_changes_in_the_middle_of_a_stream_are_applied_to_the_jdbc_target
 def test_a_change_the_sink_cannot_follow_fails_naming_it_and_writes_nothing_after_it(plan_of, spark, db, tmp_path):
     from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 
-    name = table(db, "id int primary key, score bigint")
-    db.sql(f"INSERT INTO {name} VALUES (1, 1)")
-    target = f"dst_{uuid.uuid4().hex[:8]}"
-    db.sql(f"CREATE TABLE {target} (id int primary key, score bigint)")
+    name, target = source_and_target(db, "id int primary key, score bigint", "1, 1")
     plan = evolving_plan(plan_of, db, name, target, tmp_path)
     sync(spark, plan, "n1")
     db.sql(f"INSERT INTO {name} VALUES (2, 2); ALTER TABLE {name} ALTER COLUMN score TYPE int; "
