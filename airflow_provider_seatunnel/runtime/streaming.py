@@ -36,6 +36,7 @@ from ..plan.model import PlanVertex
 from ..plan.streaming import AVAILABLE_NOW
 from ..spi import RetiresCommits, StreamFinish, StreamInfo
 from ..spi.errors import PipelineError
+from ..spi.schemachange import changes_of, follows, refuse_unfollowed
 from ..spi.sessions import is_connect
 from . import faults, twophase
 from .context import RunContext, now, slug, stream_of, vertex_key
@@ -312,6 +313,11 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
     """Start ``queries`` and wait until they end, fail (raised) or ``stop`` is set (then stopped
     gracefully: returns why)."""
     p = ctx.pipeline
+    for q in queries:  # a schema change the sink cannot follow: nothing is written
+        try:
+            refuse_unfollowed(changes_of(q.df.schema), follows(q.connector), ctx.label(q.vertex))
+        except PipelineError as e:
+            raise e.located(ctx.label(q.vertex), ctx.pipeline_key) from None
     for q in queries:
         if q.remote:  # the writer runs in the server's Python process: plain data, counted by an observation
             writer = observe_writes(q.df, q.vertex, q.table, deletes=not q.connector.capabilities.deletes).writeStream

@@ -79,3 +79,15 @@ def test_each_table_reads_the_binlog_with_its_own_server_id():
 def test_mysql_types_map_as_seatunnel_maps_them(data_type, column_type, expected):
     precision, scale = (10, 2) if data_type == "decimal" else (None, None)
     assert spark_type(data_type, column_type, precision, scale) == expected
+
+
+@pytest.mark.parametrize("extra, follows", [
+    ("", False), (", schema-changes.enabled = true", True),
+    (", debezium = { include.schema.changes = true }", True),  # SeaTunnel 2.3.8's documented switch
+    (', debezium = { "include.schema.changes" = "true" }', True),
+    (", debezium = { include.schema.changes = false }", False), (", debezium = { snapshot.mode = never }", False),
+])
+def test_schema_changes_are_followed_with_either_switch(plan_of, extra, follows):
+    plan = plan_of(job(extra))
+    (source,) = [v for v in plan.pipelines[0].vertices if v.kind == "source"]
+    assert parse(source.config).schema_changes is follows

@@ -196,11 +196,82 @@ def test_a_column_added_to_the_source_is_added_to_the_jdbc_target(plan_of, spark
 
 
 def test_a_column_that_appears_while_a_stream_runs_fails_the_micro_batch_for_a_replay():
-    from airflow_provider_seatunnel.connectors.cdc.stream import unknown_columns
+    from airflow_provider_seatunnel.connectors.cdc.schemachange import named
 
-    spec = {"table": "public.t", "columns": ["id", "name"], "schema_changes": True}
-    unknown_columns(spec, ["id", "name"])
-    with pytest.raises(PipelineError, match="gained the column") as info:
-        unknown_columns(spec, ["id", "name", "score"])
+    spec = {"table": "public.t", "schema_changes": True,
+            "shapes": [{"names": ["id", "name"], "types": ["", ""], "to": ["id", "name"]}]}
+    assert named(spec, ["id", "name"]) == ["id", "name"]
+    with pytest.raises(PipelineError, match="changed its columns while the stream ran") as info:
+        named(spec, ["id", "name", "score"])
     assert not info.value.deterministic  # the rerun takes the column in
-    unknown_columns({**spec, "schema_changes": False}, ["id", "name", "score"])  # left out, as SeaTunnel does
+    # without the option the column is left out (the stream has no column of that name), as SeaTunnel does
+    assert named({**spec, "schema_changes": False}, ["id", "name", "score"]) == ["id", "name", "score"]
+
+
+def evolving_plan(plan_of, db, name: str, target: str, tmp_path, sink: str = "") -> object:
+    sink = sink or (f'Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}", '
+                    f'password = "{db.password}", table = "{target}", primary_keys = ["id"], '
+                    f'generate_sink_sql = true, database = "{db.database}" }}')
+    return plan_of(f"""
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ {cdc_block(db, name, ", schema-changes.enabled = true")} }}
+        sink {{ {sink} }}
+    """)
+
+
+def source_and_target(db, columns: str, first_row: str) -> tuple[str, str]:
+    """A captured table holding ``first_row`` and a target table of the same columns."""
+    name, target = table(db, columns), f"dst_{uuid.uuid4().hex[:8]}"
+    db.sql(f"INSERT INTO {name} VALUES ({first_row}); CREATE TABLE {target} ({columns})")
+    return name, target
+
+
+def test_schema_changes_in_the_middle_of_a_stream_are_applied_to_the_jdbc_target_once(plan_of, spark, db, tmp_path):
+    name, target = source_and_target(db, "id int primary key, name varchar(10), score int, junk text", "1, 'a', 1, 'x'")
+    plan = evolving_plan(plan_of, db, name, target, tmp_path)
+    sync(spark, plan, "e1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b', 2, 'y'); ALTER TABLE {name} RENAME COLUMN name TO title; "
+           f"ALTER TABLE {name} DROP COLUMN junk; ALTER TABLE {name} ALTER COLUMN score TYPE bigint; "
+           f"ALTER TABLE {name} ALTER COLUMN title TYPE varchar(40); ALTER TABLE {name} ADD COLUMN note text; "
+           f"INSERT INTO {name} VALUES (3, 'a title longer than ten', 5000000000, 'n'); "
+           f"UPDATE {name} SET score = 10 WHERE id = 1")
+    # the target follows the changes and the rows are staged, then the driver dies before the commit
+    with pytest.raises(PipelineError, match=r"injected fault at sink\.prepared"):
+        sync(spark, plan, "e2", faults.from_environment({faults.ENV: "sink.prepared"}))
+    sync(spark, plan, "e3")  # the restore finds the changes recorded: applied once, then the rows land
+    assert db.sql(f"SELECT column_name, data_type, character_maximum_length FROM information_schema.columns "
+                  f"WHERE table_name = '{target}' ORDER BY ordinal_position") == [
+        ["id", "integer", None], ["title", "character varying", "40"], ["score", "bigint", None], ["note", "text", None]]
+    assert db.sql(f"SELECT id, title, score, note FROM {target} ORDER BY id") == [
+        ["1", "a", "10", None], ["2", "b", "2", None], ["3", "a title longer than ten", "5000000000", "n"]]
+    recorded = db.sql(f"SELECT change_text FROM seatunnel_schema_changes WHERE table_name LIKE '%{target}%'")
+    assert len(recorded) == 5 and any("RENAME COLUMN name TO title" in r[0] for r in recorded)
+    db.sql(f"INSERT INTO {name} VALUES (4, 'd', 4, 'm')")
+    sync(spark, plan, "e4")  # later runs apply nothing again
+    assert len(db.sql(f"SELECT 1 FROM seatunnel_schema_changes WHERE table_name LIKE '%{target}%'")) == 5
+    assert db.sql(f"SELECT id, title, note FROM {target} WHERE id = 4") == [["4", "d", "m"]]
+
+
+def test_a_change_the_sink_cannot_follow_fails_naming_it_and_writes_nothing_after_it(plan_of, spark, db, tmp_path):
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+
+    name, target = source_and_target(db, "id int primary key, score bigint", "1, 1")
+    plan = evolving_plan(plan_of, db, name, target, tmp_path)
+    sync(spark, plan, "n1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 2); ALTER TABLE {name} ALTER COLUMN score TYPE int; "
+           f"INSERT INTO {name} VALUES (3, 3)")
+    with pytest.raises(RuntimeConfigError, match=rf"MODIFY COLUMN score bigint -> integer of public\.{name}.*"
+                                                  "not a safe widening") as info:
+        sync(spark, plan, "n2")
+    assert info.value.deterministic  # not retried: every run would stop at the same change
+    assert db.sql(f"SELECT id, score FROM {target} ORDER BY id") == [["1", "1"]]
+    assert db.sql(f"SELECT data_type FROM information_schema.columns WHERE table_name = '{target}' AND "
+                  "column_name = 'score'") == [["bigint"]]
+    # a sink that follows added columns only (files) refuses a drop before it writes anything
+    other = table(db, "id int primary key, junk text")
+    files = evolving_plan(plan_of, db, other, "", tmp_path / "f",
+                          f'LocalFile {{ plugin_input = "c", path = "{tmp_path / "out"}", file_format_type = "json" }}')
+    sync(spark, files, "f1")
+    db.sql(f"ALTER TABLE {other} DROP COLUMN junk; INSERT INTO {other} VALUES (5)")
+    with pytest.raises(RuntimeConfigError, match=rf"cannot follow the schema change DROP COLUMN junk of public\.{other}"):
+        sync(spark, files, "f2")

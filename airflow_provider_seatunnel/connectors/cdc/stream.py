@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ...spi import RunContext
-from ...spi.errors import PipelineError, RuntimeConfigError
-from ...spi.rows import ADDED_COLUMN, ROW_KIND
+from ...spi.errors import RuntimeConfigError
+from ...spi.rows import ROW_KIND
+from .schemachange import snapshot_names
 
 KIND_COLUMN = "__st_kind"
 STATE_FILE = "capture.json"
@@ -75,7 +76,7 @@ class SnapshotThenChanges(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition, list(self.spec["columns"]))
+            yield from read_snapshot(partition, list(self.spec["columns"]), snapshot_names(self.spec))
             return
         assert isinstance(partition, ChangePart)
         yield from self.changes(partition.start, partition.end)
@@ -105,29 +106,19 @@ def snapshot_files(directory: str) -> list[str]:
     return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".parquet"))
 
 
-def read_snapshot(part: SnapshotPart, columns: list[str]) -> Iterator[Any]:
+def read_snapshot(part: SnapshotPart, columns: list[str], renamed: Mapping[str, str] | None = None) -> Iterator[Any]:
     """The Arrow batches of a snapshot file as the stream declares them: ``columns`` (text; a column
-    the table gained after the snapshot is null) and the row kind, all nullable."""
+    the table gained after the snapshot is null; one renamed since read from its name in the file,
+    ``renamed``) and the row kind, all nullable."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(part.path)
-    arrays = [table.column(c) if c in table.column_names else pa.nulls(table.num_rows, pa.string()) for c in columns]
+    files = [(renamed or {}).get(c, c) for c in columns]
+    arrays = [table.column(f) if f in table.column_names else pa.nulls(table.num_rows, pa.string()) for f in files]
     arrays.append(table.column(KIND_COLUMN))
     schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
     yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
-
-
-def unknown_columns(spec: Mapping[str, Any], names: Iterable[str]) -> None:
-    """With ``schema-changes.enabled``, fail on a column the stream's schema lacks (a transient
-    :class:`PipelineError`, raised in a Python worker and relayed with its message: the restart adds the
-    column and replays the same changes); without, such columns are left out as SeaTunnel leaves them."""
-    if not spec.get("schema_changes"):
-        return
-    new = [n for n in names if n not in spec["columns"]]
-    if new:
-        raise PipelineError(f"{spec['table']} gained the column(s) {', '.join(new)} while the stream ran: the pipeline "
-                            "fails now and its next run (a retry) replays these changes with them")
 
 
 def local_dir(uri: str, plugin: str) -> str:
@@ -211,23 +202,6 @@ def typed(raw: Any, schema: Any) -> Any:
         value = F.unhex(F.substring(c, 3, 1 << 30)) if binary else c.cast(f.dataType)
         columns.append(value.alias(f.name, metadata=f.metadata or {}))
     return raw.select(*columns, F.col(KIND_COLUMN).alias(ROW_KIND))
-
-
-def evolve(directory: str, state: dict[str, Any], current: Any) -> list[str]:
-    """Follow a schema change (``schema-changes.enabled``): columns the table has now and the stream's
-    schema lacks are appended to it, marked :data:`..spi.rows.ADDED_COLUMN`, and the state is saved.
-    The names added (dropped columns stay: their values are null from then on)."""
-    from pyspark.sql import types as T
-
-    schema = schema_of(state)
-    known = set(schema.names)
-    added = [f for f in current.fields if f.name not in known]
-    if not added:
-        return []
-    fields = list(schema.fields) + [T.StructField(f.name, f.dataType, True, {ADDED_COLUMN: True}) for f in added]
-    state["schema"] = T.StructType(fields).json()
-    save_state(directory, state)
-    return [f.name for f in added]
 
 
 def schema_of(state: Mapping[str, Any]) -> Any:

@@ -46,6 +46,7 @@ from .commit import (
 )
 from .options import sink_options
 from .savemodes import container_ready, create_database, save_mode_once
+from .schemachange import FOLLOWS, follow_changes
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -243,6 +244,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
         try:
             with connect(ctx.spark, conn) as connection:
                 save_mode_once(ctx, vertex, connection, target, config, df.schema)
+                follow_changes(vertex, connection, target, df.schema)
                 add_columns(vertex, connection, target, df.schema)
         except Exception as e:
             raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
@@ -272,6 +274,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
 class JdbcSinkVerbs:
     """The Jdbc sink as storage verbs (see the module's docstring)."""
 
+    follows_schema_changes = FOLLOWS
     commit_log = staticmethod(JdbcCommitLog)
 
     stage = staticmethod(stage_table)

@@ -20,7 +20,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, text_value, unknown_columns
+from ..cdc.schemachange import named
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, text_value
 
 NAME = "seatunnel_mysql_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -116,8 +117,10 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
             if position_key(here) > stop:
                 return True, done
             if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
-                unknown_columns(spec, [c.name for c in event.columns])
-                pending.extend((*(text_value(values.get(c)) for c in columns), kind) for values, kind in _rows(event))
+                pairs = _stream_names(spec, [c.name for c in event.columns])
+                for values, kind in _rows(event):
+                    row = {new: values.get(old) for old, new in pairs}
+                    pending.append((*(text_value(row.get(c)) for c in columns), kind))
             elif isinstance(event, XidEvent) or (isinstance(event, QueryEvent) and
                                                  str(event.query).strip().upper() == "COMMIT"):
                 rows.extend(pending)
@@ -126,6 +129,12 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
         return position_key({"file": stream.log_file, "pos": stream.log_pos}) >= stop, done
     finally:
         stream.close()
+
+
+def _stream_names(spec: Mapping[str, Any], names: list[str]) -> list[tuple[str, str]]:
+    """(logged name, stream name) of a row event's columns: followed schema changes name them by the shape
+    they were logged in (:func:`..cdc.schemachange.named`); a dropped column is left out."""
+    return [(old, new) for old, new in zip(names, named(spec, names), strict=True) if new is not None]
 
 
 class _StreamReader(SnapshotThenChanges):

@@ -63,6 +63,18 @@ def _server_ids(value: str | None) -> tuple[int, int] | None:
     return low, high  # fewer ids than tables: the readers take low, low + 1... (a warning says so)
 
 
+def _debezium_schema_changes(properties: Any) -> bool:
+    """Whether Debezium's properties hold ``include.schema.changes = true`` (SeaTunnel 2.3.8's documented
+    switch of MySQL-CDC's schema evolution), written flat or as nested HOCON paths."""
+    value: Any = properties if isinstance(properties, dict) else {}
+    if "include.schema.changes" in value:
+        value = value["include.schema.changes"]
+    else:
+        for part in ("include", "schema", "changes"):
+            value = value.get(part) if isinstance(value, dict) else None
+    return str(value).strip().lower() == "true"
+
+
 def parse(options: Any, section: str = SOURCE) -> MyCdcOptions:
     """The block's settings from its typed options (:data:`SPEC`); :class:`OptionError` for a URL that is not
     MySQL's, a table that is not ``database.table`` or a bad ``server-id``."""
@@ -81,5 +93,6 @@ def parse(options: Any, section: str = SOURCE) -> MyCdcOptions:
             raise OptionError("table-names", f"table {t!r} is not database.table", 'table-names = ["shop.orders"]')
     user, password = o["username"], o["password"]
     return MyCdcOptions(parts.hostname, parts.port or 3306, user, password, tables, o["startup.mode"],
-                        _server_ids(o["server-id"]), text, o["schema-changes.enabled"],
+                        _server_ids(o["server-id"]), text,
+                        o["schema-changes.enabled"] or _debezium_schema_changes(o["debezium"]),
                         str(o["format"]).strip().lower())

@@ -26,13 +26,13 @@ import os
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
-from ...spi.errors import RuntimeConfigError
+from ...spi.errors import PipelineError, RuntimeConfigError
 from ...spi.options import run_time_options
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
+from ..cdc.schemachange import Column, follow, start
 from ..cdc.stream import (
     KIND_COLUMN,
-    evolve,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
@@ -45,6 +45,7 @@ from ..cdc.stream import (
 )
 from .datasource import NAME, SPEC_OPTION, binlog_end, connect
 from .options import MyCdcOptions, parse
+from .schemachange import compose, require_row_metadata, scan
 
 log = logging.getLogger("seatunnel.mysql_cdc")
 SNAPSHOT_CHUNK = 50_000
@@ -155,6 +156,9 @@ def take_snapshot(spark: Any, opts: MyCdcOptions, table: str, directory: str) ->
                 rows = _write_snapshot(cursor, table, columns, snapshot_dir)
                 cursor.execute("COMMIT")
     state = {"table": table, "position": position, "schema": schema.json(), "mariadb": mariadb, "rows": rows}
+    if opts.schema_changes:
+        start(state, table_columns(opts, table, schema))
+        state["ddl_scanned"] = position
     save_state(directory, state)
     log.info("MySQL-CDC: %s captured from binlog %s:%d (%d snapshot rows)", table, position["file"], position["pos"],
              rows)
@@ -165,6 +169,46 @@ def _write_snapshot_empty(directory: str) -> None:
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         os.remove(os.path.join(directory, old))
+
+
+def table_columns(opts: MyCdcOptions, table: str, schema: Any) -> list[Column]:
+    """The table's columns now (``schema``: their Spark types) with their MySQL types."""
+    spark_types = {f.name: f.dataType.simpleString() for f in schema.fields}
+    database, name = table.split(".", 1)
+    with connect(opts.conn) as c, c.cursor() as cur:
+        cur.execute("SELECT column_name, column_type FROM information_schema.columns WHERE table_schema = %s AND "
+                    "table_name = %s ORDER BY ordinal_position", (database, name))
+        rows = cur.fetchall()
+    return [Column(r[0], spark_types.get(r[0], "string"), str(r[1])) for r in rows]
+
+
+def _follow(ctx: RunContext, vertex: Vertex, opts: MyCdcOptions, table: str, state: dict[str, Any],
+            directory: str, server_id: int) -> None:
+    """``schema-changes.enabled``: record the table's schema changes since the last run in its state: its
+    columns now, with the renames the binlog logged since the last run (read again until no ALTER
+    TABLE came in between, so that both tell the same state)."""
+    position = dict(state.get("ddl_scanned") or state["position"])
+    pairs: list[tuple[str, str]] = []
+    for _ in range(5):
+        found, position = scan(opts.conn, server_id, table, position)
+        pairs.extend(found or [])
+        schema = table_schema(ctx.spark, opts, table)
+        now = table_columns(opts, table, schema)
+        later, after = scan(opts.conn, server_id, table, position)
+        if later is None:
+            break
+        pairs.extend(later)
+        position = after
+    else:
+        raise PipelineError(f"{table} keeps changing its columns: its schema changes cannot be followed now")
+    start(state, now)
+    changes = follow(state, now, schema, f"{position['file']}:{position['pos']}", compose({}, pairs))
+    require_row_metadata(opts.conn, changes)
+    state["ddl_scanned"] = position
+    save_state(directory, state)
+    if changes:
+        log.info("MySQL-CDC %s: %s changed: %s; the stream follows from now on", vertex.ref, table,
+                 "; ".join(c.describe() for c in changes))
 
 
 def _register(spark: Any) -> None:
@@ -180,20 +224,18 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
     _register(ctx.spark)
     for index, table in enumerate(opts.tables):
         directory = table_dir(root, table)
+        server_id = opts.server_id(index, f"{ctx.pipeline_key}:{vertex.ref}")
         state = load_state(directory)
         if state is None:
             refuse_orphan_checkpoint(ctx, table, root, "MySQL-CDC")
             state = take_snapshot(ctx.spark, opts, table, directory)
         elif opts.schema_changes:
-            added = evolve(directory, state, table_schema(ctx.spark, opts, table))
-            if added:
-                log.info("MySQL-CDC %s: %s gained the column(s) %s; the stream carries them from now on", vertex.ref,
-                         table, ", ".join(added))
+            _follow(ctx, vertex, opts, table, state, directory, server_id)
         schema = schema_of(state)
         spec = {"conn": opts.conn, "table": table, "columns": [f.name for f in schema.fields],
                 "snapshot": os.path.join(directory, "snapshot"), "snapshot_position": state["position"],
-                "server_id": opts.server_id(index, f"{ctx.pipeline_key}:{vertex.ref}"), "mariadb": state["mariadb"],
-                "schema_changes": opts.schema_changes}
+                "server_id": server_id, "mariadb": state["mariadb"], "schema_changes": opts.schema_changes,
+                "shapes": state.get("shapes") if opts.schema_changes else None}
         raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
         out[table] = typed(raw, schema)
     return out

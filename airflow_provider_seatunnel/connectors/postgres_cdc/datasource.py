@@ -21,10 +21,12 @@ them back to the table's types with native expressions.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges, unknown_columns
+from ..cdc.schemachange import named
+from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges
 from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
 
 NAME = "seatunnel_postgres_cdc"
@@ -49,14 +51,23 @@ def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tupl
         for tx in transactions((r[0] for r in rows), {}):
             if not start <= tx.commit_lsn < end:
                 continue
-            for relation, *_ in tx.changes:
-                unknown_columns(spec, relation.columns)
-            for values, kind in changes(tx, columns):
+            names = {id(relation): _names(spec, relation) for relation, *_ in tx.changes}
+            for values, kind in changes(tx, columns, partial(_known, names)):
                 if any(v is UNCHANGED for v in values):
                     raise RuntimeConfigError(f"a change of {spec['table']} lacks a large (TOASTed) value it did "
                                              f"not modify: run ALTER TABLE {spec['table']} REPLICA IDENTITY FULL so "
                                              "that changes carry whole rows")
                 yield (*values, kind)
+
+
+def _known(names: Mapping[int, list[str | None]], relation: Any) -> list[str | None]:
+    return names[id(relation)]
+
+
+def _names(spec: Mapping[str, Any], relation: Any) -> list[str | None]:
+    """The stream's name of each column of ``relation`` (followed schema changes: by the shape it was
+    logged in, :func:`..cdc.schemachange.named`)."""
+    return named(spec, relation.columns, relation.types)
 
 
 class _StreamReader(SnapshotThenChanges):

@@ -12,7 +12,7 @@ then +U, a delete -D (the key columns, or the whole row with ``REPLICA IDENTITY 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
@@ -36,6 +36,7 @@ class Relation:
     namespace: str
     name: str
     columns: list[str]
+    types: list[str] = field(default_factory=list)  # "<type oid>:<type modifier>" per column
 
     @property
     def qualified(self) -> str:
@@ -103,12 +104,13 @@ def transactions(messages: Iterable[bytes], relations: dict[int, Relation]) -> I
             namespace, name = r.string(), r.string()
             r.byte()  # replica identity
             (count,) = r.unpack(">h")
-            columns = []
+            columns, types = [], []
             for _ in range(count):
                 r.byte()  # flags
                 columns.append(r.string())
-                r.unpack(">ii")  # type oid, type modifier
-            relations[oid] = Relation(oid, namespace or "public", name, columns)
+                type_oid, modifier = r.unpack(">ii")
+                types.append(f"{type_oid}:{modifier}")
+            relations[oid] = Relation(oid, namespace or "public", name, columns, types)
         elif kind in "IUD" and current is not None:
             (oid,) = r.unpack(">i")
             relation = relations[oid]
@@ -127,11 +129,14 @@ def transactions(messages: Iterable[bytes], relations: dict[int, Relation]) -> I
         # "T" (truncate), "Y" (type), "O" (origin), "M" (message): nothing to emit
 
 
-def changes(tx: Transaction, columns: list[str]) -> Iterator[tuple[list, int]]:
-    """The rows of ``tx`` as (values in ``columns`` order, row kind). A value the change did not carry
-    (an unchanged TOASTed one) is :data:`UNCHANGED`."""
+def changes(tx: Transaction, columns: list[str],
+            names: Callable[[Relation], Sequence[str | None]] | None = None) -> Iterator[tuple[list, int]]:
+    """The rows of ``tx`` as (values in ``columns`` order, row kind). ``names`` gives the stream's name of
+    each column of a relation (None: left out; default: the relation's own names). A value the change
+    did not carry (an unchanged TOASTed one) is :data:`UNCHANGED`."""
     for relation, kind, old, new in tx.changes:
-        index = {name: i for i, name in enumerate(relation.columns)}
+        own = relation.columns if names is None else names(relation)
+        index = {name: i for i, name in enumerate(own) if name is not None}
         if kind == "I":
             yield _ordered(new, index, columns), INSERT
         elif kind == "U":

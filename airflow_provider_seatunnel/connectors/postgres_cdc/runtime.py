@@ -30,9 +30,9 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.options import run_time_options
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
+from ..cdc.schemachange import Column, follow, start
 from ..cdc.stream import (
     as_text,
-    evolve,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
@@ -156,11 +156,41 @@ def take_snapshot(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: st
             replication.close()
     schema = (table_df if opts.startup_mode != "latest" else _typed_read(ctx, opts, table, 1)).schema
     state = {"slot": slot, "publication": publication, "lsn": lsn, "table": table, "schema": schema.json()}
+    if opts.schema_changes:
+        start(state, columns(opts, table, schema))
     save_state(directory, state)
     log.info("Postgres-CDC %s: %s captured from LSN %s (slot %s, publication %s)%s", vertex.ref, table,
              lsn_text(lsn), slot, publication,
              "" if opts.startup_mode == "latest" else f"; snapshot written to {snapshot_dir}")
     return state
+
+
+def columns(opts: PgCdcOptions, table: str, schema: Any) -> list[Column]:
+    """The table's columns now (``schema``: their Spark types), each with its ``attnum`` (stable across
+    renames) and the type pgoutput names in its relation messages."""
+    spark_types = {f.name: f.dataType.simpleString() for f in schema.fields}
+    namespace, name = table.split(".", 1)
+    with connect(opts.conn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.atttypid, a.atttypmod "
+            "FROM pg_attribute a WHERE a.attrelid = (quote_ident(%s) || '.' || quote_ident(%s))::regclass "
+            "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum", (namespace, name)).fetchall()
+    return [Column(r[1], spark_types.get(r[1], "string"), r[2], int(r[0]), f"{r[3]}:{r[4]}") for r in rows]
+
+
+def _follow(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: str, state: dict[str, Any],
+            directory: str) -> None:
+    """``schema-changes.enabled``: record the table's schema changes since the last run in its state."""
+    schema = _typed_read(ctx, opts, table, 1).schema
+    now = columns(opts, table, schema)
+    start(state, now)
+    with connect(opts.conn, autocommit=True) as conn:
+        position = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+    changes = follow(state, now, schema, position)
+    save_state(directory, state)
+    if changes:
+        log.info("Postgres-CDC %s: %s changed: %s; the stream follows from now on", vertex.ref, table,
+                 "; ".join(c.describe() for c in changes))
 
 
 def _register(spark: Any) -> None:
@@ -173,7 +203,8 @@ def _stream(ctx: RunContext, opts: PgCdcOptions, state: dict[str, Any], director
     schema = schema_of(state)
     spec = {"conn": opts.conn, "slot": state["slot"], "publication": state["publication"], "table": state["table"],
             "snapshot": os.path.join(directory, "snapshot"), "snapshot_lsn": state["lsn"],
-            "columns": [f.name for f in schema.fields], "schema_changes": opts.schema_changes}
+            "columns": [f.name for f in schema.fields], "schema_changes": opts.schema_changes,
+            "shapes": state.get("shapes") if opts.schema_changes else None}
     _register(ctx.spark)
     raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
     return typed(raw, schema)
@@ -190,9 +221,6 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
             refuse_orphan_checkpoint(ctx, table, root, "Postgres-CDC")
             state = take_snapshot(ctx, vertex, opts, table, slot_name(ctx, vertex, opts, index), directory)
         elif opts.schema_changes:
-            added = evolve(directory, state, _typed_read(ctx, opts, table, 1).schema)
-            if added:
-                log.info("Postgres-CDC %s: %s gained the column(s) %s; the stream carries them from now on",
-                         vertex.ref, table, ", ".join(added))
+            _follow(ctx, vertex, opts, table, state, directory)
         out[f"{opts.database}.{table}"] = _stream(ctx, opts, state, directory)
     return out
