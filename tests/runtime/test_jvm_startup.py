@@ -162,6 +162,34 @@ def test_the_launch_writes_the_start_up_settings_into_the_properties_file(tmp_pa
     assert not any("ArchiveClasses" in part or "SharedArchive" in part for part in cmd)  # only in the file
 
 
+
+@pytest.mark.parametrize("conn, creates", [({"conn_type": "spark", "host": "local[1]"}, True),
+                                           ({"conn_type": "spark", "host": "yarn",
+                                             "extra": {"deploy-mode": "cluster"}}, False)])
+def test_the_hook_launch_takes_the_archive_and_its_metrics_release_it(tmp_path, monkeypatch, conn, creates):
+    """The operator's path: a driver on this machine gets the archive's option (and no UI on a local
+    master) in its properties file; reading the pipeline's metrics ends the creation (nothing was
+    written: nothing published, the lock freed). A driver on the cluster gets neither."""
+    import json
+
+    from airflow_provider_seatunnel.hooks.seatunnel import SeaTunnelHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_T", json.dumps(conn))
+    monkeypatch.setenv("SEATUNNEL_JVM_ARCHIVE_DIR", str(tmp_path / "jvm"))
+    hook = SeaTunnelHook(JOB, format="hocon", spark_conn_id="spark_t")
+    try:
+        hook.spark_submit_hook(run_id="r")
+        lines = Path(hook.spark_hook._properties_file).read_text().splitlines()
+        option = [line for line in lines if line.startswith(js.JAVA_OPTIONS)]
+        assert ("spark.ui.enabled false" in lines) is creates
+        assert len(option) == creates and all("-XX:ArchiveClassesAtExit=" in line for line in option)
+        assert len(list((tmp_path / "jvm").glob("*.lock"))) == creates
+        hook.pipeline_metrics(None, "r", 1, "2026-01-01T00:00:00", None)
+        assert not list((tmp_path / "jvm").glob("*.lock")) and not list((tmp_path / "jvm").glob("*.jsa"))
+    finally:
+        hook.cleanup()
+
+
 RUN_JOB = """
 env { job.name = "archived", parallelism = 1 }
 source { FakeSource { plugin_output = "t", rows = [{ kind = INSERT, fields = [1, "a"] }, { kind = INSERT, fields = [2, "b"] }],
