@@ -102,9 +102,11 @@ class ClassArchive:
 
     @property
     def java_option(self) -> str:
-        """The option for the driver JVM: map the archive, or write a new one at exit."""
+        """The options for the driver JVM: map the archive, or write a new one at exit, without the
+        hundreds of lines the JVM logs then about classes it leaves out (they would push a failed run's
+        cause out of the log's tail, where the failure message is read from)."""
         if self.creating is not None:
-            return f"-XX:ArchiveClassesAtExit={self.creating}"
+            return f"-XX:ArchiveClassesAtExit={self.creating} -Xlog:cds*=off"
         return f"-XX:SharedArchiveFile={self.path}"
 
     def finish(self, succeeded: bool) -> bool:

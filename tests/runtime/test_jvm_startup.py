@@ -39,7 +39,7 @@ def _dump(archive: js.ClassArchive, data: bytes = b"classes") -> None:
 def test_the_first_launch_creates_the_archive_and_the_next_ones_map_it(homes):
     first = js.class_archive(homes)
     assert first is not None and first.creating is not None
-    assert first.java_option == f"-XX:ArchiveClassesAtExit={first.creating}"
+    assert first.java_option == f"-XX:ArchiveClassesAtExit={first.creating} -Xlog:cds*=off"  # a quiet log
     assert stat.S_IMODE(os.stat(homes["SEATUNNEL_JVM_ARCHIVE_DIR"]).st_mode) == 0o700  # code the JVM runs
     assert js.class_archive(homes) is None  # another launch meanwhile: no archive, no second writer
     _dump(first)
@@ -222,5 +222,7 @@ def test_a_job_runs_with_the_class_archive(tmp_path):
         lines = props.read_text().splitlines()
         assert any(line.startswith("spark.driver.extraJavaOptions -XX:" + option) for line in lines)
         assert "spark.ui.enabled false" in lines
+        [log] = work.glob("*.log")
+        assert "[cds" not in log.read_text()  # quiet when it writes the archive, and the archive maps
         assert sorted(line for f in out.rglob("*.csv") for line in f.read_text().splitlines()) == ["10,A", "20,B"]
     assert not list(archives.glob("*.part")) and not list(archives.glob("*.lock"))
