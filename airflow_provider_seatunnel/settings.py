@@ -16,7 +16,8 @@ under the environment variables' names, so that a Spark application sees what th
 The same definitions are the provider's ``config`` metadata (:func:`provider_config`), which Airflow
 shows in ``airflow config list`` and its UI.
 
-Standard library only, and nothing from this package: every layer may read it.
+Standard library only (platformdirs when a default cache directory is asked for), and nothing from this
+package: every layer may read it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 SECTION = "seatunnel"
@@ -179,6 +181,19 @@ def size(setting: Setting, environ: Mapping[str, str] | None = None, default: in
         raise ValueError(f"[{SECTION}] {setting.option} (or ${setting.env}) must be a whole number "
                          f"(with an optional K, M or G suffix), found {raw!r}")
     return int(digits) * factor
+
+
+def cache_directory(setting: Setting, name: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The directory a setting names (read at call time); None when it is ``off`` (or ``0``, ``false``,
+    ``no``, ``none``); unset: ``name`` under the user cache directory (platformdirs, imported only then)."""
+    raw = value(setting, environ) or ""
+    if raw.lower() in ("off", "0", "false", "no", "none"):
+        return None
+    if raw:
+        return Path(raw)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("airflow-provider-seatunnel")) / name
 
 
 def strict(environ: Mapping[str, str] | None = None) -> bool:

@@ -55,14 +55,7 @@ def is_local_master(master: str | None) -> bool:
 
 def archive_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The directory of the class archives: the setting, else the user cache directory; None when ``off``."""
-    setting = settings.value(settings.JVM_ARCHIVE_DIR, environ) or ""
-    if setting.lower() in ("off", "0", "false", "no", "none"):
-        return None
-    if setting:
-        return Path(setting)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("airflow-provider-seatunnel")) / "jvm"
+    return settings.cache_directory(settings.JVM_ARCHIVE_DIR, "jvm", environ)
 
 
 def java_executable(environ: Mapping[str, str]) -> Path | None:
