@@ -95,6 +95,13 @@ def _private_plan_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SEATUNNEL_PLAN_CACHE", str(tmp_path_factory.mktemp("plan-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _private_class_archives(tmp_path_factory, monkeypatch):
+    """The driver JVM's class archives (runtime/jvm_startup.py) of this session: one per worker, made by its
+    first spark-submit, mapped by the others."""
+    monkeypatch.setenv("SEATUNNEL_JVM_ARCHIVE_DIR", str(tmp_path_factory.getbasetemp() / "jvm-archives"))
+
+
 @pytest.fixture
 def write_conf(tmp_path):
     def write(text: str, name: str = "job.conf") -> Path:

@@ -236,7 +236,8 @@ def test_provider_metadata_entry_point():
     jsonschema.validate(info, schema)
     assert set(info["config"]["seatunnel"]["options"]) == {
         "plan_cache_dir", "plan_cache_max_entries", "plan_cache_max_bytes", "plan_cache_max_entry_bytes",
-        "checkpoint_root", "jdbc_driver_path", "strict", "journal_key", "include_paths"}
+        "checkpoint_root", "jdbc_driver_path", "strict", "journal_key", "include_paths",
+        "jvm_archive_dir"}
     assert info["documentation-url"] == PYPROJECT["project"]["urls"]["Documentation"]
     # Airflow itself finds the provider, its extra link, its operator modules, its docs and its config
     from airflow.providers_manager import ProvidersManager

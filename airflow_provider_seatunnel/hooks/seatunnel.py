@@ -27,6 +27,7 @@ from ..config.errors import ConfigError, Problem
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
 from ..runtime.context import now
+from ..runtime.jvm_startup import ClassArchive, archive_for, spark_defaults, startup_conf
 from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
 from ..runtime.remote import Remote, RemoteAddressError, connect_problems
@@ -164,6 +165,7 @@ class SeaTunnelHook(BaseHook):
         self._plan_file: Path | None = None
         self._spark_hook: Any = None
         self._properties: tuple[Path, dict[str, str]] | None = None  # the properties file and the job's settings
+        self._archive: ClassArchive | None = None  # the driver JVM's class archive (runtime/jvm_startup.py)
         self._spark_connection: SparkConnection | None = None
         self._remote: Remote | None = None
         self._remote_known = False  # whether spark_connect() looked the connection up
@@ -318,8 +320,14 @@ class SeaTunnelHook(BaseHook):
             env_vars=dict(submission.env) or None, spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
             py_files=self.py_files or (str(self.package_zip()) if on_cluster else None),
         )
-        self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", dict(submission.conf))
-        properties = write_properties_file(submission.conf, self._properties[0])
+        conf = dict(submission.conf)
+        if not on_cluster:  # a driver here: its JVM maps the class archive, no UI for a local master
+            environ = {**os.environ, **submission.env}
+            defaults = spark_defaults(environ)
+            self._archive = archive_for(conf, defaults, environ)
+            conf = startup_conf(conf, defaults, self.spark_connection().master, self._archive)
+        self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", conf)
+        properties = write_properties_file(conf, self._properties[0])
         kwargs["properties_file"] = str(properties) if properties else None
         kwargs.update(extra)
         if submission.files:
@@ -357,7 +365,11 @@ class SeaTunnelHook(BaseHook):
         """The metrics the pipeline's application wrote, as a failure when spark-submit failed
         (``failure``). Without a metrics file: a failure, or, with the driver on the cluster and no
         ``failure``, a finished pipeline whose counts are in the driver's log. The plan's secrets
-        are masked in them (:meth:`..runtime.metrics.PipelineMetrics.redacted`)."""
+        are masked in them (:meth:`..runtime.metrics.PipelineMetrics.redacted`). A class archive the
+        launch created is published now if it succeeded."""
+        if self._archive is not None:
+            self._archive.finish(failure is None)
+            self._archive = None
         return self._pipeline_metrics(pipeline, run_id, attempt, started, failure).redacted(secret_values(self.plan))
 
     def _pipeline_metrics(self, pipeline: int | str | None, run_id: str, attempt: int, started: str,

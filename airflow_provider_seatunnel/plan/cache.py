@@ -104,14 +104,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The cache directory, read at call time (never frozen at import); None when off. Airflow's
     ``[seatunnel] plan_cache_dir``, else ``$SEATUNNEL_PLAN_CACHE`` (:mod:`..settings`), else the
     user cache directory."""
-    setting = _settings.value(_settings.PLAN_CACHE_DIR, environ) or ""
-    if setting.lower() in ("off", "0", "false", "no", "none"):
-        return None
-    if setting:
-        return Path(setting)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("airflow-provider-seatunnel")) / "plans"
+    return _settings.cache_directory(_settings.PLAN_CACHE_DIR, "plans", environ)
 
 
 def _limit(setting: _settings.Setting, default: int, environ: Mapping[str, str] | None) -> int:

@@ -41,6 +41,7 @@ from ..spi.safe_files import UnsafePath, open_write, write_atomic
 from ..spi.secrets import embedded, hidden, redaction, scrub
 from .context import now
 from .jars import pipeline_jars
+from .jvm_startup import ClassArchive, archive_for, spark_defaults, spark_defaults_file, startup_conf
 from .metrics import PipelineMetrics
 from .session import session_settings, spark_conf
 
@@ -128,10 +129,8 @@ def write_properties_file(conf: Mapping[str, str], path: Path,
     (Spark trims the values it reads from such a file.)"""
     if not conf:
         return None
-    env = os.environ if environ is None else environ
-    conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None)
-    defaults = Path(conf_dir) / "spark-defaults.conf" if conf_dir else None
-    lines = [defaults.read_text(encoding="utf-8").rstrip("\n")] if defaults is not None and defaults.is_file() else []
+    defaults = spark_defaults_file(os.environ if environ is None else environ)
+    lines = [defaults.read_text(encoding="utf-8").rstrip("\n")] if defaults is not None else []
     lines += [f"{_properties_text(key, True)} {_properties_text(value, False)}" for key, value in sorted(conf.items())]
     return _write_private(path, "\n".join(lines) + "\n")
 
@@ -195,11 +194,14 @@ class Submission:
         return [*cmd, self.application, *self.application_args]
 
 
-def local_launch(submission: Submission, master: str, properties_file: Path) -> tuple[list[str], dict[str, str]]:
+def local_launch(submission: Submission, master: str, properties_file: Path,
+                 archive: ClassArchive | None = None) -> tuple[list[str], dict[str, str]]:
     """The command and the environment that run ``submission`` with PySpark's spark-submit on this
-    machine; its Spark settings are written to ``properties_file`` first."""
+    machine; its Spark settings, with the start-up ones (:func:`.jvm_startup.startup_conf`: no UI
+    for a local master, the driver JVM's class ``archive``), are written to ``properties_file`` first."""
     env = {**os.environ, **submission.env}
-    return submission.command(master, write_properties_file(submission.conf, properties_file, env)), env
+    conf = startup_conf(submission.conf, spark_defaults(env), master, archive)
+    return submission.command(master, write_properties_file(conf, properties_file, env)), env
 
 
 def submit_command(plan: JobPlan, pipeline: PipelinePlan, plan_file: Path, run_id: str, master: str,
@@ -299,6 +301,22 @@ def _follow(cmd: Sequence[str], env: Mapping[str, str], log: IO[str],
     return proc.wait(), last
 
 
+def _launch(submission: Submission, master: str, properties_file: Path, log: IO[str],
+            progress: Callable[[str], None]) -> tuple[int, str]:
+    """Run ``submission`` here (:func:`local_launch`, :func:`_follow`) with the driver JVM's class archive
+    (:mod:`.jvm_startup`): the launch that creates it publishes it when it exits 0."""
+    environ = {**os.environ, **submission.env}
+    archive = archive_for(submission.conf, spark_defaults(environ), environ)
+    code: int | None = None
+    try:
+        cmd, env = local_launch(submission, master, properties_file, archive)
+        code, last = _follow(cmd, env, log, progress)
+        return code, last
+    finally:
+        if archive is not None:
+            archive.finish(code == 0)
+
+
 def log_tail(path: Path, size: int = 64 * 1024) -> str:
     """The last ``size`` bytes of a pipeline's log (where its root cause is), or "" without one."""
     try:
@@ -336,9 +354,9 @@ class _Run:
         t0 = time.monotonic()
         try:  # the log never follows a symlink at its name (a planted one fails the pipeline, unsubmitted)
             with open_write(str(log_file), what="the pipeline's log") as log:
-                cmd, env = local_launch(submission, self.master, work_dir / f"pipeline-{p.task_id}.properties")
                 self.tell(f"pipeline {p.id} {p.task_id}: submitted ({p.name}); log: {log_file}")
-                code, last = _follow(cmd, env, log, lambda line: self.tell(f"pipeline {p.id}: {line}"))
+                code, last = _launch(submission, self.master, work_dir / f"pipeline-{p.task_id}.properties", log,
+                                     lambda line: self.tell(f"pipeline {p.id}: {line}"))
         except UnsafePath as e:
             error = PipelineError(f"not submitted: {e.strerror}", pipeline=p.task_id)
             self.tell(f"pipeline {p.id} {p.task_id}: FAILED: {error}")
