@@ -42,7 +42,7 @@ from ..spi.secrets import embedded, hidden, redaction, scrub
 from .context import now
 from .jars import pipeline_jars
 from .metrics import PipelineMetrics
-from .session import session_settings, spark_conf
+from .session import application_settings, spark_conf
 
 if TYPE_CHECKING:
     import psutil
@@ -181,7 +181,7 @@ class Submission:
             environ = submit_environment()
             env = {k: environ[k] for k in ENV_KEYS if k in environ}
         return cls(name=f"{plan.name}:{pipeline.task_id}", application=str(APP_FILE), application_args=tuple(args),
-                   conf=dict(sorted(spark_conf(plan.env, jars, session_settings(plan, pipeline)).items())),
+                   conf=dict(sorted(spark_conf(plan.env, jars, application_settings(plan, pipeline)).items())),
                    jars=tuple(jars), env=env, files=files)
 
     def command(self, master: str, properties_file: Path | None = None) -> list[str]:
