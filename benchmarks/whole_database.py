@@ -10,11 +10,12 @@ created again, so every run creates its 200 tables. After each run every target 
 with its source: row count and a checksum over its rows ordered by ``id`` (values normalised:
 decimals as text, booleans as 0/1, timestamps in ISO form). Recorded per run: exit code, wall time
 of the whole command (JVM start included), seconds per table, and the peak resident memory of the
-command's process tree (sampled every 0.2 s: for ours the Python driver and its Spark JVM, for Zeta
-its JVM), with the machine's load average before the run.
+command's process tree and the CPU seconds of its processes (sampled every 0.2 s: for ours the
+Python command line, the Spark driver JVM and the pipeline's Python, for Zeta its JVM), with the
+machine's load average before the run; for ours also its phases from the pipeline log (:func:`phases`).
 
-Results go to benchmarks/results/whole_database.md (a table per source and table count, rewritten
-for those figures) and whole_database.json (every run, merged by source and table count).
+Every run is appended to benchmarks/results/whole_database.json; whole_database.md is the table of
+all of them, rewritten after each invocation.
 
     python benchmarks/whole_database.py [--tables N (200)] [--source postgres|mariadb] [--runs K (2)]
                                         [--engines zeta,ours] [--label TEXT]
@@ -51,40 +52,65 @@ COLUMNS = "id, name, score, at, ok, note"
 RESULTS = HERE / "results"
 
 
-class PgSource:
-    """The source tables in the PostgreSQL of tests/pg.py; the target database on the same server."""
+class _Source:
+    """A source database: its tables created (:attr:`tables_sql`, one statement per item, ``{t}`` the table)
+    and read back through its Python driver (``rows``)."""
 
-    driver = "org.postgresql.Driver"
+    server: Any
+    tables_sql: tuple[str, ...] = ()
 
-    def __init__(self, server: Any):
-        self.server = server
+    def rows(self, conn: Any, sql: str) -> list[tuple]:
+        raise NotImplementedError
 
-    def connect(self, database: str | None = None) -> Any:
-        import psycopg
-
-        s = self.server
-        return psycopg.connect(host="127.0.0.1", port=s.port, dbname=database or s.database, user=s.user,
-                               password=s.password, autocommit=True)
+    def connect(self) -> Any:
+        raise NotImplementedError
 
     def create(self, tables: list[str]) -> None:
         with self.connect() as conn:
             for t in tables:
-                conn.execute(f"CREATE TABLE {t} (id int PRIMARY KEY, name varchar(40), score numeric(10,2), "
-                             f"at timestamp, ok boolean, note text)")
-                conn.execute(f"INSERT INTO {t} SELECT g, 'name-' || g || '-{t}', (g % 10000) / 100.0, "
-                             f"timestamp '2024-01-01' + g * interval '1 second', g % 2 = 0, repeat('x', g % 50) "
-                             f"FROM generate_series(1, {ROWS}) g")
+                for statement in self.tables_sql:
+                    self.rows(conn, statement.format(t=t, rows=ROWS))
+
+    def checksums(self, tables: list[str]) -> dict[str, tuple[int, str]]:
+        with self.connect() as conn:
+            return {t: _checksum(self.rows(conn, f"SELECT {COLUMNS} FROM {t} ORDER BY id")) for t in tables}
+
+
+class PgSource(_Source):
+    """The source tables in the PostgreSQL of tests/pg.py; the target database on the same server."""
+
+    driver = "org.postgresql.Driver"
+    tables_sql = ("CREATE TABLE {t} (id int PRIMARY KEY, name varchar(40), score numeric(10,2), at timestamp, "
+                  "ok boolean, note text)",
+                  "INSERT INTO {t} SELECT g, 'name-' || g || '-{t}', (g % 10000) / 100.0, timestamp '2024-01-01' "
+                  "+ g * interval '1 second', g % 2 = 0, repeat('x', g % 50) FROM generate_series(1, {rows}) g")
+
+    def __init__(self, server: Any):
+        self.server = server
+
+    def connect(self) -> Any:
+        import psycopg
+
+        s = self.server
+        return psycopg.connect(host="127.0.0.1", port=s.port, dbname=s.database, user=s.user, password=s.password,
+                               autocommit=True)
+
+    def rows(self, conn: Any, sql: str) -> list[tuple]:
+        cur = conn.execute(sql)
+        return cur.fetchall() if cur.description else []
 
     def table_path(self, table: str) -> str:
         return f"{self.server.database}.public.{table}"
 
-    def checksums(self, tables: list[str]) -> dict[str, tuple[int, str]]:
-        with self.connect() as conn:
-            return {t: _checksum(conn.execute(f"SELECT {COLUMNS} FROM {t} ORDER BY id").fetchall()) for t in tables}
 
-
-class MySource:
+class MySource(_Source):
     """The source tables in the MariaDB of tests/mysql.py (read through Connector/J when fetched)."""
+
+    tables_sql = ("CREATE TABLE {t} (id INT PRIMARY KEY, name VARCHAR(40), score DECIMAL(10,2), at DATETIME, "
+                  "ok BOOLEAN, note TEXT)",
+                  "INSERT INTO {t} SELECT seq, CONCAT('name-', seq, '-{t}'), (seq % 10000) / 100, TIMESTAMP "
+                  "'2024-01-01 00:00:00' + INTERVAL seq SECOND, seq % 2 = 0, REPEAT('x', seq % 50) "
+                  "FROM seq_1_to_{rows}")
 
     def __init__(self, server: Any):
         self.server = server
@@ -99,25 +125,13 @@ class MySource:
         return pymysql.connect(host="127.0.0.1", port=s.port, user=s.user, password=s.password, database=s.database,
                                autocommit=True)
 
-    def create(self, tables: list[str]) -> None:
-        with self.connect() as conn, conn.cursor() as cur:
-            for t in tables:
-                cur.execute(f"CREATE TABLE {t} (id INT PRIMARY KEY, name VARCHAR(40), score DECIMAL(10,2), "
-                            f"at DATETIME, ok BOOLEAN, note TEXT)")
-                cur.execute(f"INSERT INTO {t} SELECT seq, CONCAT('name-', seq, '-{t}'), (seq % 10000) / 100, "
-                            f"TIMESTAMP '2024-01-01 00:00:00' + INTERVAL seq SECOND, seq % 2 = 0, "
-                            f"REPEAT('x', seq % 50) FROM seq_1_to_{ROWS}")
+    def rows(self, conn: Any, sql: str) -> list[tuple]:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
 
     def table_path(self, table: str) -> str:
         return f"{self.server.database}.{table}"
-
-    def checksums(self, tables: list[str]) -> dict[str, tuple[int, str]]:
-        out = {}
-        with self.connect() as conn, conn.cursor() as cur:
-            for t in tables:
-                cur.execute(f"SELECT {COLUMNS} FROM {t} ORDER BY id")
-                out[t] = _checksum(list(cur.fetchall()))
-        return out
 
 
 def _value(v: Any) -> str:
@@ -203,11 +217,13 @@ sink {{
 """
 
 
-def measured(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float, float]:
-    """Run ``cmd`` (output to ``log``): exit code, wall seconds, peak RSS of its process tree in MiB."""
+def measured(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float, float, float]:
+    """Run ``cmd`` (output to ``log``): exit code, wall seconds, peak RSS of its process tree in MiB and
+    the CPU seconds (user + system) of its processes, as last sampled (every 0.2 s)."""
     import psutil
 
     start = time.monotonic()
+    cpu: dict[int, float] = {}
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
         top, peak = psutil.Process(proc.pid), 0
@@ -217,12 +233,15 @@ def measured(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float
                 for p in [top, *top.children(recursive=True)]:
                     with contextlib.suppress(psutil.Error):
                         rss += p.memory_info().rss
+                        times = p.cpu_times()
+                        cpu[p.pid] = times.user + times.system
             peak = max(peak, rss)
             time.sleep(0.2)
-    return proc.returncode, time.monotonic() - start, peak / 2**20
+    return proc.returncode, time.monotonic() - start, peak / 2**20, sum(cpu.values())
 
 
-def run_engine(engine: str, conf: Path, work: Path, zeta: Path | None) -> tuple[int, float, float, Path, dict]:
+def run_engine(engine: str, conf: Path, work: Path, zeta: Path | None
+               ) -> tuple[int, float, float, float, Path, dict]:
     """One run; for ours also its phases (:func:`phases`) from the pipeline's log."""
     log = work / f"{engine}-{time.time_ns()}.log"
     env = dict(os.environ)
@@ -235,8 +254,8 @@ def run_engine(engine: str, conf: Path, work: Path, zeta: Path | None) -> tuple[
     kept = work / log.stem
     cmd = [*project_cli(), "run", str(conf), "--master", "local[2]", "--work-dir", str(kept), "--keep-work-dir"]
     started = time.time()
-    code, wall, rss = measured(cmd, env, log)
-    return code, wall, rss, log, phases(kept, started, wall)
+    code, wall, rss, cpu = measured(cmd, env, log)
+    return code, wall, rss, cpu, log, phases(kept, started, wall)
 
 
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
@@ -262,7 +281,7 @@ def phases(kept: Path, started: float, wall: float) -> dict[str, float]:
     if any(m not in marks for m in order):
         return {}
     points = [started, *(marks[m] for m in order), started + wall]
-    return {name: round(b - a, 1) for name, a, b in zip(("start", "plan", "write", "commit", "exit"), points,
+    return {name: round(b - a, 1) for name, a, b in zip(("start", "plan", "write", "commit", "exit"), points[:-1],
                                                             points[1:], strict=True)}
 
 
@@ -313,12 +332,12 @@ def main() -> int:
             for engine in engines if i % 2 == 0 else engines[::-1]:
                 target.fresh()
                 load = os.getloadavg()[0]
-                code, wall, rss, log, spent = run_engine(engine, conf, work, zeta)
+                code, wall, rss, cpu, log, spent = run_engine(engine, conf, work, zeta)
                 got = target.checksums(tables)
                 wrong = sorted(t for t in tables if got[t] != expected[t])
                 run = {"engine": engine, "source": args.source, "tables": args.tables, "rows_per_table": ROWS,
                        "exit": code, "wall_s": round(wall, 2), "s_per_table": round(wall / args.tables, 4),
-                       "peak_rss_mib": round(rss), "load_before": round(load, 2),
+                       "peak_rss_mib": round(rss), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
                        "tables_equal": args.tables - len(wrong), "unequal": wrong[:10],
                        "label": args.label if engine == "ours" else "", "phases_s": spent,
                        "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
@@ -336,8 +355,6 @@ def main() -> int:
 def record(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
     path = RESULTS / "whole_database.json"
     kept = json.loads(path.read_text()) if path.exists() else []
-    fresh = {(r["source"], r["tables"], r["engine"], r.get("label", "")) for r in runs}
-    kept = [r for r in kept if (r["source"], r["tables"], r["engine"], r.get("label", "")) not in fresh]
     kept += runs
     path.write_text(json.dumps(kept, indent=1) + "\n")
     (RESULTS / "whole_database.md").write_text(report(kept))
@@ -349,16 +366,19 @@ def report(runs: list[dict[str, Any]]) -> str:
              "`table_list` → Jdbc PostgreSQL `table = \"public.${table_name}\"`, save-mode creation, primary key "
              "`id`; Zeta 2.3.8 local mode and ours `local[2]`, alternating, the target database created afresh "
              f"before each run; {os.cpu_count()} CPUs shared with other work (load average before each run "
-             "shown). Wall time is the whole command, JVM start included; RSS is the peak of its process tree (MiB).",
+             "shown). Wall time is the whole command, JVM start included; RSS is the peak of its process tree "
+             "(MiB), CPU the user + system seconds of its processes (less sensitive to the machine's load than "
+             "the wall time).",
              "", "Phases of ours (seconds, from the pipeline log): Spark start / planning (tables read) / staging "
              "writes / commit / exit.",
              "",
-             "| source | tables | engine | label | wall s | s/table | RSS MiB | load | tables equal | phases | at |",
-             "|---|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
+             "| source | tables | engine | label | wall s | s/table | CPU s | RSS MiB | load | equal | phases | at |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in sorted(runs, key=lambda r: (r["source"], r["tables"], r["engine"], r.get("label", ""), r["at"])):
         equal = f"{r['tables_equal']}/{r['tables']}" + ("" if r["exit"] == 0 else f" (exit {r['exit']})")
         lines.append(f"| {r['source']} | {r['tables']} | {r['engine']} | {r.get('label', '')} | {r['wall_s']:.1f} "
-                     f"| {r['s_per_table']:.3f} | {r['peak_rss_mib']} | {r['load_before']:.1f} | {equal} "
+                     f"| {r['s_per_table']:.3f} | {r.get('cpu_s', '')} | {r['peak_rss_mib']} "
+                     f"| {r['load_before']:.1f} | {equal} "
                      f"| {' / '.join(str(v) for v in (r.get('phases_s') or {}).values())} | {r['at']} |")
     return "\n".join(lines) + "\n"
 
