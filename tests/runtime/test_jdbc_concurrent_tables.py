@@ -65,6 +65,10 @@ def test_a_failing_table_fails_the_pipeline_naming_it_and_no_table_is_committed(
     assert all(n == 0 for n in counts(db, "copy_b").values())  # save modes created them; no rows committed
     assert db.sql("SELECT count(*) FROM copy_b.seatunnel_commits") == [["0"]]
     assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]  # all discarded
+    # the restore of the run (the read fixed) writes every table once
+    run_job(config(db, "copy_b", [f'{{ table_path = "public.{t}" }}' for t in NAMES]), run_id="concurrent-b")
+    assert counts(db, "copy_b") == {t: i * 10 for i, t in enumerate(NAMES, 1)}
+    assert db.sql("SELECT count(*) FROM copy_b.seatunnel_commits") == [[str(len(NAMES))]]
 
 
 def test_a_bad_concurrency_option_is_a_config_error(run_job, db):
