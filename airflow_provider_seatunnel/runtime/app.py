@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
-    from airflow_provider_seatunnel.runtime.session import get_session, session_settings
+    from airflow_provider_seatunnel.runtime.session import application_settings, get_session
     from airflow_provider_seatunnel.spi.errors import RuntimeConfigError, error_from
     from airflow_provider_seatunnel.spi.sessions import end_run
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         spark = get_session(f"{plan.name}:{pipeline.task_id}", plan.env, args.master, pipeline_jars(plan, pipeline),
-                            session_settings(plan, pipeline))
+                            application_settings(plan, pipeline))
         spark.sparkContext.setLogLevel("WARN")
         log.info("Job %s, %s: running (attempt %s, run %s)", plan.name, label, args.attempt, args.run_id)
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,27 @@ from . import pyspark_internals as internals
 
 _MARKER_BASE = 1_000_000_000
 _keys = itertools.count(1)
+#: seconds a live reading of the counting points serves every counter that asks (one progress line asks
+#: every counter of the pipeline at once: a multi-table pipeline has hundreds, which share a few ``since``)
+LIVE_SNAPSHOT_S = 0.5
+_live: dict[tuple[int, int], tuple[float, dict[int, int]]] = {}
+_live_lock = threading.Lock()
+
+
+def _live_rows(spark: Any, since: int) -> dict[int, int]:
+    """The live rows of the counting points from execution ``since`` on, read once per
+    :data:`LIVE_SNAPSHOT_S` for all the counters that share ``since``."""
+    key, now = (id(spark), since), time.monotonic()
+    with _live_lock:
+        hit = _live.get(key)
+        if hit is not None and now - hit[0] < LIVE_SNAPSHOT_S:
+            return hit[1]
+    rows = internals.marker_rows(spark, since, 0.0)
+    with _live_lock:
+        for old in [k for k, (at, _) in _live.items() if now - at >= LIVE_SNAPSHOT_S]:
+            del _live[old]
+        _live[key] = (time.monotonic(), rows)
+    return rows
 
 
 class _Observed:
@@ -106,7 +128,7 @@ class Counter:
             if self.key is None:
                 values = self.observed.get(0.0) if self.observed is not None else None
                 return None if values is None else int(values["rows"])
-            return internals.marker_rows(self.spark, self.since, 0.0).get(self.key + _MARKER_BASE, 0)
+            return _live_rows(self.spark, self.since).get(self.key + _MARKER_BASE, 0)
         except Exception:  # the session is busy or gone: unknown for now
             return None
 

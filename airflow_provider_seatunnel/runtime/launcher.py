@@ -43,7 +43,7 @@ from .context import now
 from .jars import pipeline_jars
 from .jvm_startup import ClassArchive, archive_for, spark_defaults, spark_defaults_file, startup_conf
 from .metrics import PipelineMetrics
-from .session import session_settings, spark_conf
+from .session import application_settings, spark_conf
 
 if TYPE_CHECKING:
     import psutil
@@ -180,7 +180,7 @@ class Submission:
             environ = submit_environment()
             env = {k: environ[k] for k in ENV_KEYS if k in environ}
         return cls(name=f"{plan.name}:{pipeline.task_id}", application=str(APP_FILE), application_args=tuple(args),
-                   conf=dict(sorted(spark_conf(plan.env, jars, session_settings(plan, pipeline)).items())),
+                   conf=dict(sorted(spark_conf(plan.env, jars, application_settings(plan, pipeline)).items())),
                    jars=tuple(jars), env=env, files=files)
 
     def command(self, master: str, properties_file: Path | None = None) -> list[str]:

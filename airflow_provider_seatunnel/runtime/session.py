@@ -47,6 +47,14 @@ def session_settings(plan: Any, pipeline: Any) -> dict[str, str]:
     return out
 
 
+def application_settings(plan: Any, pipeline: Any) -> dict[str, str]:
+    """The settings of a pipeline's own Spark application: :func:`session_settings`, and the FAIR
+    scheduler for a pipeline whose multi-table sink writes tables at once (:func:`.tables.session_conf`)."""
+    from .tables import session_conf
+
+    return {**session_conf(plan, pipeline), **session_settings(plan, pipeline)}
+
+
 def spark_conf(env: Mapping[str, Any], jars: Sequence[str] = (),
                session: Mapping[str, str] | None = None) -> dict[str, str]:
     """``spark.*`` keys of the job's ``env``, as strings (SeaTunnel passes them to SparkConf);

@@ -27,6 +27,7 @@ unchanged, so the executor and the streaming loop handle both kinds.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from ..spi import RunContext, Vertex
@@ -42,6 +43,7 @@ from ..spi.twophase import (
     TableSaveModes,
     is_two_phase,
 )
+from . import tables
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -90,15 +92,19 @@ def _count_only(ctx: RunContext, vertex: Vertex, df: Any) -> None:
 
 
 def prepare(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, data: Any) -> Prepared:
-    """Phase one over every input table; what was staged is discarded when a later table fails."""
+    """Phase one over every input table, several at once in BATCH (:mod:`.tables`); what was staged
+    is discarded when a table fails. The tables keep their input order."""
+    names = tuple(data)
+    work = [(table, partial(prepare_table, sink, ctx, vertex, table, df, names)) for table, df in data.items()]
     done: list[Staged] = []
     try:
-        for table, df in data.items():
-            done.append(prepare_table(sink, ctx, vertex, table, df, tuple(data)))
+        workers = tables.concurrency(ctx, vertex, len(work), sink)
+        tables.each_table(ctx.spark if workers > 1 else None, work, workers, done.append, _failing(ctx, vertex))
     except BaseException:
         abort(sink, ctx, vertex, Prepared(tuple(done)))
         raise
-    return Prepared(tuple(done))
+    order = {table: i for i, table in enumerate(names)}
+    return Prepared(tuple(sorted(done, key=lambda staged: order[staged.commit.table])))
 
 
 def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
@@ -131,11 +137,23 @@ def _settle(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged,
 
 
 def commit(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:
+    """Phase two over every staged table, each its own publish; several at once in BATCH (:mod:`.tables`)."""
     if isinstance(sink, PublishesTogether):
         publish_together(sink, ctx, vertex, prepared)
         return
-    for staged in prepared.tables:
-        publish(sink, ctx, vertex, staged)
+    work = [(staged.commit.table, partial(publish, sink, ctx, vertex, staged)) for staged in prepared.tables]
+    workers = tables.concurrency(ctx, vertex, len(work), sink)
+    tables.each_table(ctx.spark if workers > 1 else None, work, workers, _ignore, _failing(ctx, vertex))
+
+
+def _failing(ctx: RunContext, vertex: Vertex) -> tables.Fail | None:
+    """The run context's own conversion of an error (what the executor reports), when it has one."""
+    fail = getattr(ctx, "fail", None)
+    return (lambda error: fail(vertex, error)) if fail is not None else None
+
+
+def _ignore(_: object) -> None:
+    """A publish answers nothing: its outcome is logged or raised."""
 
 
 def publish_together(sink: PublishesTogether, ctx: RunContext, vertex: Vertex, prepared: Prepared) -> None:

@@ -46,7 +46,9 @@ class Capabilities:
     through a driver-side commit (a coordinator slot; ``Connector.has_committer`` may decide per block);
     ``connect`` its sink and transform run on a Spark Connect session (no driver JVM, no SparkContext, no
     py4j: the DataFrame API only); ``connect_stream`` its streaming source runs there too; ``inserts_only`` every
-    row it emits is an INSERT (a file or table reader: no change rows, whatever its inputs carry).
+    row it emits is an INSERT (a file or table reader: no change rows, whatever its inputs carry);
+    ``concurrent_tables`` as a :class:`.twophase.StorageVerbs` sink its verbs may run for several tables at once,
+    from several threads (the engine then stages the tables of a multi-table input in parallel).
 
     From behaviour (:func:`complete`, never declared): ``runs_as`` the sections it can execute in;
     ``streams`` it reads STREAMING jobs; ``exactly_once`` it is a two-phase sink (:func:`.twophase.is_two_phase`);
@@ -61,6 +63,7 @@ class Capabilities:
     connect: bool = False
     connect_stream: bool = False
     inserts_only: bool = False
+    concurrent_tables: bool = False
     runs_as: frozenset[str] = frozenset()
     streams: bool = False
     exactly_once: bool = False

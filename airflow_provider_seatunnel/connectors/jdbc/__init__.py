@@ -71,7 +71,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
     name = "Jdbc"
     connection_option = "jdbc_conn_id"
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True, connect=True,
-                                inserts_only=True)
+                                inserts_only=True, concurrent_tables=True)
     option_spec = SPEC  # identity (url, jdbc_conn_id, table_path, database, table, query) and secrets; url and
     # driver are required unless the block's jdbc_conn_id gives them (checks.py)
     description = "Reads a query or table, or writes (upserts) a table, through JDBC."
