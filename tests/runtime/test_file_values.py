@@ -157,6 +157,23 @@ def test_parquet_tinyint_and_smallint_are_plain_int32_as_seatunnel(spark, plan_o
     assert types["orc"] == ["int8", "int16", "list<item: int8>", "struct<x: int8, y: int16>"]
 
 
+def test_a_wall_clock_time_the_session_zone_skips_fails_the_parquet_write(spark, plan_of, tmp_path):
+    """With a session zone that has daylight saving, 02:30 on the spring-forward day does not exist: SeaTunnel
+    writes it as the instant an hour later (03:30), silently; here the write fails, naming the field."""
+    from pyspark.errors import PySparkException
+
+    df = spark.createDataFrame([(1, dt.datetime(2024, 3, 10, 2, 30))], "id int, ts timestamp_ntz")
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(tmp_path / "gap", file_format_type="parquet"))
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        with pytest.raises(PySparkException, match=r"field 'ts': the timestamp .* does not exist in the session's "
+                                                   r"time zone \(a skipped hour\)"):
+            write(ctx, sink, {"t": with_kind(df)})
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_orc_timestamps_and_times_are_orc_timestamps(spark, plan_of, tmp_path):
     from pyspark.sql import functions as F
 
