@@ -37,6 +37,10 @@ class Case:
     ci: bool = False
     #: compare what a Console sink printed (off where even the count is random: a filter over random values)
     console: bool = True
+    #: how many times each engine runs the job on the same target (save modes: what a second run finds)
+    repeat: int = 1
+    #: environment both engines run with (``TZ``: the JVM's and the session's time zone)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -62,7 +66,7 @@ CASES: tuple[Case, ...] = (
     _st("filter_row_kind_include_insert", random=True), _st("split_transform", random=True),
     _st("field_mapper_transform", random=True), _st("replace_transform", random=True),
     _st("sql_transform", random=True), _st("binary_expression"), _st("case_when"),
-    _st("criteria_filter"), _st("sql_all_columns", random=True),
+    _st("criteria_filter"), _st("sql_all_columns", random=True), _st("not_like_filter"),
     _st("batch_fakesource_to_file_complex", random=True, files={"text": FileOut("text", "\t")}),
     Case("fake_to_console.variables", "seatunnel/fake_to_console.variables.conf", random=True,
          variables={"resName": "a20261122", "rowNum": "10", "strTemplate": "[abc,def]", "nameType": "string",
@@ -87,6 +91,14 @@ CASES: tuple[Case, ...] = (
     _ours("o_compression", files={"parquet": FileOut("parquet"), "orc": FileOut("orc")}),
     _ours("o_partition_filename", files={"part": FileOut("csv"), "named": FileOut("json")}),
     _ours("o_sql_functions", ci=True),
+    _ours("o_sql_edge"),
+    _ours("t_xml_text", files={d: FileOut("xml") for d in ("xml", "attr", "xml_st", "attr_st")}),
+    _ours("o_timezone", files={"parquet": FileOut("parquet"), "json": FileOut("json"), "csv": FileOut("csv")},
+          env={"TZ": "America/New_York"}),
+    _ours("o_timezone_session", files={"parquet": FileOut("parquet"), "json": FileOut("json"), "csv": FileOut("csv")},
+          env={"TZ": "America/New_York"}),
+    _ours("o_save_modes", files={d: FileOut("csv") for d in ("append", "drop", "recreate")}, repeat=2),
+    _ours("o_save_mode_error", files={"csv": FileOut("csv")}, repeat=2),
     # Jdbc and Kafka targets (the runner starts the servers)
     _ours("j_postgres", target="postgres"),
     _ours("j_mariadb", target="mariadb"),

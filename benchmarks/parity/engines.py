@@ -68,10 +68,11 @@ def _variables(variables: Mapping[str, str]) -> list[str]:
     return [a for k, v in variables.items() for a in ("-i", f"{k}={v}")]
 
 
-def run_zeta(folder: Path, config: Path, variables: Mapping[str, str]) -> EngineRun:
+def run_zeta(folder: Path, config: Path, variables: Mapping[str, str], extra_env: Mapping[str, str] | None = None
+             ) -> EngineRun:
     """``run-zeta.sh CONFIG -i K=V ...``; the log is the JVM's log file (its path is on run-zeta.sh's last stderr
-    line), where the Console sink prints."""
-    env = dict(os.environ, ZETA_QUIET="1")
+    line), where the Console sink prints. ``extra_env``: added to the environment (``TZ``: the JVM's zone)."""
+    env = dict(os.environ, ZETA_QUIET="1", **(extra_env or {}))
     start = time.monotonic()
     proc = subprocess.run([str(folder / "run-zeta.sh"), str(config), *_variables(variables)], capture_output=True,
                           text=True, env=env, timeout=TIMEOUT_S + 60)
@@ -86,11 +87,13 @@ def run_zeta(folder: Path, config: Path, variables: Mapping[str, str]) -> Engine
     return EngineRun("zeta", proc.returncode, wall, log)
 
 
-def run_project(config: Path, variables: Mapping[str, str]) -> EngineRun:
+def run_project(config: Path, variables: Mapping[str, str], extra_env: Mapping[str, str] | None = None
+                ) -> EngineRun:
     """``seatunnel-airflow run CONFIG -i K=V ...`` with a kept work directory: the pipelines' logs (where the
-    Console sink prints) are read, then the directory removed."""
+    Console sink prints) are read, then the directory removed. ``extra_env``: added to the environment."""
     work = Path(tempfile.mkdtemp(prefix="parity-work-"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, **(extra_env or {}), PYTHONPATH=path)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     cmd = [*project_cli(), "run", str(config), *_variables(variables), "--work-dir", str(work), "--keep-work-dir"]
     start = time.monotonic()

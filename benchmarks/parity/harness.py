@@ -148,10 +148,12 @@ Runner = Callable[[str, Path, dict[str, str]], EngineRun]
 
 def run_case(case: Case, runs: int, zeta_dir: Path, target: Target | None = None, work: Path | None = None,
              log: Callable[[str], None] = print) -> Result:
-    """Run ``case`` ``runs`` times on each engine, alternating, and compare the first run of each."""
+    """Run ``case`` ``runs`` times on each engine, alternating, and compare the first run of each (a case with
+    ``repeat``: each run is the job run that many times on the same target, its last exit code, its total time)."""
     root = Path(tempfile.mkdtemp(prefix=f"parity-{case.name}-", dir=work))
     engines: dict[str, Callable[[Path, dict[str, str]], EngineRun]] = {
-        "zeta": lambda conf, v: run_zeta(zeta_dir, conf, v), "ours": lambda conf, v: run_project(conf, v)}
+        "zeta": lambda conf, v: run_zeta(zeta_dir, conf, v, case.env),
+        "ours": lambda conf, v: run_project(conf, v, case.env)}
     times: dict[str, list[float]] = {"zeta": [], "ours": []}
     first: dict[str, Output] = {}
     try:
@@ -162,7 +164,8 @@ def run_case(case: Case, runs: int, zeta_dir: Path, target: Target | None = None
                 variables = {**case.variables, "out": str(out)}
                 if target is not None:
                     variables.update(target.variables(f"{engine}{i}"))
-                run = engines[engine](case.path, variables)
+                runs_here = [engines[engine](case.path, variables) for _ in range(case.repeat)]  # same target
+                run = replace(runs_here[-1], wall_s=sum(r.wall_s for r in runs_here))
                 times[engine].append(run.wall_s)
                 log(f"  {case.name}: {engine} run {i + 1}: exit {run.exit_code}, {run.wall_s:.1f} s")
                 if i == 0:

@@ -56,8 +56,8 @@ REFUSED = [
     ("select id, false as f from t", "false", "no boolean literal"),
 ]
 
-#: queries Zeta 2.3.8 ran (exit 0): every function of its table, each alias, its CAST types and WHERE forms (its
-#: run also had a bare CURRENT_TIME, which this compiler reads as a column: docs/parity.md)
+#: queries Zeta 2.3.8 ran (exit 0): every function of its table, each alias, its CAST types and WHERE forms (a bare
+#: CURRENT_TIME too: the time of day, as CURRENT_TIME())
 RAN = [
     "select id, ASCII(name) a1, BIT_LENGTH(name) a2, CHAR_LENGTH(name) a3, LENGTH(name) a4, OCTET_LENGTH(name) a5, "
     "CHAR(65) a6, CHR(66) a7, CONCAT(name, 'x') a8, CONCAT_WS('-', name, 'y') a9, LOWER(name) b1, LCASE(name) b2, "
@@ -76,7 +76,7 @@ RAN = [
     "EXTRACT(YEAR FROM ts) b1, FORMATDATETIME(ts, 'yyyy') b2, HOUR(ts) b3, MINUTE(ts) b4, MONTH(ts) b5, "
     "MONTHNAME(ts) b6, PARSEDATETIME('2021-01-01 00:00:00', 'yyyy-MM-dd HH:mm:ss') b7, "
     "TO_DATE('2021-01-01', 'yyyy-MM-dd') b8, IS_DATE('2021-01-01', 'yyyy-MM-dd') b9, QUARTER(ts) c1, SECOND(ts) c2, "
-    "WEEK(ts) c3, YEAR(ts) c4, FROM_UNIXTIME(n, 'yyyy-MM-dd') c5, CURRENT_DATE c6, CURRENT_TIMESTAMP c8 from t",
+    "WEEK(ts) c3, YEAR(ts) c4, FROM_UNIXTIME(n, 'yyyy-MM-dd') c5, CURRENT_DATE c6, CURRENT_TIME c7, CURRENT_TIMESTAMP c8 from t",
     "select id, COALESCE(name, 'x') a1, IFNULL(name, 'x') a2, NULLIF(name, 'ann') a3, CAST(id AS BIGINT) a4, "
     "CAST(id AS STRING) a5, CAST(id AS VARCHAR) a6, CAST(id AS INT) a7, CAST(id AS INTEGER) a8, CAST(id AS LONG) a9, "
     "CAST(id AS DOUBLE) b1, CAST(id AS FLOAT) b2, CAST(x AS DECIMAL(10, 2)) b3, CAST(ts AS DATE) b4, "
@@ -233,3 +233,16 @@ def test_an_xml_sink_without_the_option_seatunnel_requires_is_not_portable(lenie
     assert "requires 'xml_use_attr_format'" in warning["message"]
     given = sink_job("xml", "int", extra="\n    xml_use_attr_format = false")
     assert [w for w in plan_of(given).warnings if w.get("code") == "not-portable"] == []
+
+
+def test_a_bare_current_time_is_the_time_of_day_as_on_seatunnel(lenient, plan_of):
+    """Zeta 2.3.8 runs ``CURRENT_TIME`` without parentheses (the time of day, as CURRENT_TIME()); so does this
+    compiler (it read a column and refused the config), and a field named so is still read with its quotes."""
+    from sqlglot import exp
+
+    from airflow_provider_seatunnel.connectors.sql.analysis import parse
+
+    bare = parse("select CURRENT_TIME as t1, CURRENT_TIME() as t2, `CURRENT_TIME` as c from t")
+    assert [type(e.this) for e in bare.expressions] == [exp.CurrentTime, exp.CurrentTime, exp.Column]
+    plan = plan_of(job("select id, CURRENT_TIME as t1 from t where CURRENT_TIME is not null"))
+    assert [w for w in plan.warnings if w.get("code") == "not-portable"] == []

@@ -140,6 +140,40 @@ def test_parquet_timestamps_are_seatunnels_millis_instants(spark, plan_of, tmp_p
     assert sorted(r.ts for r in got.collect() if r.ts) == [dt.datetime(2021, 7, 4, 17, 45, 30, 123456)]
 
 
+def test_parquet_tinyint_and_smallint_are_plain_int32_as_seatunnel(spark, plan_of, tmp_path):
+    """SeaTunnel's parquet writer (an Avro schema) stores them as INT32 without the INT(8)/INT(16) annotation;
+    orc keeps its own tinyint and smallint, as SeaTunnel's orc writer."""
+    df = spark.createDataFrame([(-128, -32768, [127], (1, 2)), (None, None, None, None)],
+                               "t tinyint, s smallint, a array<tinyint>, r struct<x: tinyint, y: smallint>")
+    types = {}
+    for fmt in ("parquet", "orc"):
+        out = tmp_path / fmt
+        ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type=fmt))
+        write(ctx, sink, {"t": with_kind(df.coalesce(1))})
+        table = columnar(out, fmt)
+        types[fmt] = [str(table.schema.field(c).type) for c in ("t", "s", "a", "r")]
+        assert table.column("t").to_pylist() == [-128, None] and table.column("r").to_pylist()[0] == {"x": 1, "y": 2}
+    assert types["parquet"] == ["int32", "int32", "list<element: int32>", "struct<x: int32, y: int32>"]
+    assert types["orc"] == ["int8", "int16", "list<item: int8>", "struct<x: int8, y: int16>"]
+
+
+def test_a_wall_clock_time_the_session_zone_skips_fails_the_parquet_write(spark, plan_of, tmp_path):
+    """With a session zone that has daylight saving, 02:30 on the spring-forward day does not exist: SeaTunnel
+    writes it as the instant an hour later (03:30), silently; here the write fails, naming the field."""
+    from pyspark.errors import PySparkException
+
+    df = spark.createDataFrame([(1, dt.datetime(2024, 3, 10, 2, 30))], "id int, ts timestamp_ntz")
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(tmp_path / "gap", file_format_type="parquet"))
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        with pytest.raises(PySparkException, match=r"field 'ts': the timestamp .* does not exist in the session's "
+                                                   r"time zone \(a skipped hour\)"):
+            write(ctx, sink, {"t": with_kind(df)})
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_orc_timestamps_and_times_are_orc_timestamps(spark, plan_of, tmp_path):
     from pyspark.sql import functions as F
 

@@ -49,7 +49,8 @@ def test_round_trip_with_header(spark, plan_of, tmp_path):
     assert re.fullmatch(r"Sheet-?\d+", ws.title)  # SeaTunnel's default: Sheet<random int>
     found = {r[0]: r for f in files for r in sheet_values(f)}
     assert found["id"] == ("id", "name", "amount", "day", "at", "ok", "score")  # every file starts with the header
-    assert found[2] == (2,)  # nulls are no cells
+    assert found[2] == (2, None, None, None, None, None, None)  # nulls are empty cells: a row of nulls is a row
+    assert [type(v) for v in found[1][:3]] == [float, str, float]  # numbers as doubles, as SeaTunnel (1.0)
     (first,) = [r for f in files for r in openpyxl.load_workbook(f).worksheets[0].iter_rows() if r[0].value == 1]
     assert first[3].is_date and first[3].number_format == "yyyy-MM-dd"  # date_format's pattern, as SeaTunnel
     assert first[4].number_format == "yyyy-MM-dd HH:mm:ss" and first[2].data_type == "n"
@@ -75,6 +76,24 @@ def test_no_header_sheet_name_batches_and_read_columns(spark, plan_of, tmp_path)
                                  'schema = { fields { id = int, name = string, even = boolean } }')["default"]
     assert got.columns[:2] == ["even", "id"]
     assert rows(got, "even", "id") == sorted([(i % 2 == 0, i) for i in range(5)], key=repr)
+
+
+def test_cells_as_seatunnels_sheet(spark, plan_of, tmp_path):
+    """Every number a double written with all its digits (openpyxl's own text keeps 16), an empty string an
+    empty text cell (read back as ""), a row of nulls a row of empty cells: what SeaTunnel's sheet holds;
+    an integer beyond 2^53 keeps its digits (SeaTunnel rounds it to a double)."""
+    df = spark.createDataFrame([(1, "", 0.10000000149011612, 9007199254740993), (None, None, None, None)],
+                               "id int, s string, d double, b bigint")
+    out = tmp_path / "x"
+    ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="excel", enable_header_write=False))
+    write(ctx, sink, {"t": with_kind(df.coalesce(1))})
+    (only,) = data_files(out)
+    sheet = zipfile.ZipFile(only).read("xl/worksheets/sheet1.xml").decode()
+    assert "<v>1.0</v>" in sheet and "<v>0.10000000149011612</v>" in sheet and "<v>9007199254740993</v>" in sheet
+    assert sheet_values(only) == [(1.0, "", 0.10000000149011612, 9007199254740993), (None, None, None, None)]
+    got = source(plan_of, spark, f'path = "{out}"\nfile_format_type = "excel"\n'
+                                 'schema = { fields { id = int, s = string, d = double, b = bigint } }')["default"]
+    assert rows(got) == [(1, "", 0.10000000149011612, 9007199254740993)]  # the null row has no value: skipped
 
 
 def test_partitioned_write(spark, plan_of, tmp_path):

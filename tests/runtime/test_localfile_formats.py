@@ -41,7 +41,8 @@ def test_xml_layout_and_round_trip(spark, plan_of, tmp_path):
     (only,) = data_files(out)
     assert only.name.endswith(".xml")
     text = only.read_text(encoding="utf-8")
-    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<RECORDS>\n\t<RECORD>\n\t\t<id>1</id>\n'), text
+    # SeaTunnel's layout: an empty line after the declaration
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n\n<RECORDS>\n\t<RECORD>\n\t\t<id>1</id>\n'), text
     assert "<s>a&lt;b</s>" in text and "<xs>[1,2]</xs>" in text and text.endswith("\t</RECORD>\n</RECORDS>\n")
     got = source(plan_of, spark, f'''path = "{out}"
 file_format_type = "xml"
@@ -65,6 +66,44 @@ xml_use_attr_format = true
 encoding = "GBK"
 schema = {{ fields {{ s = string, id = int }} }}''')["default"]
     assert rows(got) == [(TEXT, 7)]
+
+
+WHITESPACE = [(1, " pad "), (2, "two  spaces"), (3, "tab\tand\nline"), (4, "a<b & c>d \"q\""), (5, ""), (6, None)]
+
+
+@pytest.mark.parametrize("attr", [False, True])
+def test_xml_whitespace_is_kept_or_normalized_as_seatunnel(attr, spark, plan_of, tmp_path):
+    """KEEP (default) writes values as they are and reads them back whole; NORMALIZE writes SeaTunnel
+    2.3.8's bytes (its element text trimmed and collapsed: data it loses), both with its escapes."""
+    df = spark.createDataFrame(WHITESPACE, "id int, s string").coalesce(1)
+    texts = {}
+    for mode in ("KEEP", "NORMALIZE"):
+        out = tmp_path / mode
+        ctx, sink = sink_ctx(plan_of, spark, sink_conf(out, file_format_type="xml", xml_use_attr_format=attr,
+                                                       xml_whitespace=mode))
+        write(ctx, sink, {"t": with_kind(df)})
+        (only,) = data_files(out)
+        texts[mode] = only.read_text(encoding="utf-8")
+    start = '<?xml version="1.0" encoding="UTF-8"?>\n\n<RECORDS>\n'
+    if attr:
+        kept = [' pad ', 'two  spaces', 'tab&#x9;and&#xa;line', 'a&lt;b &amp; c&gt;d &quot;q&quot;', '', '']
+        normalized = [' pad ', 'two  spaces', 'tab\tand\nline', 'a&lt;b &amp; c&gt;d &quot;q&quot;', '', '']
+        body = [f'\t<RECORD id="{i}" s="{v}"/>' for i, v in enumerate(kept, 1)]
+        st_body = [f'\t<RECORD id="{i}" s="{v}"/>' for i, v in enumerate(normalized, 1)]
+    else:
+        kept = [' pad ', 'two  spaces', 'tab\tand\nline', 'a&lt;b &amp; c&gt;d "q"', '', '']
+        normalized = ['pad', 'two spaces', 'tab and line', 'a&lt;b &amp; c&gt;d "q"', '', '']
+        body = [f'\t<RECORD>\n\t\t<id>{i}</id>\n\t\t<s>{v}</s>\n\t</RECORD>' for i, v in enumerate(kept, 1)]
+        st_body = [f'\t<RECORD>\n\t\t<id>{i}</id>\n\t\t<s>{v}</s>\n\t</RECORD>' for i, v in enumerate(normalized, 1)]
+    assert texts["KEEP"] == start + "\n".join(body) + "\n</RECORDS>\n"
+    assert texts["NORMALIZE"] == start + "\n".join(st_body) + "\n</RECORDS>\n"
+    got = source(plan_of, spark, f'''path = "{tmp_path / 'KEEP'}"
+file_format_type = "xml"
+xml_row_tag = "RECORD"
+xml_use_attr_format = {str(attr).lower()}
+schema = {{ fields {{ id = int, s = string }} }}''')["default"]
+    # "" and null both read back as null (options.DEVIATIONS); every other value whole
+    assert rows(got) == [(i, v or None) for i, v in WHITESPACE]
 
 
 def test_binary_copy_is_byte_identical(spark, plan_of, tmp_path):

@@ -5,7 +5,8 @@ RECORDS) holding one ``xml_row_tag`` element (default RECORD) per row, its field
 elements or, with ``xml_use_attr_format``, as attributes; values are written as Java's
 ``toString`` renders them (arrays and maps as JSON, rows joined by the field delimiter, null as
 an empty value). Reading takes the ``xml_row_tag`` elements anywhere in the file (both it and
-``xml_use_attr_format`` must be set, as in SeaTunnel) and converts the schema's fields from text.
+``xml_use_attr_format`` must be set, as in SeaTunnel) and converts the schema's fields from text (a
+value's surrounding spaces kept).
 
 **binary**: a file becomes rows of ``data`` (at most 1024 bytes each), ``relativePath`` (the file's
 path under ``path``, its name when ``path`` is a file) and ``partIndex`` (0, 1, ...); writing
@@ -22,7 +23,7 @@ from typing import Any
 from ...spi.rows import data_columns, quote
 from ...spi.schema import Schema
 from ..files.placeholders import unescape_partition
-from .options import PART, config_error, target_path
+from .options import PART, config_error, is_utf8, target_path
 
 #: the columns of a binary table, as SeaTunnel's binary reader gives them
 BINARY_COLUMNS = ("data", "relativePath", "partIndex")
@@ -50,7 +51,8 @@ def read_xml(r: Any, schema: Schema, how: Mapping[str, Any]) -> Any:
     how = {**how, "separators": [delimiter, "\u0002", "\u0003"]}
     as_text = T.StructType([T.StructField(prefix + f.name, T.StringType()) for f in schema.fields])
     loaded = (r.spark.read.format("xml").schema(as_text)
-              .options(rowTag=str(row_tag), attributePrefix=_ATTR, encoding=r.encoding, mode="FAILFAST")
+              .options(rowTag=str(row_tag), attributePrefix=_ATTR, encoding=r.encoding, mode="FAILFAST",
+                       ignoreSurroundingSpaces="false")
               .load(r.files))
 
     def value(name: str, dtype: Any) -> Any:
@@ -78,8 +80,71 @@ def _xml_text(column: Any, dtype: Any, delimiter: str) -> Any:
     return _java_string(column, dtype)
 
 
+#: what an element's text and an attribute's value escape (``&`` first), as SeaTunnel's writer does, and the
+#: whitespace an attribute keeps only as a character reference (an XML reader turns it into spaces)
+_TEXT_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\r", "&#xd;"))
+_ATTR_ESCAPES = (*_TEXT_ESCAPES, ('"', "&quot;"))
+_ATTR_WHITESPACE = (("\t", "&#x9;"), ("\n", "&#xa;"))
+#: ``xml_whitespace`` values: values as they are, or SeaTunnel 2.3.8's rewriting of them
+XML_WHITESPACE = ("KEEP", "NORMALIZE")
+
+
+def _escaped(column: Any, escapes: tuple[tuple[str, str], ...]) -> Any:
+    from pyspark.sql import functions as F
+
+    for char, reference in escapes:
+        column = F.replace(column, F.lit(char), F.lit(reference))
+    return column
+
+
+def xml_ends(opts: Mapping[str, Any]) -> tuple[str, str]:
+    """What each written xml file ends with, and what replaces it (:class:`.lastrow.LastRowWrite`): a UTF-8
+    file's last row's line separator gives way to the root's end tag and a newline; Spark's xml writer (other
+    charsets) ends with the root's end tag, and gets the newline."""
+    if is_utf8(opts["encoding"]):
+        return "\n", f"\n</{opts['xml_root_tag']}>\n"
+    return "", "\n"
+
+
 def xml_writer(df: Any, layout: Any, opts: Mapping[str, Any]) -> Any:
-    """xml: the written columns as text, child elements or attributes of each row element."""
+    """xml: a document per file, the root element ``xml_root_tag`` holding an ``xml_row_tag`` element per
+    row, its fields child elements (indented by tabs) or attributes, written as SeaTunnel 2.3.8 writes them:
+    the declaration, an empty line, ``&`` ``<`` ``>`` escaped in text (``"`` too in attributes), null as an
+    empty value. Unlike SeaTunnel, values keep their whitespace (``xml_whitespace = KEEP``): an attribute's
+    tabs and line breaks as character references; ``NORMALIZE`` gives SeaTunnel's bytes (element text
+    trimmed, each run of whitespace one space; attribute whitespace raw). UTF-8 files are written as lines
+    by Spark's text writer (the document's start before each file's first row, its end by
+    :func:`xml_ends`); other charsets by Spark's xml writer (characters the charset lacks as references)."""
+    from pyspark.sql import functions as F
+
+    from .formats import file_starts
+
+    if not is_utf8(opts["encoding"]):
+        return _spark_xml_writer(df, layout, opts)
+    delimiter, row_tag, attr = opts["delimiter"], opts["xml_row_tag"], opts["xml_attr"]
+    normalize = opts.get("xml_whitespace", "KEEP") == "NORMALIZE"
+    fields = []
+    for c in layout.written:
+        value = F.coalesce(_xml_text(_col(c), layout.types[c], delimiter), F.lit(""))
+        if attr:
+            value = _escaped(value, _ATTR_ESCAPES if normalize else (*_ATTR_ESCAPES, *_ATTR_WHITESPACE))
+            fields.append(F.concat(F.lit(f' {c}="'), value, F.lit('"')))
+        else:
+            if normalize:
+                value = F.trim(F.regexp_replace(value, r"[ \t\n\r\f]+", " "))
+            fields.append(F.concat(F.lit(f"\n\t\t<{c}>"), _escaped(value, _TEXT_ESCAPES), F.lit(f"</{c}>")))
+    if attr:
+        row = F.concat(F.lit(f"\t<{row_tag}"), *fields, F.lit("/>"))
+    else:
+        row = F.concat(F.lit(f"\t<{row_tag}>"), *fields, F.lit(f"\n\t</{row_tag}>"))
+    start = f'<?xml version="1.0" encoding="{opts["encoding"]}"?>\n\n<{opts["xml_root_tag"]}>\n'
+    line = F.when(file_starts(layout.part_cols, opts["batch_size"]), F.concat(F.lit(start), row)).otherwise(row)
+    out = df.select(*layout.part_exprs, line.alias("value"))
+    return out.write.format("text").option("lineSep", "\n")
+
+
+def _spark_xml_writer(df: Any, layout: Any, opts: Mapping[str, Any]) -> Any:
+    """xml in a charset other than UTF-8: Spark's xml writer, the written columns as text."""
     prefix = _ATTR if opts["xml_attr"] else ""
     delimiter = opts["delimiter"]
     out = df.select(*layout.part_exprs,

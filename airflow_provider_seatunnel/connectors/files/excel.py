@@ -19,17 +19,18 @@ text split by ``field_delimiter``, bytes from the text's UTF-8. An empty, blank 
 (``#N/A``) is null; a formula gives its cached value. ``.xls`` (Excel 97-2003) files are refused:
 openpyxl reads only the zip-based format.
 
-**Writing**: each write task turns its rows into workbooks in a Python worker (``mapInArrow``): one
-per partition directory, a new one past ``batch_size`` rows or a sheet's 1,048,576 rows. The
-sheet is ``sheet_name`` (default ``Sheet<random int>``, as SeaTunnel), its first row the written
-column names unless ``enable_header_write = false``. Numbers are number cells (decimals as
-doubles, NaN and infinities as ``#NUM!``), booleans boolean cells, dates, timestamps and times
-date cells formatted by ``date_format``/``datetime_format``/``time_format`` (a time on
-1970-01-01), arrays and maps JSON text, rows their fields joined by ``field_delimiter``, bytes
-Java's list of signed bytes (``[104, 105]``), null an empty cell. Characters XML cannot hold are
-written as ``_xHHHH_`` (and read back). Each workbook travels to Spark's text writer as one row
-(one file per row: ``maxRecordsPerFile`` = 1); the newline that writer ends a row with becomes
-the workbook's one-byte zip comment, so the staged file is a valid ``.xlsx`` as it is.
+**Writing**: each write task turns its rows into workbooks in a Python worker (``mapInArrow``): one per
+partition directory, a new one past ``batch_size`` rows or a sheet's 1,048,576 rows. The sheet is
+``sheet_name`` (default ``Sheet<random int>``, as SeaTunnel), its first row the written column names
+unless ``enable_header_write = false``. Numbers are number cells holding doubles, as SeaTunnel's
+(integers and decimals too: ``1.0``; their text Java's ``Double.toString``; an integer beyond 2^53 its
+digits; NaN and infinities ``#NUM!``), booleans boolean cells, dates, timestamps and times date cells
+formatted by ``date_format``/``datetime_format``/``time_format`` (a time on 1970-01-01), arrays and maps
+JSON text, rows their fields joined by ``field_delimiter``, bytes Java's list of signed bytes (``[104,
+105]``), an empty string an empty text cell, null an empty cell (a row of nulls is a row). Characters
+XML cannot hold are written as ``_xHHHH_`` (and read back). Each workbook travels to Spark's text writer
+as one row (one file per row: ``maxRecordsPerFile`` = 1); the newline that writer ends a row with
+becomes the workbook's one-byte zip comment, so the staged file is a valid ``.xlsx`` as it is.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ _EOCD = b"PK\x05\x06"  # a zip's end-of-central-directory record: 22 bytes (+ co
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 _FRACTIONAL = ("float", "double")
 _OUT_BATCH = 4096
+#: the integers a double holds exactly
+_EXACT_INTEGERS = 2**53
 
 
 def require_openpyxl() -> None:
@@ -355,17 +358,15 @@ class _Book:
         row: list[Any] = []
         for value, kind in zip(values, self.spec["kinds"], strict=True):
             if value is None:
-                row.append(None)
+                row.append(self._null())
             elif kind in ("date", "timestamp", "time"):
                 cell = WriteOnlyCell(self.sheet, value=value)
                 cell.number_format = self.spec["formats"][kind]
                 row.append(cell)
             elif kind == "string":
                 row.append(self._text(_escaped(value)))
-            elif kind == "float":
-                row.append(value if math.isfinite(value) else "#NUM!")
-            elif kind == "decimal":
-                row.append(float(value))
+            elif kind == "number":
+                row.append(self._number(value))
             elif kind == "bytes":
                 row.append(_java_bytes(value))
             else:
@@ -373,11 +374,41 @@ class _Book:
         self.sheet.append(row)
         self.rows += 1
 
+    def _number(self, value: Any) -> Any:
+        """A number cell holding ``value`` as a double, its text Java's ``Double.toString`` (SeaTunnel's
+        writer stores every number so: ``1.0``, ``-2.147483648E9``); openpyxl's own text keeps 16
+        significant digits only, which would change a double (or a widened float) needing 17. An integer
+        a double cannot hold (beyond 2^53) keeps its digits (SeaTunnel rounds it). NaN and infinities: the
+        error cell ``#NUM!``."""
+        from openpyxl.cell import WriteOnlyCell
+
+        number = float(value)
+        if not math.isfinite(number):
+            return "#NUM!"
+        cell = WriteOnlyCell(self.sheet, value=number)
+        exact = not isinstance(value, int) or abs(value) <= _EXACT_INTEGERS
+        cell._value = java_double(number) if exact else str(value)  # written as it is (a str) in the cell's <v>
+        return cell
+
+    def _null(self) -> Any:
+        """An empty cell, written (SeaTunnel writes one per null field, so a row of nulls is still a row)."""
+        from openpyxl.cell import WriteOnlyCell
+
+        cell = WriteOnlyCell(self.sheet, value=None)
+        cell._value, cell.data_type = "", "n"  # openpyxl skips a None cell: "" writes <c t="n"/>, read as None
+        return cell
+
     def _text(self, value: str) -> Any:
-        """A text cell: openpyxl would make "=..." a formula and "#N/A" an error cell."""
+        """A text cell: openpyxl would make "=..." a formula, "#N/A" an error cell and "" no cell at all
+        (an empty string reads back as an empty string, as from SeaTunnel's sheet, not as null)."""
         from openpyxl.cell import WriteOnlyCell
         from openpyxl.cell.cell import ERROR_CODES
+        from openpyxl.cell.rich_text import CellRichText
 
+        if value == "":
+            cell = WriteOnlyCell(self.sheet, value="")
+            cell._value, cell.data_type = CellRichText(), "s"  # written <is/>: an empty inline string
+            return cell
         if not value.startswith("=") and value not in ERROR_CODES:
             return value
         cell = WriteOnlyCell(self.sheet, value=value)
@@ -465,11 +496,10 @@ def _prepared(column: Any, dtype: Any, opts: Mapping[str, Any]) -> tuple[Any, st
         return _row_text(column, dtype, opts), "string"
     if isinstance(dtype, T.BinaryType):
         return column, "bytes"
-    if isinstance(dtype, (T.FloatType, T.DoubleType)):
-        return column, "float"
-    if isinstance(dtype, T.DecimalType):
-        return column, "decimal"
-    if isinstance(dtype, (T.BooleanType, T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+    if isinstance(dtype, (T.FloatType, T.DoubleType, T.DecimalType, T.ByteType, T.ShortType, T.IntegerType,
+                          T.LongType)):
+        return column, "number"
+    if isinstance(dtype, T.BooleanType):
         return column, "plain"
     return column.cast("string"), "string"
 

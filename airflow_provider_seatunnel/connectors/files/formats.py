@@ -29,7 +29,7 @@ from ...spi.rows import data_columns, quote
 from ...spi.schema import DataType, Schema, schema_from_options
 from .. import temporal
 from ..javatext import java_decimal_column
-from . import documents, excel
+from . import columnar, documents, excel
 from .csvquote import csv_field, csv_header
 from .lastrow import LAST_ROW_FORMATS, NEWLINE_END_FORMATS, LastRowWrite, delimiter_bytes
 from .options import (
@@ -470,9 +470,21 @@ def _rendered(layout: _Layout, opts: Mapping[str, Any]) -> list[Any]:
     return [F.coalesce(t, F.lit("")) for t in texts]
 
 
+def file_starts(part_cols: list[str], batch_size: int) -> Any:
+    """Whether a row is the first of its output file, as Spark's line writer rolls files over (every
+    ``batch_size`` rows of a task, and of each partition directory)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if part_cols:
+        index = F.row_number().over(Window.partitionBy(*part_cols).orderBy(*part_cols)) - 1
+    else:
+        index = F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
+    return (index % batch_size) == 0
+
+
 def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     """text and csv: one line per row, the written columns joined by the field delimiter."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     rendered = _rendered(layout, opts)
@@ -492,12 +504,8 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
                                                 encoding=encoding)
                 .option("header", "true" if header else "false"))
     if header:  # the first row of every output file (and of every batch_size rows) carries the header
-        if part_cols:
-            index = F.row_number().over(Window.partitionBy(*part_cols).orderBy(*part_cols)) - 1
-        else:
-            index = F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
-        first = (index % opts["batch_size"]) == 0
-        line = F.when(first, F.concat(F.lit(header_text + opts["row_delimiter"]), line)).otherwise(line)
+        line = F.when(file_starts(part_cols, opts["batch_size"]),
+                      F.concat(F.lit(header_text + opts["row_delimiter"]), line)).otherwise(line)
     if transcode:  # the line's bytes in the charset, as a string the text writer copies byte for byte
         line = F.encode(line, encoding).cast("string")
     out = base.select(*part_cols, line.alias("value"))
@@ -507,19 +515,22 @@ def _text_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
 def _native_writer(df: Any, layout: _Layout, opts: Mapping[str, Any]) -> Any:
     """json, parquet and orc: Spark's own writers. json: timestamps and times as ISO text first; parquet
     and orc: timestamps as instants, orc times as timestamps of 1970-01-01 (:func:`.temporal.zoned`;
-    parquet's unit: :func:`write_settings`)."""
+    parquet's unit: :func:`write_settings`); parquet: tinyint and smallint as int (:func:`.columnar.parquet_type`)."""
     from pyspark.sql import functions as F
 
     fmt, millis = opts["format"], opts["format"] == "parquet" and opts["parquet_timestamp_unit"] == "MILLIS"
 
     def column(name: str) -> Any:
-        dtype = layout.types[name]
+        dtype, value = layout.types[name], F.col(quote(name))
+        if fmt == "parquet" and columnar.parquet_type(dtype) != dtype:  # tinyint, smallint: plain INT32
+            dtype = columnar.parquet_type(dtype)
+            value = value.cast(dtype)
         if not temporal.has_temporal(dtype):
-            return F.col(quote(name))
+            return value.alias(name)
         if fmt == "json":
-            return temporal.json_ready(F.col(quote(name)), dtype).alias(name)
+            return temporal.json_ready(value, dtype).alias(name)
         where = f"{opts.get('where', 'file sink')}, field '{name}'"
-        return temporal.map_temporal(F.col(quote(name)), dtype,
+        return temporal.map_temporal(value, dtype,
                                      lambda c, t: temporal.zoned(c, t, where, millis, fmt == "orc")).alias(name)
 
     out = df.select(*layout.part_exprs, *[column(c) for c in layout.written])
@@ -555,9 +566,9 @@ def writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) ->
     if fmt in LAST_ROW_FORMATS:  # no row delimiter after a file's last row
         tail = delimiter_bytes(df.sparkSession, opts["row_delimiter"], opts["encoding"])
         out = LastRowWrite(out, df.sparkSession, tail, compressed=opts["codec"] != "none")
-    elif fmt in NEWLINE_END_FORMATS:  # a newline after the document
-        end = delimiter_bytes(df.sparkSession, "\n", opts["encoding"])
-        out = LastRowWrite(out, df.sparkSession, b"", compressed=opts["codec"] != "none", end=end)
+    elif fmt in NEWLINE_END_FORMATS:  # the document's end, and a newline after it
+        tail, end = (delimiter_bytes(df.sparkSession, t, opts["encoding"]) for t in documents.xml_ends(opts))
+        out = LastRowWrite(out, df.sparkSession, tail, compressed=opts["codec"] != "none", end=end)
     return out, list(opts["partition_by"])  # directories name the fields as partition_by spells them
 
 

@@ -56,6 +56,9 @@ FILE_OPTIONS: tuple[Option, ...] = (
     Option("xml_root_tag", default="RECORDS", description="The root element of written xml files.",
            sections=_SINK),
     Option("xml_use_attr_format", "bool", False, "xml fields as attributes rather than elements."),
+    Option("xml_whitespace", "enum", "KEEP", "Whitespace in written xml values: KEEP (as it is) or NORMALIZE "
+           "(SeaTunnel 2.3.8's bytes: element text trimmed, each run of whitespace one space).",
+           choices=("KEEP", "NORMALIZE"), sections=_SINK),
     Option("file_name_expression", default=DEFAULT_FILE_NAME,
            description="The written files' name; must contain ${transactionId} while transactions are on.",
            sections=_SINK),

@@ -42,6 +42,7 @@ def sink_options(config: Mapping[str, Any]) -> dict[str, Any]:
         "row_delimiter": o["row_delimiter"] or "\n",
         "header": bool(header), "quote_mode": o["csv_string_quote_mode"],
         "xml_root_tag": o["xml_root_tag"], "xml_row_tag": o["xml_row_tag"], "xml_attr": o["xml_use_attr_format"],
+        "xml_whitespace": o["xml_whitespace"],
         "sheet_name": o["sheet_name"],  # excel; its header is written unless set false
         "excel_header": header is not False,
         "encoding": o["encoding"],

@@ -45,7 +45,8 @@ class SqlSyntaxError(ValueError):
 @lru_cache(maxsize=1)
 def dialect() -> Any:
     """Spark's sqlglot dialect, reading SeaTunnel's forms: its functions as plain calls (any
-    arity, rewritten later), ``TRIM(s, chars)`` in SeaTunnel's order, ``CAST(x AS BYTES)``, and string
+    arity, rewritten later), ``TRIM(s, chars)`` in SeaTunnel's order, ``CAST(x AS BYTES)``, a bare
+    ``CURRENT_TIME`` as ``CURRENT_TIME()`` (as bare ``CURRENT_DATE`` and ``CURRENT_TIMESTAMP``), and string
     literals as SeaTunnel reads them (``''`` is a quote, a backslash is itself: ``'\\d'`` is the regex
     ``\\d``). Print the rewritten tree with Spark's own dialect, which escapes them for Spark."""
     from sqlglot import exp
@@ -66,6 +67,8 @@ def dialect() -> Any:
 
         class Parser(spark.Parser):
             TRIM_PATTERN_FIRST = False
+            NO_PAREN_FUNCTIONS: ClassVar[dict] = {**spark.Parser.NO_PAREN_FUNCTIONS,
+                                                  TokenType.CURRENT_TIME: exp.CurrentTime}
             FUNCTIONS: ClassVar[dict] = {**spark.Parser.FUNCTIONS, **{name: call(name) for name in SEATUNNEL_FUNCTIONS}}
 
     return SeaTunnelSpark
