@@ -54,6 +54,9 @@ REFUSED = [
     ("select id from t where flag = 'true'", "flag", "no boolean literal"),  # ran, kept no row: never equal there
     ("select id from t where flag = true", "true", "no boolean literal"),  # can't find field [true]: SeaTunnel's bug
     ("select id, false as f from t", "false", "no boolean literal"),
+    ("select id, n > 0 as pos from t", ">", "CASE WHEN n > 0 THEN 1"),  # Unsupported SQL Expression
+    ("select id, name is null as b from t", "IS", "CASE WHEN"),
+    ("select id, (id = 1 or x <> 2) as b from t", "OR", "CASE WHEN"),
 ]
 
 #: queries Zeta 2.3.8 ran (exit 0): every function of its table, each alias, its CAST types and WHERE forms (a bare

@@ -18,6 +18,9 @@ line and saying what to write instead. The classes, each a table below:
 * **WHERE conditions** other than comparisons, IS [NOT] NULL, [NOT] IN (a list), [NOT] LIKE, function
   calls, AND, OR and parentheses (SeaTunnel's filter knows no others: BETWEEN, NOT, RLIKE, a bare
   boolean column);
+* **conditions in the SELECT list** (a comparison, IS, IN, LIKE, BETWEEN, NOT, AND, OR as a value):
+  SeaTunnel 2.3.8 evaluates conditions only in WHERE and in a CASE's WHEN ("Unsupported SQL
+  Expression");
 * **the literals TRUE and FALSE**, which SeaTunnel 2.3.8 reads as a column name ("can't find field
   [true]"), a SeaTunnel bug: they run here;
 * **a BOOLEAN column compared with a string** (:func:`compared_with_text`, where the input schema is
@@ -223,6 +226,44 @@ def _where(tree: Any) -> Iterator[Finding]:
                           _where_hint(node))
 
 
+#: the word a condition is written with (a comparison's operator; else its keyword)
+_OPERATORS = {"EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "NullSafeEQ": "<=>"}
+
+
+def _projections(tree: Any, query: str) -> Iterator[Finding]:
+    """A condition used as a value in the SELECT list (outside a CASE's WHEN), outermost only; not inside
+    a call SeaTunnel refuses already (``IF(id = 1, ...)``: the call is the finding)."""
+    from sqlglot import exp
+
+    stack = list(reversed(tree.expressions)) if isinstance(tree, exp.Select) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.If) and isinstance(node.parent, exp.Case):
+            stack.extend(n for n in (node.args.get("true"),) if n is not None)  # the WHEN is SeaTunnel's filter
+        elif isinstance(node, (exp.Predicate, exp.Connector, exp.Not)) and not isinstance(node, exp.Exists):
+            name = type(node).__name__
+            word = _OPERATORS.get(name) or node.key.upper()
+            if word == "<>" and "<>" not in query:
+                word = "!="
+            text = node.sql(dialect="spark")
+            yield Finding(word, f"SeaTunnel 2.3.8's Sql transform evaluates conditions only in WHERE and in CASE WHEN, "
+                          f"not `{text[:60]}` as a value (\"Unsupported SQL Expression\")",
+                          f"write CASE WHEN {text[:40]} THEN 1 ELSE 0 END, or keep the job for this engine")
+        elif not isinstance(node, (exp.Subquery, exp.Select)) and not _refused_call(node, query):
+            stack.extend(reversed(list(node.iter_expressions())))
+
+
+def _refused_call(node: Any, query: str) -> bool:
+    """Whether ``node`` is a call :func:`_functions` reports (a name or form SeaTunnel does not know)."""
+    from sqlglot import exp
+
+    if not isinstance(node, exp.Func):
+        return False
+    if "start" in node.meta:
+        return query[node.meta["start"]:node.meta["end"] + 1].upper() not in ZETA_FUNCTIONS
+    return type(node) in _spark_forms()
+
+
 def _where_hint(node: Any) -> str:
     from sqlglot import exp
 
@@ -323,7 +364,7 @@ def findings(query: str) -> tuple[Finding, ...]:
         tree = parse(query)
     except SqlSyntaxError:
         return ()
-    found = [*_shape(tree), *_functions(tree, query), *_where(tree)]
+    found = [*_shape(tree), *_functions(tree, query), *_projections(tree, query), *_where(tree)]
     lowered = query.lower()
     if not found and "cast" not in lowered and "::" not in lowered:
         return ()  # the common case, without tokenizing (DAG-parse time)
