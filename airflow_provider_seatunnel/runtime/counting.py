@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,26 +29,31 @@ from . import pyspark_internals as internals
 
 _MARKER_BASE = 1_000_000_000
 _keys = itertools.count(1)
-#: seconds a live reading of the counting points serves every counter that asks (one progress line asks
-#: every counter of the pipeline at once: a multi-table pipeline has hundreds, which share a few ``since``)
-LIVE_SNAPSHOT_S = 0.5
-_live: dict[tuple[int, int], tuple[float, dict[int, int]]] = {}
-_live_lock = threading.Lock()
+_reading = threading.local()
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Inside, every counter asking for its live rows shares one reading of the counting points per
+    ``since`` (one progress line asks every counter of the pipeline at once: a multi-table pipeline has
+    hundreds, which share a few ``since``); outside, each asks afresh. Per thread."""
+    outer = getattr(_reading, "rows", None)
+    _reading.rows = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _reading.rows = outer
 
 
 def _live_rows(spark: Any, since: int) -> dict[int, int]:
-    """The live rows of the counting points from execution ``since`` on, read once per
-    :data:`LIVE_SNAPSHOT_S` for all the counters that share ``since``."""
-    key, now = (id(spark), since), time.monotonic()
-    with _live_lock:
-        hit = _live.get(key)
-        if hit is not None and now - hit[0] < LIVE_SNAPSHOT_S:
-            return hit[1]
+    """The live rows of the counting points from execution ``since`` on (shared within :func:`one_reading`)."""
+    shared: dict[tuple[int, int], dict[int, int]] | None = getattr(_reading, "rows", None)
+    key = (id(spark), since)
+    if shared is not None and key in shared:
+        return shared[key]
     rows = internals.marker_rows(spark, since, 0.0)
-    with _live_lock:
-        for old in [k for k, (at, _) in _live.items() if now - at >= LIVE_SNAPSHOT_S]:
-            del _live[old]
-        _live[key] = (time.monotonic(), rows)
+    if shared is not None:
+        shared[key] = rows
     return rows
 
 

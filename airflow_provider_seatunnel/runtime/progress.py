@@ -26,6 +26,7 @@ from typing import Any
 from ..config.hocon import MISSING
 from ..config.options import lookup
 from ..spi.sessions import is_connect
+from .counting import one_reading
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -150,15 +151,18 @@ class Progress:
 
     @staticmethod
     def _live(by_label: Mapping[str, list[Any]]) -> dict[str, list[tuple[str, int | None]]]:
-        """Each counter's rows so far (asked once per line), with its table, by label."""
-        return {label: [(c.table, c.live()) for c in cs] for label, cs in by_label.items()}
+        """Each counter's rows so far (asked once per line, one reading of the counting points for all), with
+        its table, by label."""
+        with one_reading():
+            return {label: [(c.table, c.live()) for c in cs] for label, cs in by_label.items()}
 
     def report(self) -> str:
         """Say one progress line (and return it), and the per-table line of a pipeline of several tables."""
         if not self.connect:
             _tracker_stages(self.ctx.spark, self.stages, self._before)
         now = time.monotonic()
-        sources, sinks = self._live(self.sources), self._live(self.sinks)
+        with one_reading():  # sources and sinks often count from the same execution on
+            sources, sinks = self._live(self.sources), self._live(self.sinks)
         read = {label: _total(n for _, n in counts) for label, counts in sources.items()}
         written = {label: _total(n for _, n in counts) for label, counts in sinks.items()}
         total_read = _total(read.values())

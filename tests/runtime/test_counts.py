@@ -78,3 +78,25 @@ def test_which_vertices_can_emit_rows_other_than_insert():
     assert extractor.may_emit_changes(_vertex("RowKindExtractor", "transform", {}), True) is False
     unknown = KnownPlugin("ThirdParty", frozenset({SOURCE}))  # undeclared: it may
     assert unknown.may_emit_changes(_vertex("ThirdParty", "source", {}), False) is True
+
+
+def test_one_reading_is_shared_by_the_counters_inside_it_and_never_outside(monkeypatch):
+    """A progress line reads the counting points once for all its counters; a later question reads afresh
+    (a reading kept by time would answer a finished write with the counts from before it)."""
+    from airflow_provider_seatunnel.runtime import counting
+
+    reads: list[int] = []
+
+    def marker_rows(spark, since, timeout):
+        reads.append(since)
+        return {counting._MARKER_BASE + 1: 10 * len(reads), counting._MARKER_BASE + 2: 5}
+
+    monkeypatch.setattr(counting.internals, "marker_rows", marker_rows)
+    spark = object()
+    with counting.one_reading():
+        with counting.one_reading():  # nested: the outer reading
+            first = counting._live_rows(spark, 7)
+        assert counting._live_rows(spark, 7) is first and reads == [7]
+        counting._live_rows(spark, 9)  # another start: its own reading
+        assert reads == [7, 9]
+    assert counting._live_rows(spark, 7)[counting._MARKER_BASE + 1] == 30 and reads == [7, 9, 7]
