@@ -35,6 +35,9 @@ from .streaming import check_job as check_streaming
 
 JOB_MODES = ("BATCH", "STREAMING")
 DEFAULT_MAX_PIPELINES = 256
+#: the env option of how many tables a multi-table sink writes at once: checked here, read at run time
+#: (``runtime/tables.py``), so the plan keeps it in ``env`` only
+CONCURRENT_TABLES = "multi_table.concurrent_tables"
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def read_settings(job: JobConfig) -> tuple[JobSettings, list[Problem]]:
         max_pipelines=positive_int("plan.max-pipelines", DEFAULT_MAX_PIPELINES) or DEFAULT_MAX_PIPELINES,
         progress_interval_s=positive_int("progress.interval", 10, minimum=0) or 0,
     )
+    positive_int(CONCURRENT_TABLES, None)
     return settings, problems
 
 

@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+from ..config.options import as_int
+from ..plan.logical import CONCURRENT_TABLES
 from ..spi.errors import PipelineError, RuntimeConfigError
 from ..spi.sessions import is_connect
 
@@ -40,8 +42,9 @@ T = TypeVar("T")
 #: an error as the PipelineError the run reports (the run context's ``fail`` for the sink's vertex)
 Fail = Callable[[BaseException], BaseException]
 
-#: the job's env option: tables a multi-table sink writes at once (1: one after another)
-ENV_OPTION = "multi_table.concurrent_tables"
+#: the job's env option: tables a multi-table sink writes at once (1: one after another); the compiler
+#: refuses a value that is not a positive integer (:func:`..plan.logical.read_settings`)
+ENV_OPTION = CONCURRENT_TABLES
 MIN_TABLES = 4
 MAX_TABLES = 16
 POOL_PREFIX = "seatunnel-table-"
@@ -68,15 +71,12 @@ def _cores(spark: Any) -> int:
 
 def configured(env: Any) -> int | None:
     """The env option :data:`ENV_OPTION`, or None when the job leaves it out; a RuntimeConfigError
-    when it is not a positive integer."""
+    when it is not a positive integer (a plan the compiler did not check: it refuses such a value)."""
     raw = env.get(ENV_OPTION) if hasattr(env, "get") else None
     if raw is None:
         return None
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value < 1 or isinstance(raw, bool):
+    value = as_int(raw)
+    if value is None or value < 1:
         raise RuntimeConfigError(f"env {ENV_OPTION} must be a positive integer, found {raw!r}")
     return value
 

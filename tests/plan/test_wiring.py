@@ -125,6 +125,20 @@ def test_bad_env_parallelism(config_error):
     assert (p.line, p.key, p.plugin) == (2, "parallelism", "env")
 
 
+@pytest.mark.parametrize("value", ["0", "-1", '"many"', "1.5", "true"])
+def test_bad_env_concurrent_tables_is_a_located_compile_error(config_error, value):
+    _, (p,) = problems_of(config_error, f"env {{\n  multi_table.concurrent_tables = {value}\n}}\n"
+                                        "source { FakeSource { schema = { fields { a = int } } } }\nsink { Console {} }\n")
+    assert (p.line, p.key, p.plugin) == (2, "multi_table.concurrent_tables", "env")
+    assert "must be a positive integer" in p.message
+
+
+def test_env_concurrent_tables_stays_in_the_plan_s_env(plan_of):
+    plan = plan_of("env { multi_table.concurrent_tables = 3 }\n"
+                   "source { FakeSource { schema = { fields { a = int } } } }\nsink { Console {} }\n")
+    assert plan.env["multi_table.concurrent_tables"] == 3
+
+
 def test_input_naming_no_output_suggests_a_near_name(config_error):
     err, (p, unread) = problems_of(config_error, """\
 source {
