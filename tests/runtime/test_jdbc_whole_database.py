@@ -1,7 +1,8 @@
 """Jdbc whole-database jobs against a real, private PostgreSQL server (tests/pg.py): the job's connection
 pools (reused, bounded, closed at the end of the run), catalog keys read once per schema (the same keys
 as per table), every table of a database committed in one transaction (exactly once across a failed
-commit and a restore), and created tables keeping the source's column lengths."""
+commit and a restore), created tables keeping the source's column lengths, and missing schemas created
+once by tables running at once."""
 
 from __future__ import annotations
 
@@ -12,9 +13,20 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
+from airflow_provider_seatunnel.connectors.jdbc import sink as jdbc_sink
 from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
-from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver, pool_of, query
+from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_container
+from airflow_provider_seatunnel.connectors.jdbc.target import target_of
+from airflow_provider_seatunnel.connectors.sqlclient.connection import (
+    Conn,
+    connect,
+    ensure_driver,
+    execute,
+    pool_of,
+    query,
+)
 from airflow_provider_seatunnel.connectors.sqlclient.pool import Pool, close_pools, pools_of
+from airflow_provider_seatunnel.connectors.sqlclient.pyconnection import open_connection
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import PipelineError
@@ -106,6 +118,37 @@ def test_a_pool_is_bounded_and_thread_safe():
         pool.give_back(c, True)
     pool.close()
     assert sorted(map(id, closed)) == sorted(map(id, opened))
+
+
+def test_a_pool_does_its_one_time_work_once_while_the_other_threads_wait():
+    pool = Pool(lambda: object(), 2, 5.0, lambda c: None)
+    ran, started, release = [], threading.Event(), threading.Event()
+
+    def work():
+        ran.append(1)
+        started.set()
+        release.wait(10)
+
+    first = threading.Thread(target=pool.once, args=("schema s", work))
+    first.start()
+    started.wait(10)
+    finished = []
+    waiting = [threading.Thread(target=lambda: (pool.once("schema s", work), finished.append(1))) for _ in range(3)]
+    for t in waiting:
+        t.start()
+    assert not finished  # they wait for the first: the work is not done yet
+    release.set()
+    for t in [first, *waiting]:
+        t.join(10)
+    assert ran == [1] and finished == [1, 1, 1] and pool.memo["schema s"] is True
+
+    def failing():
+        raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError):
+        pool.once("schema t", failing)
+    pool.once("schema t", lambda: ran.append(2))  # a failed one-time work is done again by the next caller
+    assert ran == [1, 2] and "schema t" in pool.memo
 
 
 # ------------------------------------------------------------------------------------------------
@@ -233,6 +276,76 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
         assert db.sql(f"SELECT id, name FROM grouped_{name} ORDER BY id") == [[str(i), f"{name}{i}"] for i in (1, 2, 3)]
     assert db.sql(committed) == [["3"]]
     assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
+    close_pools(spark)
+
+
+# ------------------------------------------------------------------------------------------------
+# missing schemas created by tables running at once
+# ------------------------------------------------------------------------------------------------
+
+def test_a_create_schema_that_meets_a_concurrent_creator_finds_its_schema(db, caplog):
+    """PostgreSQL: two CREATE SCHEMA IF NOT EXISTS of one schema at once; the later one waits on the
+    catalog's unique index and, once the first commits, fails with a unique violation unless retried."""
+    options = {"url": db.url, "driver": "org.postgresql.Driver", "user": db.user, "password": db.password,
+               "generate_sink_sql": True, "table": "race_s.t"}
+    _, target = target_of(options, "t", ["v"])
+    conn = target.conn
+    first, second = (open_connection(conn.url, conn.connection_properties()) for _ in range(2))
+    first.setAutoCommit(False)
+    execute(first, "CREATE SCHEMA IF NOT EXISTS race_s")  # not committed yet
+    errors: list[BaseException] = []
+
+    def create():
+        try:
+            create_container(second, target)
+        except BaseException as e:
+            errors.append(e)
+
+    racer = threading.Thread(target=create)
+    racer.start()
+    waiting = ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+               "AND query LIKE 'CREATE SCHEMA IF NOT EXISTS%race_s%'")
+    deadline = time.monotonic() + 30
+    while db.sql(waiting, admin=True) != [["1"]] and racer.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert racer.is_alive()  # the second creator waits for the first one's transaction
+    with caplog.at_level("INFO", logger="seatunnel.jdbc"):
+        first.commit()
+        racer.join(30)
+    assert errors == [] and "created meanwhile by a concurrent writer" in caplog.text
+    assert db.sql("SELECT count(*) FROM pg_namespace WHERE nspname = 'race_s'") == [["1"]]
+    first.close()
+    second.close()
+
+
+def test_tables_written_at_once_create_their_missing_schema_once(plan_of, spark, db, monkeypatch):
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH", multi_table.concurrent_tables = 4 }}
+        source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int }} }} }} }}
+        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "${{schema_name}}_new.${{table_name}}",
+                       primary_keys = ["id"] }} }}
+    """)
+    p = plan.pipelines[0]
+    created: list[str] = []
+
+    def slow_create(connection, target):  # a wide window for a second creator of the same schema
+        created.append(target.schema)
+        time.sleep(0.3)
+        real_create(connection, target)
+
+    real_create = jdbc_sink.create_container
+    monkeypatch.setattr(jdbc_sink, "create_container", slow_create)
+    # the first table runs alone (its schema s0_new), the other four at once, all into s1_new
+    database = db.url.rsplit("/", 1)[1]  # the upstream tables' database names the target's (as SeaTunnel)
+    names = [f"{database}.s0.t0", *(f"{database}.s1.t{i}" for i in range(1, 5))]
+    data = {n: with_kind(spark.createDataFrame([(i,) for i in range(3)], "id int")) for n in names}
+    ctx = RunContext(spark, plan, p, "schemas-1", attempt=1)
+    JDBC_2PC.commit(ctx, p.sinks[0], JDBC_2PC.prepare(ctx, p.sinks[0], data))
+    assert sorted(created) == ["s0_new", "s1_new"]  # each missing schema created by one table
+    for name in names:
+        schema, table = name.split(".")[1:]
+        assert db.sql(f"SELECT count(*) FROM {schema}_new.{table}") == [["3"]]
+    assert db.sql("SELECT count(*) FROM s1_new.seatunnel_commits WHERE run_id = 'schemas-1'") == [["4"]]
     close_pools(spark)
 
 

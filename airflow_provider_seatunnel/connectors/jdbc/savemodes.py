@@ -55,6 +55,32 @@ def create_table_sql(target: Target, schema: Any, config: Mapping[str, Any]) -> 
     return f"CREATE TABLE {target.ident} ({', '.join(columns)})"
 
 
+#: SQLSTATEs of a ``CREATE ... IF NOT EXISTS`` that met a concurrent creator of the same object: PostgreSQL
+#: raises a unique violation of its catalog (or duplicate_schema) when both passed the existence test
+_CREATED_MEANWHILE = ("23505", "42P06")
+
+
+def create_container(connection: Any, target: Target) -> None:
+    """The target's schema (PostgreSQL) or database (MySQL) created when missing. A concurrent creator
+    (another table of the job, another job) may create it between the statement's existence test and
+    its insert: the statement then fails with a duplicate, and is run once more (on an auto-commit
+    connection), which finds the schema the other one committed."""
+    dialect = target.dialect
+    if dialect.family == "postgresql" and target.schema:
+        statement = f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}"
+    elif dialect.family == "mysql" and target.database:
+        statement = f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}"
+    else:
+        return
+    try:
+        execute(connection, statement)
+    except statement_errors() as e:
+        if state_of(e) not in _CREATED_MEANWHILE or not connection.getAutoCommit():
+            raise
+        log.info("Jdbc: %s was created meanwhile by a concurrent writer", target.schema or target.database)
+        execute(connection, statement)
+
+
 def container_ready(target: Target) -> tuple:
     """The key of the job's memo (:attr:`..sqlclient.pool.Pool.memo`) saying the target's schema or
     database exists and holds the bookkeeping tables (the commit log made sure of both this run)."""
@@ -65,14 +91,11 @@ def _create_table(connection: Any, target: Target, schema: Any, config: Mapping[
                   ready: bool = False) -> str:
     """CREATE TABLE for the target (:func:`create_table_sql`), its schema (PostgreSQL) or database
     (MySQL) created first when missing (unless ``ready``: this run made sure of it)."""
-    dialect = target.dialect
     statement = create_table_sql(target, schema, config)
-    if dialect.family == "postgresql" and target.schema and not ready:
-        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {dialect.part(target.schema)}")
-    if dialect.family == "mysql" and target.database and not ready:
-        execute(connection, f"CREATE DATABASE IF NOT EXISTS {dialect.part(target.database)}")
+    if not ready:
+        create_container(connection, target)
     execute(connection, statement)
-    for after in dialect.after_create:
+    for after in target.dialect.after_create:
         execute(connection, after.format(table=target.ident))
     return f"created {target.label}"
 

@@ -45,7 +45,7 @@ from .commit import (
     take_token,
 )
 from .options import sink_options
-from .savemodes import container_ready, create_database, save_mode_once
+from .savemodes import container_ready, create_container, create_database, save_mode_once
 from .schemachange import FOLLOWS, follow_changes
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
@@ -144,12 +144,8 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
 def _create_container(connection: Any, target: Target, config: Mapping[str, Any]) -> None:
     """The schema (PostgreSQL) or database (MySQL) a creating schema save mode makes comes first: the
     bookkeeping tables live there."""
-    if target.table is None or sink_options(config)["schema_save_mode"] not in _CREATING:
-        return
-    if target.schema and target.dialect.family == "postgresql":
-        execute(connection, f"CREATE SCHEMA IF NOT EXISTS {target.dialect.part(target.schema)}")
-    elif target.database and target.dialect.family == "mysql":
-        execute(connection, f"CREATE DATABASE IF NOT EXISTS {target.dialect.part(target.database)}")
+    if target.table is not None and sink_options(config)["schema_save_mode"] in _CREATING:
+        create_container(connection, target)
 
 
 _CREATING = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST")
@@ -179,14 +175,15 @@ class JdbcCommitLog:
             raise reraise(e, f"cannot prepare {target.label} on {target.conn.safe_url}", target.conn) from None
 
     def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
-        memo = pool_of(self.ctx.spark, target.conn).memo  # the job's facts about this database
+        pool = pool_of(self.ctx.spark, target.conn)  # the job's facts about this database
         ready = container_ready(target) if sink_options(config)["schema_save_mode"] in _CREATING \
             else ("bookkeeping", target.home, False)
         with connect(self.ctx.spark, target.conn) as connection:
-            if ready not in memo:  # once per job and schema, not per table
+            def prepare() -> None:
                 _create_container(connection, target, config)
                 ensure_bookkeeping(connection, target)
-                memo[ready] = True
+
+            pool.once(ready, prepare)  # once per job and schema, not per table; its other tables wait
             token = take_token(connection, target, self.ctx, self.vertex, commit.long_key)
             return token, is_committed(connection, target, commit.long_key)
 

@@ -19,6 +19,8 @@ Rules:
 * **Job facts.** :attr:`Pool.memo` holds what the job learned about the database through the pool
   (tables listed per schema, catalog keys per schema, bookkeeping tables ensured): one catalog query
   per schema instead of one per table. It lives as long as the pool, so a new run asks again.
+  :meth:`Pool.once` does a job's one-time work for a key (a schema and its bookkeeping tables created)
+  in one thread while the tables running at once that need it wait.
 * **Closed at the end.** :func:`close_pools` closes every pool of a session; it is registered with
   :func:`...spi.sessions.at_run_end`, which the engine calls when a pipeline run ends.
 """
@@ -74,6 +76,7 @@ class Pool:
         self.borrowed = 0  # borrows served
         self.memo: dict[Any, Any] = {}
         self.memo_lock = threading.RLock()
+        self._once: dict[Any, threading.Lock] = {}
 
     def borrow(self) -> Any:
         with self._cond:
@@ -98,6 +101,19 @@ class Pool:
         with self._cond:
             self.opened += 1
         return connection
+
+    def once(self, key: Any, work: Callable[[], None]) -> None:
+        """Run ``work`` once for ``key`` in the pool's life, then record ``key`` in :attr:`memo`. Threads
+        asking for the same key meanwhile wait for the one running it (then find it done); a failed
+        ``work`` records nothing, so the next caller runs it again. Different keys run at once."""
+        if key in self.memo:
+            return
+        with self.memo_lock:
+            lock = self._once.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self.memo:
+                work()
+                self.memo[key] = True
 
     def _alive(self, connection: Any) -> bool:
         try:
