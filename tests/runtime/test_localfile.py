@@ -17,9 +17,11 @@ import pytest
 
 from airflow_provider_seatunnel.connectors import localfile as lf
 from airflow_provider_seatunnel.connectors.files import placeholders
+from airflow_provider_seatunnel.connectors.files.optionspec import FILE_SPEC
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+from airflow_provider_seatunnel.spi.optionspec import OptionSpec
 from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
 from airflow_provider_seatunnel.spi.twophase import Prepared
 
@@ -646,7 +648,7 @@ schema = {{ fields {{ id = int, flag = boolean, raw = bytes, tags = "array<strin
            [(5, True, b"hi", ["a"]), (6, None, None, None)]
 
 
-def test_source_parallelism_and_tables_configs(spark, plan_of, tmp_path):
+def test_source_parallelism_and_tables_configs(spark, plan_of, tmp_path, monkeypatch):
     (tmp_path / "a.txt").write_text("\n".join(str(i) for i in range(10)) + "\n")
     (tmp_path / "b.parquet").mkdir()
     spark.range(3).write.parquet(str(tmp_path / "b.parquet" / "x"))
@@ -663,7 +665,17 @@ def test_source_parallelism_and_tables_configs(spark, plan_of, tmp_path):
 }} }}
 sink {{ Console {{ }} }}''')
     p = plan.pipelines[0]
+    parsed, parse = [], OptionSpec.run_time
+
+    def counted(spec, options, section=None):
+        if spec is FILE_SPEC and section == "source":
+            parsed.append(options.get("path"))
+        return parse(spec, options, section)
+
+    monkeypatch.setattr(OptionSpec, "run_time", counted)
     got = lf.read(RunContext(spark, plan, p, "r"), p.sources[0])
+    # each tables_configs item's options are parsed once, for its listing, reading and projection
+    assert sorted(parsed) == [f"{tmp_path}/a.txt", f"{tmp_path}/b.parquet"]
     assert sorted(got) == ["t1", "t2"]
     assert got["t1"].rdd.getNumPartitions() == 3 and got["t1"].count() == 10
     assert rows(got["t2"]) == [(0,), (1,), (2,)]

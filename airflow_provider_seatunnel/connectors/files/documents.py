@@ -69,7 +69,7 @@ def _xml_text(column: Any, dtype: Any, delimiter: str) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from .formats import _java_string
+    from .writing import java_string
 
     if isinstance(dtype, (T.ArrayType, T.MapType)):
         return F.to_json(column)
@@ -77,7 +77,7 @@ def _xml_text(column: Any, dtype: Any, delimiter: str) -> Any:
         parts = [F.coalesce(_xml_text(column.getField(f.name), f.dataType, delimiter), F.lit(""))
                  for f in dtype.fields]
         return F.when(column.isNotNull(), F.concat_ws(delimiter, *parts))
-    return _java_string(column, dtype)
+    return java_string(column, dtype)
 
 
 #: what an element's text and an attribute's value escape (``&`` first), as SeaTunnel's writer does, and the
@@ -117,7 +117,7 @@ def xml_writer(df: Any, layout: Any, opts: Mapping[str, Any]) -> Any:
     :func:`xml_ends`); other charsets by Spark's xml writer (characters the charset lacks as references)."""
     from pyspark.sql import functions as F
 
-    from .formats import file_starts
+    from .writing import file_starts
 
     if not is_utf8(opts["encoding"]):
         return _spark_xml_writer(df, layout, opts)

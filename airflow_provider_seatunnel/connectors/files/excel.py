@@ -460,7 +460,7 @@ def _row_text(column: Any, dtype: Any, opts: Mapping[str, Any]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from .formats import _java_string
+    from .writing import java_string
 
     def text(value: Any, of: Any) -> Any:
         if isinstance(of, (T.ArrayType, T.MapType)):
@@ -471,7 +471,7 @@ def _row_text(column: Any, dtype: Any, opts: Mapping[str, Any]) -> Any:
             return F.date_format(value, opts["date"])
         if temporal.is_timestamp(of) or temporal.is_time(of):
             return temporal.temporal_text(value, of, opts)
-        return _java_string(value, of)
+        return java_string(value, of)
 
     parts = [F.coalesce(text(column.getField(f.name), f.dataType), F.lit("")) for f in dtype.fields]
     return F.when(column.isNotNull(), F.concat_ws(opts["delimiter"], *parts))

@@ -1,7 +1,10 @@
 """Reading files into tables, for every file store's source: the table id, the ``k=v`` partition
 columns of a file's path, the ``read_columns`` projection and the plan's parallelism. LocalFile,
 S3File (with the object stores, HDFS and the file servers), Hive, Delta, Iceberg and Paimon read
-through these functions."""
+through these functions.
+
+A file source parses a block's options once (:func:`source_options`) and hands the typed value to
+its listing, its reading (:func:`.formats.read_files`) and its projection (:func:`projected_columns`)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Any
 
 from ...spi import SOURCE
 from ...spi.options import lookup
+from ...spi.optionspec import ParsedOptions
 from ...spi.sessions import is_connect
 from .options import FILE, config_error, java_regex_literal
 from .optionspec import FILE_SPEC
@@ -22,6 +26,12 @@ def table_id(config: Mapping[str, Any], output: str | None) -> str:
     if isinstance(schema, Mapping) and schema.get("table"):
         return str(schema["table"])
     return output or "default"
+
+
+def source_options(config: Mapping[str, Any]) -> ParsedOptions:
+    """A file source block's typed options (a ``tables_configs`` item is a block), parsed once for its
+    listing, reading and projection."""
+    return FILE_SPEC.run_time(config, SOURCE)
 
 
 def partition_keys(file_path: str) -> list[str]:
@@ -35,10 +45,10 @@ def partition_keys(file_path: str) -> list[str]:
     return keys
 
 
-def projected_columns(config: Mapping[str, Any], available: list[str]) -> list[str]:
-    """The columns ``read_columns`` names (matched exactly, else case-insensitively), in its order;
-    all of ``available`` when it is unset."""
-    wanted = [str(c) for c in FILE_SPEC.run_time(config, SOURCE)["read_columns"] or ()]
+def projected_columns(options: ParsedOptions, available: list[str]) -> list[str]:
+    """The columns ``read_columns`` (of the block's :func:`source_options`) names (matched exactly, else
+    case-insensitively), in its order; all of ``available`` when it is unset."""
+    wanted = [str(c) for c in options["read_columns"] or ()]
     if not wanted:
         return available
     by_lower = {c.lower(): c for c in reversed(available)}  # the first of equal names, as a scan finds it

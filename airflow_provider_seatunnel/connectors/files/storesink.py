@@ -5,7 +5,7 @@ the store's own path, into a staging prefix named by the attempt's token), ``pub
 commit of :mod:`.storecommits`, rolled forward object by object) and ``discard``. They run with the
 plugin's :class:`.s3options.Dialect`: how its blocks read as S3 settings; everything else is shared.
 
-The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.formats.writer`):
+The files are LocalFile's (:func:`..files.sinkoptions.sink_options`, :func:`..files.writing.writer`):
 one object per non-empty partition (and partition directory), named ``<file_name_expression>_<part>``
 plus the suffixes, ``<part>`` counting from 0 per final directory.
 """
@@ -195,13 +195,13 @@ def slot_of(ctx: RunContext, vertex: Vertex, commit: CommitId, dialect: Dialect)
 
 
 def _writer(ctx: RunContext, vertex: Vertex, df: Any, opts: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    from .formats import writer
+    from .writing import writer
 
     return writer(ctx, vertex, df, opts)
 
 
 def write_settings(spark: Any, opts: Mapping[str, Any]) -> Any:
-    from .formats import write_settings as settings
+    from .writing import write_settings as settings
 
     return settings(spark, opts)
 

@@ -16,20 +16,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi import SOURCE, Dataset, RunContext, Vertex
+from ...spi import Dataset, RunContext, Vertex
 from ...spi.options import MISSING, lookup
+from ...spi.optionspec import ParsedOptions
 from ...spi.rows import with_kind
 from . import storecommits as commits
 from .options import FILE
-from .optionspec import FILE_SPEC
-from .reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
+from .reading import at_parallelism, partition_keys, projected_columns, select_list, source_options, table_id
 from .s3options import S3, Dialect, S3Settings, config_error, log
 from .store import Store
 
 
-def _keep(config: Mapping[str, Any], plugin: str) -> Any:
+def _keep(o: ParsedOptions, plugin: str) -> Any:
     """Whether an object (key relative to the listed prefix, size) is read."""
-    o = FILE_SPEC.run_time(config, SOURCE)
     text = o["file_filter_pattern"]
     try:
         pattern = re.compile(str(text)) if text is not None else None
@@ -50,9 +49,10 @@ def _keep(config: Mapping[str, Any], plugin: str) -> Any:
     return keep
 
 
-def list_input_keys(bucket: Store, s: S3Settings, config: Mapping[str, Any]) -> list[str]:
-    """The keys the source reads, sorted."""
-    keep = _keep(config, s.traits.plugin)
+def list_input_keys(bucket: Store, s: S3Settings, config: Mapping[str, Any],
+                    options: ParsedOptions | None = None) -> list[str]:
+    """The keys the source reads, sorted (``options``: the block's, when the caller parsed them)."""
+    keep = _keep(options if options is not None else source_options(config), s.traits.plugin)
     hidden = commits.hidden_keys(bucket, s.prefix)
     folder = s.prefix + "/" if s.prefix else ""
     found = [k for k, size in bucket.objects(folder) if keep(k, k[len(folder):], size)]
@@ -73,8 +73,8 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     s = dialect.settings(config)
     dialect.reach(ctx.spark, s)
     bucket = dialect.open(s)
-    keys = list_input_keys(bucket, s, config)
-    o = FILE_SPEC.run_time(config, SOURCE)
+    o = source_options(config)
+    keys = list_input_keys(bucket, s, config, o)
     fmt = (o["file_format_type"] or "").strip().lower()
     if not keys and fmt in ("parquet", "orc"):
         raise config_error(f"no {fmt} objects to read under {bucket.uri(s.prefix)}: the schema comes from them",
@@ -82,9 +82,9 @@ def _read_table(ctx: RunContext, config: Mapping[str, Any], output: str | None,
     files = dialect.inputs(ctx.spark, bucket, s, keys)
     partitioned = bool(files) and o["parse_partition_from_path"]
     part_keys = partition_keys(keys[0]) if partitioned else []
-    df = read_files(ctx.spark, config, files, with_file=bool(part_keys))
+    df = read_files(ctx.spark, config, o, files, with_file=bool(part_keys))
     available = [c for c in df.columns if c != FILE]
-    data_columns = projected_columns(config, available)
+    data_columns = projected_columns(o, available)
     if not part_keys and data_columns == available and len(available) == len(df.columns):
         return table_id(config, output), with_kind(df)
     return table_id(config, output), with_kind(df.select(*select_list(data_columns, part_keys)))

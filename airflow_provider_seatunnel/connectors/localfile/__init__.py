@@ -3,7 +3,8 @@
 **Source** (:mod:`.source`): the files under ``path``, a file or a directory walked recursively,
 or under each ``tables_configs`` item's; hidden, empty and filtered-out files skipped, ``k=v``
 directories as columns. Each table comes in exactly the parallelism the plan gives the source.
-How each format is read and written: :mod:`.formats` (xml and binary: :mod:`.documents`).
+How each format is read and written: :mod:`..files.formats` and :mod:`..files.writing` (xml and binary:
+:mod:`..files.documents`).
 
 **Sink**, storage verbs (:class:`.sink.LocalSinkVerbs`) the engine's two-phase protocol runs, per
 (run id, pipeline key, sink, table):

@@ -33,7 +33,6 @@ from ...spi.rows import data_columns
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from ..files.documents import binary_moves
 from ..files.fencing import newest_token
-from ..files.formats import write_settings, writer
 from ..files.options import (
     CODECS,
     COMMITS_DIR,
@@ -58,6 +57,7 @@ from ..files.placeholders import (
 )
 from ..files.records import read_record, write_record
 from ..files.sinkoptions import DROP_AT_COMMIT, drops_at_commit, save_modes, sink_options
+from ..files.writing import write_settings, writer
 from .commits import discard, publish, remove_tree, retire, settle
 
 # ---------------------------------------------------------------------------------------------

@@ -21,9 +21,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...spi import SOURCE, Dataset, RunContext, Vertex
+from ...spi import Dataset, RunContext, Vertex
 from ...spi.journals import read_sealed
 from ...spi.options import lookup
+from ...spi.optionspec import ParsedOptions
 from ...spi.rows import with_kind
 from ...spi.schema import schema_from_options
 from ..files.formats import read_files
@@ -35,8 +36,14 @@ from ..files.options import (
     log,
     target_path,
 )
-from ..files.optionspec import FILE_SPEC
-from ..files.reading import at_parallelism, partition_keys, projected_columns, select_list, table_id
+from ..files.reading import (
+    at_parallelism,
+    partition_keys,
+    projected_columns,
+    select_list,
+    source_options,
+    table_id,
+)
 from ..files.records import TamperedRecord, existing_key, record_name
 
 #: files older than this (relative to the newest seen) would be ignored by Spark's file stream: never, in practice
@@ -47,9 +54,8 @@ _STREAM_MAX_FILE_AGE = "36500d"
 # Listing
 # ---------------------------------------------------------------------------------------------
 
-def _file_filter(config: Mapping[str, Any]) -> Callable[[str], bool]:
+def _file_filter(o: ParsedOptions) -> Callable[[str], bool]:
     """Whether a file is read: not hidden, matching ``file_filter_pattern`` and ``read_partitions``, not empty."""
-    o = FILE_SPEC.run_time(config, SOURCE)
     pattern_text = o["file_filter_pattern"]
     try:
         pattern = re.compile(str(pattern_text)) if pattern_text is not None else None
@@ -70,12 +76,13 @@ def _file_filter(config: Mapping[str, Any]) -> Callable[[str], bool]:
     return keep
 
 
-def list_input_files(config: Mapping[str, Any]) -> list[str]:
-    """The files the source reads, sorted: recursive, without empty, hidden and filtered-out files."""
+def list_input_files(config: Mapping[str, Any], options: ParsedOptions | None = None) -> list[str]:
+    """The files the source reads, sorted: recursive, without empty, hidden and filtered-out files
+    (``options``: the block's, when the caller parsed them)."""
     root = target_path(config)
     if not os.path.exists(root):
         raise config_error(f"path {root} does not exist")
-    keep = _file_filter(config)
+    keep = _file_filter(options if options is not None else source_options(config))
     journals = _pending_journals_dir(root)
     hidden = _pending_files(journals)
     if os.path.isfile(root):
@@ -138,13 +145,13 @@ def _pending_files(journals: str | None) -> set[str]:
 
 
 def _read_table(spark: Any, config: Mapping[str, Any], output: str | None) -> tuple[str, Any]:
-    files = list_input_files(config)
-    o = FILE_SPEC.run_time(config, SOURCE)
+    o = source_options(config)
+    files = list_input_files(config, o)
     binary = (o["file_format_type"] or "").strip().lower() == "binary"  # fixed columns: no partitions
     keys = partition_keys(files[0]) if files and not binary and o["parse_partition_from_path"] else []
-    df = read_files(spark, config, files, with_file=bool(keys))
+    df = read_files(spark, config, o, files, with_file=bool(keys))
     available = [c for c in df.columns if c != FILE]
-    data_columns = projected_columns(config, available)
+    data_columns = projected_columns(o, available)
     if not keys and data_columns == available and len(available) == len(df.columns):
         return table_id(config, output), with_kind(df)  # the files' columns as they are: no projection
     return table_id(config, output), with_kind(df.select(*select_list(data_columns, keys)))
@@ -239,11 +246,10 @@ class _StreamSpark:
         return getattr(self.spark, name)
 
 
-def _stream_filtered(df: Any, config: Mapping[str, Any]) -> Any:
+def _stream_filtered(df: Any, o: ParsedOptions) -> Any:
     """The rows of the files ``file_filter_pattern`` and ``read_partitions`` keep (new files are not listed)."""
     from pyspark.sql import functions as F
 
-    o = FILE_SPEC.run_time(config, SOURCE)
     pattern = o["file_filter_pattern"]
     partitions = [str(p) for p in o["read_partitions"] or ()]
     if pattern is not None:
@@ -263,13 +269,13 @@ def _stream_table(spark: Any, config: Mapping[str, Any], output: str | None) -> 
     if not os.path.isdir(root):
         raise config_error(f"a STREAMING LocalFile source reads a directory; {root} "
                            + ("is a file" if os.path.exists(root) else "does not exist"))
-    files = list_input_files(config)  # present now: partition keys, parquet/orc schema
-    o = FILE_SPEC.run_time(config, SOURCE)
+    o = source_options(config)
+    files = list_input_files(config, o)  # present now: partition keys, parquet/orc schema
     keys = partition_keys(files[0]) if files and o["parse_partition_from_path"] else []
     filtered = o["file_filter_pattern"] is not None or bool(o["read_partitions"])
-    df = read_files(_StreamSpark(spark, root, files, config), config, [root], with_file=bool(keys or filtered))
-    df = _stream_filtered(df, config)
-    data_columns = projected_columns(config, [c for c in df.columns if c != FILE])
+    df = read_files(_StreamSpark(spark, root, files, config), config, o, [root], with_file=bool(keys or filtered))
+    df = _stream_filtered(df, o)
+    data_columns = projected_columns(o, [c for c in df.columns if c != FILE])
     return table_id(config, output), with_kind(df.select(*select_list(data_columns, keys)))
 
 
