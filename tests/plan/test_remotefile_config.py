@@ -95,3 +95,14 @@ def test_secrets_are_the_password_and_private_key():
     for name in ("FtpFile", "SftpFile"):
         connector = get_connector(name)
         assert {"password", "private_key"} <= set(connector.secrets)
+
+
+def test_a_file_server_s_asset_is_its_uri_unnamed_while_a_placeholder_stays():
+    sftp, ftp, hdfs, oss = (get_connector(n) for n in ("SftpFile", "FtpFile", "HdfsFile", "OssFile"))
+    assert sftp.assets({"host": "h", "path": "/data/out/"}) == ["sftp://h:22/data/out"]  # the scheme's port
+    assert ftp.assets({"host": "h", "port": 2121, "path": "out"}) == ["ftp://h:2121/out"]
+    assert hdfs.assets({"fs.defaultFS": "hdfs://nn:8020/", "path": "/w/t"}) == ["hdfs://nn:8020/w/t"]
+    assert ftp.assets({"path": "/out"}) == [] and hdfs.assets({"fs.defaultFS": "hdfs://nn"}) == []
+    (unnamed,) = sftp.assets({"host": "h", "path": "/out/${table_name}"})
+    assert not isinstance(unnamed, str) and "${table_name}" in unnamed.target
+    assert oss.assets({"bucket": "not a bucket", "path": "/x"}) == []  # a bucket it cannot read names nothing

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ...spi import UNRENDERED, Unnamed
 from ...spi.options import lookup, option
 from ...spi.schema import TableKeys, table_keys
+from .options import written
 
 #: the directory name of a partition whose value is null (Hive's)
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -118,6 +119,21 @@ def assets(options: Mapping[str, Any]) -> list[str | Unnamed]:
         if found not in out:
             out.append(found)
     return out
+
+
+def store_assets(options: Mapping[str, Any], place_key: str,
+                 uri: Callable[[Any, Any], str | None]) -> list[str | Unnamed]:
+    """The one asset of a file store's block: ``uri(place, path)`` of its ``place_key`` option (the file
+    system, server or bucket, as written) and its ``path``; nothing while either is unset (or ``uri`` names
+    none), an :class:`Unnamed` while they hold a template or placeholder."""
+    place, path = written(options, place_key), written(options, "path")
+    if place is None or path is None:
+        return []
+    text = f"{place}{path}"
+    if UNRENDERED.search(text):
+        return [Unnamed(f"path {text!r}")]
+    named = uri(place, path)
+    return [] if named is None else [named]
 
 
 def table_assets(options: Mapping[str, Any], table: str) -> list[str | Unnamed]:

@@ -16,7 +16,6 @@ from typing import Any
 from ...spi import (
     SINK,
     SOURCE,
-    UNRENDERED,
     BatchSource,
     Capabilities,
     Connector,
@@ -32,6 +31,7 @@ from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
 from ..files.options import written
 from ..files.optionspec import HDFS_SPEC
+from ..files.placeholders import store_assets
 from ..files.s3options import Dialect
 from . import store
 
@@ -77,13 +77,8 @@ class HdfsFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage, S
     schema = staticmethod(file_checks.schema)
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        fs, path = written(options, "fs.defaultFS"), written(options, "path")
-        if fs is None or path is None:
-            return []
-        text = f"{fs}{path}"
-        if UNRENDERED.search(text):
-            return [Unnamed(f"path {text!r}")]
-        return [f"{str(fs).rstrip('/')}/{str(path).strip('/')}"]
+        """``<fs.defaultFS>/<path>`` (``hdfs://nn:8020/data/out``)."""
+        return store_assets(options, "fs.defaultFS", lambda fs, path: f"{str(fs).rstrip('/')}/{str(path).strip('/')}")
 
     def save_mode(self, run_id: str, vertex: Vertex) -> list[str] | None:
         """None: the file system is reached through Spark's JVM, which the worker that applies

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...spi import UNRENDERED, Unnamed
+from ...spi import Unnamed
 from ...spi.contract import ConnectionInfo
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files.onstore import S3Compatible
-from ..files.options import written
+from ..files.placeholders import store_assets
 from ..files.s3options import key_prefix
 from . import checks
 from .stores import StoreSpec, bucket_parts
@@ -41,13 +41,10 @@ class ObjectStoreFile(S3Compatible):
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
         """``<scheme>://<bucket>/<key prefix>`` (``oss://b/x``...), unnamed while it holds a placeholder."""
-        bucket, path = written(options, "bucket"), written(options, "path")
-        if bucket is None or path is None:
-            return []
-        text = f"{bucket}{path}"
-        if UNRENDERED.search(text):
-            return [Unnamed(f"path {text!r}")]
-        try:
-            return [f"{self.spec.scheme}://{bucket_parts(self.spec, bucket)[0]}/{key_prefix(path, self.spec.plugin)}"]
-        except Exception:
-            return []
+        def uri(bucket: Any, path: Any) -> str | None:
+            try:
+                return f"{self.spec.scheme}://{bucket_parts(self.spec, bucket)[0]}/{key_prefix(path, self.spec.plugin)}"
+            except Exception:
+                return None
+
+        return store_assets(options, "bucket", uri)

@@ -25,7 +25,6 @@ from typing import Any
 from ...spi import (
     SINK,
     SOURCE,
-    UNRENDERED,
     BatchSource,
     Capabilities,
     ConnectionInfo,
@@ -40,6 +39,8 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem
 from ..files import checks as file_checks
 from ..files.onstore import OnStoreFile
+from ..files.options import written
+from ..files.placeholders import store_assets
 from ..files.s3options import Dialect
 from . import checks
 
@@ -81,17 +82,10 @@ class ServerFile(OnStoreFile, Connector, SchemaInference, Lineage, TableLineage,
         return "host" not in options and "password" not in options
 
     def assets(self, options: Mapping[str, Any]) -> list[str | Unnamed]:
-        from ..files.options import written
-
-        host, path = written(options, "host"), written(options, "path")
-        if host is None or path is None:
-            return []
-        text = f"{host}{path}"
-        if UNRENDERED.search(text):
-            return [Unnamed(f"path {text!r}")]
+        """``<scheme>://<host>:<port>/<path>`` (the scheme's port when unset)."""
         port = written(options, "port")
         port = (21 if self.scheme == "ftp" else 22) if port is None else port
-        return [f"{self.scheme}://{host}:{port}/{str(path).strip('/')}"]
+        return store_assets(options, "host", lambda host, path: f"{self.scheme}://{host}:{port}/{str(path).strip('/')}")
 
     @property
     def dialect(self) -> Dialect:  # type: ignore[override,misc]  # per plugin: FTP or SFTP
