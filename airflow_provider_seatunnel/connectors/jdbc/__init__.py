@@ -39,7 +39,6 @@ from ...spi import (
     SOURCE,
     BatchSource,
     Capabilities,
-    ConnectionInfo,
     Connector,
     Dataset,
     FromConnection,
@@ -54,7 +53,7 @@ from ...spi import (
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, as_bool, option
 from ...spi.schema import Schema, TableKeys
-from ..sqlclient.connection import connection_of, ensure_driver, required_jars
+from ..sqlclient.connection import connection_of, ensure_driver, options_from_connection, required_jars
 from .checks import check, key_problems
 from .lineage import assets, table_assets
 from .options import DEVIATIONS, SPEC
@@ -80,10 +79,7 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
 
     check = staticmethod(check)
 
-    def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
-        from ..sqlclient.connection import options_from_connection
-
-        return options_from_connection(conn)
+    connection_options = staticmethod(options_from_connection)
 
     def connect_blocker(self, options: Mapping[str, Any]) -> str | None:
         """On a Spark Connect session the statements run on the driver go through a Python driver
