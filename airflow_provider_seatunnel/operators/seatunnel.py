@@ -132,24 +132,51 @@ def spark_ui_url(metrics: Mapping[str, Any], master: str, connection_extra: Mapp
 
 class ConfigTemplateMixin:
     """Render a config given as an absolute file path too (Jinja's loader only searches the DAG's
-    folders); a relative config path found nowhere fails, naming every place looked at."""
+    folders); a relative config path found nowhere fails, naming every place looked at.
+
+    Only the fields in :attr:`file_template_fields` are read as template files when their value ends
+    with one of ``template_ext``; every other templated field (the Spark provider's ``conf``,
+    ``properties_file``, ``files``...) is rendered as the text it is, so a ``spark-defaults.conf``
+    path stays a path."""
 
     template_ext: Sequence[str]
     template_fields: Sequence[str]
+    #: the templated fields whose value may name a template file (by its ``template_ext``)
+    file_template_fields: Sequence[str] = ("config",)
+    _rendering_text = False  # while rendering a field outside file_template_fields
 
     def resolve_template_files(self) -> None:
-        """As Airflow's, leaving absolute config paths to :meth:`render_template` (no parse-time error)."""
-        absolute = {name: value for name in self.template_fields
-                    if isinstance(value := getattr(self, name, None), str) and os.path.isabs(value)}
-        for name in absolute:
+        """As Airflow's for the config alone, leaving an absolute config path to :meth:`render_template`
+        (no parse-time error) and every other field as it is."""
+        hidden = {name: value for name in self.template_fields
+                  if (value := getattr(self, name, None)) is not None
+                  and (name not in self.file_template_fields or (isinstance(value, str) and os.path.isabs(value)))}
+        for name in hidden:
             setattr(self, name, None)
         try:
             super().resolve_template_files()  # type: ignore[misc]
         finally:
-            for name, value in absolute.items():
+            for name, value in hidden.items():
                 setattr(self, name, value)
 
+    def _do_render_template_fields(self, parent: Any, template_fields: Any, context: Any, jinja_env: Any,
+                                   seen_oids: set[int]) -> None:
+        """Airflow's rendering, with the fields outside :attr:`file_template_fields` rendered as text."""
+        render = super()._do_render_template_fields  # type: ignore[misc]
+        if parent is not self:
+            return render(parent, template_fields, context, jinja_env, seen_oids)
+        names = list(template_fields)
+        render(parent, [n for n in names if n in self.file_template_fields], context, jinja_env, seen_oids)
+        self._rendering_text = True
+        try:
+            render(parent, [n for n in names if n not in self.file_template_fields], context, jinja_env, seen_oids)
+        finally:
+            self._rendering_text = False
+
     def render_template(self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None) -> Any:
+        if self._rendering_text and isinstance(content, str):
+            return self._render(  # type: ignore[attr-defined]
+                (jinja_env or self.get_template_env()).from_string(content), context)  # type: ignore[attr-defined]
         if (isinstance(content, str) and content.endswith(tuple(self.template_ext)) and os.path.isabs(content)
                 and os.path.isfile(content)):
             if not jinja_env:
@@ -198,15 +225,18 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     only at run time as an asset alias, resolved when the pipeline committed); with the OpenLineage provider,
     the task reports its datasets, schemas, row counts and column lineage (:mod:`.lineage`). ``conf`` (and
     the OpenLineage keys ``openlineage_inject_parent_job_info``/``..._transport_info`` add to it) joins the
-    job's Spark settings in the properties file. A ``ConfigError``
+    job's Spark settings in the properties file; ``env_vars`` join spark-submit's environment (the
+    launcher's own variables win). The Spark provider's templated fields stay templated (``conf``,
+    ``env_vars``...), rendered as text: only ``config`` is read as a template file. A ``ConfigError``
     or a deterministic failure (a broken Assert rule, bad data, an option only checkable at run time)
     raises ``AirflowFailException``: retrying cannot fix it. Anything else raises a retryable
     ``AirflowException``.
     """
 
-    template_fields: Sequence[str] = ("config", "variables")
+    #: ours, then the Spark provider's (``conf``, ``env_vars``, ``application_args``... stay templated)
+    template_fields: Sequence[str] = ("config", "variables", *SparkSubmitOperator.template_fields)
     template_ext: Sequence[str] = (".conf", ".hocon", ".json", ".sql")
-    template_fields_renderers: ClassVar[dict[str, str]] = {"variables": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"variables": "json", "conf": "json", "env_vars": "json"}
     operator_extra_links = (SparkApplicationLink(),)
     ui_color = "#1890ff"
     ui_fgcolor = "#ffffff"
@@ -220,6 +250,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                  **kwargs: Any) -> None:
         from airflow.sdk.definitions._internal.contextmanager import DagContext
 
+        if kwargs.get("application_args"):
+            raise ValueError("SeaTunnelOperator: application_args are the pipeline launcher's own; pass the job's "
+                             "values as variables=...")
         fmt = format or format_of(config)
         variables = dict(variables or {})
         plan = _group_plan(kwargs.get("task_group"), os.fspath(config), variables, fmt)
@@ -298,6 +331,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                                    "in execute()")
         if self.conf:  # the operator's conf, with what the Spark provider's execute() injected (OpenLineage)
             self.hook.add_spark_conf(self.conf)
+        if self.env_vars:  # the operator's (rendered) environment joins the submission's, which wins
+            spark_hook._env_vars = {**{str(k): str(v) for k, v in self.env_vars.items()},
+                                    **(spark_hook._env_vars or {})}
         return spark_hook
 
     def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
