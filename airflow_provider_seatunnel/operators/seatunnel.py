@@ -107,27 +107,39 @@ def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, tim
             timedelta(seconds=float(interval)) if interval is not None else None)
 
 
+#: The Spark connection's extra naming the Spark History Server (``http://host:18080``).
+HISTORY_SERVER_EXTRA = "history_server_url"
+
+
 class SparkApplicationLink(BaseOperatorLink):
-    """The Spark UI of the pipeline's application (the master's or the resource manager's page for it)."""
+    """The Spark UI of the pipeline's application, where it outlives the task: the History Server's page
+    for it, the standalone master's or the resource manager's page, a Spark Connect server's UI. None for a
+    driver UI that died with the task (``local[*]``, client mode without a History Server)."""
 
     name = "Spark UI"
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        from airflow.providers.common.compat.sdk import XCom
-
-        return XCom.get_value(ti_key=ti_key, key=self.xcom_key) or ""
+        # the task runner asks it in the worker once the task ended, and stores it under xcom_key for the
+        # UI: the link the task found, read from the operator (no XCom lookup, no "XCom not found" error)
+        return getattr(operator, "spark_ui_link", None) or ""
 
 
 def spark_ui_url(metrics: Mapping[str, Any], master: str, connection_extra: Mapping[str, Any]) -> str | None:
-    """Where the application's Spark UI is, as far as this side can tell."""
+    """Where the application's Spark UI is once the task ended, as far as this side can tell; None
+    where only the driver's own UI showed it (gone with the driver)."""
     app_id = metrics.get("application_id")
+    history = connection_extra.get(HISTORY_SERVER_EXTRA)
+    if history and app_id:
+        return f"{str(history).rstrip('/')}/history/{app_id}/jobs/"
     if master.startswith("spark://") and app_id:
         host = urlsplit(master.split(",")[0]).hostname or "localhost"
         return f"http://{host}:{connection_extra.get('master_ui_port', 8080)}/app/?appId={app_id}"
     rm = connection_extra.get("yarn_resourcemanager_webapp_address")
     if master.startswith("yarn") and rm and app_id:
         return f"{str(rm).rstrip('/')}/cluster/app/{app_id}"
-    return metrics.get("ui_url") or None
+    if metrics.get("spark_connect"):  # the Connect server's UI outlives the session
+        return metrics.get("ui_url") or None
+    return None
 
 
 class ConfigTemplateMixin:
@@ -405,14 +417,20 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     def _for_task(self, metrics: PipelineMetrics) -> PipelineMetrics:
         """The metrics under this task's names: its own task id (``airflow_task_id``), and the
         ``pipeline`` it was given as ``task_id`` where the compiled one differs (only in its hash,
-        when rendered variables changed a path), the compiled one kept as ``compiled_task_id``."""
+        when rendered variables changed a path), the compiled one kept as ``compiled_task_id``.
+        Their ``ui_url`` is the Spark UI that outlives the task (:func:`spark_ui_url`, also the task's
+        :class:`SparkApplicationLink`), absent where there is none."""
+        connection = self.hook.spark_connection()
+        self.spark_ui_link = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
+        extra = {k: v for k, v in metrics.extra.items() if k != "ui_url"}
+        metrics = replace(metrics, extra={**extra, **({"ui_url": self.spark_ui_link} if self.spark_ui_link else {})})
         metrics = metrics.with_extra(airflow_task_id=self.task_id)
         if metrics.task_id and isinstance(self.pipeline, str) and metrics.task_id != self.pipeline:
             metrics = replace(metrics, task_id=self.pipeline).with_extra(compiled_task_id=metrics.task_id)
         return metrics
 
     def _publish(self, context: Any, metrics: PipelineMetrics) -> None:
-        """Push the metrics (for the group's summary), the assets of the task's aliases and the Spark UI link."""
+        """Push the metrics (for the group's summary) and the assets of the task's aliases."""
         ti = context.get("ti")
         if ti is None:
             return
@@ -420,10 +438,6 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         self.lineage_metrics = metrics.to_dict()
         if metrics.ok:
             publish_assets(self.outlets, context, self.hook.pipeline(self.pipeline), self.lineage_metrics)
-        connection = self.hook.spark_connection()
-        url = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
-        if url:
-            ti.xcom_push(key=SparkApplicationLink().xcom_key, value=url)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's view of the task: the pipeline's datasets with schemas, rows and column lineage."""
