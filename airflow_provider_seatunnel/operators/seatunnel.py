@@ -439,6 +439,19 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         if metrics.ok:
             publish_assets(self.outlets, context, self.hook.pipeline(self.pipeline), self.lineage_metrics)
 
+    def get_openlineage_facets_on_start(self) -> Any:
+        """OpenLineage's view of the task as it starts (the listener asks once the fields are rendered):
+        the pipeline's input and output datasets with their schemas, from the compiled rendered config
+        (the hook keeps the plan for :meth:`execute`). Targets only the data names are left to the
+        COMPLETE event; a config that does not compile gives no datasets (execute reports why)."""
+        from airflow.providers.openlineage.extractors import OperatorLineage
+
+        try:
+            pipeline = self.hook.pipeline(self.pipeline)
+        except (ConfigError, KeyError, ValueError, AirflowException):
+            return OperatorLineage()
+        return operator_lineage(pipeline, None)
+
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's view of the task: the pipeline's datasets with schemas, rows and column lineage."""
         from airflow.providers.openlineage.extractors import OperatorLineage
