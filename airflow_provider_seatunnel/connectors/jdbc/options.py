@@ -71,6 +71,8 @@ def _source() -> tuple[Option, ...]:
         Option("table_list", "any", sections=src, description="Several tables: a list of blocks, each with its "
                "table_path or query and partition options."),
         Option("where_condition", sections=src, description="A WHERE clause applied to every table read."),
+        Option("query_params", "list", sections=src, description="The values of the query's ? placeholders, in "
+               "order: each written as a literal of its type (strings escaped), never as SQL text."),
         Option("partition_column", sections=src, description="The column the reads are split on."),
         Option("partition_num", "int", minimum=1, sections=src, description="The number of splits."),
         Option("partition_lower_bound", "any", sections=src, description="The split column's lowest value (a "
