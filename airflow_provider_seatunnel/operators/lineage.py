@@ -102,6 +102,19 @@ def pipeline_assets(pipeline: PipelinePlan) -> tuple[list[Asset], list[Asset | A
             [*(Asset(u) for u in sorted(outlets)), *sorted(aliases, key=lambda a: a.name)])
 
 
+def job_outlets(config: Any, variables: Mapping[str, Any] | None = None, *,
+                format: str | None = None) -> list[Asset | AssetAlias]:
+    """The outlets every pipeline of a job declares (its sinks' assets and asset aliases), as its
+    ``SeaTunnelJobGroup`` or ``SeaTunnelOperator`` gives them for the same config and the same
+    unrendered ``variables``: what a downstream DAG schedules on (``schedule=job_outlets(...)``)."""
+    from ..plan.compiler import compile_job
+
+    out: list[Asset | AssetAlias] = []
+    for pipeline in compile_job(config, dict(variables or {}), format=format).pipelines:
+        out.extend(o for o in pipeline_assets(pipeline)[1] if o not in out)
+    return out
+
+
 def _note(pipeline: PipelinePlan, vertex: PlanVertex, item: Unnamed, alias: AssetAlias | None) -> None:
     """Say once per process what becomes of a dataset the options do not name: a warning when nothing
     will name it, a debug line when the running task will."""

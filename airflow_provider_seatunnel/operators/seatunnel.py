@@ -107,49 +107,88 @@ def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, tim
             timedelta(seconds=float(interval)) if interval is not None else None)
 
 
+#: The Spark connection's extra naming the Spark History Server (``http://host:18080``).
+HISTORY_SERVER_EXTRA = "history_server_url"
+
+
 class SparkApplicationLink(BaseOperatorLink):
-    """The Spark UI of the pipeline's application (the master's or the resource manager's page for it)."""
+    """The Spark UI of the pipeline's application, where it outlives the task: the History Server's page
+    for it, the standalone master's or the resource manager's page, a Spark Connect server's UI. None for a
+    driver UI that died with the task (``local[*]``, client mode without a History Server)."""
 
     name = "Spark UI"
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        from airflow.providers.common.compat.sdk import XCom
-
-        return XCom.get_value(ti_key=ti_key, key=self.xcom_key) or ""
+        # the task runner asks it in the worker once the task ended, and stores it under xcom_key for the
+        # UI: the link the task found, read from the operator (no XCom lookup, no "XCom not found" error)
+        return getattr(operator, "spark_ui_link", None) or ""
 
 
 def spark_ui_url(metrics: Mapping[str, Any], master: str, connection_extra: Mapping[str, Any]) -> str | None:
-    """Where the application's Spark UI is, as far as this side can tell."""
+    """Where the application's Spark UI is once the task ended, as far as this side can tell; None
+    where only the driver's own UI showed it (gone with the driver)."""
     app_id = metrics.get("application_id")
+    history = connection_extra.get(HISTORY_SERVER_EXTRA)
+    if history and app_id:
+        return f"{str(history).rstrip('/')}/history/{app_id}/jobs/"
     if master.startswith("spark://") and app_id:
         host = urlsplit(master.split(",")[0]).hostname or "localhost"
         return f"http://{host}:{connection_extra.get('master_ui_port', 8080)}/app/?appId={app_id}"
     rm = connection_extra.get("yarn_resourcemanager_webapp_address")
     if master.startswith("yarn") and rm and app_id:
         return f"{str(rm).rstrip('/')}/cluster/app/{app_id}"
-    return metrics.get("ui_url") or None
+    if metrics.get("spark_connect"):  # the Connect server's UI outlives the session
+        return metrics.get("ui_url") or None
+    return None
 
 
 class ConfigTemplateMixin:
     """Render a config given as an absolute file path too (Jinja's loader only searches the DAG's
-    folders); a relative config path found nowhere fails, naming every place looked at."""
+    folders); a relative config path found nowhere fails, naming every place looked at.
+
+    Only the fields in :attr:`file_template_fields` are read as template files when their value ends
+    with one of ``template_ext``; every other templated field (the Spark provider's ``conf``,
+    ``properties_file``, ``files``...) is rendered as the text it is, so a ``spark-defaults.conf``
+    path stays a path."""
 
     template_ext: Sequence[str]
     template_fields: Sequence[str]
+    #: the templated fields whose value may name a template file (by its ``template_ext``)
+    file_template_fields: Sequence[str] = ("config",)
+    _rendering_text = False  # while rendering a field outside file_template_fields
 
     def resolve_template_files(self) -> None:
-        """As Airflow's, leaving absolute config paths to :meth:`render_template` (no parse-time error)."""
-        absolute = {name: value for name in self.template_fields
-                    if isinstance(value := getattr(self, name, None), str) and os.path.isabs(value)}
-        for name in absolute:
+        """As Airflow's for the config alone, leaving an absolute config path to :meth:`render_template`
+        (no parse-time error) and every other field as it is."""
+        hidden = {name: value for name in self.template_fields
+                  if (value := getattr(self, name, None)) is not None
+                  and (name not in self.file_template_fields or (isinstance(value, str) and os.path.isabs(value)))}
+        for name in hidden:
             setattr(self, name, None)
         try:
             super().resolve_template_files()  # type: ignore[misc]
         finally:
-            for name, value in absolute.items():
+            for name, value in hidden.items():
                 setattr(self, name, value)
 
+    def _do_render_template_fields(self, parent: Any, template_fields: Any, context: Any, jinja_env: Any,
+                                   seen_oids: set[int]) -> None:
+        """Airflow's rendering, with the fields outside :attr:`file_template_fields` rendered as text."""
+        render = super()._do_render_template_fields  # type: ignore[misc]
+        if parent is not self:
+            return render(parent, template_fields, context, jinja_env, seen_oids)
+        names = list(template_fields)
+        render(parent, [n for n in names if n in self.file_template_fields], context, jinja_env, seen_oids)
+        self._rendering_text = True
+        try:
+            render(parent, [n for n in names if n not in self.file_template_fields], context, jinja_env, seen_oids)
+        finally:
+            self._rendering_text = False
+
     def render_template(self, content: Any, context: Any, jinja_env: Any = None, seen_oids: Any = None) -> Any:
+        if self._rendering_text and isinstance(content, str):
+            return self._render(  # type: ignore[attr-defined]
+                (jinja_env or self.get_template_env()).from_string(content), context)  # type: ignore[attr-defined]
         if (isinstance(content, str) and content.endswith(tuple(self.template_ext)) and os.path.isabs(content)
                 and os.path.isfile(content)):
             if not jinja_env:
@@ -198,15 +237,18 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     only at run time as an asset alias, resolved when the pipeline committed); with the OpenLineage provider,
     the task reports its datasets, schemas, row counts and column lineage (:mod:`.lineage`). ``conf`` (and
     the OpenLineage keys ``openlineage_inject_parent_job_info``/``..._transport_info`` add to it) joins the
-    job's Spark settings in the properties file. A ``ConfigError``
+    job's Spark settings in the properties file; ``env_vars`` join spark-submit's environment (the
+    launcher's own variables win). The Spark provider's templated fields stay templated (``conf``,
+    ``env_vars``...), rendered as text: only ``config`` is read as a template file. A ``ConfigError``
     or a deterministic failure (a broken Assert rule, bad data, an option only checkable at run time)
     raises ``AirflowFailException``: retrying cannot fix it. Anything else raises a retryable
     ``AirflowException``.
     """
 
-    template_fields: Sequence[str] = ("config", "variables")
+    #: ours, then the Spark provider's (``conf``, ``env_vars``, ``application_args``... stay templated)
+    template_fields: Sequence[str] = ("config", "variables", *SparkSubmitOperator.template_fields)
     template_ext: Sequence[str] = (".conf", ".hocon", ".json", ".sql")
-    template_fields_renderers: ClassVar[dict[str, str]] = {"variables": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"variables": "json", "conf": "json", "env_vars": "json"}
     operator_extra_links = (SparkApplicationLink(),)
     ui_color = "#1890ff"
     ui_fgcolor = "#ffffff"
@@ -220,6 +262,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                  **kwargs: Any) -> None:
         from airflow.sdk.definitions._internal.contextmanager import DagContext
 
+        if kwargs.get("application_args"):
+            raise ValueError("SeaTunnelOperator: application_args are the pipeline launcher's own; pass the job's "
+                             "values as variables=...")
         fmt = format or format_of(config)
         variables = dict(variables or {})
         plan = _group_plan(kwargs.get("task_group"), os.fspath(config), variables, fmt)
@@ -298,6 +343,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                                    "in execute()")
         if self.conf:  # the operator's conf, with what the Spark provider's execute() injected (OpenLineage)
             self.hook.add_spark_conf(self.conf)
+        if self.env_vars:  # the operator's (rendered) environment joins the submission's, which wins
+            spark_hook._env_vars = {**{str(k): str(v) for k, v in self.env_vars.items()},
+                                    **(spark_hook._env_vars or {})}
         return spark_hook
 
     def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
@@ -369,14 +417,20 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
     def _for_task(self, metrics: PipelineMetrics) -> PipelineMetrics:
         """The metrics under this task's names: its own task id (``airflow_task_id``), and the
         ``pipeline`` it was given as ``task_id`` where the compiled one differs (only in its hash,
-        when rendered variables changed a path), the compiled one kept as ``compiled_task_id``."""
+        when rendered variables changed a path), the compiled one kept as ``compiled_task_id``.
+        Their ``ui_url`` is the Spark UI that outlives the task (:func:`spark_ui_url`, also the task's
+        :class:`SparkApplicationLink`), absent where there is none."""
+        connection = self.hook.spark_connection()
+        self.spark_ui_link = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
+        extra = {k: v for k, v in metrics.extra.items() if k != "ui_url"}
+        metrics = replace(metrics, extra={**extra, **({"ui_url": self.spark_ui_link} if self.spark_ui_link else {})})
         metrics = metrics.with_extra(airflow_task_id=self.task_id)
         if metrics.task_id and isinstance(self.pipeline, str) and metrics.task_id != self.pipeline:
             metrics = replace(metrics, task_id=self.pipeline).with_extra(compiled_task_id=metrics.task_id)
         return metrics
 
     def _publish(self, context: Any, metrics: PipelineMetrics) -> None:
-        """Push the metrics (for the group's summary), the assets of the task's aliases and the Spark UI link."""
+        """Push the metrics (for the group's summary) and the assets of the task's aliases."""
         ti = context.get("ti")
         if ti is None:
             return
@@ -384,10 +438,19 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         self.lineage_metrics = metrics.to_dict()
         if metrics.ok:
             publish_assets(self.outlets, context, self.hook.pipeline(self.pipeline), self.lineage_metrics)
-        connection = self.hook.spark_connection()
-        url = spark_ui_url(metrics.to_dict(), connection.master, connection.extra)
-        if url:
-            ti.xcom_push(key=SparkApplicationLink().xcom_key, value=url)
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """OpenLineage's view of the task as it starts (the listener asks once the fields are rendered):
+        the pipeline's input and output datasets with their schemas, from the compiled rendered config
+        (the hook keeps the plan for :meth:`execute`). Targets only the data names are left to the
+        COMPLETE event; a config that does not compile gives no datasets (execute reports why)."""
+        from airflow.providers.openlineage.extractors import OperatorLineage
+
+        try:
+            pipeline = self.hook.pipeline(self.pipeline)
+        except (ConfigError, KeyError, ValueError, AirflowException):
+            return OperatorLineage()
+        return operator_lineage(pipeline, None)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage's view of the task: the pipeline's datasets with schemas, rows and column lineage."""

@@ -185,9 +185,15 @@ def test_config_error_is_the_dags_import_error(tmp_path):
 @pytest.mark.parametrize("master, extra, expected", [
     ("spark://127.0.0.1:7077", {}, "http://127.0.0.1:8080/app/?appId=app-1"),
     ("yarn", {"yarn_resourcemanager_webapp_address": "http://rm:8088/"}, "http://rm:8088/cluster/app/app-1"),
-    ("local[*]", {}, "http://driver:4040"),
+    ("local[*]", {}, None),  # the driver's UI died with the task: no dead link
+    ("spark://127.0.0.1:7077", {"deploy-mode": "client"}, "http://127.0.0.1:8080/app/?appId=app-1"),
+    ("local[*]", {"history_server_url": "http://history:18080/"}, "http://history:18080/history/app-1/jobs/"),
+    ("spark://m:7077", {"history_server_url": "http://h:18080"}, "http://h:18080/history/app-1/jobs/"),
 ])
 def test_spark_ui_link(master, extra, expected):
     from airflow_provider_seatunnel.operators.seatunnel import spark_ui_url
 
     assert spark_ui_url({"application_id": "app-1", "ui_url": "http://driver:4040"}, master, extra) == expected
+    # a Spark Connect server's UI outlives the session
+    connect = {"application_id": "app-1", "ui_url": "http://server:4040", "spark_connect": "sc://server:15002"}
+    assert spark_ui_url(connect, "spark_connect://server:15002", {}) == "http://server:4040"

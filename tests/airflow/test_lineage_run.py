@@ -206,3 +206,17 @@ def test_openlineage_events_carry_datasets_schemas_rows_and_column_lineage(linea
         assert [(i["field"], i["transformations"][0]["type"], i["transformations"][0]["subtype"])
                 for i in columns["dataset"]] == [("amount", "INDIRECT", "FILTER")]
     assert any(e.get("eventType") == "COMPLETE" for e in RECEIVED)  # the HTTP transport got them too
+
+
+def test_openlineage_start_event_carries_the_input_and_output_datasets(lineage_run):
+    """The listener's START event of the task already names the source file as input and both sinks
+    (the rendered templated path, the connection's table) as outputs, with their schemas (before: none)."""
+    db, work = lineage_run["db"], lineage_run["work"]
+    (start,) = [e for e in lineage_run["openlineage"]
+                if e.get("eventType") == "START" and e.get("job", {}).get("name") == f"{DAG_ID}.job"]
+    assert [(i["namespace"], i["name"]) for i in start["inputs"]] == [("file", f"{work}/in")]
+    assert [f["name"] for f in start["inputs"][0]["facets"]["schema"]["fields"]] == ["id", "name", "amount", "secret"]
+    assert sorted((o["namespace"], o["name"]) for o in start["outputs"]) == [
+        ("file", f"{work}/out/{DEFAULT_LOGICAL_DATE:%Y-%m-%d}/orders"),
+        (f"postgres://127.0.0.1:{db.port}", f"{db.database}.public.orders_out")]
+    assert all("outputStatistics" not in o.get("outputFacets", {}) for o in start["outputs"])  # nothing written yet

@@ -305,6 +305,25 @@ def test_data_save_modes_and_drop_data_once_per_run(run_job, my):
     assert table(my, "dm") == [["1", "ann"], ["2", "bob"], ["3", None]]
 
 
+
+def test_bookkeeping_rows_older_than_the_retention_are_deleted_at_commit(run_job, my):
+    """Commit-log, fence and save-mode rows older than bookkeeping_retention_days (here 5) go at the next commit;
+    the committing run's own stay."""
+    text = job(my, fake(ROWS), 'generate_sink_sql = true, table = "retained", data_save_mode = "DROP_DATA", '
+                               'bookkeeping_retention_days = 5')
+    for run_id in ("mret-old", "mret-young"):
+        run_job(text, run_id=run_id)
+    for run_id, days in (("mret-old", 6), ("mret-young", 4)):
+        my.sql(f"UPDATE seatunnel_commits SET committed_at = NOW() - INTERVAL {days} DAY WHERE run_id = '{run_id}';"
+               f"UPDATE seatunnel_fences SET taken_at = NOW() - INTERVAL {days} DAY WHERE run_id = '{run_id}';"
+               f"UPDATE seatunnel_savemodes SET done_at = NOW() - INTERVAL {days} DAY WHERE run_id = '{run_id}'")
+    run_job(text, run_id="mret-new")
+    for name in ("seatunnel_commits", "seatunnel_fences", "seatunnel_savemodes"):
+        runs = sorted(r[0] for r in my.sql(f"SELECT DISTINCT run_id FROM {name} WHERE run_id LIKE 'mret-%'"))
+        assert runs == ["mret-new", "mret-young"], name
+    assert len(table(my, "retained")) == 3  # DROP_DATA of the new run
+
+
 # ------------------------------------------------------------------------------------------------
 # exactly-once
 # ------------------------------------------------------------------------------------------------

@@ -344,3 +344,40 @@ def test_credentials_from_an_airflow_connection(db, tmp_path, monkeypatch):
         hook.cleanup()
     assert metrics["status"] == "FINISHED" and metrics["write_count"] == 4
     assert table(db, "from_conn") == [["1", "a"], ["2", "b"]] and table(db, "from_default") == [["1", "a"], ["2", "b"]]
+
+
+def test_bookkeeping_rows_older_than_the_retention_are_deleted_at_commit(run_job, db):
+    """The commit-log, fence and schema-change rows older than bookkeeping_retention_days go at the next
+    commit next to the target; younger rows and the committing run's own rows (a restore of an old run)
+    stay, so that restore still writes nothing twice; 0 keeps everything."""
+    text = job(db, fake(ROWS), 'generate_sink_sql = true, table = "public.retained"')
+    run_job(text, run_id="ret-old")
+    run_job(text, run_id="ret-young")
+    db.sql("CREATE TABLE IF NOT EXISTS seatunnel_schema_changes (change_id VARCHAR(64) PRIMARY KEY, "
+           "table_name VARCHAR(1024) NOT NULL, change_text VARCHAR(4000) NOT NULL, position VARCHAR(255), "
+           "applied_at TIMESTAMP)")
+    db.sql("INSERT INTO seatunnel_schema_changes VALUES ('ret-c1', 't', 'add', NULL, now() - interval '40 days'), "
+           "('ret-c2', 't', 'add', NULL, now() - interval '2 days')")
+
+    def age(run_id: str, days: int) -> None:
+        db.sql(f"UPDATE seatunnel_commits SET committed_at = now() - interval '{days} days' WHERE run_id = '{run_id}';"
+               f"UPDATE seatunnel_fences SET taken_at = now() - interval '{days} days' WHERE run_id = '{run_id}'")
+
+    def kept() -> dict[str, list[str]]:
+        return {t: sorted(r[0] for r in db.sql(f"SELECT DISTINCT {c} FROM {t} WHERE {c} LIKE 'ret-%'"))
+                for t, c in (("seatunnel_commits", "run_id"), ("seatunnel_fences", "run_id"),
+                             ("seatunnel_schema_changes", "change_id"))}
+
+    age("ret-old", 40)
+    age("ret-young", 10)
+    run_job(text.replace("generate_sink_sql", "bookkeeping_retention_days = 0, generate_sink_sql"), run_id="ret-keep")
+    assert kept()["seatunnel_commits"] == ["ret-keep", "ret-old", "ret-young"]  # 0: forever
+    run_job(text, run_id="ret-new")  # the default, 30 days
+    assert kept() == {"seatunnel_commits": ["ret-keep", "ret-new", "ret-young"],
+                      "seatunnel_fences": ["ret-keep", "ret-new", "ret-young"],
+                      "seatunnel_schema_changes": ["ret-c2"]}
+    age("ret-young", 40)  # a restore of a run older than the retention: its own rows stay, nothing is written twice
+    (metrics,) = run_job(text, run_id="ret-young")
+    assert "ret-young" in kept()["seatunnel_commits"]
+    assert len(table(db, "public.retained")) == 3 * 4  # four runs of 3 rows: the restore added none
+    assert metrics["status"] == "FINISHED"

@@ -187,3 +187,21 @@ def test_wrong_password_is_a_config_error_without_the_password(plan_of, spark, d
     text = str(info.value) + repr(info.value.__cause__) + repr(info.value.__context__)
     assert "password authentication failed" in text and db.password not in text
     assert "password=******" in text
+
+
+def test_query_params_bind_values_holding_quotes_as_literals(plan_of, spark, db):
+    """A value with a quote matches the row holding it, and one written to break out of its literal
+    matches nothing (it is one string); the table is intact afterwards."""
+    db.sql("""CREATE TABLE quoted (id int PRIMARY KEY, name text, at timestamptz);
+              INSERT INTO quoted VALUES (1, 'O''Brien', '2024-05-07 10:00+00'), (2, 'plain', '2024-05-07 11:00+00'),
+                                        (3, 'a\\b', '2024-05-08 00:00+00')""")
+    query = "select id, name from quoted where (name = ? or name = ? or name = ?) and at >= ? and at < ? and id < ?"
+    params = ["O'Brien", "plain' or '1'='1", "a\\b", "2024-05-07T00:00:00+00:00", "2024-05-08T00:00:00+00:00", 10]
+    literal = "[" + ", ".join(f'"{p}"' if isinstance(p, str) else str(p) for p in params).replace("\\", "\\\\") + "]"
+    (df,) = read(plan_of, spark, db, query=query, query_params=literal).values()
+    assert rows(df) == [(1, "O'Brien")]  # not 'plain' (the break-out is one string), not 3 (outside the window)
+    (df,) = read(plan_of, spark, db, query="select id from quoted where name = ?", query_params='["a\\\\b"]').values()
+    assert rows(df) == [(3,)]
+    assert db.sql("select count(*) from quoted") == [["3"]]
+    with pytest.raises(RuntimeConfigError, match=r"query_params has 1 value\(s\) for 2"):
+        read(plan_of, spark, db, query="select id from quoted where id = ? or id = ?", query_params="[1]")

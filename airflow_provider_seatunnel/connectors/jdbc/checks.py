@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK, SOURCE
+from ...spi.errors import RuntimeConfigError
 from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, as_list
 from ...spi.optionspec import ParsedOptions
 from ...spi.schema import Schema
@@ -133,8 +134,9 @@ def _check_source_table(c: _Checker, prefix: str, block: Mapping[str, Any]) -> N
         if not (text(path) or text(query)):
             c.error(prefix.rstrip("."), "each table_list item needs table_path or query")
     else:
-        path = c.typed["table_path"]
+        path, query = c.typed["table_path"], c.typed["query"]
     c.name(path, "table_path", prefix)
+    _check_params(c, prefix, block, query)
     bounds = []
     for key in ("partition_lower_bound", "partition_upper_bound"):
         raw = SPEC.get(key).raw(block)[1]
@@ -146,6 +148,25 @@ def _check_source_table(c: _Checker, prefix: str, block: Mapping[str, Any]) -> N
     if low is not None and high is not None and low > high:
         c.error(prefix + "partition_lower_bound", f"partition_lower_bound {low} is greater than "
                                                   f"partition_upper_bound {high}")
+
+
+def _check_params(c: _Checker, prefix: str, block: Mapping[str, Any], query: Any) -> None:
+    """``query_params``: a query to fill, one value per ``?`` placeholder (:mod:`.params`)."""
+    from ..sqlclient.databases import dialect_of
+    from .params import OPTION, bind_query
+
+    params = c.item(block, OPTION, prefix) if prefix else c.typed[OPTION]
+    if params is None:
+        return
+    if not text(query):
+        c.error(prefix + OPTION, f"{OPTION} needs a query with ? placeholders")
+        return
+    dialect = dialect_of(text(c.options.get("url")) or "", text(c.options.get("dialect")),
+                         text(c.options.get("compatible_mode")))
+    try:
+        bind_query(str(query), params, dialect)
+    except RuntimeConfigError as e:
+        c.error(prefix + OPTION, str(e.args[0] if e.args else e))
 
 
 def _check_sink(c: _Checker) -> None:

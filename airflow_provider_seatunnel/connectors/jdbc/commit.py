@@ -22,6 +22,13 @@ table under its own savepoint (:func:`publish_tables`):
 then one COMMIT for every table of the database; then the stagings are dropped. A kill anywhere
 before the database commit rolls every table of the transaction back; a retry after it finds each
 table's log row.
+
+Retention: after the commit, the bookkeeping rows (and ``seatunnel_schema_changes``') older than the
+sink's ``bookkeeping_retention_days`` (default 30; 0 keeps them forever) are deleted next to each
+target written (:func:`prune_bookkeeping`): one DELETE per table and database transaction, never the
+rows of the committing run, best effort (a failure is a warning, the commit stands). A restore needs
+only its own run's rows, and a fence row is renewed by every attempt, so only a run cleared or re-run
+after the retention finds no record: it writes again what it wrote then.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ...spi import RunContext, Vertex
@@ -59,6 +67,51 @@ _BOOKKEEPING = {
                      "sink VARCHAR(255) NOT NULL, table_name VARCHAR(1024) NOT NULL, actions VARCHAR(4000), "
                      "done_at {timestamp})",
 }
+
+
+#: the sink option: the days the bookkeeping rows are kept (0: forever)
+RETENTION_OPTION = "bookkeeping_retention_days"
+#: the bookkeeping tables the retention prunes, each with its time column and whether it names the run
+_AGED = ((COMMITS_TABLE, "committed_at", True), (FENCES_TABLE, "taken_at", True),
+         (SAVEMODES_TABLE, "done_at", True), ("seatunnel_schema_changes", "applied_at", False))
+#: a timestamp literal per dialect family (default: JDBC's escape, which every driver but SQLite's reads)
+_TIMESTAMP_LITERAL = {"sqlite": "'{}'"}
+
+
+def prune_bookkeeping(connection: Any, target: Target, run_id: str, days: int, now: datetime | None = None) -> int:
+    """Delete the bookkeeping rows next to ``target`` older than ``days`` (by their time column, in
+    the database's session time: within a day), except the run ``run_id``'s; the rows deleted. A
+    table not there is skipped. ``days`` 0 or less: nothing."""
+    if days <= 0:
+        return 0
+    cutoff = (now or datetime.now(UTC)).replace(tzinfo=None) - timedelta(days=days)
+    stamp = _TIMESTAMP_LITERAL.get(target.dialect.family, "{{ts '{}'}}").format(cutoff.strftime("%Y-%m-%d %H:%M:%S"))
+    deleted = 0
+    for table, column, named in _AGED:
+        if not named and not table_exists(connection, target, table):  # the others: ensure_bookkeeping's
+            continue
+        where = f"{column} < {stamp}" + (" AND run_id <> ?" if named else "")
+        deleted += execute(connection, f"DELETE FROM {target.qualified(table)} WHERE {where}",
+                           (run_id,) if named else ())
+    return deleted
+
+
+def _prune_after_commit(ctx: RunContext, connection: Any, members: Sequence[tuple[int, dict, Target, Any]]) -> None:
+    """:func:`prune_bookkeeping` once per bookkeeping location of the committed tables (best effort)."""
+    done: set[str] = set()
+    for _, config, target, _ in members:
+        where = target.qualified(COMMITS_TABLE)
+        if where in done:
+            continue
+        done.add(where)
+        try:
+            deleted = prune_bookkeeping(connection, target, ctx.run_id, int(sink_options(config)[RETENTION_OPTION]))
+        except Exception as e:
+            log.warning("Jdbc: could not prune the bookkeeping rows next to %s: %s", target.label,
+                        mask(str(e), target.conn.password))
+            continue
+        if deleted:
+            log.info("Jdbc: deleted %d bookkeeping rows older than the retention next to %s", deleted, target.label)
 
 
 def bookkeeping_sql(target: Target) -> list[tuple[str, str]]:
@@ -199,6 +252,7 @@ def _publish_group(ctx: RunContext, vertex: Vertex,
             connection.setAutoCommit(True)
             _drop_stagings(connection, [(m[2], m[3]["staging"]) for m in members
                                         if out[m[0]].outcome is not Outcome.MISMATCH])
+            _prune_after_commit(ctx, connection, members)
     except Exception as e:
         raise reraise(e, f"cannot commit into {label}", conn) from None
     return out

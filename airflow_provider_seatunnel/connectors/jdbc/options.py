@@ -59,6 +59,8 @@ DEFAULT_SPLIT_SIZE = 8096
 DEFAULT_BATCH_SIZE = 1000
 #: the block option naming an Airflow connection (url, user, password, driver)
 CONN_OPTION = "jdbc_conn_id"
+#: the days the sink's bookkeeping rows are kept by default (``bookkeeping_retention_days``)
+DEFAULT_RETENTION_DAYS = 30
 _ACCEPTED = "Accepted and not needed here."
 _IGNORED = "Accepted and ignored."
 _SPLIT = "The dynamic splitter makes even splits over the key's range: " + _ACCEPTED.lower()
@@ -71,6 +73,8 @@ def _source() -> tuple[Option, ...]:
         Option("table_list", "any", sections=src, description="Several tables: a list of blocks, each with its "
                "table_path or query and partition options."),
         Option("where_condition", sections=src, description="A WHERE clause applied to every table read."),
+        Option("query_params", "list", sections=src, description="The values of the query's ? placeholders, in "
+               "order: each written as a literal of its type (strings escaped), never as SQL text."),
         Option("partition_column", sections=src, description="The column the reads are split on."),
         Option("partition_num", "int", minimum=1, sections=src, description="The number of splits."),
         Option("partition_lower_bound", "any", sections=src, description="The split column's lowest value (a "
@@ -110,6 +114,9 @@ def _sink() -> tuple[Option, ...]:
         Option("support_upsert_by_query_primary_key_exist", "bool", False, _IGNORED, sections=snk),
         Option("create_index", "bool", True, "A created table gets its primary key.", sections=snk),
         Option("batch_size", "int", DEFAULT_BATCH_SIZE, "Rows per batch written.", minimum=1, sections=snk),
+        Option("bookkeeping_retention_days", "int", DEFAULT_RETENTION_DAYS, "Days the commit log, fence, "
+               "save-mode and schema-change rows next to the target are kept (0: forever); older ones are deleted "
+               "at commit.", minimum=0, sections=snk),
         Option("is_exactly_once", "bool", False, "Exactly-once is always on here (no XA): " + _ACCEPTED.lower(),
                sections=snk),
         Option("xa_data_source_class_name", sections=snk, description=_ACCEPTED),
@@ -178,6 +185,7 @@ def table_config(config: Mapping[str, Any], table_key: str, field_names: list[st
 
 
 __all__ = ["CONN_OPTION", "DATA_SAVE_MODES", "DEFAULT_BATCH_SIZE", "DEFAULT_DATA_SAVE_MODE", "DEFAULT_PARTITION_NUM",
-           "DEFAULT_SCHEMA_SAVE_MODE", "DEFAULT_SPLIT_SIZE", "DEFAULT_TIMEOUT_SEC", "DEVIATIONS", "FIELD_IDE",
+           "DEFAULT_RETENTION_DAYS", "DEFAULT_SCHEMA_SAVE_MODE", "DEFAULT_SPLIT_SIZE", "DEFAULT_TIMEOUT_SEC",
+           "DEVIATIONS", "FIELD_IDE",
            "SCHEMA_SAVE_MODES", "SPEC", "config_error", "mask", "sink_options", "source_options", "table_config",
            "text", "to_decimal"]

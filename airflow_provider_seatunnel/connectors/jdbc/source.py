@@ -43,6 +43,8 @@ from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_
 from ..sqlclient.errors import reraise
 from .catalog import catalog_keys, primary_key
 from .options import DEFAULT_PARTITION_NUM, config_error, source_options, text, to_decimal
+from .params import OPTION as PARAMS
+from .params import bind_query
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -91,6 +93,10 @@ def _source_table(item: Mapping[str, Any], index: int, items: int, output: str |
     sql, path = text(o["query"]), text(o["table_path"])
     if not sql and not path:
         raise config_error("one of query, table_path or table_list is required")
+    if o[PARAMS] is not None:
+        if not sql:
+            raise config_error(f"{PARAMS} needs a query with ? placeholders")
+        sql = bind_query(sql, o[PARAMS], conn.dialect)
     if path:
         table_id = _table_id(path, conn)
     elif items > 1:
