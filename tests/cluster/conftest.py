@@ -161,7 +161,10 @@ class AirflowServices:
 def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[AirflowServices]:
     """Airflow's API server, scheduler (LocalExecutor, parallelism 4) and DAG processor on ``home``
     (its ``dags`` folder already written), a user ``tester`` (admin); ready once ``dag_id`` is parsed
-    without import errors. ``settings`` add environment variables. Stopped at exit, always."""
+    without import errors, and unpaused. Every other DAG stays paused: a scheduled DAG of the folder would
+    otherwise start runs of its own beside the test's (spark-submit JVMs, retries, another DAG's default
+    output directory). ``settings`` add environment variables. Stopped at exit, always, side by side: a
+    server's own graceful shutdown is not under test, so what is left after 5 s is killed."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     user, password = "tester", "tester-password"
@@ -169,7 +172,7 @@ def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[Airflo
     env = airflow_environ(home, **{
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{user}:admin",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
@@ -198,9 +201,10 @@ def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[Airflo
         wait_for(f"Airflow's services and the parsed {dag_id} DAG", ready, 180, services.services, 1.0)
         errors = services.api("importErrors")["import_errors"]
         assert not errors, errors
+        assert services.api(f"dags/{dag_id}", "PATCH", {"is_paused": False})["is_paused"] is False
         yield services
     finally:
-        stop_all(services.services)
+        stop_all(services.services, timeout=5.0)
 
 
 @pytest.fixture(scope="module")
