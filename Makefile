@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 export SEATUNNEL_PLAN_CACHE ?= $(abspath .cache/plans)
 
-.PHONY: demo test unit integration lint bench check-java venv clean docs
+.PHONY: demo test unit integration lint bench check-java venv clean docs dist
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -289,7 +289,17 @@ docs: $(STAMP)
 	$(BIN)/python scripts/option_docs.py
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .demo
+	rm -rf $(VENV) .cache .pytest_cache .demo dist build
+
+# The wheel and sdist of a release, into dist/ (docs/install.md: installing from the wheel), checked by twine.
+# Built without isolation, with the venv's setuptools (the `test` extra): nothing is downloaded. The build leaves
+# <name>.egg-info beside the sources: removed, as after `make venv`.
+DIST_DIR := dist
+dist: $(STAMP)
+	rm -rf $(DIST_DIR) build
+	$(BIN)/python -m build --no-isolation --outdir $(DIST_DIR) .
+	@rm -rf build airflow_provider_seatunnel.egg-info
+	$(BIN)/twine check --strict $(DIST_DIR)/*
 
 # -- A Spark Connect server (Connect mode): `make connect-server`, `make connect-server-stop` ----------
 # From the venv's PySpark, in the background, bound to loopback, clients authenticated by a token

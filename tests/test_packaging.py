@@ -76,6 +76,23 @@ def test_both_constraint_files_pin_one_pyspark_release_and_the_lowest_is_not_the
     assert Version(lowest["pyspark"]) < Version(main["pyspark"])
 
 
+def test_pyspark_and_pyspark_client_are_capped_at_one_release_the_main_environment_runs():
+    """A plain install resolves both to their highest allowed versions: capped at one release (one both
+    publish: the main environment's pair), they match without a constraint file."""
+    caps = {}
+    for line in PYPROJECT["project"]["dependencies"]:
+        req = Requirement(line)
+        if req.name in ("pyspark", "pyspark-client"):
+            (cap,) = [s for s in req.specifier if s.operator == "<="]
+            caps[req.name] = cap.version
+    main = _pins(ROOT / ".ci" / "constraints.txt")
+    assert caps == {"pyspark": main["pyspark"], "pyspark-client": main["pyspark-client"]}
+    # a SPARK_HOME (a cluster's Spark) is judged against the major line, not the pip pair's cap
+    from airflow_provider_seatunnel.runtime.pyspark_install import _line_cap
+
+    assert [_line_cap(s) for s in (f"<={caps['pyspark']}", ">=4.1")] == ["<5", ">=4.1"]
+
+
 def test_pyhocon_is_a_test_dependency_that_no_module_imports():
     names = {Requirement(r).name for r in PYPROJECT["project"]["dependencies"]}
     assert "pyhocon" not in names

@@ -10,6 +10,7 @@ the metrics (the XCom value).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -96,22 +97,70 @@ def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPl
     return replace(plan, pipelines=pipelines)
 
 
-def not_runnable(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
-    """What ``validate`` refuses in ``pipeline`` (or in the whole job), as errors: a plugin this
-    package cannot run (a SeaTunnel plugin it only knows by name, an unknown one) or an option a
-    connector cannot honour here (the plan's ``not-runnable`` warnings). A problem located at a
-    block belongs to the pipelines containing that block; one located nowhere, to every pipeline."""
-    from ..spi import NOT_RUNNABLE
-
+def pipeline_warnings(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
+    """The plan's compile warnings (an unknown option and its "did you mean", a ``plugin_input``
+    naming nothing, a deprecated option, what cannot run here...) that concern ``pipeline`` (or the
+    whole job): a warning located at a block belongs to the pipelines containing that block; one
+    located nowhere, to every pipeline."""
     refs = None if pipeline is None else {v.ref for v in pipeline.vertices}
     found = []
     for warning in plan.warnings:
-        if warning.get("code") != NOT_RUNNABLE:
-            continue
         ref = str(warning.get("plugin") or "").split(" ", 1)[0]
         if refs is None or not ref or ref in refs:
-            found.append(Problem(**{**warning, "severity": "error"}))
+            found.append(Problem(**warning))
     return found
+
+
+def compile_warnings(plan: JobPlan, pipelines: Iterable[PipelinePlan]) -> list[Problem]:
+    """The compile warnings of ``pipelines`` other than what cannot run here (:func:`not_runnable`
+    reports those), each once."""
+    from ..spi import NOT_RUNNABLE
+
+    found: list[Problem] = []
+    for pipeline in pipelines:
+        found += [p for p in pipeline_warnings(plan, pipeline) if p.code != NOT_RUNNABLE and p not in found]
+    return found
+
+
+def not_runnable(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
+    """What ``validate`` refuses in ``pipeline`` (or in the whole job), as errors: a plugin this
+    package cannot run (a SeaTunnel plugin it only knows by name, an unknown one) or an option a
+    connector cannot honour here (the plan's ``not-runnable`` warnings, :func:`pipeline_warnings`)."""
+    from dataclasses import replace
+
+    from ..spi import NOT_RUNNABLE
+
+    return [replace(p, severity="error") for p in pipeline_warnings(plan, pipeline) if p.code == NOT_RUNNABLE]
+
+
+def one_task_id(plan: JobPlan, task_id: str | None) -> JobPlan:
+    """The plan with the pipeline ``task_id`` names under that very id: its Airflow task's, as parsed.
+    A task id hashes the pipeline's sources and sinks, so one compiled with this run's rendered
+    variables (a templated path, an incremental window in a query) may differ in its hash from the
+    parsed one; the run then uses the parsed id everywhere (its log, metrics, errors, commits), one
+    id per pipeline. A STREAMING pipeline keeps its compiled id: that id names its checkpoint, which
+    a stream whose source changed must not resume."""
+    if not task_id or plan.mode.upper() == "STREAMING":
+        return plan
+    try:
+        compiled = plan.pipeline(task_id)
+    except KeyError:
+        return plan  # not this job's pipeline: the operator reports it
+    if compiled.task_id == task_id or any(p.task_id == task_id for p in plan.pipelines):
+        return plan
+    from dataclasses import replace
+
+    return replace(plan, pipelines=tuple(replace(p, task_id=task_id) if p is compiled else p
+                                         for p in plan.pipelines))
+
+
+def missing_spark_connection(conn_id: str) -> str:
+    """Why a task whose Spark connection does not exist fails (not retried: a retry finds none either)."""
+    example = json.dumps({"conn_type": "spark", "host": "local[*]"})
+    return (f"the Spark connection {conn_id!r} is not defined: every pipeline task needs one (it names the Spark "
+            f"master; without it spark-submit would go to YARN). Create it, e.g. for Spark on this machine: "
+            f"AIRFLOW_CONN_{conn_id.upper()}='{example}' or `airflow connections add {conn_id} --conn-type spark "
+            f"--conn-host 'local[*]'`; or give the task another spark_conn_id (not retried)")
 
 
 class SparkConnection(NamedTuple):
@@ -138,6 +187,8 @@ class SeaTunnelHook(BaseHook):
     :param include_dirs: folders the config's ``include`` may read besides its own folder tree, Airflow's
         DAG folder and the ``[seatunnel] include_paths`` setting (an operator passes its DAG file's folder
         and ``template_searchpath``).
+    :param task_id: the id the pipeline to run was parsed with (its Airflow task's): where this run's
+        compile gives it another hash, the run uses this one (:func:`one_task_id`).
     """
 
     conn_name_attr = "spark_conn_id"
@@ -148,8 +199,9 @@ class SeaTunnelHook(BaseHook):
                  spark_conn_id: str = "spark_default", *, format: str | None = None,
                  spark_binary: str | None = None, deploy_mode: str | None = None, py_files: str | None = None,
                  spark_submit_kwargs: Mapping[str, Any] | None = None, jdbc_conn_id: str | None = None,
-                 include_dirs: Iterable[str] = ()) -> None:
+                 include_dirs: Iterable[str] = (), task_id: str | None = None) -> None:
         super().__init__()
+        self.task_id = task_id  # the pipeline's id as the DAG was parsed with: the run's one id (one_task_id)
         self.include_dirs = tuple(include_dirs)  # where the config's includes may read besides its own folder
         self.jdbc_conn_id = jdbc_conn_id
         self.config = config
@@ -177,8 +229,8 @@ class SeaTunnelHook(BaseHook):
     def plan(self) -> JobPlan:
         """The compiled plan (through the on-disk plan cache); raises ``ConfigError``."""
         if self._plan is None:
-            self._plan = with_connections(compile_job(self.config, self.variables, format=self.format,
-                                                      include_dirs=self.include_dirs), self.jdbc_conn_id)
+            compiled = compile_job(self.config, self.variables, format=self.format, include_dirs=self.include_dirs)
+            self._plan = with_connections(one_task_id(compiled, self.task_id), self.jdbc_conn_id)
         return self._plan
 
     def mask_secrets(self) -> None:
@@ -234,15 +286,15 @@ class SeaTunnelHook(BaseHook):
 
     def spark_connection(self) -> SparkConnection:
         """Where the Spark connection submits to, as the ``SparkSubmitHook`` reads it (through
-        ``BaseHook.get_connection``): its master (``yarn`` when there is no such connection), the
-        deploy mode (this hook's, else the connection extra's ``deploy-mode``) and its extra."""
+        ``BaseHook.get_connection``): its master, the deploy mode (this hook's, else the connection
+        extra's ``deploy-mode``) and its extra. No such connection fails the task without a retry
+        (:func:`missing_spark_connection`), where the Spark provider would quietly submit to ``yarn``."""
         if self._spark_connection is None:
             deploy_mode = self.spark_submit_kwargs.get("deploy_mode", self.deploy_mode)
             try:
                 conn = BaseHook.get_connection(self.spark_conn_id)
             except AirflowNotFoundException:
-                self._spark_connection = SparkConnection("yarn", deploy_mode, {})
-                return self._spark_connection
+                raise AirflowFailException(missing_spark_connection(self.spark_conn_id)) from None
             if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
                 master = str(conn.host)  # the host is the whole master URL
             else:

@@ -22,6 +22,9 @@ Rules:
   only knows by name, an option a connector cannot honour) is reported at parse time as a
   :class:`SeaTunnelPlanWarning` (the DAG still loads; its affected tasks are marked and fail at
   run time without retrying) or, strictly, as a ``ConfigError``: the DAG's import error.
+* **Other compile warnings** (what ``validate`` prints as warnings: an unknown option with its
+  "did you mean", a ``plugin_input`` naming nothing, a deprecated option) are a
+  :class:`SeaTunnelPlanWarning` too, or, strictly, the DAG's import error.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -150,6 +153,23 @@ def report_not_runnable(job: str, blocked: Mapping[str, Sequence[Problem]], *, s
     message = (f"SeaTunnel job {job!r}: {len(blocked)} pipeline{'s' if len(blocked) != 1 else ''} cannot run here "
                f"({', '.join(sorted(blocked))}); the task fails at run time without retrying (strict=True makes "
                "this the DAG's import error):\n" + "\n".join(p.format() for p in problems))
+    filename, lineno = _author_location()
+    warnings.warn_explicit(message, SeaTunnelPlanWarning, filename, lineno)
+    log.warning("%s", message)
+
+
+def report_compile_warnings(job: str, problems: Sequence[Problem], *, strict: bool) -> None:
+    """At parse time, the job's other compile warnings (an unknown option and its "did you mean", a
+    ``plugin_input`` naming nothing, a deprecated option, a not-portable expression): with ``strict``
+    a ``ConfigError`` (the DAG's import error), else one :class:`SeaTunnelPlanWarning` at the DAG
+    file's line, and the same in the log. The DAG run's ``prepare`` task logs them again and
+    publishes them to the SeaTunnel view."""
+    if not problems:
+        return
+    if strict:
+        raise ConfigError([replace(p, severity="error") for p in problems])
+    message = (f"SeaTunnel job {job!r}: {len(problems)} compile warning{'s' if len(problems) != 1 else ''} "
+               "(strict=True makes them the DAG's import error):\n" + "\n".join(p.format() for p in problems))
     filename, lineno = _author_location()
     warnings.warn_explicit(message, SeaTunnelPlanWarning, filename, lineno)
     log.warning("%s", message)

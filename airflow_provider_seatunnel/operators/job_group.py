@@ -19,7 +19,7 @@ from airflow.sdk import BaseOperator, TaskGroup, get_parsing_context
 from airflow.sdk.exceptions import AirflowFailException
 
 from ..config.errors import ConfigError
-from ..hooks.seatunnel import not_runnable, with_connections
+from ..hooks.seatunnel import compile_warnings, not_runnable, one_task_id, pipeline_warnings, with_connections
 from ..plan.compiler import compile_job
 from ..plan.model import JobPlan
 from ..runtime.context import now
@@ -32,6 +32,7 @@ from .authoring import (
     display_names,
     pipeline_slots,
     pipeline_task_kwargs,
+    report_compile_warnings,
     report_not_runnable,
     resolve_config,
     search_dirs,
@@ -89,7 +90,10 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
             raise AirflowFailException(f"SeaTunnel config error:\n{e}") from None
         except KeyError as e:
             raise AirflowFailException(str(e.args[0] if e.args else e)) from None
-        self._publish_view(context, plan, chosen)
+        found = self._warnings(plan, chosen)
+        for warning in found:
+            self.log.warning("SeaTunnel compile warning: %s", warning["text"])
+        self._publish_view(context, plan, chosen, found)
         if plan.mode.upper() == "STREAMING":
             # a stream applies them once, at its start (its checkpoint remembers), never per DAG run
             self.log.info("STREAMING job %s: save modes run once per stream, by its first micro-batch", plan.name)
@@ -123,10 +127,36 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
         return done
 
 
-    def _publish_view(self, context: Any, plan: Any, chosen: Sequence[Any]) -> None:
-        """The job's graph for the SeaTunnel view of this DAG run (``plan.view``: no options, no secrets),
-        each pipeline with the task that runs it (compiled with this run's variables, a pipeline's task id
-        may differ from the parsed one in its hash: its readable part then names it, as the tasks find theirs)."""
+    @staticmethod
+    def _warnings(plan: JobPlan, chosen: Sequence[Any]) -> list[dict[str, Any]]:
+        """The compile warnings of the chosen pipelines (what cannot run here among them), each once, as
+        the view shows them: ``text`` (the warning as ``validate`` prints it), ``hint``, ``plugin``,
+        ``key``, ``code``; no value the plan's redaction hides (a password from a connection)."""
+        from ..runtime.launcher import secret_values
+
+        secrets = sorted({str(v) for v in secret_values(plan) if v not in (None, "") and len(str(v)) > 2},
+                         key=len, reverse=True)
+
+        def masked(text: Any) -> Any:
+            if not isinstance(text, str):
+                return text
+            for secret in secrets:
+                text = text.replace(secret, "***")
+            return text
+
+        found: list[Any] = []
+        for pipeline in chosen:
+            found += [w for w in pipeline_warnings(plan, pipeline) if w not in found]
+        return [{"text": masked(w.format()), "message": masked(w.message), "hint": masked(w.hint),
+                 "plugin": w.plugin, "key": w.key, "line": w.line, "code": w.code} for w in found]
+
+    def _publish_view(self, context: Any, plan: JobPlan, chosen: Sequence[Any],
+                      warnings: Sequence[Mapping[str, Any]] = ()) -> None:
+        """The job's graph for the SeaTunnel view of this DAG run (``plan.view``: no options, no secrets)
+        with its compile warnings, each pipeline with the task that runs it. Compiled with this run's
+        variables, a pipeline's task id may differ from the parsed one in its hash: its readable part then
+        finds its task, and the view names it by that task's id, as the task's run does (one id:
+        :func:`..hooks.seatunnel.one_task_id`)."""
         from ..plan.view import XCOM_KEY, job_view
 
         parsed = {t.rsplit(".", 1)[-1]: t for t in self.pipeline_task_ids}
@@ -139,8 +169,14 @@ class SeaTunnelPrepareOperator(ConfigTemplateMixin, BaseOperator):
             task = parsed.get(p.task_id) or (same[0] if len(same) == 1 else None)
             if task is not None:
                 tasks[p.task_id] = task
+        named: dict[str, str] = {}
+        for compiled, task in tasks.items():
+            local = task.rsplit(".", 1)[-1]
+            plan = one_task_id(plan, local)
+            named[local if any(p.task_id == local for p in plan.pipelines) else compiled] = task
+        tasks = named
         try:
-            context["ti"].xcom_push(key=XCOM_KEY, value=job_view(plan, tasks))
+            context["ti"].xcom_push(key=XCOM_KEY, value=job_view(plan, tasks, warnings))
         except Exception as e:  # the view is informative: the run goes on without it
             self.log.warning("could not publish the job's graph for the SeaTunnel view: %s", e)
 
@@ -236,8 +272,10 @@ class SeaTunnelJobGroup(TaskGroup):
         shared = _shared_kwargs(spark_conn_id=spark_conn_id, jdbc_conn_id=jdbc_conn_id,
                                 operator_kwargs=operator_kwargs)
         blocked = {p.task_id: found for p in selected if (found := not_runnable(plan, p))}
+        strict = strict_default() if strict is None else strict
         try:
-            report_not_runnable(plan.name, blocked, strict=strict_default() if strict is None else strict)
+            report_not_runnable(plan.name, blocked, strict=strict)
+            report_compile_warnings(plan.name, compile_warnings(plan, selected), strict=strict)
         except ConfigError as e:
             raise e.with_traceback(None) from None
         self.tooltip = tooltip or _tooltip(plan, selected, blocked)

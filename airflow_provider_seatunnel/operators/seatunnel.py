@@ -24,7 +24,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from jinja2 import TemplateNotFound
 
 from ..config.errors import ConfigError
-from ..hooks.seatunnel import SeaTunnelHook, not_runnable
+from ..hooks.seatunnel import SeaTunnelHook, compile_warnings, not_runnable, pipeline_warnings
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, pipeline_drivers, stop_drivers
 from ..runtime.metrics import PipelineMetrics
@@ -36,6 +36,7 @@ from .authoring import (
     find_config,
     is_config_path,
     not_found_error,
+    report_compile_warnings,
     report_not_runnable,
     search_dirs,
     strict_default,
@@ -299,6 +300,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
         self.run_key = run_key
         self.jdbc_conn_id = jdbc_conn_id
+        # the pipeline's id as parsed: the one id its run uses (hooks.seatunnel.one_task_id)
+        self.pipeline_task_id = (chosen.task_id if chosen is not None
+                                 else pipeline if isinstance(pipeline, str) else None)
 
     # -- parse time ------------------------------------------------------------------------------
 
@@ -324,7 +328,16 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         return SeaTunnelHook(self.config, self.variables, self.spark_conn_id, format=self.format,
                              spark_binary=self.spark_binary, deploy_mode=self.deploy_mode,
                              py_files=self.seatunnel_py_files, spark_submit_kwargs=self.spark_submit_kwargs,
-                             jdbc_conn_id=self.jdbc_conn_id, include_dirs=search_dirs(dag_of(self)))
+                             jdbc_conn_id=self.jdbc_conn_id, include_dirs=search_dirs(dag_of(self)),
+                             task_id=getattr(self, "pipeline_task_id", None))
+
+    def restore_policy(self) -> tuple[int, float]:
+        """The restore policy this task really has (Airflow's ``retries`` and ``retry_delay`` as the
+        task was built: the config's ``job.retry.*``, else the arguments and ``default_args``, else
+        SeaTunnel's defaults), which the plan text in the task log prints."""
+        delay = self.retry_delay
+        seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay or 0)
+        return int(self.retries or 0), seconds
 
     def job_run_id(self, context: Any) -> str:
         """The run id the pipeline's sinks commit under: the DAG run plus the job's run key."""
@@ -362,7 +375,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             raise AirflowFailException(str(e.args[0] if e.args else e)) from None
         hook.mask_secrets()
         self.log.info("SeaTunnel job %s, running pipeline %s (%s):\n%s", plan.name, pipeline.id, pipeline.task_id,
-                      render_text(plan))
+                      render_text(plan, restore={pipeline.task_id: self.restore_policy()}))
+        for warning in pipeline_warnings(plan, pipeline):
+            self.log.warning("SeaTunnel compile warning: %s", warning.format())
         run_id = self.job_run_id(context)
         ti = context.get("ti")
         attempt = int(getattr(ti, "try_number", None) or 1)
@@ -495,12 +510,15 @@ def _group_plan(group: Any, config: str, variables: Mapping[str, Any], fmt: str 
 
 
 def _check_runnable(plan: JobPlan, pipeline: PipelinePlan, strict: bool | None, kwargs: dict[str, Any]) -> None:
-    """At parse time, what in the pipeline cannot run here: strictly the DAG's import error, else a
-    warning, and the task marked (display name, documentation) unless the caller set those."""
+    """At parse time, the pipeline's compile warnings and what in it cannot run here: strictly the DAG's
+    import error, else a warning, and a blocked task marked (display name, documentation) unless the
+    caller set those."""
+    strict = strict_default() if strict is None else strict
+    report_compile_warnings(plan.name, compile_warnings(plan, [pipeline]), strict=strict)
     blockers = not_runnable(plan, pipeline)
     if not blockers:
         return
-    report_not_runnable(plan.name, {pipeline.task_id: blockers}, strict=strict_default() if strict is None else strict)
+    report_not_runnable(plan.name, {pipeline.task_id: blockers}, strict=strict)
     kwargs.setdefault("task_display_name", WARNING_MARK + str(kwargs.get("task_id", pipeline.task_id)))
     kwargs.setdefault("doc_md", blocked_doc(blockers))
 

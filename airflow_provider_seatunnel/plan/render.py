@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from .model import JobPlan, PipelinePlan, PlanVertex
 
@@ -11,7 +12,7 @@ def render_json(plan: JobPlan) -> str:
     return json.dumps(plan.to_dict(), indent=2, sort_keys=False, default=str)
 
 
-def _pipeline_lines(p: PipelinePlan) -> list[str]:
+def _pipeline_lines(p: PipelinePlan, restore: Mapping[str, tuple[int, float]] | None = None) -> list[str]:
     lines: list[str] = []
     by_id = {v.id: v for v in p.vertices}
     slots = p.slots
@@ -36,9 +37,20 @@ def _pipeline_lines(p: PipelinePlan) -> list[str]:
             branch = "└──" if i == g.parallelism - 1 else "├──"
             lines.append(f"│   {branch} PhysicalVertex {g.id}/{i} ({i + 1}/{g.parallelism})")
     lines.append(f"└── slots: {slots.get('with_fusion')} with fusion, {slots.get('without_fusion')} without, "
-                 f"{slots.get('zeta')} as SeaTunnel's engine counts; restore: {p.retry.get('times')} retries, "
-                 f"{p.retry.get('interval_seconds')}s apart")
+                 f"{slots.get('zeta')} as SeaTunnel's engine counts; restore: {_restore(p, restore)}")
     return lines
+
+
+def _restore(p: PipelinePlan, restore: Mapping[str, tuple[int, float]] | None) -> str:
+    """The restore policy: the plan's (``job.retry.*``, SeaTunnel's defaults); with ``restore`` (an
+    Airflow task's log), the policy of the task that runs the pipeline, or, for the job's other
+    pipelines, that they follow their own tasks' (known only to those tasks)."""
+    if restore is None:
+        return f"{p.retry.get('times')} retries, {p.retry.get('interval_seconds')}s apart"
+    if p.task_id not in restore:
+        return "as its own Airflow task's retries and retry_delay"
+    times, seconds = restore[p.task_id]
+    return f"{times} retries, {seconds:g}s apart (this Airflow task's retries and retry_delay)"
 
 
 def _vertex_details(v: PlanVertex) -> list[str]:
@@ -62,13 +74,15 @@ def _vertex_details(v: PlanVertex) -> list[str]:
     return out
 
 
-def render_text(plan: JobPlan) -> str:
+def render_text(plan: JobPlan, restore: Mapping[str, tuple[int, float]] | None = None) -> str:
+    """The text tree; ``restore`` (task id → retries, seconds apart) gives the restore policy an
+    Airflow task really has where the plan's own would mislead (:func:`_restore`)."""
     n = len(plan.pipelines)
     out = [f"Job: {plan.name} ({plan.mode}, {n} pipeline{'s' if n != 1 else ''})"
            + (f"  {plan.file}" if plan.file else "")]
     for k, p in enumerate(plan.pipelines):
         last = k == n - 1
-        for j, line in enumerate(_pipeline_lines(p)):
+        for j, line in enumerate(_pipeline_lines(p, restore)):
             prefix = ("└── " if last else "├── ") if j == 0 else ("    " if last else "│   ")
             out.append(prefix + line)
     for w in plan.warnings:

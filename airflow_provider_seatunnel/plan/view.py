@@ -6,7 +6,7 @@ can reach the page). A job group's ``prepare`` task publishes it for its DAG run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .model import JobPlan, PipelinePlan, PlanVertex
@@ -32,11 +32,14 @@ def _pipeline(p: PipelinePlan, task_id: str | None) -> dict[str, Any]:
     }
 
 
-def job_view(plan: JobPlan, task_ids: Mapping[str, str] | None = None) -> dict[str, Any]:
+def job_view(plan: JobPlan, task_ids: Mapping[str, str] | None = None,
+             warnings: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The view of ``plan``; ``task_ids`` maps a pipeline's task id to its Airflow task id (a
-    pipeline without one is not a task of this DAG: not selected, or excluded)."""
+    pipeline without one is not a task of this DAG: not selected, or excluded); ``warnings``, the
+    job's compile warnings as the publishing task words them (no option values)."""
     ids = task_ids or {}
     return {
         "version": VIEW_VERSION, "job": plan.name, "mode": plan.mode, "pipeline_count": len(plan.pipelines),
         "pipelines": [_pipeline(p, ids.get(p.task_id)) for p in plan.pipelines],
+        "warnings": [dict(w) for w in warnings],
     }

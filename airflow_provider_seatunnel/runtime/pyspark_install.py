@@ -143,7 +143,10 @@ def _zip_version(spark_home: Path) -> str | None:
 
 
 def _supported() -> str | None:
-    """This package's ``pyspark`` requirement, from its installed metadata (None when not installed)."""
+    """The Spark releases this package runs on, from its installed ``pyspark`` requirement (None when
+    not installed): its floor, and below the next major version. The requirement's ``<=`` cap only ties
+    the two pip distributions to one release both publish (docs/install.md); a Spark distribution of
+    the same major line is judged by its own files."""
     try:
         requires = importlib.metadata.requires("airflow-provider-seatunnel") or []
     except importlib.metadata.PackageNotFoundError:
@@ -151,8 +154,15 @@ def _supported() -> str | None:
     for line in requires:
         found = re.match(r"^pyspark\s*(\[[^\]]*\])?\s*([^;]*)", line)
         if found and found.group(2).strip():
-            return found.group(2).strip().strip("()")
+            specifiers = [s.strip() for s in found.group(2).strip().strip("()").split(",") if s.strip()]
+            return ",".join(_line_cap(s) for s in specifiers)
     return None
+
+
+def _line_cap(specifier: str) -> str:
+    """``<=4.2.0`` as ``<5`` (the major line); any other specifier as it is."""
+    found = re.match(r"^<=\s*(\d+)", specifier)
+    return f"<{int(found.group(1)) + 1}" if found else specifier
 
 
 def inspect(package: Path | None = None, environ: Mapping[str, str] | None = None) -> PySparkInstall | None:

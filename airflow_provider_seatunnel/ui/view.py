@@ -132,6 +132,7 @@ def run_view(dag_id: str, run_id: str, task_instances: Iterable[Mapping[str, Any
             "read_count": sum(p["read_count"] or 0 for p in pipelines),
             "write_count": sum(p["write_count"] or 0 for p in pipelines),
             "pipelines": pipelines,
+            "warnings": list(plan.get("warnings") or ()),  # the job's compile warnings (the prepare task's)
             "tables": _group_tables(pipelines),
         })
     return {"dag_id": dag_id, "run_id": run_id, "state": (run or {}).get("state"),

@@ -96,6 +96,13 @@ def test_retry_precedence(tmp_path):
     # only the delay set (the DAG's default_args): the number is still SeaTunnel's
     dag, _ = _group_dag(_conf(tmp_path), {"default_args": {"retry_delay": timedelta(seconds=30)}})
     assert {(t.retries, t.retry_delay) for t in _pipeline_tasks(dag)} == {(3, timedelta(seconds=30))}
+    # the task log's plan text gives the task's real policy for its pipeline (not the plan's 3 s), and sends
+    # the job's other pipelines to their own tasks
+    task = _pipeline_tasks(dag)[0]
+    assert task.restore_policy() == (3, 30.0)
+    text = render_text(compile_job(_conf(tmp_path)), restore={task.pipeline: task.restore_policy()})
+    assert "restore: 3 retries, 30s apart (this Airflow task's retries and retry_delay)" in text
+    assert "restore: as its own Airflow task's retries and retry_delay" in text and "3s apart" not in text
     # the config sets job.retry.times only: it wins over every argument; the delay follows Airflow's order
     only_times = _conf(tmp_path, retry=", job.retry.times = 2", name="times.conf")
     dag_args = {"default_args": {"retries": 0, "retry_delay": timedelta(seconds=30)}}
@@ -484,3 +491,27 @@ def test_a_config_may_include_from_its_dags_folder_and_template_searchpath_not_e
         refused = SeaTunnelOperator(task_id="elsewhere", config="configs/from_elsewhere.conf", pipeline=1)
         with pytest.raises(ConfigError, match="leads out of the folders includes may read"):
             refused.hook.plan  # noqa: B018
+
+
+def test_one_id_per_pipeline_where_the_run_compiles_another_hash(tmp_path):
+    """A path completed by the run's rendered variables changes the compiled task id's hash: the run takes
+    the parsed id (the task's) for its pipeline, everywhere the plan names it; a STREAMING pipeline keeps its
+    compiled id (it names the stream's checkpoint)."""
+    from airflow_provider_seatunnel.hooks.seatunnel import SeaTunnelHook, one_task_id
+    from airflow_provider_seatunnel.plan import compile_job
+
+    conf = _conf(tmp_path, TWO.replace('"/data/web"', '"/data/${day}"'))
+    parsed = compile_job(conf, {"day": "{{ ds }}"})
+    rendered = compile_job(conf, {"day": "2024-05-06"})
+    (web,) = [p.task_id for p in parsed.pipelines if p.task_id.startswith("web_")]
+    (compiled,) = [p.task_id for p in rendered.pipelines if p.task_id.startswith("web_")]
+    assert web != compiled and web.rsplit("_", 1)[0] == compiled.rsplit("_", 1)[0]
+    one = one_task_id(rendered, web)
+    assert sorted(p.task_id for p in one.pipelines) == sorted(
+        web if p.task_id == compiled else p.task_id for p in rendered.pipelines)
+    assert one.to_dict()["pipelines"][0].keys() == rendered.to_dict()["pipelines"][0].keys()  # the JSON's fields
+    hook = SeaTunnelHook(conf, {"day": "2024-05-06"}, task_id=web)
+    assert hook.pipeline(web).task_id == web and hook.pipeline(web).vertices == rendered.pipeline(compiled).vertices
+    streaming = compile_job(_conf(tmp_path, TWO.replace('"/data/web"', '"/data/${day}"').replace(
+        'job.name = "two"', 'job.name = "two", job.mode = "STREAMING"'), name="stream.conf"), {"day": "x"})
+    assert one_task_id(streaming, web) is streaming

@@ -92,3 +92,21 @@ def test_the_operator_hands_the_provider_the_seatunnel_hooks_spark_hook(monkeypa
         assert "AKIA-not-on-cmdline" not in " ".join(cmd)
     finally:
         hook.cleanup()
+
+
+def test_a_missing_spark_connection_fails_without_retry_naming_it(monkeypatch):
+    """Without the connection, the Spark provider would submit to ``--master yarn`` and fail (retried) on
+    HADOOP_CONF_DIR; the hook refuses before anything starts, naming the connection and how to create it."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from airflow_provider_seatunnel.hooks.seatunnel import SeaTunnelHook
+
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_ABSENT", raising=False)
+    hook = SeaTunnelHook(SPARK_JOB, format="hocon", spark_conn_id="spark_absent")
+    try:
+        with pytest.raises(AirflowFailException, match="the Spark connection 'spark_absent' is not defined") as e:
+            hook.spark_submit_hook(run_id="r")
+        assert "AIRFLOW_CONN_SPARK_ABSENT=" in str(e.value) and "local[*]" in str(e.value)
+        assert hook.spark_hook is None  # nothing submitted
+    finally:
+        hook.cleanup()

@@ -112,11 +112,16 @@ def _page(server: str, view: dict):
 def test_a_job_of_120_pipelines_stays_readable(plan_of, view_server, tmp_path, request):
     plan = plan_of(_many(120))
     states = ["success"] * 100 + ["running"] * 12 + ["failed"] * 3 + ["queued"] * 5
-    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines})}
+    typo = {"text": "job.conf:3: warning: sink[0] LocalFile: option 'file_name_expresion': unknown option "
+                    "'file_name_expresion' of LocalFile: it is ignored (did you mean 'file_name_expression'?)"}
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}" for p in plan.pipelines}, [typo])}
     view = run_view("many_dag", "run_1", _tis(plan, states), plans, {}, {"state": "running"})
     assert len(view["groups"][0]["pipelines"]) == 120
     with _page(view_server, view) as page:
         page.get_by_text("success 100").wait_for()
+        # the job's compile warnings, above its pipelines
+        assert page.locator(".warnings summary").inner_text() == "⚠ 1 compile warning"
+        assert "did you mean 'file_name_expression'?" in page.locator(".warnings li").inner_text()
         assert page.locator("section.pipeline").count() == 120
         assert page.locator(".tables").count() == 0  # one table per pipeline: no tables panel
         assert page.locator(".detail").count() == 0  # collapsed: one line per pipeline

@@ -5,6 +5,7 @@
 // cards, a state summary that filters, and a search over task ids, plugins, datasets and states.
 // A group with a pipeline of several tables lists its tables (rows read and written per table) sorted
 // failed first; a click on a column heading sorts by it (again: the other way); the search filters them too.
+// A group's compile warnings (an unknown option's "did you mean", a plugin_input naming nothing) head it.
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -134,6 +135,14 @@ function tablesSection(g, query) {
         el("td", { class: "n" }, fmt(t.read)), el("td", { class: "n" }, fmt(t.written)))))));
 }
 
+function warningsSection(g) {
+  const all = g.warnings || [];
+  if (!all.length) return null;
+  return el("details", { class: "warnings", open: true },
+    el("summary", {}, `⚠ ${all.length} compile warning${all.length === 1 ? "" : "s"}`),
+    el("ul", {}, all.map((w) => el("li", {}, w.text || w.message))));
+}
+
 function groupSection(g, query) {
   const chips = Object.entries(g.states).map(([state, n]) =>
     el("button", { type: "button", class: `chip state-${state.replace(/\W+/g, "_")}${stateFilter === state ? " on" : ""}`,
@@ -145,6 +154,7 @@ function groupSection(g, query) {
   return el("section", { class: "group" },
     el("h2", {}, g.job, el("span", { class: "muted" }, ` · group ${g.group || "(top level)"} · ${g.mode} · ` +
       `${g.pipeline_count} pipeline(s) · read ${fmt(g.read_count)} · wrote ${fmt(g.write_count)}`)),
+    warningsSection(g),
     el("div", { class: "chips" }, chips),
     tablesSection(g, query),
     shown.length < g.pipelines.length ? el("p", { class: "muted" }, `${shown.length} of ${g.pipelines.length} shown`) : null,
