@@ -39,6 +39,8 @@ def celery_airflow(home: Path, dag_id: str, workers: int = 2, **settings: str) -
             "AIRFLOW__CELERY__WORKER_CONCURRENCY": "1",
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT),
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
+            # a task's calls to the API server wait longer than Airflow's default (5 s) on a loaded machine
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
             **settings,
         }) as services:
             for n in range(1, workers + 1):
