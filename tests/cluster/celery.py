@@ -92,10 +92,12 @@ def worker_of(pid: int, services: AirflowServices) -> str | None:
     return next((by_pid[p.pid] for p in chain if p.pid in by_pid), None)
 
 
-def kill_worker(worker: Service) -> int:
-    """SIGKILL a worker and every process it started, at once, as when its machine dies; how many."""
+def kill_worker(services: AirflowServices, worker: Service) -> int:
+    """SIGKILL a worker and every process it started, at once, as when its machine dies; how many. The
+    worker leaves ``services.services`` (waits no longer fail on its exit) until :func:`start_worker`."""
     import psutil
 
+    services.services.remove(worker)
     root = psutil.Process(worker.proc.pid)
     victims = [root, *root.children(recursive=True)]
     for proc in victims:

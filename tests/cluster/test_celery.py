@@ -69,7 +69,7 @@ def run(services, run_id: str, kill: str | None = None, timeout: float = 600) ->
     while time.monotonic() < deadline:
         seen.update(drivers(services, "celery_job"))
         if kill and not killed and kill in seen.values():
-            kill_worker(next(w for w in workers(services) if w.name.endswith(kill)))
+            kill_worker(services, next(w for w in workers(services) if w.name.endswith(kill)))
             killed = True
         try:
             state = services.api(f"dags/{DAG_ID}/dagRuns/{run_id}")["state"]
