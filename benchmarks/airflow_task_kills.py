@@ -15,12 +15,21 @@ and every input row exactly once.
     python benchmarks/airflow_task_kills.py --target LocalFile --trials 20 --seed 7
     python benchmarks/airflow_task_kills.py --target Jdbc --trials 20 --record
 
-``--record`` writes benchmarks/results/airflow_task_kills.{json,md} (one section per target).
+``--executor celery``: Airflow on the CeleryExecutor with two workers instead (``tests/cluster/celery.py``:
+Redis as the broker, a private PostgreSQL as the metadata database), the pipeline an application of a
+Spark standalone cluster (client mode; its driver runs on the worker that took the task). Each trial
+waits until a worker runs the pipeline's Spark driver, waits a random moment within the first 80 % of
+the driver's measured life, and SIGKILLs that worker with everything it started (its task process and
+the driver), as when its machine dies; the scheduler fails the task once its heartbeat stops (20 s
+here), and the retry, on the other worker, restores. The killed worker starts again for the next trial.
+
+``--record`` writes benchmarks/results/airflow_task_kills.{json,md} (one section per target and executor).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -28,6 +37,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +62,18 @@ from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
 with DAG({dag_id!r}, schedule=None, start_date=datetime(2024, 1, 1), catchup=False,
          default_args={{"retries": 1, "retry_delay": timedelta(seconds=1)}}) as dag:
     SeaTunnelJobGroup(group_id="job", config={config!r}, spark_conn_id="spark_connect")
+"""
+CELERY_DAG = """
+from datetime import datetime, timedelta
+from airflow.sdk import DAG
+from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
+
+SMALL_EXECUTORS = {{"executor_cores": 1, "executor_memory": "512m", "total_executor_cores": 1}}
+
+with DAG({dag_id!r}, schedule=None, start_date=datetime(2024, 1, 1), catchup=False,
+         default_args={{"retries": 1, "retry_delay": timedelta(seconds=1)}}) as dag:
+    SeaTunnelJobGroup(group_id="job", config={config!r},
+                      operator_kwargs={{"spark_conn_id": "spark_cluster", "spark_submit_kwargs": SMALL_EXECUTORS}})
 """
 TARGETS = {"LocalFile": rf.localfile_sinks, "Jdbc": rf.jdbc_sinks}
 #: kill moments are drawn from the first part of the baseline's connected time (later runs vary around it)
@@ -102,20 +124,74 @@ def run_once(services: Any, run_id: str, port: int, delay: float | None) -> tupl
         while task_process(port) == pid:
             time.sleep(0.05)
     length = time.monotonic() - connected
+    state, tries = finish(services, run_id)
+    return state, killed, length, tries
 
+
+def celery_once(services: Any, run_id: str, delay: float | None) -> tuple[str, bool, float, int]:
+    """:func:`run_once` on the CeleryExecutor: with ``delay``, SIGKILL the worker running the pipeline's
+    Spark driver ``delay`` s after the driver started (then start that worker again)."""
+    from tests.cluster.celery import drivers, kill_worker, start_worker, workers
+
+    services.api(f"dags/{DAG_ID}/dagRuns", "POST", {"dag_run_id": run_id, "logical_date": None})
+    found = wait_for("the pipeline's Spark driver", lambda: dict(drivers(services, "restore_faults")), 300,
+                     services.services, 0.05)
+    pid, worker = next(iter(found.items()))
+    started = time.monotonic()
+    killed = False
+    if delay is not None:
+        time.sleep(delay)
+        if pid in drivers(services, "restore_faults"):
+            kill_worker(services, next(w for w in workers(services) if w.name.endswith(worker)))
+            killed = True
+    else:
+        while pid in drivers(services, "restore_faults"):
+            time.sleep(0.05)
+    length = time.monotonic() - started
+    state, tries = finish(services, run_id)
+    if killed:
+        start_worker(services, worker)
+    return state, killed, length, tries
+
+
+def finish(services: Any, run_id: str) -> tuple[str, int]:
+    """Wait for the run to end: its state and its pipeline task's last try number."""
     def finished() -> str | None:
         state = services.api(f"dags/{DAG_ID}/dagRuns/{run_id}")["state"]
         return state if state in ("success", "failed") else None
 
     state = wait_for(f"run {run_id} to finish", finished, 600, services.services, 1.0)
     tasks = services.api(f"dags/{DAG_ID}/dagRuns/{run_id}/taskInstances")["task_instances"]
-    tries = max((t["try_number"] for t in tasks if t["task_id"] not in ("job.prepare", "job.summary")), default=0)
-    return state, killed, length, tries
+    return state, max((t["try_number"] for t in tasks if t["task_id"] not in ("job.prepare", "job.summary")),
+                      default=0)
+
+
+@contextlib.contextmanager
+def airflow_for(executor: str, resources: Any, home: Path, conf: Path) -> Iterator[tuple[Any, Any]]:
+    """Airflow with ``executor`` and its DAG over ``conf``: (its services, run_once(services, run_id, delay))."""
+    if executor == "celery":
+        from tests.cluster.celery import celery_airflow
+        from tests.cluster.conftest import standalone_cluster
+
+        (home / "dags" / f"{DAG_ID}.py").write_text(CELERY_DAG.format(dag_id=DAG_ID, config=str(conf)))
+        with standalone_cluster(home.parent / "spark") as cluster, \
+                celery_airflow(home, DAG_ID, AIRFLOW_CONN_SPARK_CLUSTER=cluster.connection()) as services:
+            yield services, celery_once
+        return
+    server = connect_targets.server(resources)
+    (home / "dags" / f"{DAG_ID}.py").write_text(DAG.format(dag_id=DAG_ID, config=str(conf)))
+    connection = json.dumps({"conn_type": "spark_connect", "host": "localhost", "port": server.port,
+                             "password": server.token})
+    with airflow_running(home, DAG_ID, AIRFLOW_CONN_SPARK_CONNECT=connection) as services:
+        yield services, lambda svc, run_id, delay: run_once(svc, run_id, server.port, delay)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", choices=sorted(TARGETS), default="LocalFile")
+    parser.add_argument("--executor", choices=("local", "celery"), default="local",
+                        help="local: LocalExecutor, the pipeline on a Spark Connect server, its task process killed; "
+                             "celery: two Celery workers, the pipeline on a standalone cluster, a worker killed")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--rows", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=7)
@@ -125,32 +201,28 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="airflow-task-kills-"))
     trials: list[Trial] = []
     with rf.Resources() as resources:
-        server = connect_targets.server(resources)
         sinks = TARGETS[args.target](work, args.rows, resources)
         expected = rf.make_input(work / "input", args.rows)
         conf = work / "job.conf"
         conf.write_text(rf.job_text(work / "input", sinks))
         home = work / "airflow"
         (home / "dags").mkdir(parents=True)
-        (home / "dags" / f"{DAG_ID}.py").write_text(DAG.format(dag_id=DAG_ID, config=str(conf)))
-        connection = json.dumps({"conn_type": "spark_connect", "host": "localhost", "port": server.port,
-                                 "password": server.token})
-        with airflow_running(home, DAG_ID, AIRFLOW_CONN_SPARK_CONNECT=connection) as services:
+        with airflow_for(args.executor, resources, home, conf) as (services, once):
             lengths = []
             for i in range(2):  # warm-up, then the baseline the kill moments are drawn from
                 for s in sinks:
                     s.seed()
-                state, _, length, _ = run_once(services, f"baseline_{i}", server.port, None)
+                state, _, length, _ = once(services, f"baseline_{i}", None)
                 assert state == "success", f"the baseline run failed: {services.services[1].tail()}"
                 lengths.append(length)
             span = lengths[-1]
-            print(f"baseline: the task process is connected for {span:.1f} s", flush=True)
+            print(f"baseline: the pipeline runs for {span:.1f} s", flush=True)
             for n in range(1, args.trials + 1):
                 for s in sinks:
                     s.seed()
                 t = Trial(n, f"kill_{n}", round(rng.uniform(0.0, KILL_WINDOW * span), 2))
                 t0 = time.monotonic()
-                t.state, t.killed, _, t.tries = run_once(services, t.run_id, server.port, t.delay)
+                t.state, t.killed, _, t.tries = once(services, t.run_id, t.delay)
                 t.seconds = round(time.monotonic() - t0, 1)
                 lost_dup = rf.Trial(n, "kill", "")
                 rf.score(lost_dup, sinks, expected)
@@ -169,11 +241,12 @@ def main() -> int:
 def record(args: argparse.Namespace, trials: list[Trial], span: float) -> None:
     path = RESULTS.with_suffix(".json")
     recorded = json.loads(path.read_text()) if path.exists() else {}
-    recorded[args.target] = {"rows": args.rows, "seed": args.seed, "baseline_s": round(span, 2),
-                             "recorded": time.strftime("%Y-%m-%d"), "trials": [asdict(t) for t in trials]}
+    key = args.target if args.executor == "local" else f"{args.target}, CeleryExecutor: a worker killed"
+    recorded[key] = {"rows": args.rows, "seed": args.seed, "baseline_s": round(span, 2),
+                     "recorded": time.strftime("%Y-%m-%d"), "trials": [asdict(t) for t in trials]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(recorded, indent=1) + "\n")
-    lines = ["# Airflow task processes killed in Connect mode (benchmarks/airflow_task_kills.py)", "",
+    lines = ["# Airflow task processes (Connect mode) and Celery workers killed (benchmarks/airflow_task_kills.py)", "",
              __doc__.split("\n\n")[1].replace("\n", " "), ""]
     for target, data in recorded.items():
         ts = [Trial(**t) for t in data["trials"]]

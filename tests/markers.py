@@ -59,6 +59,7 @@ HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
     "tests.cluster.services": ("airflow_services", "spark"), "playwright": ("browser",),
+    "tests.cluster.celery": ("airflow_services", "airflow", "postgres", "redis", "spark"),
     "playwright.sync_api": ("browser",),
 }
 

@@ -31,6 +31,7 @@ from ..runtime.context import now
 from ..runtime.jvm_startup import ClassArchive, archive_for, spark_defaults, startup_conf
 from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
 from ..runtime.metrics import FINISHED, PipelineMetrics
+from ..runtime.progress import progress_file_of
 from ..runtime.remote import Remote, RemoteAddressError, connect_problems
 from ..spi import ConnectionInfo, FromConnection, get_connector
 from ..spi.errors import PipelineError, exit_failure
@@ -329,6 +330,11 @@ class SeaTunnelHook(BaseHook):
     def metrics_file(self, pipeline: PipelinePlan, attempt: int) -> Path:
         return self.work_dir / f"pipeline-{pipeline.task_id}.attempt-{int(attempt)}.metrics.json"
 
+    def progress_file(self, pipeline: PipelinePlan, attempt: int) -> Path | None:
+        """Where the pipeline's driver publishes its progress reports (:func:`..runtime.progress.progress_file_of`),
+        None where the driver runs on the cluster."""
+        return None if self.driver_on_cluster() else Path(progress_file_of(self.metrics_file(pipeline, attempt)))
+
     @property
     def spark_hook(self) -> Any:
         """The ``SparkSubmitHook`` :meth:`spark_submit_hook` built last (None before)."""
@@ -363,6 +369,7 @@ class SeaTunnelHook(BaseHook):
         metrics_file = None if on_cluster else self.metrics_file(p, attempt)
         if metrics_file is not None:
             metrics_file.unlink(missing_ok=True)
+            Path(progress_file_of(metrics_file)).unlink(missing_ok=True)
         submission = Submission.of(self.plan, p, self.plan_file(), run_id, attempt, metrics_file,
                                    on_cluster=on_cluster)
         extra = dict(self.spark_submit_kwargs)
@@ -527,9 +534,10 @@ class SeaTunnelHook(BaseHook):
         return connect_problems(self.plan, pipeline) if self.spark_connect() is not None else []
 
     def run_connect(self, pipeline: int | str | None = None, run_id: str = "manual", attempt: int = 1,
-                    say: Any = None) -> PipelineMetrics:
+                    say: Any = None, on_progress: Any = None) -> PipelineMetrics:
         """Run one pipeline as a session of :meth:`spark_connect`'s server, from this process; its
-        metrics (secrets masked), a failure's too. ``ConfigError`` for what cannot run there."""
+        metrics (secrets masked), a failure's too. ``ConfigError`` for what cannot run there.
+        ``on_progress`` takes its progress reports as plain data (:func:`..runtime.progress.snapshot`)."""
         from ..runtime import faults
         from ..runtime.remote import quiet_client_logs, run_remote_pipeline
 
@@ -544,7 +552,7 @@ class SeaTunnelHook(BaseHook):
         self._connect_attempt = (run_id, p.task_id, attempt)
         try:
             metrics = run_remote_pipeline(remote, self.plan, p, run_id, attempt, options=faults.from_environment(),
-                                          say=say or self.log.info)
+                                          say=say or self.log.info, on_progress=on_progress)
         finally:
             self._connect_attempt = None
         return metrics.redacted(secret_values(self.plan))

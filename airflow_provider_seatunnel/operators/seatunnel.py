@@ -42,6 +42,7 @@ from .authoring import (
     strict_default,
 )
 from .lineage import operator_lineage, pipeline_assets, publish_assets
+from .observability import ProgressRelay, send_pipeline_metrics
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -403,15 +404,22 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         """Run the pipeline: as a session of the Spark Connect server a ``spark_connect`` connection
         names, from this task; else as a Spark application through the Spark provider's operator."""
         hook = self.hook
+        ti = context.get("ti")
+        push = (lambda key, value: ti.xcom_push(key=key, value=value)) if ti is not None else (lambda key, value: None)
         if hook.spark_connect() is not None:
-            return hook.run_connect(pipeline.id, run_id, attempt, say=self.log.info)
+            return hook.run_connect(pipeline.id, run_id, attempt, say=self.log.info,
+                                    on_progress=ProgressRelay(push).publish)
         hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt)  # what _get_hook() hands the provider
+        progress_file = hook.progress_file(pipeline, attempt)
+        relay = ProgressRelay(push, str(progress_file) if progress_file else None).start()
         started = now()
         failure: Exception | None = None
         try:
             super().execute(context)  # SparkSubmitOperator: plain submit, or durable tracking on a cluster
         except Exception as e:  # the metrics file says why; the exception is the fallback
             failure = e
+        finally:
+            relay.stop()
         return hook.pipeline_metrics(pipeline.id, run_id, attempt, started, failure)
 
     def _refuse(self, context: Any, plan: JobPlan, pipeline: PipelinePlan, blockers: Sequence[Any], run_id: str,
@@ -445,11 +453,13 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         return metrics
 
     def _publish(self, context: Any, metrics: PipelineMetrics) -> None:
-        """Push the metrics (for the group's summary) and the assets of the task's aliases."""
+        """Push the metrics (for the group's summary), send them through Airflow's Stats
+        (:mod:`.observability`), and push the assets of the task's aliases."""
         ti = context.get("ti")
         if ti is None:
             return
         ti.xcom_push(key=METRICS_XCOM_KEY, value=metrics.to_dict())
+        send_pipeline_metrics(self.dag_id, self.task_id, metrics.to_dict(), job=self.hook.plan.name)
         self.lineage_metrics = metrics.to_dict()
         if metrics.ok:
             publish_assets(self.outlets, context, self.hook.pipeline(self.pipeline), self.lineage_metrics)

@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
     from airflow_provider_seatunnel.runtime.jars import pipeline_jars
     from airflow_provider_seatunnel.runtime.metrics import PipelineMetrics
+    from airflow_provider_seatunnel.runtime.progress import file_publisher, progress_file_of
     from airflow_provider_seatunnel.runtime.session import application_settings, get_session
     from airflow_provider_seatunnel.spi.errors import RuntimeConfigError, error_from
     from airflow_provider_seatunnel.spi.sessions import end_run
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         spark.sparkContext.setLogLevel("WARN")
         log.info("Job %s, %s: running (attempt %s, run %s)", plan.name, label, args.attempt, args.run_id)
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=args.run_id, attempt=args.attempt,
-                         options=options)
+                         options=options, on_progress=file_publisher(progress_file_of(args.metrics_file))
+                         if args.metrics_file else None)
         if plan.mode == "STREAMING":  # Structured Streaming queries; SIGTERM stops them between micro-batches
             from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -42,8 +42,10 @@ def now() -> str:
 class RunContext:
     """What a connector sees of the run (implements :class:`..spi.contract.RunContext`).
 
-    ``options`` holds runtime switches (fault injection for restore trials). A micro-batch of a
-    STREAMING pipeline has its own context (:meth:`for_batch`)."""
+    ``options`` holds runtime switches (fault injection for restore trials). ``on_progress`` takes
+    each progress report as plain data (:func:`.progress.snapshot`; a STREAMING pipeline's per
+    micro-batch), where someone listens. A micro-batch of a STREAMING pipeline has its own context
+    (:meth:`for_batch`)."""
 
     spark: Any  # SparkSession
     plan: JobPlan
@@ -54,6 +56,7 @@ class RunContext:
     stream: StreamInfo | None = None
     batch_id: int | None = None
     stream_id: str = ""
+    on_progress: Callable[[Mapping[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         if self.stream is None and str(getattr(self.plan, "mode", "")).upper() == "STREAMING":

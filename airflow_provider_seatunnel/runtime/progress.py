@@ -12,11 +12,17 @@ the end knows the rows and the line says ``n/a`` until a sink's write finished. 
 from Spark's status tracker, or on a Spark Connect session from the progress the server reports
 with each operation (``SparkSession.registerProgressHandler``). A STREAMING pipeline reports each
 micro-batch instead (:mod:`.streaming`).
+
+Each line is also published as plain data (:func:`snapshot`) to the run context's ``on_progress``:
+the driver of a spark-submit run writes it to the progress file beside its metrics file
+(:func:`progress_file_of`, :func:`file_publisher`), which the Airflow task relays as an XCom.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +31,9 @@ from typing import Any
 
 from ..config.hocon import MISSING
 from ..config.options import lookup
+from ..spi.safe_files import read_regular, write_atomic
 from ..spi.sessions import is_connect
+from .context import now
 from .counting import one_reading
 
 log = logging.getLogger("seatunnel.runtime")
@@ -160,17 +168,16 @@ class Progress:
         """Say one progress line (and return it), and the per-table line of a pipeline of several tables."""
         if not self.connect:
             _tracker_stages(self.ctx.spark, self.stages, self._before)
-        now = time.monotonic()
+        at = time.monotonic()
         with one_reading():  # sources and sinks often count from the same execution on
             sources, sinks = self._live(self.sources), self._live(self.sinks)
-        read = {label: _total(n for _, n in counts) for label, counts in sources.items()}
-        written = {label: _total(n for _, n in counts) for label, counts in sinks.items()}
-        total_read = _total(read.values())
-        total_written = _total(written.values()) if written else 0
-        span = max(now - self._t0, 1e-6)
+        span = max(at - self._t0, 1e-6)
+        snap = snapshot(span, sources, sinks, self.stages.text())
+        read, written = snap["per_source"], snap["per_sink"]
+        total_read, total_written = snap["read_count"], snap["write_count"]
         line = (f"progress after {span:.0f} s: read {_count(total_read)} rows{_rate(total_read, span)}"
                 f"{_detail(read)}, wrote {_count(total_written)} rows{_rate(total_written, span)}{_detail(written)}; "
-                f"Spark: {self.stages.text()}")
+                f"Spark: {snap['stages']}")
         self.lines += 1
         self.say(line)
         table_read = rows_per_table(n for counts in sources.values() for n in counts)
@@ -179,7 +186,56 @@ class Progress:
         if len(tables) > 1:
             self.say(table_line(tables, self._last_tables))
             self._last_tables = tables
+        publish = getattr(self.ctx, "on_progress", None)
+        if publish is not None:
+            publish(snap)
         return line
+
+
+def snapshot(seconds: float, sources: Mapping[str, list[tuple[str, int | None]]],
+             sinks: Mapping[str, list[tuple[str, int | None]]], stages: str = "") -> dict[str, Any]:
+    """A progress line as plain data (what the Airflow task publishes as its ``seatunnel_progress``
+    XCom): ``status`` RUNNING, the seconds since the pipeline started, rows read and written so far
+    (None: not known until a write ends), per source and sink label, per label and table
+    (``per_table_read``/``per_table``, as the metrics hold them), Spark's stages and the time (UTC)."""
+    read = {label: _total(n for _, n in counts) for label, counts in sources.items()}
+    written = {label: _total(n for _, n in counts) for label, counts in sinks.items()}
+    return {"status": "RUNNING", "seconds": int(seconds), "read_count": _total(read.values()),
+            "write_count": _total(written.values()) if written else 0, "per_source": read, "per_sink": written,
+            "per_table_read": {label: rows_per_table(counts) for label, counts in sources.items()},
+            "per_table": {label: rows_per_table(counts) for label, counts in sinks.items()},
+            "stages": stages, "updated": now()}
+
+
+#: what the progress file's name adds to the metrics file's
+PROGRESS_SUFFIX = ".progress"
+#: the largest progress file :func:`read_progress` reads
+PROGRESS_LIMIT = 16 * 1024 * 1024
+
+
+def progress_file_of(metrics_file: str | os.PathLike[str]) -> str:
+    """Where a pipeline's driver publishes its progress: beside its metrics file, the same name plus
+    :data:`PROGRESS_SUFFIX`."""
+    return os.fspath(metrics_file) + PROGRESS_SUFFIX
+
+
+def file_publisher(path: str) -> Callable[[Mapping[str, Any]], None]:
+    """An ``on_progress`` that replaces ``path`` by each snapshot (atomically, 0600; never failing the run)."""
+    def publish(data: Mapping[str, Any]) -> None:
+        try:
+            write_atomic(path, json.dumps(data, default=str), 0o600, "the progress file")
+        except OSError as e:
+            log.debug("could not write the progress file %s: %s", path, e)
+    return publish
+
+
+def read_progress(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The last snapshot published to ``path`` (None: none yet, unreadable, or not a regular file)."""
+    try:
+        data = json.loads(read_regular(os.fspath(path), PROGRESS_LIMIT))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def rows_per_table(counts: Iterable[tuple[str, int | None]]) -> dict[str, int | None]:

@@ -282,18 +282,22 @@ def server_application(spark: Any) -> tuple[str | None, str | None]:
 
 def run_remote_pipeline(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int = 1, *,
                         options: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
-                        label: str | None = None, stop: threading.Event | None = None) -> PipelineMetrics:
+                        label: str | None = None, stop: threading.Event | None = None,
+                        on_progress: Callable[[Mapping[str, Any]], None] | None = None) -> PipelineMetrics:
     """Run ``pipeline`` to its commit as a Spark Connect session of ``remote``; its metrics, a
     failure's too (``error`` says why and whether a retry helps). Never raises for a failed run. A
-    STREAMING pipeline runs until its queries end or ``stop`` is set (they stop between micro-batches)."""
+    STREAMING pipeline runs until its queries end or ``stop`` is set (they stop between micro-batches).
+    ``on_progress`` takes each progress report as plain data (:attr:`.context.RunContext.on_progress`)."""
     with connect_mode():
         return _run_remote(remote, plan, pipeline, run_id, attempt, options, say or log.info,
-                           label or f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}", stop)
+                           label or f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}", stop,
+                           on_progress)
 
 
 def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: str, attempt: int,
                 options: Mapping[str, Any] | None, tell: Callable[[str], None], label: str,
-                stop: threading.Event | None = None) -> PipelineMetrics:
+                stop: threading.Event | None = None,
+                on_progress: Callable[[Mapping[str, Any]], None] | None = None) -> PipelineMetrics:
     from .executor import run_pipeline
     from .streaming import run_streaming_pipeline
 
@@ -307,7 +311,7 @@ def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: s
         tell(f"{label}: running {pipeline.task_id} on Spark Connect {remote.display()} (attempt {attempt}, "
              f"run {run_id}, session {spark.session_id}, {time.monotonic() - t0:.1f} s to connect)")
         ctx = RunContext(spark=spark, plan=plan, pipeline=pipeline, run_id=run_id, attempt=attempt,
-                         options=dict(options or {}))
+                         options=dict(options or {}), on_progress=on_progress)
         def event(msg: str) -> None:
             tell(f"{label}: {msg}")
 

@@ -199,6 +199,7 @@ class _Query:
                          f"{self.written[batch]} rows in {int(p['durationMs'].get('triggerExecution', 0))} ms "
                          f"({len(self.written)} micro-batch(es), {sum(self.written.values()):,} rows written so far; "
                          f"{_per_second(p):,.0f} rows/s)")
+                self._publish()
         if self.timeout_ms is None or not q.isActive:
             return
         try:
@@ -214,6 +215,12 @@ class _Query:
             self.expired = True
             stuck = self.running if self.running is not None else (max(self.progress) + 1 if self.progress else None)
             self.error = PipelineError(self._timeout_message(stuck), self.ctx.label(self.vertex), self.ctx.pipeline_key)
+
+    def _publish(self) -> None:
+        """This query's micro-batches so far as plain data, to the run context's ``on_progress``."""
+        if self.ctx.on_progress is not None:
+            self.ctx.on_progress({"status": "RUNNING", "micro_batches": len(self.written), "read_count": None,
+                                  "write_count": sum(self.written.values()), "updated": now()})
 
     def read_rows(self, name: str) -> int:
         """Rows a source observation (``read:<source>:<table>``) counted over this query's micro-batches."""

@@ -23,6 +23,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from ..operators.observability import PROGRESS_XCOM_KEY
 from ..plan.view import XCOM_KEY
 from .view import live_progress, pipeline_tasks, prepare_tasks, run_view
 
@@ -91,7 +92,12 @@ async def _xcom(api: AirflowApi, run_path: str, task_id: str, key: str) -> Any:
 
 
 async def _live(api: AirflowApi, run_path: str, ti: dict[str, Any]) -> dict[str, Any] | None:
-    """The counts of the last progress line in a running task's log."""
+    """A running task's last progress report: its ``seatunnel_progress`` XCom (plain data the task
+    pushes), else, for a task that pushes none (one run by an earlier version of the package), the
+    counts of the last progress line in its log."""
+    report = await _xcom(api, run_path, ti["task_id"], PROGRESS_XCOM_KEY)
+    if isinstance(report, dict):
+        return report
     answer = await api.get(f"{run_path}/taskInstances/{quote(ti['task_id'], safe='')}/logs/{ti['try_number']}",
                            {"full_content": "true"}, missing_ok=True)
     content = (answer or {}).get("content") or []

@@ -1,7 +1,8 @@
 """The SeaTunnel view of one DAG run, assembled from what Airflow's REST API answers: the job groups
 of the run (their ``prepare`` tasks), each group's job graph (the plan view its prepare task
 published, :mod:`..plan.view`), and each pipeline task's state, try, times, counts (its metrics
-XCom: final counts; while it runs, those of the last progress line in its log) and links (its task log, its Spark UI).
+XCom: final counts; while it runs, its last progress report: the ``seatunnel_progress`` XCom, else
+the last progress line in its log) and links (its task log, its Spark UI).
 Each group also lists its tables: rows read and written per table, failed first
 (:func:`..runtime.metrics.table_counts`; a pipeline that counted nothing lists the tables its plan names).
 
@@ -101,8 +102,16 @@ def _pipeline(dag_id: str, run_id: str, p: Mapping[str, Any], ti: Mapping[str, A
         "log_url": task_link(dag_id, run_id, task_id, (ti or {}).get("try_number")) if task_id else None,
         "spark_ui": m.get("ui_url"), "application_id": m.get("application_id"),
         "spark_connect": m.get("spark_connect"),
-        "tables": pipeline_tables(p, state, metrics),
+        "tables": pipeline_tables(p, state, metrics or _counted_live(state, live)),
     }
+
+
+def _counted_live(state: str, live: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A running task's progress report as the metrics its tables are counted from, where it counts
+    per table (the ``seatunnel_progress`` XCom does; a log line does not)."""
+    if state != "running" or not live or not (live.get("per_table") or live.get("per_table_read")):
+        return None
+    return {**live, "status": TABLE_RUNNING}
 
 
 def run_view(dag_id: str, run_id: str, task_instances: Iterable[Mapping[str, Any]],
@@ -110,7 +119,8 @@ def run_view(dag_id: str, run_id: str, task_instances: Iterable[Mapping[str, Any
              run: Mapping[str, Any] | None = None,
              live: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The view of a DAG run: ``plans`` by prepare task id, ``metrics`` by pipeline task id (what each
-    pipeline task returned, where it has), ``live`` by running pipeline task id (:func:`live_progress`),
+    pipeline task returned, where it has), ``live`` by running pipeline task id (its ``seatunnel_progress``
+    XCom, or :func:`live_progress` of its log),
     the run's task instances and the run itself."""
     live = live or {}
     tis = {str(t["task_id"]): t for t in task_instances}

@@ -56,8 +56,12 @@ ops = {{t.task_id: {{"retries": t.retries, "retry_delay": t.retry_delay.total_se
 with create_session() as session:
     xcom = {{x.task_id: XComModel.deserialize_value(x) for x in session.scalars(
         XComModel.get_many(run_id=dr.run_id, dag_ids=dag.dag_id, key="return_value"))}}
+    xcoms = {{}}
+    for x in session.scalars(XComModel.get_many(run_id=dr.run_id, dag_ids=dag.dag_id, key=None)):
+        xcoms.setdefault(x.key, {{}})[x.task_id] = XComModel.deserialize_value(x)
 with open({result!r}, "w") as f:
-    json.dump({{"state": str(dr.state), "run_id": dr.run_id, "tis": tis, "ops": ops, "xcom": xcom}}, f, default=str)
+    json.dump({{"state": str(dr.state), "run_id": dr.run_id, "tis": tis, "ops": ops, "xcom": xcom, "xcoms": xcoms}},
+              f, default=str)
 """
 
 
@@ -70,7 +74,7 @@ def run_dag(airflow_env, tmp_path):
     now) names the run (``manual__<run_after>``): the same ``run_after`` twice reruns the same run id;
     ``run_conf`` is the run's ``conf`` (DAG params); ``env`` adds environment variables (``SEATUNNEL_FAULTS``).
     The result holds the run's state, run id, task
-    instances, operators and XCom return values.
+    instances, operators, XCom return values (``xcom``) and every XCom by key and task (``xcoms``).
     """
 
     def run(source: str, module: str, *, logical_date: datetime | None = None, run_after: datetime | None = None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 from pathlib import Path
 
 ISOLATION = """
@@ -33,13 +35,52 @@ def _rows(directory: Path) -> list[dict]:
     return [json.loads(line) for f in sorted(directory.glob("*.json")) for line in f.read_text().splitlines() if line]
 
 
+class StatsdListener:
+    """A StatsD server on a loopback UDP port: every line it received (one metric each)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.lines: list[str] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._receive, daemon=True)
+        self.thread.start()
+
+    def _receive(self) -> None:
+        while not self.done.is_set():
+            try:
+                self.lines += self.sock.recv(65535).decode().splitlines()
+            except TimeoutError:
+                continue
+
+    def close(self) -> list[str]:
+        self.done.set()
+        self.thread.join(5)
+        self.sock.close()
+        return self.lines
+
+
+def _stat(lines: list[str], name: str) -> list[str]:
+    """The lines of metric ``name`` (with or without InfluxDB-style tags after it)."""
+    return [line for line in lines if line.split(":", 1)[0].split(",", 1)[0] == name]
+
+
 def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_dag, tmp_path):
     out = tmp_path / "out"
     (out / "web").mkdir(parents=True)
     (out / "web" / "old.json").write_text('{"id": -1}\n')  # dropped once, by the first commit (DROP_DATA)
     conf = tmp_path / "isolation.conf"
     conf.write_text(ISOLATION.replace("__OUT__", str(out)))
-    result = run_dag(GROUP_DAG.format(dag_id="st_isolation", config=str(conf)), "st_isolation")
+    statsd = StatsdListener()  # Airflow's StatsD settings, tags as InfluxDB writes them
+    try:
+        result = run_dag(GROUP_DAG.format(dag_id="st_isolation", config=str(conf)), "st_isolation", env={
+            "AIRFLOW__METRICS__STATSD_ON": "True", "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+            "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port), "AIRFLOW__METRICS__STATSD_PREFIX": "af",
+            "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True"})
+    finally:
+        lines = statsd.close()
     tis = result["tis"]
     web = next(t for t in tis if t.startswith("job.web"))
     store = next(t for t in tis if t.startswith("job.store"))
@@ -58,6 +99,21 @@ def test_failed_pipeline_leaves_the_other_committed_and_fails_the_summary(run_da
     # live progress in the task log while a pipeline ran (every second here), then the summary as before
     assert re.search(r"progress after \d+ s: read [\d,]+ rows.*; Spark: ", log), log[-6000:]
     assert "1 of 2 pipelines did not finish" in log and store.split(".", 1)[1] in log
+    # metrics through Airflow's Stats: per pipeline and per sink, under names holding the DAG and task
+    # ids (a dot of a task id in a group becomes "__", as in Airflow's own names) and tagged ones
+    web_name, store_name = (f"af.seatunnel.st_isolation.{t.replace('.', '__')}" for t in (web, store))
+    assert [line.split(":", 1)[1] for line in _stat(lines, f"{web_name}.rows_written")] == ["7|c"], [x for x in lines if "seatunnel" in x]
+    assert [line.split(":", 1)[1] for line in _stat(lines, f"{web_name}.rows_read")] == ["7|c"]
+    assert _stat(lines, f"{web_name}.finished") and _stat(lines, f"{web_name}.duration")[0].endswith("|ms")
+    assert _stat(lines, f"{store_name}.failed") and not _stat(lines, f"{store_name}.finished")
+    assert [line.split(":", 1)[1] for line in _stat(lines, f"{web_name}.sink_0_LocalFile.rows_written")] == ["7|c"]
+    tagged = [line for line in _stat(lines, "af.seatunnel.rows_written") if f"task_id={web}" in line]
+    assert tagged and "dag_id=st_isolation" in tagged[0] and tagged[0].endswith(":7|c"), lines
+    # the live progress as plain data: the last report of the pipeline's run stays as its XCom
+    progress = result["xcoms"].get("seatunnel_progress") or {}
+    assert progress, sorted(result["xcoms"])
+    for report in progress.values():
+        assert report["status"] == "RUNNING" and isinstance(report["per_source"], dict) and report["updated"]
 
 
 RESTORE = """

@@ -74,6 +74,25 @@ def test_a_run_view_joins_states_metrics_and_live_progress(plan_of):
                           "(5 micro-batch(es), 1,234 rows written so far; 125 rows/s)"])["write_count"] == 1234
 
 
+def test_a_running_pipeline_shows_its_progress_report_per_table(plan_of):
+    """The ``seatunnel_progress`` XCom a running task pushes (runtime/progress.py's snapshot) counts its
+    tables while it runs; a log line's counts do not name tables."""
+    from airflow_provider_seatunnel.runtime.progress import snapshot
+
+    plan = plan_of(_many(1))
+    (p,) = plan.pipelines
+    plans = {"job.prepare": job_view(plan, {p.task_id: f"job.{p.task_id}"})}
+    report = snapshot(12, {"source[0] FakeSource": [("t0", 40)]}, {"sink[0] LocalFile": [("t0", 25)]})
+    view = run_view("d", "r", _tis(plan, ["running"]), plans, {}, {"state": "running"}, {f"job.{p.task_id}": report})
+    (pipeline,) = view["groups"][0]["pipelines"]
+    assert pipeline["live"] and (pipeline["read_count"], pipeline["write_count"]) == (40, 25)
+    assert [(t["table"], t["status"], t["read"], t["written"]) for t in pipeline["tables"]] == [
+        ("t0", "RUNNING", 40, 25)]
+    line = run_view("d", "r", _tis(plan, ["running"]), plans, {}, {"state": "running"},
+                    {f"job.{p.task_id}": live_progress(["progress after 3 s: read 4 rows, wrote 2 rows; Spark: x"])})
+    assert [(t["read"], t["written"]) for t in line["groups"][0]["pipelines"][0]["tables"]] == [(None, None)]
+
+
 @pytest.fixture
 def view_server():
     """The plugin's FastAPI app (its page and static files) on a loopback port."""

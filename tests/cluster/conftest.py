@@ -87,11 +87,10 @@ def spark_home() -> str:
     return str(Path(spec.origin).parent)
 
 
-@pytest.fixture(scope="module")
-def spark_cluster(tmp_path_factory) -> Iterator[SparkCluster]:
-    """A Spark standalone master and one worker (2 cores, 2 GiB) on free loopback ports."""
+@contextmanager
+def standalone_cluster(root: Path) -> Iterator[SparkCluster]:
+    """A Spark standalone master and one worker (2 cores, 2 GiB) on free loopback ports, under ``root``."""
     assert shutil.which("java"), "Java 17 is required (apt-get install openjdk-17-jre-headless)"
-    root = tmp_path_factory.mktemp("spark-standalone")
     cluster = SparkCluster(port=free_port(), ui_port=free_port(), work_dir=root / "work")
     env = base_environ(SPARK_HOME=spark_home(), SPARK_WORKER_DIR=str(cluster.work_dir),
                        SPARK_LOCAL_DIRS=str(root / "local"), SPARK_LOG_DIR=str(root / "logs"))
@@ -111,6 +110,13 @@ def spark_cluster(tmp_path_factory) -> Iterator[SparkCluster]:
         yield cluster
     finally:
         stop_all(cluster.services)
+
+
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory) -> Iterator[SparkCluster]:
+    """:func:`standalone_cluster` for a test module."""
+    with standalone_cluster(tmp_path_factory.mktemp("spark-standalone")) as cluster:
+        yield cluster
 
 
 # -- Airflow ------------------------------------------------------------------------------------------

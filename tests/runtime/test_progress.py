@@ -45,7 +45,8 @@ def test_progress_is_off_with_an_interval_of_zero(run_job, tmp_path):
 def test_rows_come_from_the_runs_own_counting_points(spark, plan_of):
     plan = plan_of('source { FakeSource { plugin_output = "t", schema = { fields { a = int } } } }\n'
                    'sink { Console { plugin_input = "t" } }')
-    ctx = RunContext(spark, plan, plan.pipelines[0], "r")
+    reports: list[dict] = []
+    ctx = RunContext(spark, plan, plan.pipelines[0], "r", on_progress=reports.append)
     df, counter = count_rows(spark.range(12_345).toDF("a"), "progress-test")
     said: list[str] = []
     progress = Progress(ctx, said.append, 3600, {"source[0] FakeSource": [counter]}).start()  # reports when asked
@@ -56,6 +57,10 @@ def test_rows_come_from_the_runs_own_counting_points(spark, plan_of):
     assert LINE.search(line)[2] == LINE.search(line)[3] == "12,345", line
     progress.stop()
     assert "stage(s) done" in line and len(said) == 2
+    # each line as plain data too (the Airflow task's seatunnel_progress XCom)
+    assert [(r["read_count"], r["write_count"]) for r in reports] == [(0, 0), (12_345, 12_345)]
+    assert reports[-1]["per_source"] == {"source[0] FakeSource": 12_345} and reports[-1]["status"] == "RUNNING"
+    assert "stage(s) done" in reports[-1]["stages"]
 
 
 def test_the_interval_is_checked_at_compile_time(plan_of):
