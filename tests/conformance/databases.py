@@ -13,8 +13,6 @@ from tests.conformance.adapters import (
     Row,
     Target,
     by_id,
-    first_wins,
-    not_superseded,
     staging_on_disk,
 )
 
@@ -121,9 +119,6 @@ KAFKA = Adapter(
                         f'topic = "{t.name}", semantics = EXACTLY_ONCE{", " + extra if extra else ""} }}',
     lambda t: by_id([json.loads(v) for _k, v, _p, _o in t.env.consume(t.name, isolation="read_committed")]),
     lambda t: False, server="kafka", markers=("kafka",),
-    fails={**not_superseded("kafka/sink.py commit (committed_runs)"),
-           **first_wins("Kafka's transactional id fences a producer only while its transaction is open (an "
-                        "attempt's staging is its DataFrame: no transaction exists before the commit)")},
     not_applicable={
         "drop_data": "a topic cannot be emptied by a producer: the sink has no data_save_mode",
         "staging": "an aborted attempt's records stay in the log marked aborted (Kafka's transactions): a "

@@ -41,9 +41,7 @@ def _delta_landed(t: Target) -> list[Row]:
 
 
 DELTA = Adapter("Delta", seed_through_engine(_delta_block), _delta_block, _delta_landed, lambda t: False,
-                not_applicable={"staging": "Delta's staging is Spark's cache in the driver; " + NOT_IN_THE_LOG},
-                fails={**not_superseded("delta/sink.py _publish (table_state's committed txn version)"),
-                       **first_wins("Delta fences by its txn app id and version (StoreFenced)")})
+                not_applicable={"staging": "Delta's staging is Spark's cache in the driver; " + NOT_IN_THE_LOG})
 
 
 # -- Paimon (a filesystem catalog) --------------------------------------------------------------------------
@@ -91,8 +89,10 @@ def _iceberg_skip() -> str:
 
 ICEBERG = Adapter("Iceberg", seed_through_engine(_iceberg_block), _iceberg_block, _iceberg_landed, lambda t: False,
                   not_applicable={"staging": "Iceberg stages on a branch of the table; " + NOT_IN_THE_LOG},
-                  fails={**not_superseded("iceberg's publish (the snapshot property naming the run's commit)"),
-                         **first_wins("Iceberg fences by the snapshot property naming the commit (StoreFenced)")},
+                  fails={**not_superseded("iceberg/sink.py's publish (the snapshot property naming the run's "
+                                          "commit; no attempt token is kept, unlike Delta's and Kafka's)"),
+                         **first_wins("Iceberg fences by the snapshot property naming the commit (StoreFenced), "
+                                      "with no attempt token beside it")},
                   skip=_iceberg_skip())
 
 ADAPTERS = (DELTA, PAIMON, ICEBERG)

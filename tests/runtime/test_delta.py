@@ -52,10 +52,12 @@ def rows(spark, path: Path) -> list[tuple]:
     return sorted(tuple(r) for r in spark.read.format("delta").load(str(path)).collect())
 
 
-def history(spark, path: Path) -> list[tuple[int, str, dict | None]]:
-    """(version, operation, userMetadata as JSON) of each commit, oldest first."""
+def history(spark, path: Path, tokens: bool = False) -> list[tuple[int, str, dict | None]]:
+    """(version, operation, userMetadata as JSON) of each commit, oldest first; the commits that only take an
+    attempt token (no files) left out unless ``tokens``."""
     found = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").select("version", "operation", "userMetadata").collect()
-    return sorted((r[0], r[1], json.loads(r[2]) if r[2] else None) for r in found)
+    return sorted((r[0], r[1], meta) for r in found for meta in [json.loads(r[2]) if r[2] else None]
+                  if tokens or (meta or {}).get("kind") != "token")
 
 
 def runs_of(spark, path: Path) -> list[str]:
@@ -84,9 +86,11 @@ def test_a_table_written_and_read_back_at_the_plans_parallelism(spark, plan_of, 
     assert sorted((r["id"], r["name"]) for r in spark.read.json(str(out)).collect()) == [(1, "a"), (2, "b"), (3, "c")]
 
 
-def test_of_two_overlapping_commits_of_one_run_one_lands(spark, plan_of, tmp_path):
-    """Both attempts pass the sink's own check before either commits; Delta's check inside its commit
-    keeps the second from landing."""
+def test_of_two_overlapping_commits_of_one_run_the_newest_attempt_lands(spark, plan_of, tmp_path):
+    """Both attempts staged before either commits, then both commit at once: only the attempt that took the
+    newer token lands (the older one is superseded, whether it finds the newer token before its write or
+    Delta finds it in its commit); each attempt's token is a commit of the table's log, and the data
+    commit carries its token."""
     table = tmp_path / "t"
     plan = plan_of(job(fake(ROWS), delta_sink(table)))
     p = plan.pipelines[0]
@@ -95,14 +99,14 @@ def test_of_two_overlapping_commits_of_one_run_one_lands(spark, plan_of, tmp_pat
     infos = [DELTA_2PC.prepare(ctx, p.sinks[0], {"f": with_kind(spark.createDataFrame(ROWS, "id bigint, name string, "
                                                                                  "grp string"))})
              for ctx in contexts]
-    outcome: list[str] = []
+    outcome: dict[int, str] = {}
 
     def attempt(n: int) -> None:
         try:
             DELTA_2PC.commit(contexts[n], p.sinks[0], infos[n])
-            outcome.append("ok")
-        except ConcurrentCommit:
-            outcome.append("lost the race")
+            outcome[n] = "ok"
+        except (ConcurrentCommit, PipelineError) as e:
+            outcome[n] = e.kind
 
     threads = [threading.Thread(target=attempt, args=(n,)) for n in (0, 1)]
     for t in threads:
@@ -110,7 +114,10 @@ def test_of_two_overlapping_commits_of_one_run_one_lands(spark, plan_of, tmp_pat
     for t in threads:
         t.join()
     assert rows(spark, table) == sorted(ROWS[:1] + ROWS)
-    assert runs_of(spark, table) == ["seed", "o1"] and "ok" in outcome
+    assert runs_of(spark, table) == ["seed", "o1"] and outcome == {0: "superseded", 1: "ok"}
+    notes = [(meta["kind"], meta["token"], meta["attempt"]) for _, _, meta in history(spark, table, tokens=True)
+             if meta and meta["seatunnel_run_id"] == "o1"]
+    assert notes == [("token", 1, 1), ("token", 2, 2), ("data", 2, 2)]
 
 
 CHANGES_1 = [(1, "a", "x"), (2, "b", "x"), (3, "c", "y"), (4, "d", "y")]

@@ -295,13 +295,14 @@ def test_an_overlapping_attempt_is_fenced(plan_of, spark, kafka):
     with pytest.raises(Exception, match=r"(?i)fenc|epoch"):
         zombie.commit_transaction(30)
     assert ids_in(kafka, t) == [0, 1, 2]
-    # an older attempt that prepared first and commits last is fenced by the newer one's commit, or
-    # finds the run committed: never a second copy
+    # an older attempt that prepared first and commits last was fenced by the newer one's prepare (the
+    # epoch is its token): it finds the run committed by the newer one and fails, never a second copy
     old, _ = eo_ctx(plan_of, spark, kafka, t, "F2")
     new, _ = eo_ctx(plan_of, spark, kafka, t, "F2", attempt=2)
     info_old = KAFKA.prepare(old, vertex, frame(spark, n=2))
     KAFKA.commit(new, vertex, KAFKA.prepare(new, vertex, frame(spark, n=2)))
-    KAFKA.commit(old, vertex, info_old)
+    with pytest.raises(Fenced, match="fenced"):
+        KAFKA.commit(old, vertex, info_old)
     assert ids_in(kafka, t) == [0, 0, 1, 1, 2]
     assert Fenced.deterministic is False
 

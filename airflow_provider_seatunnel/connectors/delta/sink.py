@@ -1,16 +1,18 @@
 """The Delta sink's storage verbs (:class:`DeltaSinkVerbs`; the engine, ``runtime/twophase.py``, runs the two
 phases): ``stage`` computes each table's rows once into Spark's cache, ``publish`` makes them ONE Delta commit
-that carries the run's identity, so that Delta itself keeps a run from committing twice (its commit log is
-:class:`~...spi.twophase.StoreFenced`: Delta fences, no tokens).
+that carries the run's identity and the attempt's token, so that Delta itself keeps a run from committing
+twice and an overtaken attempt from committing at all (its commit log is :class:`DeltaFence`, the tokens
+kept in the table's own log: :mod:`.fence`).
 
 **The identity.** Each commit is an idempotent Delta write: ``txnAppId`` names the (run, pipeline, sink,
 target, upstream table), ``txnVersion`` is the micro-batch in STREAMING (every micro-batch of a stream
-shares the app id: the stream is the run) and 0 in BATCH. Delta records the pair in the commit itself
-and skips a write whose version is not above the one recorded for its app id, inside its optimistic
-commit: a restore of a run whose commit landed writes nothing, and of two overlapping attempts one
-commit lands, the other finds it and writes nothing, or loses the race and fails (transient) before
-committing anything. ``userMetadata`` (JSON: run id, pipeline, sink, table, attempt) makes ``DESCRIBE
-HISTORY`` show which run wrote each version.
+shares the app id: the stream is the run) and twice the attempt's token in BATCH (:mod:`.fence`). Delta
+records the pair in the commit itself and skips a write whose version is not above the one recorded for
+its app id, inside its optimistic commit: a restore of a run whose commit landed writes nothing, an
+attempt overtaken by a newer token writes nothing (Superseded), and of two overlapping writes one lands,
+the other fails (transient) before committing anything. ``userMetadata`` (JSON: run id, pipeline, sink,
+table, attempt, and the kind, app id, token and a nonce) makes ``DESCRIBE HISTORY`` show which run and
+attempt wrote each version, and whether it holds data or only a token.
 
 App ids are ``seatunnel-<scope>-<pipeline and table>``, where the scope digests (run, sink, target):
 **save modes apply once per scope**, in the scope's first commit, found as the table's first commit whose
@@ -36,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,11 +47,12 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only
-from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
+from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import DELETE, changes, merge_sql, resolve
+from . import fence
 from .options import SinkOptions, Table, parse
-from .tables import TableState, ensure_delta, has_rows, sql_path, table_state, tune
+from .tables import TableState, ensure_delta, has_rows, sql_path, table_state
 
 log = logging.getLogger("seatunnel.delta")
 
@@ -74,16 +78,22 @@ class Txn:
     scope: str
 
 
-def txn_of(ctx: RunContext, vertex: Vertex, path: str, table: str) -> Txn:
+def txn_of(ctx: RunContext, vertex: Vertex, path: str, table: str, token: int = 0) -> Txn:
     """The run (a stream: every micro-batch), the sink and the target make the scope; the pipeline and the
-    upstream table the rest of the app id; the micro-batch (0 in BATCH) the version."""
+    upstream table the rest of the app id; the micro-batch (twice the attempt's token in BATCH) the version."""
     scope = f"seatunnel-{digest(ctx.save_mode_run_id, vertex.ref, path, length=20)}-"
-    return Txn(scope + digest(ctx.pipeline_key, table, length=12), int(ctx.batch_id or 0), scope)
+    version = fence.data_version(token) if ctx.batch_id is None else int(ctx.batch_id)
+    return Txn(scope + digest(ctx.pipeline_key, table, length=12), version, scope)
 
 
-def user_metadata(ctx: RunContext, vertex: Vertex, table: str) -> str:
-    return json.dumps({"seatunnel_run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref,
-                       "table": table, "attempt": ctx.attempt}, sort_keys=True)
+def streaming(ctx: RunContext) -> bool:
+    return ctx.batch_id is not None
+
+
+def note(ctx: RunContext, vertex: Vertex, table: str) -> dict[str, Any]:
+    """What every commit's ``userMetadata`` says of the run that wrote it."""
+    return {"seatunnel_run_id": ctx.run_id, "pipeline": ctx.pipeline_key, "sink": vertex.ref, "table": table,
+            "attempt": ctx.attempt}
 
 
 def target_path(table: Table, upstream: str, columns: list[str]) -> str:
@@ -95,9 +105,18 @@ def target_path(table: Table, upstream: str, columns: list[str]) -> str:
 # prepare
 # ---------------------------------------------------------------------------------------------
 
-def _check_save_modes(opts: SinkOptions, state: TableState, spark: Any) -> None:
+def scope_started(spark: Any, state: TableState, ctx: RunContext, scope: str) -> bool:
+    """Whether a data commit of the scope is in the table: any recorded version in STREAMING; an even one
+    in BATCH (odd ones are tokens), or, when only tokens show, a data commit in the history (a take that
+    raced past a data commit recorded its odd version over it: :mod:`.fence`)."""
+    if streaming(ctx) or any(v % 2 == 0 for v in state.scope_versions):
+        return state.scope_started
+    return bool(state.scope_versions) and fence.scope_has_data(spark, state.path, scope)
+
+
+def _check_save_modes(opts: SinkOptions, state: TableState, spark: Any, started: bool) -> None:
     """Before the scope's first commit: the save modes that refuse a target."""
-    if state.scope_started:
+    if started:
         return
     if not state.exists and opts.schema_save_mode == "ERROR_WHEN_SCHEMA_NOT_EXIST":
         raise RuntimeConfigError(f"schema_save_mode ERROR_WHEN_SCHEMA_NOT_EXIST: {state.path} is not a Delta table")
@@ -105,22 +124,43 @@ def _check_save_modes(opts: SinkOptions, state: TableState, spark: Any) -> None:
         raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: the Delta table {state.path} holds rows")
 
 
-def _target(ctx: RunContext, vertex: Vertex, commit: CommitId, columns: list[str] | None) -> tuple[str, Txn]:
+def _target(ctx: RunContext, vertex: Vertex, commit: CommitId, columns: list[str] | None,
+            token: int = 0) -> tuple[str, Txn]:
     path = target_path(options_of(vertex).table, commit.table, columns or [])
-    return path, txn_of(ctx, vertex, path, commit.table)
+    return path, txn_of(ctx, vertex, path, commit.table, token)
 
 
 def options_of(vertex: Vertex) -> SinkOptions:
     return run_time_options(parse, vertex, SinkOptions)
 
 
-def is_committed(ctx: RunContext, vertex: Vertex, commit: CommitId) -> bool:
-    """Whether the table holds the commit of ``commit``'s identity (its app id at this version or later)."""
-    ensure_delta(ctx.spark, ctx.plan.env)
-    path, txn = _target(ctx, vertex, commit, None)
-    tune(ctx.spark, ctx.plan.env)
-    state = table_state(ctx.spark, path, txn.app_id, txn.scope)
-    return state.committed is not None and state.committed >= txn.version
+@dataclass(frozen=True)
+class DeltaFence:
+    """The Delta sink's commit log: tokens and commit records in the table's own log (:mod:`.fence`).
+    STREAMING takes no token (every attempt holds 0): a micro-batch is committed when its app id's
+    version is at the micro-batch or later."""
+
+    ctx: Any
+    vertex: Any
+
+    def _state(self, commit: CommitId) -> tuple[str, Txn, TableState]:
+        ensure_delta(self.ctx.spark, self.ctx.plan.env)
+        path, txn = _target(self.ctx, self.vertex, commit, None)
+        return path, txn, table_state(self.ctx.spark, path, txn.app_id)
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        path, txn, state = self._state(commit)
+        if streaming(self.ctx):
+            return 0, state.committed is not None and state.committed >= txn.version
+        if not state.exists:  # no log to take a token in: the first attempt to create the table wins
+            return 0, False
+        taken = fence.take(self.ctx.spark, path, txn.app_id, note(self.ctx, self.vertex, commit.table))
+        return taken.token, taken.committed
+
+    def newest_token(self, commit: CommitId) -> int:
+        if streaming(self.ctx):
+            return 0
+        return fence.token_of(self._state(commit)[2].committed)
 
 
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
@@ -128,9 +168,10 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     ``primary_keys``) computed once into Spark's cache: nothing is visible yet."""
     opts = options_of(vertex)
     columns = data_columns(df)
-    path, txn = _target(ctx, vertex, commit, columns)
+    path, txn = _target(ctx, vertex, commit, columns, token)
     spark = df.sparkSession
-    _check_save_modes(opts, table_state(spark, path, txn.app_id, txn.scope), spark)
+    state = table_state(spark, path, txn.app_id, txn.scope)
+    _check_save_modes(opts, state, spark, scope_started(spark, state, ctx, txn.scope))
     if opts.primary_keys:
         keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "primary_keys")
         rows = changes(df, keys, int(vertex.parallelism))
@@ -147,14 +188,15 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
 # commit
 # ---------------------------------------------------------------------------------------------
 
-def action_of(opts: SinkOptions, state: TableState) -> str:
+def action_of(opts: SinkOptions, state: TableState, started: bool) -> str:
     """How the commit writes: ``create`` a missing table, ``recreate``/``overwrite`` it in the scope's
-    first commit (RECREATE_SCHEMA / DROP_DATA), else ``merge`` (primary keys) or ``append``."""
+    first commit (RECREATE_SCHEMA / DROP_DATA; ``started``: the scope has a data commit), else ``merge``
+    (primary keys) or ``append``."""
     if not state.exists:
         return "create"
-    if not state.scope_started and opts.schema_save_mode == "RECREATE_SCHEMA":
+    if not started and opts.schema_save_mode == "RECREATE_SCHEMA":
         return "recreate"
-    if not state.scope_started and opts.data_save_mode == "DROP_DATA":
+    if not started and opts.data_save_mode == "DROP_DATA":
         return "overwrite"
     return "merge" if opts.primary_keys else "append"
 
@@ -229,18 +271,31 @@ def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
         discard_table(ctx, vertex, staged)
 
 
+def _fenced(ctx: RunContext, recorded: int | None, txn: Txn) -> Published | None:
+    """What the recorded version of the app id leaves to this attempt: None (write), ALREADY (the run's
+    data landed) or SUPERSEDED (BATCH: a newer token, odd, was taken)."""
+    if recorded is None or recorded < txn.version:
+        return None
+    if not streaming(ctx) and recorded % 2:
+        return Published(Outcome.SUPERSEDED, newest=fence.token_of(recorded))
+    return Published(Outcome.ALREADY)
+
+
 def _publish(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged) -> Published:
     df, path, table = staged.cached, staged.detail["path"], staged.commit.table
     txn = Txn(staged.detail["app_id"], staged.detail["version"], staged.detail["scope"])
     spark = df.sparkSession
     state = table_state(spark, path, txn.app_id, txn.scope)
-    if state.committed is not None and state.committed >= txn.version:
-        log.info("Delta %s: table %s of run %s was committed to %s meanwhile: nothing to write", vertex.ref,
-                 table, ctx.run_id, path)
-        return Published(Outcome.ALREADY)
+    answer = _fenced(ctx, state.committed, txn)
+    if answer is not None:
+        log.info("Delta %s: table %s of run %s: %s in %s meanwhile, nothing to write", vertex.ref, table,
+                 ctx.run_id, "committed" if answer.outcome is Outcome.ALREADY else "a newer attempt's token", path)
+        return answer
     _check_columns(opts, state, data_columns(df))
-    action = action_of(opts, state)
-    meta = user_metadata(ctx, vertex, table)
+    action = action_of(opts, state, scope_started(spark, state, ctx, txn.scope))
+    nonce = uuid.uuid4().hex
+    meta = json.dumps({**note(ctx, vertex, table), "kind": "data", "app_id": txn.app_id, "token": staged.token,
+                       "nonce": nonce}, sort_keys=True)
     try:
         if action == "merge":
             _merge(df, path, opts, txn, meta)
@@ -252,6 +307,10 @@ def _publish(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged)
             raise ConcurrentCommit(f"another writer committed to the Delta table {path} meanwhile: nothing of this "
                                    f"attempt was committed ({cause})") from e
         raise
+    if not streaming(ctx):  # Delta skips a fenced write without an error: did this one land?
+        after = table_state(spark, path, txn.app_id).committed
+        if after != txn.version and not fence.landed(spark, path, txn.app_id, nonce):
+            return _fenced(ctx, after, Txn(txn.app_id, 0, txn.scope)) or Published(Outcome.ALREADY)
     ctx.fault_point("sink.commit", vertex)
     log.info("Delta %s: committed table %s to %s (%s, txn %s/%d)", vertex.ref, table, path, action,
              txn.app_id, txn.version)
@@ -272,5 +331,5 @@ class DeltaSinkVerbs:
     publish = staticmethod(publish_table)
     discard = staticmethod(discard_table)
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
-        return StoreFenced(lambda commit: is_committed(ctx, vertex, commit))
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> DeltaFence:
+        return DeltaFence(ctx, vertex)

@@ -37,6 +37,7 @@ class TableState:
     version: int
     committed: int | None = None  # the txnVersion recorded for the asked txnAppId
     scope_started: bool = False  # some txnAppId starts with the asked prefix
+    scope_versions: tuple[int, ...] = ()  # the txnVersions recorded for the app ids starting with it
     columns: tuple[str, ...] = ()
     partition_columns: tuple[str, ...] = ()
 
@@ -117,9 +118,10 @@ def table_state(spark: Any, path: str, app_id: str | None = None, scope: str | N
     if app_id is not None:
         found = txns.get(app_id)
         committed = int(found.get()) if found.isDefined() else None
-    started = scope is not None and any(a.startswith(scope) for a in _lines(txns.keySet().mkString("\n")))
+    in_scope = [a for a in _lines(txns.keySet().mkString("\n")) if scope is not None and a.startswith(scope)]
     metadata = snapshot.metadata()
-    return TableState(path, version, committed, started, tuple(str(c) for c in metadata.schema().fieldNames()),
+    return TableState(path, version, committed, bool(in_scope), tuple(int(txns.get(a).get()) for a in in_scope),
+                      tuple(str(c) for c in metadata.schema().fieldNames()),
                       tuple(_lines(metadata.partitionColumns().mkString("\n"))))
 
 

@@ -16,10 +16,17 @@ are spread over the remaining partitions by a hash of the value.
   (:func:`publish_all`) publishes every table's records in ONE Kafka transaction from the driver, under
   the transactional id ``<transaction_prefix>-<digest of the run (the stream), pipeline and sink>``.
   The transaction also commits, for the consumer group of that id, an offset whose metadata is the run
-  id: that record of the commit becomes visible atomically with the rows. ``init_transactions`` fences
-  every older producer of the id (an overlapping attempt's transaction is aborted, its commit fails:
-  :class:`Fenced`), then the commit record is read: a run (or micro-batch) that committed already
-  writes nothing. Consumers reading ``read_committed`` see every row once.
+  id: that record of the commit becomes visible atomically with the rows. Consumers reading
+  ``read_committed`` see every row once.
+
+**The newest attempt wins.** The attempt token is the producer's epoch: an attempt takes it when the
+engine takes its token, before it stages (:class:`EpochFence`: the transactional producer is created and
+``init_transactions`` called then, and the attempt keeps that producer until its commit). Taking it fences
+every older producer of the id: an older attempt's open transaction is aborted, and whatever it sends or
+commits later fails (:class:`Fenced`), whether it resumes before the newer attempt commits or after.
+The commit record is read with the attempt's producer: a run that committed already writes nothing, and
+an attempt that finds the run committed by a newer one (its producer no longer holds the epoch, which
+the transaction coordinator answers) is :class:`Fenced`, never a success.
 """
 
 from __future__ import annotations
@@ -27,15 +34,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError
 from ...spi.options import run_time_options
 from ...spi.rows import data_columns, quote
-from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
+from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from . import client as kc
 from .formats import encode_key, encode_value
@@ -182,21 +191,93 @@ def _fail(e: BaseException, what: str) -> PipelineError:
     return kc.KafkaUnavailable(f"{what}: {e}")
 
 
+#: the producer each attempt took its epoch with, kept from its token to its commit: (transactional id, the
+#: attempt's run context) -> producer (several attempts may run in one process)
+_HELD: dict[tuple[str, int], Any] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _held_key(ctx: RunContext, vertex: Vertex) -> tuple[str, int]:
+    return transactional_id(ctx, vertex, _options(vertex)), id(ctx)
+
+
+def take_epoch(ctx: RunContext, vertex: Vertex) -> None:
+    """EXACTLY_ONCE: the attempt's transactional producer, created and initialised once per attempt (the
+    first table's token): ``init_transactions`` gives it the id's next epoch, which fences every older
+    producer of the id and aborts its open transaction."""
+    opts = _options(vertex)
+    if opts.semantics != EXACTLY_ONCE:
+        return
+    key = _held_key(ctx, vertex)
+    with _HELD_LOCK:
+        if key in _HELD:
+            return
+        producer = _producer(kc.librdkafka_config(opts.bootstrap, opts.client), opts, key[0])
+        try:
+            producer.init_transactions(kc.TIMEOUT_S)
+        except Exception as e:
+            raise _fail(e, f"Kafka transaction {key[0]} of run {ctx.run_id}") from e
+        _HELD[key] = producer
+
+
+def _release(ctx: RunContext, vertex: Vertex) -> Any:
+    """The attempt's producer, no longer kept (None: the attempt took no epoch)."""
+    with _HELD_LOCK:
+        return _HELD.pop(_held_key(ctx, vertex), None)
+
+
+@dataclass(frozen=True)
+class EpochFence:
+    """The Kafka sink's commit log: the attempt token is the producer's epoch, taken with the token
+    (:func:`take_epoch`). The broker compares epochs, not the engine: every attempt holds token 0, and an
+    overtaken one learns it from the broker (:class:`Fenced`) when it sends, commits or reads the run's
+    commit record. No table is found committed at prepare (the commit record is read by the commit)."""
+
+    ctx: Any
+    vertex: Any
+
+    def take_token(self, commit: CommitId) -> tuple[int, bool]:
+        take_epoch(self.ctx, self.vertex)
+        return 0, False
+
+    def newest_token(self, commit: CommitId) -> int:
+        return 0
+
+
+def _check_epoch(txn: _Transaction, config: Mapping[str, str], group: str, topic: str) -> None:
+    """Raises (fenced) unless the attempt's producer still holds the id's epoch: the transaction
+    coordinator is asked to add an offset of the commit group to a transaction, then that is aborted."""
+    ck = kc.require()
+    txn.begin()
+    consumer = kc.consumer(config, group)
+    try:
+        txn.producer.send_offsets_to_transaction([ck.TopicPartition(topic, 0, 0)],
+                                                 consumer.consumer_group_metadata(), kc.TIMEOUT_S)
+    finally:
+        consumer.close()
+    txn.abort()
+
+
 def publish_all(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]:
     """EXACTLY_ONCE: publish every table's records in one transaction (see the module's docstring);
-    ALREADY for every table when the run's commit record is there."""
+    ALREADY for every table when the run's commit record is there, unless a newer attempt wrote it."""
     ck = kc.require()
     opts = _options(vertex)
     config = kc.librdkafka_config(opts.bootstrap, opts.client)
     txn_id = transactional_id(ctx, vertex, opts)
     what = f"Kafka transaction {txn_id} of run {ctx.run_id}"
-    producer = _producer(config, opts, txn_id)
+    producer = _release(ctx, vertex)
+    fresh = producer is None  # an attempt that took no epoch (a commit outside the engine's prepare) takes it now
+    if producer is None:
+        producer = _producer(config, opts, txn_id)
     txn = _Transaction(producer)
     try:
-        producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
+        if fresh:
+            producer.init_transactions(kc.TIMEOUT_S)  # fences older producers, aborts their open transaction
         group = f"{txn_id}-commits"
         topics = {r["topic"] for s in staged for r in s.cached.select("topic").distinct().collect()}
         if ctx.run_id in committed_runs(config, group, topics):
+            _check_epoch(txn, config, group, min(topics))  # a newer attempt committed it: this one is fenced
             log.info("Kafka %s: %s committed already: nothing to write", vertex.ref, what)
             return [Published(Outcome.ALREADY) for _ in staged]
         t0 = time.monotonic()
@@ -274,17 +355,17 @@ def _send_tables(ctx: RunContext, vertex: Vertex, txn: _Transaction,
 
 
 class KafkaSinkVerbs:
-    """The Kafka sink as storage verbs: the transactional id fences attempts (its producer epoch) and
-    one transaction publishes every table of the run with its commit record (:func:`publish_all`), read
-    only under that fence: no attempt tokens, no table skipped at prepare. ``sink.move`` fires after
-    each table's records were sent, the transaction still open."""
+    """The Kafka sink as storage verbs: the transactional id fences attempts (its producer epoch, taken
+    with the attempt's token: :class:`EpochFence`) and one transaction publishes every table of the run
+    with its commit record (:func:`publish_all`), read only under that fence: no table skipped at prepare.
+    ``sink.move`` fires after each table's records were sent, the transaction still open."""
 
     moves_in_steps = True
     stage = staticmethod(stage_table)
     publish_all = staticmethod(publish_all)
 
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> StoreFenced:
-        return StoreFenced(lambda commit: False)
+    def commit_log(self, ctx: RunContext, vertex: Vertex) -> EpochFence:
+        return EpochFence(ctx, vertex)
 
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
         """One table alone (the engine calls :meth:`publish_all` with every table): its own transaction."""
@@ -292,7 +373,9 @@ class KafkaSinkVerbs:
         return answer
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        """Drop the cached records (an open transaction was aborted by ``publish_all`` already)."""
+        """Drop the cached records and the attempt's producer (an open transaction was aborted by
+        ``publish_all`` already; a producer that only took the epoch has none)."""
+        _release(ctx, vertex)
         if staged.cached is not None:
             with contextlib.suppress(Exception):  # the session may be gone
                 staged.cached.unpersist()
