@@ -360,11 +360,16 @@ def main() -> int:
 
 
 def record(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
-    path = RESULTS / "whole_database.json"
+    append_results("whole_database", runs, report)
+
+
+def append_results(name: str, runs: list[dict[str, Any]], render: Any) -> None:
+    """Append ``runs`` to benchmarks/results/<name>.json and render <name>.md from all of its runs."""
+    path = RESULTS / f"{name}.json"
     kept = json.loads(path.read_text()) if path.exists() else []
     kept += runs
     path.write_text(json.dumps(kept, indent=1) + "\n")
-    (RESULTS / "whole_database.md").write_text(report(kept))
+    (RESULTS / f"{name}.md").write_text(render(kept))
 
 
 def report(runs: list[dict[str, Any]]) -> str:

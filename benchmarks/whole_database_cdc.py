@@ -59,7 +59,6 @@ sys.path.insert(0, str(HERE))
 import whole_database as wd  # noqa: E402
 from parity.engines import project_cli, setup_zeta, zeta_dir  # noqa: E402
 
-RESULTS = HERE / "results"
 POLL_S = 0.25
 BATCH_LINE = re.compile(r"table (\S+): micro-batch (\d+): read (\d+) rows, wrote (\d+) rows in (\d+) ms")
 
@@ -411,16 +410,8 @@ def main() -> int:
     finally:
         for server in servers:
             server.stop()
-    record(runs)
+    wd.append_results("whole_database_cdc", runs, report)
     return 0 if all(r.get("tables_equal") == r["tables"] and r["readers_ok"] for r in runs) else 1
-
-
-def record(runs: list[dict[str, Any]]) -> None:
-    path = RESULTS / "whole_database_cdc.json"
-    kept = json.loads(path.read_text()) if path.exists() else []
-    kept += runs
-    path.write_text(json.dumps(kept, indent=1) + "\n")
-    (RESULTS / "whole_database_cdc.md").write_text(report(kept))
 
 
 def report(runs: list[dict[str, Any]]) -> str:
