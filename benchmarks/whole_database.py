@@ -141,8 +141,8 @@ def _value(v: Any) -> str:
         return str(int(v))
     if isinstance(v, Decimal):
         return format(v, "f")
-    if isinstance(v, datetime):
-        return v.isoformat()
+    if isinstance(v, datetime):  # an instant (timestamptz) as its UTC wall time
+        return (v.astimezone(UTC).replace(tzinfo=None) if v.tzinfo else v).isoformat()
     return str(v)
 
 
@@ -179,8 +179,8 @@ class Target:
         return out
 
 
-def config(source: Any, target: Target, tables: list[str]) -> str:
-    s, t = source.server, target.server
+def config(source: Any, target: Target, tables: list[str], keyed: bool = True) -> str:
+    s = source.server
     listed = "\n".join(f'      {{ table_path = "{source.table_path(name)}" }}' for name in tables)
     return f"""env {{
   job.mode = "BATCH"
@@ -200,7 +200,17 @@ source {{
   }}
 }}
 sink {{
-  Jdbc {{
+{sink_block(target, keyed)}
+}}
+"""
+
+
+def sink_block(target: Target, keyed: bool = True) -> str:
+    """The Jdbc PostgreSQL sink of every table: ``public.${table_name}``, created, upserted on ``id``
+    (``keyed``; else plain INSERTs into tables without a key, where rows written twice stay visible)."""
+    t = target.server
+    keys = '\n    primary_keys = ["id"]' if keyed else ""
+    return f"""  Jdbc {{
     url = "{target.url}"
     driver = "org.postgresql.Driver"
     user = "{t.user}"
@@ -208,13 +218,10 @@ sink {{
     plugin_input = "db"
     generate_sink_sql = true
     database = "{TARGET_DB}"
-    table = "public.${{table_name}}"
-    primary_keys = ["id"]
+    table = "public.${{table_name}}"{keys}
     schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST"
     data_save_mode = "APPEND_DATA"
-  }}
-}}
-"""
+  }}"""
 
 
 def measured(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float, float, float]:
@@ -353,11 +360,16 @@ def main() -> int:
 
 
 def record(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
-    path = RESULTS / "whole_database.json"
+    append_results("whole_database", runs, report)
+
+
+def append_results(name: str, runs: list[dict[str, Any]], render: Any) -> None:
+    """Append ``runs`` to benchmarks/results/<name>.json and render <name>.md from all of its runs."""
+    path = RESULTS / f"{name}.json"
     kept = json.loads(path.read_text()) if path.exists() else []
     kept += runs
     path.write_text(json.dumps(kept, indent=1) + "\n")
-    (RESULTS / "whole_database.md").write_text(report(kept))
+    (RESULTS / f"{name}.md").write_text(render(kept))
 
 
 def report(runs: list[dict[str, Any]]) -> str:

@@ -1,0 +1,144 @@
+"""Restores at scale: SIGKILL a whole-database copy (:mod:`whole_database`'s job, N tables, Jdbc ``table_list``
+→ Jdbc PostgreSQL ``public.${table_name}``), restore it, and check that every table is there exactly once.
+
+The sink writes plain INSERTs (no ``primary_keys``), so a table committed twice shows its rows twice (or its
+restore fails on the created key), and one skipped shows none. Per trial, on a fresh target database:
+
+1. attempt 1 of a run id (``seatunnel-airflow run --run-id R --attempt 1``) is SIGKILLed (its spark-submit
+   process, the driver's JVM; the Python driver dies with it: :func:`restore_faults.run_cli`) at a random
+   moment, alternating: **writes**, 0 to ``--write-window`` seconds after the sink starts writing (the
+   tables being staged, several at once); **commit**, 0 to 10 s after the sink reported its rows prepared
+   (the commit transaction of every table of the database);
+2. the restore: the same command, ``--attempt 2``, must exit 0;
+3. every target table is compared with its source (count and ordered checksum), and the commit log
+   (``seatunnel_commits``) must hold exactly one row per table for the run id; recorded too: how many
+   tables attempt 1 had committed (one transaction for the database: all or none).
+
+Results: benchmarks/results/whole_database_restores.json (appended) and .md (rendered from all).
+
+    python benchmarks/whole_database_restores.py [--tables 200] [--trials 5] [--write-window 240] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import restore_faults as rf  # noqa: E402
+import whole_database as wd  # noqa: E402
+
+
+def committed(target: wd.Target, run_id: str) -> int:
+    """The commit-log rows of ``run_id`` (0 before the log exists)."""
+    import psycopg
+
+    s = target.server
+    with psycopg.connect(host="127.0.0.1", port=s.port, dbname=wd.TARGET_DB, user=s.user, password=s.password,
+                         autocommit=True) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM public.seatunnel_commits WHERE run_id = %s",
+                                    (run_id,)).fetchone()[0])
+        except psycopg.Error:
+            return 0
+
+
+def killer(kind: str, delay: float) -> Any:
+    """When to SIGKILL: ``delay`` seconds after the progress line that opens the phase ``kind``."""
+    mark = ": writing" if kind == "writes" else ": prepared "
+
+    def due(events: list[tuple[float, str]], elapsed: float) -> bool:
+        at = next((t for t, line in events if mark in line), None)
+        return at is not None and elapsed >= at + delay
+
+    return due
+
+
+def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, conf: Path, work: Path,
+          target: wd.Target, expected: dict[str, Any], tables: list[str]) -> dict[str, Any]:
+    target.fresh()
+    run_id = f"wholedb-restore-{n:03d}-{time.time_ns()}"
+    delay = rng.uniform(0, args.write_window if kind == "writes" else 10.0)
+    load = os.getloadavg()[0]
+    first = rf.run_cli(conf, work, run_id, 1, kill=killer(kind, delay))
+    for pid in rf._drivers_of(run_id):  # a Python driver that outlived its JVM
+        os.kill(pid, signal.SIGKILL)
+    after_first = committed(target, run_id)
+    last = rf.run_cli(conf, work, run_id, 2)
+    got = target.checksums(tables)
+    wrong = sorted(t for t in tables if got[t] != expected[t])
+    doubled = sorted(t for t in wrong if got[t] is not None and got[t][0] == 2 * expected[t][0])
+    missing = sorted(t for t in wrong if got[t] is None or got[t][0] == 0)
+    log_rows = committed(target, run_id)
+    out = {"trial": n, "kind": kind, "delay_s": round(delay, 1),
+           "killed_at_s": None if first.killed_at is None else round(first.killed_at, 1),
+           "first_exit": first.code, "committed_by_attempt_1": after_first, "restore_exit": last.code,
+           "restore_s": round(last.seconds, 1), "tables": len(tables), "tables_equal": len(tables) - len(wrong),
+           "tables_doubled": len(doubled), "tables_missing": len(missing), "commit_log_rows": log_rows,
+           "exactly_once": not wrong and log_rows == len(tables) and last.code == 0, "load_before": round(load, 2),
+           "unequal": wrong[:5], "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    if last.code != 0:
+        out["restore_tail"] = (last.stdout + last.stderr)[-2000:]
+    print(json.dumps({k: v for k, v in out.items() if k != "restore_tail"}), flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--write-window", type=float, default=240.0, help="seconds after writing starts to kill in")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    rng = random.Random(args.seed)
+    tables = [f"t{i:04d}" for i in range(1, args.tables + 1)]
+    work = Path(tempfile.mkdtemp(prefix="whole-db-restores-"))
+    source, target, servers = wd.start_servers("postgres")
+    trials: list[dict[str, Any]] = []
+    try:
+        source.create(tables)
+        expected = source.checksums(tables)
+        conf = work / "job.conf"
+        conf.write_text(wd.config(source, target, tables, keyed=False))
+        for n in range(1, args.trials + 1):
+            trials.append(trial(n, ("writes", "commit")[(n - 1) % 2], rng, args, conf, work, target, expected,
+                                tables))
+    finally:
+        for server in servers:
+            server.stop()
+        wd.append_results("whole_database_restores", trials, report)
+    return 0 if all(t["exactly_once"] for t in trials) else 1
+
+
+def report(kept: list[dict[str, Any]]) -> str:
+    lines = ["# Restores at scale: a whole-database copy SIGKILLed, then restored", "",
+             "Generated by `python benchmarks/whole_database_restores.py` (see its docstring): N tables × 1,000 rows, "
+             "Jdbc `table_list` → Jdbc PostgreSQL, plain INSERTs (a table committed twice shows its rows twice). "
+             "Exactly once: every table equal to its source after the restore and one commit-log row per table.", "",
+             f"Trials: {len(kept)}, exactly once: {sum(t['exactly_once'] for t in kept)}.", "",
+             "| # | tables | kill in | killed at s | tables committed by attempt 1 | restore exit | restore s "
+             "| equal | doubled | missing | log rows | exactly once | load | at |",
+             "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for t in kept:
+        lines.append(f"| {t['trial']} | {t['tables']} | {t['kind']} | {t['killed_at_s']} "
+                     f"| {t['committed_by_attempt_1']} | {t['restore_exit']} | {t['restore_s']} | {t['tables_equal']} "
+                     f"| {t['tables_doubled']} | {t['tables_missing']} | {t['commit_log_rows']} "
+                     f"| {'yes' if t['exactly_once'] else 'NO'} | {t['load_before']} | {t['at']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
