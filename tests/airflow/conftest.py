@@ -1,4 +1,5 @@
-"""Real Airflow for the operator tests: an isolated AIRFLOW_HOME with SQLite, migrated once per session.
+"""Real Airflow for the operator tests: an isolated AIRFLOW_HOME with SQLite (a copy of the session's migrated
+template, tests/airflow_db.py).
 
 DAGs run with ``dag.test()`` in a subprocess, so Airflow's settings come from the environment set here;
 ``spark_default`` comes from ``AIRFLOW_CONN_SPARK_DEFAULT`` (JSON: ``host`` ``local[1]`` is the master as is).
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ..airflow_db import migrate, shared_dir
 from ..conftest import ROOT
 
 BIN = Path(sys.executable).parent
@@ -36,9 +38,7 @@ def airflow_env(tmp_path_factory) -> dict[str, str]:
         "PATH": str(BIN) + os.pathsep + env.get("PATH", ""),
         "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     })
-    proc = subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    migrate(env, shared_dir(tmp_path_factory))
     return env
 
 
