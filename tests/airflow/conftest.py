@@ -1,4 +1,5 @@
-"""Real Airflow for the operator tests: an isolated AIRFLOW_HOME with SQLite, migrated once per session.
+"""Real Airflow for the operator tests: an isolated AIRFLOW_HOME with SQLite (a copy of the session's migrated
+template, tests/airflow_db.py).
 
 DAGs run with ``dag.test()`` in a subprocess, so Airflow's settings come from the environment set here;
 ``spark_default`` comes from ``AIRFLOW_CONN_SPARK_DEFAULT`` (JSON: ``host`` ``local[1]`` is the master as is).
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ..airflow_db import migrate, shared_dir
 from ..conftest import ROOT
 
 BIN = Path(sys.executable).parent
@@ -36,10 +38,18 @@ def airflow_env(tmp_path_factory) -> dict[str, str]:
         "PATH": str(BIN) + os.pathsep + env.get("PATH", ""),
         "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     })
-    proc = subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    migrate(env, shared_dir(tmp_path_factory))
     return env
+
+
+def dags_folder(airflow_env: dict[str, str], module: str) -> Path:
+    """The DAGs folder of ``module``'s runs, a subfolder of the session's, passed to the run as its
+    ``AIRFLOW__CORE__DAGS_FOLDER``: ``dag.test()`` parses and syncs its whole folder, so each module gets
+    its own (not every DAG the worker's tests wrote before); the same module gets the same folder, so a
+    rerun of a run id finds its DAG where it was."""
+    folder = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"]) / module
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 RUNNER = """
@@ -67,7 +77,8 @@ with open({result!r}, "w") as f:
 
 @pytest.fixture
 def run_dag(airflow_env, tmp_path):
-    """Write ``source`` (defining ``dag``) into the DAGs folder as ``module``, run ``dag.test()`` in a subprocess.
+    """Write ``source`` (defining ``dag``) into ``module``'s DAGs folder (:func:`dags_folder`) as ``module``,
+    run ``dag.test()`` in a subprocess.
 
     ``dag.test()`` syncs the DAGs folder (the bundle) to the database, so the file must live there; each test
     uses its own ``module`` and dag id. ``logical_date`` defaults to 2024-05-06 (UTC); ``run_after`` (default:
@@ -79,8 +90,7 @@ def run_dag(airflow_env, tmp_path):
 
     def run(source: str, module: str, *, logical_date: datetime | None = None, run_after: datetime | None = None,
             run_conf: dict | None = None, env: dict[str, str] | None = None) -> dict:
-        dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
-        dag_dir.mkdir(exist_ok=True)
+        dag_dir = dags_folder(airflow_env, module)
         (dag_dir / f"{module}.py").write_text(textwrap.dedent(source))
         result = tmp_path / "result.json"
         result.unlink(missing_ok=True)
@@ -88,7 +98,7 @@ def run_dag(airflow_env, tmp_path):
                                logical_date=(logical_date or DEFAULT_LOGICAL_DATE).isoformat(),
                                run_after=run_after.isoformat() if run_after else "", run_conf=run_conf)
         proc = subprocess.run([sys.executable, "-c", runner],
-                              env={**airflow_env, **(env or {})}, cwd=tmp_path, capture_output=True, text=True,
+                              env={**airflow_env, "AIRFLOW__CORE__DAGS_FOLDER": str(dag_dir), **(env or {})}, cwd=tmp_path, capture_output=True, text=True,
                               timeout=600)
         assert result.exists(), proc.stdout[-5000:] + proc.stderr[-5000:]
         out = json.loads(result.read_text())

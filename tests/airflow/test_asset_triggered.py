@@ -7,9 +7,9 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from ..conftest import ROOT
+from .conftest import dags_folder
 
 DAGS = ROOT / "dags"
 
@@ -41,7 +41,7 @@ def test_the_example_is_scheduled_on_the_syncs_alias():
 
 
 def test_a_sync_run_queues_a_run_of_the_report(run_dag, airflow_env, tmp_path):
-    dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
+    dag_dir = dags_folder(airflow_env, "seatunnel_recurring_sync")
     (dag_dir / "configs").mkdir(parents=True, exist_ok=True)
     shutil.copy(DAGS / "configs" / "recurring_sync.conf", dag_dir / "configs")
     shutil.copy(DAGS / "seatunnel_asset_triggered.py", dag_dir)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from pathlib import Path
+
+from .conftest import dags_folder
 
 CONFIG = """
 env { job.name = "authoring", parallelism = 2 }
@@ -51,7 +52,7 @@ def test_group_run_relative_config_retries_fail_fast_and_metrics(run_dag, airflo
     directory is elsewhere); the DAG's default_args give the retries; the Cassandra pipeline fails
     before Spark starts and is not retried; the branching pipeline (200 rows read, written to two
     sinks) and the failed job count no negative failures; times are UTC with an offset."""
-    configs = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"]) / "configs"
+    configs = dags_folder(airflow_env, "st_authoring_run") / "configs"
     configs.mkdir(parents=True, exist_ok=True)
     (configs / "st_authoring_run.conf").write_text(CONFIG.replace("__OUT__", str(tmp_path / "out")))
     xcom = tmp_path / "metrics.json"

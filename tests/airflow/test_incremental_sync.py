@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from ..conftest import ROOT
+from .conftest import dags_folder
 
 EXAMPLE = ROOT / "docs" / "examples" / "incremental_jdbc_sync"
 ORDERS = [  # id, customer, amount, updated_at
@@ -34,7 +34,7 @@ def db():
 
 def _sync(run_dag, airflow_env, db, trigger: datetime) -> dict:
     """One scheduled-style run at ``trigger`` (its data interval: the day before)."""
-    dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
+    dag_dir = dags_folder(airflow_env, "orders_incremental")
     (dag_dir / "configs").mkdir(parents=True, exist_ok=True)
     shutil.copy(EXAMPLE / "configs" / "orders_incremental.conf", dag_dir / "configs")
     conn = {"conn_type": "postgres", "host": "127.0.0.1", "port": db.port, "schema": db.database,

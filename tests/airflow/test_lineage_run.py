@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DEFAULT_LOGICAL_DATE, RUNNER
+from .conftest import DEFAULT_LOGICAL_DATE, RUNNER, dags_folder
 
 DAG_ID = "st_lineage_run"
 CONF = """
@@ -112,12 +112,11 @@ def _run(airflow_env: dict, work: Path, db, port: int) -> dict:
             {"id": 3, "name": "c", "amount": 2.0, "secret": "z"}]
     (work / "in" / "part-0.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (work / "job.conf").write_text(CONF.replace("__IN__", str(work / "in")))
-    dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
-    dag_dir.mkdir(exist_ok=True)
+    dag_dir = dags_folder(airflow_env, DAG_ID)
     (dag_dir / f"{DAG_ID}.py").write_text(textwrap.dedent(DAG.format(
         dag_id=DAG_ID, root=str(work / "out"), config=str(work / "job.conf"))))
     events_file = work / "openlineage.jsonl"
-    env = {**airflow_env,
+    env = {**airflow_env, "AIRFLOW__CORE__DAGS_FOLDER": str(dag_dir),
            "AIRFLOW_CONN_PG_LINEAGE": json.dumps({"conn_type": "postgres", "host": "127.0.0.1", "port": db.port,
                                                   "schema": db.database, "login": db.user,
                                                   "password": db.password}),

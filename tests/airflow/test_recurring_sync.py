@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..conftest import ROOT
+from .conftest import dags_folder
 
 DAG_FILE = ROOT / "dags" / "seatunnel_recurring_sync.py"
 CONFIG = ROOT / "dags" / "configs" / "recurring_sync.conf"
@@ -33,7 +34,7 @@ def _rows(partition: Path) -> list[dict]:
 
 
 def _sync(run_dag, airflow_env, output_root: Path, day: datetime, run_after: datetime) -> dict:
-    dag_dir = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"])
+    dag_dir = dags_folder(airflow_env, "seatunnel_recurring_sync")
     (dag_dir / "configs").mkdir(parents=True, exist_ok=True)
     shutil.copy(CONFIG, dag_dir / "configs" / CONFIG.name)
     result = run_dag(DAG_FILE.read_text(), "seatunnel_recurring_sync", logical_date=day, run_after=run_after,

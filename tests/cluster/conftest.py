@@ -15,9 +15,8 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from ..airflow_db import migrate, shared_dir
 from ..conftest import ROOT
 from ..servers import free_port
 from .services import Service, http_json, stop_all, wait_for
@@ -134,12 +134,6 @@ def airflow_environ(home: Path, **settings: str) -> dict[str, str]:
     })
 
 
-def migrate(env: Mapping[str, str]) -> None:
-    proc = subprocess.run([str(BIN / "airflow"), "db", "migrate"], env=dict(env), capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-
-
 @dataclass
 class AirflowServices:
     url: str
@@ -164,12 +158,13 @@ class AirflowServices:
 
 
 @contextmanager
-def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[AirflowServices]:
+def airflow_running(home: Path, dag_id: str, shared: Path, **settings: str) -> Iterator[AirflowServices]:
     """Airflow's API server, scheduler (LocalExecutor, parallelism 4) and DAG processor on ``home``
     (its ``dags`` folder already written), a user ``tester`` (admin); ready once ``dag_id`` is parsed
     without import errors, and unpaused. Every other DAG stays paused: a scheduled DAG of the folder would
     otherwise start runs of its own beside the test's (spark-submit JVMs, retries, another DAG's default
-    output directory). ``settings`` add environment variables. Stopped at exit, always, side by side: a
+    output directory). ``shared``: the folder of the session's migrated database (tests/airflow_db.py);
+    ``settings`` add environment variables. Stopped at exit, always, side by side: a
     server's own graceful shutdown is not under test, so what is left after 5 s is killed."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -191,7 +186,7 @@ def airflow_running(home: Path, dag_id: str, **settings: str) -> Iterator[Airflo
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
         **settings,
     })
-    migrate(env)
+    migrate(env, shared)
     airflow = str(BIN / "airflow")
     services = AirflowServices(url=url, home=home, env=env, user=user, password=password)
     try:
@@ -221,5 +216,5 @@ def airflow_services(tmp_path_factory) -> Iterator[AirflowServices]:
     """
     home = tmp_path_factory.mktemp("airflow-services")
     shutil.copytree(ROOT / "dags", home / "dags", ignore=shutil.ignore_patterns("__pycache__"))
-    with airflow_running(home, "seatunnel_example") as services:
+    with airflow_running(home, "seatunnel_example", shared_dir(tmp_path_factory)) as services:
         yield services

@@ -14,7 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .conftest import airflow_environ, migrate
+from ..airflow_db import migrate, shared_dir
+from .conftest import airflow_environ
 
 JOB = """
 env { job.name = "standalone", job.retry.times = 0 }
@@ -67,13 +68,14 @@ def _rows(directory: Path) -> list[dict]:
     return [json.loads(line) for f in sorted(directory.glob("*.json")) for line in f.read_text().splitlines() if line]
 
 
-def test_job_group_runs_each_pipeline_as_an_application_on_the_standalone_master(spark_cluster, tmp_path):
+def test_job_group_runs_each_pipeline_as_an_application_on_the_standalone_master(spark_cluster, tmp_path,
+                                                                                 tmp_path_factory):
     out = tmp_path / "out"
     conf = tmp_path / "standalone.conf"
     conf.write_text(JOB.replace("__OUT__", str(out)))
     home = tmp_path / "airflow"
     env = airflow_environ(home, AIRFLOW_CONN_SPARK_CLUSTER=spark_cluster.connection())
-    migrate(env)
+    migrate(env, shared_dir(tmp_path_factory))
     (home / "dags").mkdir(parents=True, exist_ok=True)
     (home / "dags" / "st_standalone.py").write_text(textwrap.dedent(DAG_SOURCE.format(config=str(conf))))
     result_file = tmp_path / "result.json"
