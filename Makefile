@@ -254,8 +254,15 @@ LOWEST_LOG := .cache/lowest-install.log
 # The suite runs on TEST_WORKERS pytest-xdist workers, a whole test module per worker at a time (module-scoped
 # servers stay with their tests; each worker starts the session servers it needs on its own free ports).
 TEST_WORKERS ?= 2
-test: check-java test-deps $(STAMP) lint
-	@mkdir -p .cache; ( $(MAKE) --no-print-directory $(LOWEST_STAMP) > $(LOWEST_LOG) 2>&1; echo $$? > $(LOWEST_LOG).rc ) & \
+# On a new machine the Debian packages come first; then the jars and SeaTunnel's engine (Maven Central, log
+# .cache/test-deps.log) download while pip builds the venv, as two makes side by side (never two mvn at once).
+TEST_DEPS_LOG := .cache/test-deps.log
+test: check-java test-debs
+	@mkdir -p .cache; ( $(MAKE) --no-print-directory test-deps > $(TEST_DEPS_LOG) 2>&1; echo $$? > $(TEST_DEPS_LOG).rc ) & \
+	$(MAKE) --no-print-directory $(STAMP); rc=$$?; wait; cat $(TEST_DEPS_LOG); \
+	if [ $$rc != 0 ] || [ "$$(cat $(TEST_DEPS_LOG).rc)" != 0 ]; then echo "could not install the test dependencies" >&2; exit 1; fi
+	@$(MAKE) --no-print-directory lint
+	@( $(MAKE) --no-print-directory $(LOWEST_STAMP) > $(LOWEST_LOG) 2>&1; echo $$? > $(LOWEST_LOG).rc ) & \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
 	wait; echo "== the lowest-versions environment ($(LOWEST_CONSTRAINTS))"; \
 	if [ "$$(cat $(LOWEST_LOG).rc)" != 0 ]; then tail -n 40 $(LOWEST_LOG); echo "could not build $(LOWEST_VENV)"; exit 1; fi; \
@@ -277,7 +284,7 @@ integration: check-java test-deps $(STAMP)
 	  -m "($(MARK)) and not slow"
 
 # The end-to-end trials too long for `make test` (pytest marker `slow`: the 5,000,000-row Console run with the
-# driver capped at 512 MB); run before a release and after changing what they cover.
+# driver capped at 512 MB, the CeleryExecutor with two workers); run before a release and after changing what they cover.
 .PHONY: test-slow
 test-slow: check-java test-deps $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

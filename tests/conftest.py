@@ -36,14 +36,15 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 #: with the most tests first), so these start early and the workers end together, instead of one worker running a
 #: long module alone at the end. Order only; every module runs.
 LONG_FIRST = (
-    "tests/cluster/test_airflow_services.py", "tests/conformance/test_sinks.py", "tests/airflow/test_recurring_sync.py",
-    "tests/runtime/test_faults.py",
+    "tests/cluster/test_airflow_services.py", "tests/test_dist.py", "tests/conformance/test_sinks.py",
+    "tests/airflow/test_recurring_sync.py", "tests/runtime/test_faults.py",
     "tests/airflow/test_job_group_run.py", "tests/runtime/test_delta.py", "tests/airflow/test_incremental_sync.py",
     "tests/airflow/test_lineage_run.py", "tests/test_third_party_connector.py", "tests/cluster/test_standalone.py",
     "tests/runtime/test_streaming.py", "tests/runtime/test_end_to_end.py", "tests/runtime/test_kafka.py",
     "tests/runtime/test_mysql_cdc.py", "tests/runtime/test_jdbc_sink.py", "tests/runtime/test_paimon.py",
     "tests/runtime/test_hive.py", "tests/airflow/test_connect_mode.py", "tests/airflow/test_operator.py",
     "tests/airflow/test_connect_jdbc.py", "tests/airflow/test_connect_streaming.py",
+    "tests/airflow/test_task_face.py", "tests/airflow/test_spark_link.py", "tests/airflow/test_asset_triggered.py",
     "tests/plan/test_properties.py",
 )
 

@@ -1,9 +1,11 @@
 """A job group on the CeleryExecutor with two workers (tests/cluster/celery.py: Redis as the broker, PostgreSQL
 as the metadata database), its pipelines as applications of the Spark standalone cluster (client mode).
 
-The two pipelines run side by side, one on each worker (each takes one task at a time), and every row
+Both tests are `slow` (`make test-slow`): starting Airflow's services, two Celery workers and their
+servers takes minutes on 2 cores, more than `make test`'s time budget allows for one executor's
+check. The two pipelines run side by side, one on each worker (each takes one task at a time), and every row
 lands once. A worker killed mid-pipeline (with the task process and Spark driver it started, as when
-its machine dies) is the slow test here and the trials of ``benchmarks/airflow_task_kills.py --executor
+its machine dies) is the second test here and the trials of ``benchmarks/airflow_task_kills.py --executor
 celery``: the scheduler fails the task once its heartbeat stops, and the retry, on the other worker,
 restores the pipeline exactly once.
 """
@@ -97,6 +99,7 @@ def celery(spark_cluster, tmp_path_factory):
         yield services, root / "out"
 
 
+@pytest.mark.slow
 def test_a_job_groups_pipelines_run_on_both_celery_workers_against_the_cluster(celery):
     services, out = celery
     state, by_worker, tasks = run(services, "both_workers")
