@@ -443,7 +443,9 @@ class _Parser:
             if t.kind == "EOF":
                 raise self.error("missing ']': the list opened here is never closed", pos,
                                  "add the closing bracket")
-            out.append(self.parse_value((), located=(*path, f"[{len(out)}]")))
+            # an element's own path (``a.[0]``): its object's keys are not root keys, so ``${x}`` in
+            # ``a = [{x = ${x}}]`` names the root's ``x``, not the key itself
+            out.append(self.parse_value((*path, f"[{len(out)}]")))
             out.item_pos.append(t.pos)
             end = self.peek()
             if end.kind not in ("NEWLINE", "COMMA", "RBRACK"):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
+from .conftest import dags_folder
 from .test_authoring import _parse_dagbag
 
 # a typo (file_name_expresion) and a path that only the run's rendered variables complete (its hash changes)
@@ -47,7 +47,7 @@ def test_warnings_one_id_retry_policy_and_a_missing_spark_connection(run_dag, ai
     from airflow_provider_seatunnel.plan.compiler import compile_job
     from airflow_provider_seatunnel.ui.view import run_view
 
-    configs = Path(airflow_env["AIRFLOW__CORE__DAGS_FOLDER"]) / "configs"
+    configs = dags_folder(airflow_env, "st_face") / "configs"
     configs.mkdir(parents=True, exist_ok=True)
     (configs / "st_face.conf").write_text(CONFIG)
     out, xcom = tmp_path / "out", tmp_path / "found.json"

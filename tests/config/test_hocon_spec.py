@@ -116,6 +116,12 @@ def test_a_self_reference_inside_a_block():
     assert read(split) == {"env": {"p": "10"}}
 
 
+def test_a_key_of_an_object_in_a_list_is_not_the_root_key_of_its_name():
+    # found by the pyhocon comparison: `${x}` in a list element's object was taken for a self-reference
+    assert read("x = 0\na = [{x = ${x}}]") == {"x": 0, "a": [{"x": 0}]}
+    assert read("x = 1\na = [[{x = ${x}}], {y = {x = ${x}}}]") == {"x": 1, "a": [[{"x": 1}], {"y": {"x": 1}}]}
+
+
 def test_a_self_reference_without_an_earlier_value_looks_only_at_the_environment():
     # problem 6: reported as a cycle, before
     assert read("X = ${?X}") == {}

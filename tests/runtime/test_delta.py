@@ -179,17 +179,20 @@ def test_time_travel_reads_a_version_or_the_version_at_a_time(spark, plan_of, tm
     table = tmp_path / "t"
     run(spark, plan_of, job(fake(ROWS[:1]), delta_sink(table)), "v0")
     run(spark, plan_of, job(fake(ROWS[1:]), delta_sink(table)), "v1")
-    first = spark.sql(f"DESCRIBE HISTORY delta.`{table}`").where("version = 0").collect()[0]["timestamp"]
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{table}`")
+    first = history.where("version = 0").collect()[0]["timestamp"]
     millis = calendar.timegm(first.timetuple()) * 1000 + first.microsecond // 1000  # the session's zone: UTC
-    for option in ("use_version = 0", f"use_timestamp = {millis}", "use_version = 1"):
+    # the second run's data commit is the newest version (an attempt token, an empty commit, comes before it)
+    latest = max(r["version"] for r in history.collect())
+    for option in ("use_version = 0", f"use_timestamp = {millis}", f"use_version = {latest}"):
         out = tmp_path / f"out-{option.split()[0]}-{option[-1]}"
         source = f'Delta {{ plugin_output = "d", path = "{table}", {option} }}'
         run(spark, plan_of, job(source, f'LocalFile {{ plugin_input = "d", path = "{out}", file_format_type = json }}'),
             "r")
         got = sorted(r["id"] for r in spark.read.json(str(out)).collect())
-        assert got == ([1, 2, 3] if option == "use_version = 1" else [1]), option
-    source = f'Delta {{ plugin_output = "d", path = "{table}", use_version = 7 }}'
-    with pytest.raises(RuntimeConfigError, match=r"use_version 7: .*version"):  # deterministic: no retry
+        assert got == ([1, 2, 3] if option == f"use_version = {latest}" else [1]), option
+    source = f'Delta {{ plugin_output = "d", path = "{table}", use_version = {latest + 5} }}'
+    with pytest.raises(RuntimeConfigError, match=rf"use_version {latest + 5}: .*version"):  # deterministic: no retry
         run(spark, plan_of, job(source, 'Console { plugin_input = "d" }'), "r")
 
 

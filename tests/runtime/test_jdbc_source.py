@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from airflow_provider_seatunnel.config.errors import ConfigError
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import PipelineError, RuntimeConfigError
@@ -203,5 +204,5 @@ def test_query_params_bind_values_holding_quotes_as_literals(plan_of, spark, db)
     (df,) = read(plan_of, spark, db, query="select id from quoted where name = ?", query_params='["a\\\\b"]').values()
     assert rows(df) == [(3,)]
     assert db.sql("select count(*) from quoted") == [["3"]]
-    with pytest.raises(RuntimeConfigError, match=r"query_params has 1 value\(s\) for 2"):
+    with pytest.raises(ConfigError, match=r"query_params has 1 value\(s\) for 2"):  # at compile time
         read(plan_of, spark, db, query="select id from quoted where id = ? or id = ?", query_params="[1]")
