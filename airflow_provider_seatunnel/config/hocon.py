@@ -117,7 +117,16 @@ class _Parser:
         return self.toks[self.i]
 
     def error(self, message: str, pos: Pos, hint: str | None = None) -> ConfigError:
-        return ConfigError.at(message, file=self.file, line=pos.line, col=pos.col, hint=hint)
+        """A located error on one line: text quoted from the config (a key, a value) shows its line
+        breaks as ``\\n``, so every line of the output starts with the error's location."""
+        one_line = (message.replace("\r", "\\r").replace("\n", "\\n"),
+                    hint.replace("\r", "\\r").replace("\n", "\\n") if hint is not None else None)
+        return ConfigError.at(one_line[0], file=self.file, line=pos.line, col=pos.col, hint=one_line[1])
+
+    @staticmethod
+    def show_key(key: str, limit: int = 60) -> str:
+        """A key as an error message quotes it: cut to ``limit`` characters."""
+        return key if len(key) <= limit else key[:limit] + "..."
 
     @staticmethod
     def describe(t: Token) -> str:
@@ -217,9 +226,11 @@ class _Parser:
         if sep.kind in ("EQUALS", "COLON", "PLUSEQ"):
             self.next()
             if self.peek(skip_newlines=True).kind in _VALUE_END:
-                raise self.error(f"the key '{key}' has no value", kpos, f"write {key} = <value>")
+                raise self.error(f"the key '{self.show_key(key)}' has no value", kpos,
+                                 f"write {self.show_key(key)} = <value>")
         elif sep.kind != "LBRACE":
-            raise self.error(f"expected '=' or ':' after the key '{key}', found {self.describe(sep)}",
+            raise self.error(f"expected '=' or ':' after the key '{self.show_key(key)}', "
+                             f"found {self.describe(sep)}",
                              sep.pos, 'quote keys or values that contain spaces or special characters')
         before = obj[key] if key in obj else (earlier.get(key, MISSING) if earlier is not None else MISSING)
         if root and key in PLUGIN_SECTIONS and self.peek().kind == "LBRACE" and not self.json:

@@ -84,3 +84,14 @@ def test_plan_into_a_closed_pipe_prints_no_traceback(write_conf):
                           shell=True, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert len(pipe.stdout) == 10
     assert "Traceback" not in pipe.stderr and "BrokenPipeError" not in pipe.stderr, pipe.stderr
+
+
+def test_a_key_quoted_over_several_lines_is_reported_on_one_line(write_conf, capsys):
+    # found by the mutation test: a triple-quoted string opened where a key was due ran over ten lines,
+    # and the error quoted it whole, so the message's later lines carried no location
+    conf = write_conf('env { job.mode = "BATCH" }\nsource {\n  FakeSource {\n    schema = { fields { id ="""'
+                      ' bigint\n  }\n}\nsink { Console {} }\n'
+                      'x = 1\n"""a\nb\nc""" , y = 2\n')
+    assert main(["validate", str(conf)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert err and all(line.startswith(("error:", "warning:", str(conf))) for line in err), err
