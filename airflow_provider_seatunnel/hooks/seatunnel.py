@@ -43,6 +43,7 @@ from ..spi.secrets import (
     SPARK_REDACTION_REGEX,
     redaction,
 )
+from .connections import seatunnel_spark_submit_hook, spark_master
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -296,13 +297,9 @@ class SeaTunnelHook(BaseHook):
                 conn = BaseHook.get_connection(self.spark_conn_id)
             except AirflowNotFoundException:
                 raise AirflowFailException(missing_spark_connection(self.spark_conn_id)) from None
-            if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
-                master = str(conn.host)  # the host is the whole master URL
-            else:
-                master = f"{conn.conn_type}://{conn.host or ''}"
+            master = spark_master(str(conn.conn_type), conn.host, conn.port)  # a `seatunnel_spark` one too
             extra = dict(conn.extra_dejson or {})
-            self._spark_connection = SparkConnection(f"{master}:{conn.port}" if conn.port else master,
-                                                     deploy_mode or extra.get("deploy-mode"), extra)
+            self._spark_connection = SparkConnection(master, deploy_mode or extra.get("deploy-mode"), extra)
         return self._spark_connection
 
     def driver_on_cluster(self) -> bool:
@@ -353,8 +350,6 @@ class SeaTunnelHook(BaseHook):
         ``spark_submit_kwargs`` go to the hook as they are: their ``conf`` (on the command line)
         wins over the job's settings.
         """
-        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
         from ..runtime.pyspark_install import PySparkMismatch, ensure_consistent
 
         p = self.pipeline(pipeline)
@@ -391,7 +386,7 @@ class SeaTunnelHook(BaseHook):
         kwargs.update(extra)
         if submission.files:
             kwargs["files"] = ",".join(x for x in (extra.get("files"), *submission.files) if x)
-        self._spark_hook = SparkSubmitHook(**kwargs)
+        self._spark_hook = seatunnel_spark_submit_hook()(**kwargs)  # reads a `seatunnel_spark` connection too
         return self._spark_hook
 
     def add_spark_conf(self, conf: Mapping[str, Any]) -> None:

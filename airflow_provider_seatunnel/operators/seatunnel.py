@@ -24,6 +24,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from jinja2 import TemplateNotFound
 
 from ..config.errors import ConfigError
+from ..connection_forms import HISTORY_SERVER_EXTRA
 from ..hooks.seatunnel import SeaTunnelHook, compile_warnings, not_runnable, pipeline_warnings
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, pipeline_drivers, stop_drivers
@@ -109,8 +110,6 @@ def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, tim
             timedelta(seconds=float(interval)) if interval is not None else None)
 
 
-#: The Spark connection's extra naming the Spark History Server (``http://host:18080``).
-HISTORY_SERVER_EXTRA = "history_server_url"
 
 
 class SparkApplicationLink(BaseOperatorLink):
