@@ -45,6 +45,13 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
+        # deferrable=True: the trigger watching a pipeline's detached driver (operators/deferrable.py)
+        "triggers": [
+            {
+                "integration-name": "Apache SeaTunnel",
+                "python-modules": ["airflow_provider_seatunnel.operators.deferrable"],
+            }
+        ],
         # the [seatunnel] section of Airflow's configuration (airflow config list shows it)
         "config": provider_config(),
     }

@@ -273,6 +273,11 @@ class SeaTunnelHook(BaseHook):
             self._plan_file = write_plan_file(self.plan, self.work_dir)
         return self._plan_file
 
+    def adopt_work_dir(self, path: Path) -> None:
+        """Take over the private directory an earlier process of this task made (a deferred pipeline's, checked
+        by the caller): its metrics are read from there and :meth:`cleanup` removes it."""
+        self._work_dir = path
+
     @property
     def plan_path(self) -> Path | None:
         """The plan file once :meth:`plan_file` wrote it (None before, and after :meth:`cleanup`)."""
@@ -338,7 +343,7 @@ class SeaTunnelHook(BaseHook):
         return self._spark_hook
 
     def spark_submit_hook(self, pipeline: int | str | None = None, run_id: str = "manual",
-                          attempt: int = 1) -> Any:
+                          attempt: int = 1, *, detached: bool = False) -> Any:
         """The ``SparkSubmitHook`` that runs one pipeline's :class:`..runtime.launcher.Submission`
         (its application is :data:`..runtime.launcher.APP_FILE`); kept as :attr:`spark_hook`.
         Raises ``ConfigError`` when the pipeline holds what cannot run here (:func:`not_runnable`).
@@ -348,7 +353,8 @@ class SeaTunnelHook(BaseHook):
         with ``--files``, the package with ``--py-files``, and no metrics file comes back.
         The job's Spark settings go to a 0600 properties file, never to the command line;
         ``spark_submit_kwargs`` go to the hook as they are: their ``conf`` (on the command line)
-        wins over the job's settings.
+        wins over the job's settings. A ``detached`` driver (deferrable mode: it outlives this process)
+        maps the driver JVM's class archive where one exists, and never creates one.
         """
         from ..runtime.pyspark_install import PySparkMismatch, ensure_consistent
 
@@ -379,6 +385,9 @@ class SeaTunnelHook(BaseHook):
             environ = {**os.environ, **submission.env}
             defaults = spark_defaults(environ)
             self._archive = archive_for(conf, defaults, environ)
+            if detached and self._archive is not None and self._archive.creating is not None:
+                self._archive.finish(False)  # a driver outliving this process publishes no archive: none made
+                self._archive = None
             conf = startup_conf(conf, defaults, self.spark_connection().master, self._archive)
         self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", conf)
         properties = write_properties_file(conf, self._properties[0])
