@@ -142,13 +142,16 @@ class PipelineDriverTrigger(BaseTrigger):
 
 def checked_work_dir(given: Any) -> Path:
     """The work directory an event names, if it is one of this user's private work directories (a directory,
-    no link, mode 0700, directly in the temporary directory, named so): nothing else is read or removed."""
+    no link, mode 0700, directly in the temporary directory, named so): nothing else is read or removed.
+    ``FileNotFoundError`` where there is none (the task resumed on another machine), ``ValueError`` for
+    anything else."""
     path = Path(str(given))
     root = Path(tempfile.gettempdir()).resolve()
     try:
         st = os.lstat(path)
     except OSError as e:
-        raise ValueError(f"the deferred pipeline's work directory {str(path)!r} is gone ({e})") from None
+        raise FileNotFoundError(f"the deferred pipeline's work directory {str(path)!r} is not on this machine "
+                                f"({e.strerror})") from None
     if (path.parent.resolve() != root or not path.name.startswith(WORK_DIR_PREFIX) or not stat.S_ISDIR(st.st_mode)
             or st.st_uid != os.getuid() or st.st_mode & 0o077):
         raise ValueError(f"{str(path)!r} is no private work directory of this provider: not read")
@@ -211,6 +214,8 @@ class DeferrablePipeline:
         event = dict(event or {})
         try:
             work_dir = checked_work_dir(event.get("work_dir"))
+        except FileNotFoundError as e:  # resumed on another worker: the retry restores (its commit is not redone)
+            raise AirflowException(f"cannot resume the deferred pipeline here: {e}") from None
         except ValueError as e:
             raise AirflowFailException(f"cannot resume the deferred pipeline: {e}") from None
         hook = self.hook

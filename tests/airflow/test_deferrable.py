@@ -122,11 +122,15 @@ def test_a_killed_triggerer_leaves_the_pipeline_running_and_the_next_one_resumes
     assert sorted(r["id"] for r in _rows(out)) == sorted({r["id"] for r in _rows(out)}) and len(_rows(out)) == 9
     assert not Path(kwargs["work_dir"]).exists()  # the plan file with its secrets is removed on resume
     # a resume naming a directory that is not a work directory of ours reads and removes nothing
-    from airflow.sdk.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
     with pytest.raises(AirflowFailException, match="work directory"):
         op.execute_complete(context, {**event, "work_dir": str(tmp_path)})
     assert tmp_path.exists()
+    # resumed on a machine without the work directory: a retryable failure (the retry's commit is not redone)
+    with pytest.raises(AirflowException, match="not on this machine") as gone:
+        op.execute_complete(context, {**event, "work_dir": kwargs["work_dir"]})
+    assert not isinstance(gone.value, AirflowFailException)
 
 
 def test_where_deferring_cannot_work_the_dag_does_not_import_or_the_task_fails_before_submitting(monkeypatch):
