@@ -170,3 +170,23 @@ def test_the_trigger_fires_exited_for_a_driver_gone_without_metrics_and_elsewher
     assert event["status"] == "exited" and "exited without reporting" in failure_of(event)
     event = asyncio.run(first(PipelineDriverTrigger(**{**kwargs, "host": "another-host"})))
     assert event["status"] == "elsewhere" and "another-host" in failure_of(event)
+
+
+def test_a_job_group_defers_each_pipeline_task_and_a_streaming_job_group_does_not_import(tmp_path):
+    from datetime import datetime
+
+    from airflow.sdk import DAG
+
+    from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
+
+    conf = tmp_path / "job.conf"
+    conf.write_text(JOB.replace("__OUT__", str(tmp_path / "out")))
+    with DAG("st_deferred_group", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
+        SeaTunnelJobGroup(group_id="g", config=conf, operator_kwargs={"deferrable": True})
+    pipelines = [t for t in dag.tasks if t.task_id not in ("g.prepare", "g.summary")]
+    assert pipelines and all(t.deferrable for t in pipelines)
+    conf.write_text(JOB.replace("__OUT__", str(tmp_path / "out")).replace(
+        'job.name = "deferred_job"', 'job.name = "s", job.mode = "STREAMING"'))
+    with pytest.raises(ValueError, match="for BATCH jobs"), DAG("st_deferred_stream", schedule=None,
+                                                                 start_date=datetime(2024, 1, 1)):
+        SeaTunnelJobGroup(group_id="g", config=conf, operator_kwargs={"deferrable": True})
