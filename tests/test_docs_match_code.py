@@ -140,3 +140,12 @@ def test_every_connection_extra_the_code_reads_is_a_field_of_a_connection_form()
     unread = {(t, f) for t, names in fields.items() for f in names
               if f not in read and t not in PASS_THROUGH and not (t == "seatunnel_spark" and f'"{f}"' in spark_reads)}
     assert not unread, f"form fields nothing reads: {sorted(unread)}"
+
+
+def test_the_connection_forms_table_lists_every_type_with_its_fields():
+    from airflow_provider_seatunnel.connection_forms import form_fields
+
+    section = (DOCS / "airflow.md").read_text().split("### Connection forms", 1)[1].split("\n### ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `seatunnel_")]
+    documented = {re.findall(r"`(\w+)`", row[1])[0]: set(re.findall(r"`([\w.-]+)`", row[3])) for row in rows}
+    assert documented == {t: set(fields) for t, fields in form_fields().items()}
