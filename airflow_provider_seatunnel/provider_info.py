@@ -7,11 +7,8 @@ Airflow loads it in every process that discovers providers, so it imports nothin
 from __future__ import annotations
 
 from . import __version__
+from .connection_forms import connection_types
 from .settings import provider_config
-
-#: Where the provider is documented. Airflow's providers list shows the distribution's
-#: ``Project-URL: Documentation`` (pyproject.toml's [project.urls]), which must be the same URL.
-DOCUMENTATION_URL = "https://pypi.org/project/airflow-provider-seatunnel/"
 
 
 def get_provider_info() -> dict:
@@ -20,7 +17,8 @@ def get_provider_info() -> dict:
         "name": "Apache SeaTunnel",
         "description": "Compile Apache SeaTunnel job configs and run their pipelines on Apache Spark.",
         "versions": [__version__],
-        "documentation-url": DOCUMENTATION_URL,
+        # no "documentation-url" (Airflow reads it from the distribution's Project-URL, which names none): no
+        # page is published before a release; the docs ship in the sdist (docs/, README.md)
         "integrations": [
             {
                 "integration-name": "Apache SeaTunnel",
@@ -35,7 +33,9 @@ def get_provider_info() -> dict:
             }
         ],
         "extra-links": ["airflow_provider_seatunnel.operators.seatunnel.SparkApplicationLink"],
-        # SeaTunnelHook uses the Spark provider's `spark` connections (master, deploy mode): no type of its own.
+        # the forms of the connection extras this provider reads, as connection types of its own
+        # (connection_forms.py); SeaTunnelHook reads `spark` connections as well as `seatunnel_spark` ones
+        "connection-types": connection_types(),
         "operators": [
             {
                 "integration-name": "Apache SeaTunnel",
@@ -43,6 +43,13 @@ def get_provider_info() -> dict:
                     "airflow_provider_seatunnel.operators.seatunnel",
                     "airflow_provider_seatunnel.operators.job_group",
                 ],
+            }
+        ],
+        # deferrable=True: the trigger watching a pipeline's detached driver (operators/deferrable.py)
+        "triggers": [
+            {
+                "integration-name": "Apache SeaTunnel",
+                "python-modules": ["airflow_provider_seatunnel.operators.deferrable"],
             }
         ],
         # the [seatunnel] section of Airflow's configuration (airflow config list shows it)

@@ -83,6 +83,8 @@ MODULE_MARKS: dict[str, tuple[str, ...]] = {
     # the parity subset: each case runs on SeaTunnel's Zeta (a JVM) and on the project (spark-submit)
     "tests/parity/test_zeta.py": ("zeta", "spark"),
     "tests/airflow/test_stream_kill.py": ("spark",),
+    "tests/airflow/test_deferrable.py::test_a_killed_triggerer_leaves_the_pipeline_running_and_the_next_one_resumes_it_once":
+        ("spark",),
     "tests/airflow/test_durable.py::test_retry_after_a_failed_application": ("spark",),
     "tests/airflow/test_hook.py::test_submit_job_runs_every_pipeline": ("spark",),
     "tests/runtime/test_error_causes.py::test_a_read_only_target_is_deterministic": ("spark",),

@@ -54,3 +54,98 @@ def test_the_jdbc_retention_default_is_the_documented_one():
                if line.startswith("| `bookkeeping_retention_days` |"))
     assert row.split("|")[2].strip() == str(DEFAULT_RETENTION_DAYS)
     assert f"default {DEFAULT_RETENTION_DAYS} days" in (DOCS / "jdbc.md").read_text()
+
+
+# -- connection forms (airflow_provider_seatunnel/connection_forms.py) -------------------------------------------
+
+#: extras the code reads that are no form field, and why
+NOT_FORM_FIELDS = {
+    "group.id": "the Kafka reader drops it: a pipeline's consumer group comes from its block",
+    "service_config": "the AWS provider's nested object (service_config.s3.endpoint_url), written in the extra JSON",
+    "s3": "the member of service_config above",
+}
+#: connection types whose reader passes every extra through (client settings, catalog properties): their fields
+#: are the common ones, read without naming them
+PASS_THROUGH = {"seatunnel_kafka", "seatunnel_iceberg"}
+
+
+def _reads_connection_extra(func) -> bool:
+    import ast
+
+    text = ast.unparse(func)
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs}
+    return "conn.extra" in text or "extra_dejson" in text or bool(params & {"extra", "connection_extra"})
+
+
+def _extra_keys(path, module) -> dict[str, str]:
+    """The connection extras the functions of ``path`` that read a connection's extra name, each with where."""
+    import ast
+
+    def key_of(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Name) and isinstance(getattr(module, node.id, None), str):
+            return [getattr(module, node.id)]
+        return loop_keys.get(node.id, []) if isinstance(node, ast.Name) else []
+
+    def extra_like(node):
+        return "extra" in ast.unparse(node) or (isinstance(node, ast.Name) and node.id == "lower")
+
+    found: dict[str, str] = {}
+    for func in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _reads_connection_extra(func):
+            continue
+        loop_keys: dict[str, list[str]] = {}
+        for loop in ast.walk(func):  # for key in ("a", "b") / for key, *_ in (("a", ...), ...)
+            if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Tuple):
+                target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) else loop.target
+                items = [e.elts[0] if isinstance(e, ast.Tuple) else e for e in loop.iter.elts]
+                if isinstance(target, ast.Name):
+                    loop_keys[target.id] = [e.value for e in items if isinstance(e, ast.Constant)]
+        for node in ast.walk(func):
+            keys: list[str] = []
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                    and node.func.attr in ("get", "pop") and extra_like(node.func.value)):
+                keys = key_of(node.args[0])
+            elif isinstance(node, ast.Subscript) and extra_like(node.value):
+                keys = key_of(node.slice)
+            elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and extra_like(node.comparators[0]):
+                keys = key_of(node.left)
+            for key in keys:
+                found.setdefault(key, f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_every_connection_extra_the_code_reads_is_a_field_of_a_connection_form():
+    import importlib
+    import inspect
+
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    from airflow_provider_seatunnel.connection_forms import form_fields
+
+    read: dict[str, str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        read.update(_extra_keys(path, importlib.import_module(name)))
+    # the readers are found: one extra of each kind of connection
+    assert {"driver_path", "driver_class", "master_ui_port", "history_server_url", "db", "passive",
+            "no_host_key_check", "region_name", "bootstrap.servers", "headers", "deploy-mode"} <= set(read), read
+    fields = form_fields()
+    declared = set().union(*fields.values())
+    missing = {k: where for k, where in read.items() if k not in declared and k not in NOT_FORM_FIELDS}
+    assert not missing, f"connection extras read but in no form (connection_forms.py): {missing}"
+    # and every field is read: by name here, by the Spark provider (a Spark connection), or passed through
+    spark_reads = inspect.getsource(SparkSubmitHook._resolve_connection)
+    unread = {(t, f) for t, names in fields.items() for f in names
+              if f not in read and t not in PASS_THROUGH and not (t == "seatunnel_spark" and f'"{f}"' in spark_reads)}
+    assert not unread, f"form fields nothing reads: {sorted(unread)}"
+
+
+def test_the_connection_forms_table_lists_every_type_with_its_fields():
+    from airflow_provider_seatunnel.connection_forms import form_fields
+
+    section = (DOCS / "airflow.md").read_text().split("### Connection forms", 1)[1].split("\n### ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `seatunnel_")]
+    documented = {re.findall(r"`(\w+)`", row[1])[0]: set(re.findall(r"`([\w.-]+)`", row[3])) for row in rows}
+    assert documented == {t: set(fields) for t, fields in form_fields().items()}

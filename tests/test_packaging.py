@@ -255,14 +255,13 @@ def test_provider_metadata_entry_point():
         "plan_cache_dir", "plan_cache_max_entries", "plan_cache_max_bytes", "plan_cache_max_entry_bytes",
         "checkpoint_root", "jdbc_driver_path", "strict", "journal_key", "include_paths",
         "jvm_archive_dir"}
-    assert info["documentation-url"] == PYPROJECT["project"]["urls"]["Documentation"]
+    # no documentation URL until a page is published (docs/install.md): none in the metadata, none in Airflow
+    assert "documentation-url" not in info and "urls" not in PYPROJECT["project"]
     # Airflow itself finds the provider, its extra link, its operator modules, its docs and its config
     from airflow.providers_manager import ProvidersManager
 
     manager = ProvidersManager()
     assert "airflow-provider-seatunnel" in manager.providers
-    shown = manager.providers["airflow-provider-seatunnel"].data["documentation-url"]  # from Project-URL
-    assert shown.strip() == info["documentation-url"]  # (Airflow 3.2 keeps the space after the comma)
     assert "airflow-provider-seatunnel" in [name for name, _ in manager.provider_configs]
     link = "airflow_provider_seatunnel.operators.seatunnel.SparkApplicationLink"
     assert link in manager.extra_links_class_names
@@ -460,3 +459,31 @@ def test_the_usual_driver_class_of_a_connections_url(url, driver):
 
     assert default_driver_class(url) == driver
 
+
+
+def test_airflow_shows_a_form_for_every_connection_extra_the_provider_reads():
+    """Airflow (its providers manager, and the api-server's connection form metadata, in process) lists this
+    provider's connection types with their fields, read from the provider's metadata: the extras of
+    connection_forms.py (which tests/test_docs_match_code.py checks against the code's reads)."""
+    from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+    from airflow.providers_manager import ProvidersManager
+
+    from airflow_provider_seatunnel.connection_forms import form_fields
+
+    manager = ProvidersManager()
+    fields = form_fields()
+    widgets = {name for name, w in manager.connection_form_widgets.items()
+               if w.package_name == "airflow-provider-seatunnel"}
+    assert widgets == {f"extra__{t}__{f}" for t, names in fields.items() for f in names}
+    assert manager.field_behaviours["seatunnel_jdbc"]["hidden_fields"] == ["host", "port", "schema"]
+    # each type's hook class is ours and imports (the "spark" type stays the Spark provider's)
+    assert {t: manager.hooks[t].package_name for t in fields} == dict.fromkeys(fields, "airflow-provider-seatunnel")
+    assert manager.hooks["spark"].package_name == "apache-airflow-providers-apache-spark"
+    # what the UI's connection form is built from
+    meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}
+    spark = meta["seatunnel_spark"]
+    assert set(spark.extra_fields) == fields["seatunnel_spark"]
+    assert spark.extra_fields["history_server_url"]["schema"]["title"] == "Spark History Server URL"
+    assert spark.standard_fields.login.hidden and spark.standard_fields.host.title.startswith("Master")
+    assert meta["seatunnel_sftp"].extra_fields["private_key"]["schema"]["format"] == "password"
+    assert manager.connection_form_widgets["extra__seatunnel_s3__aws_session_token"].is_sensitive

@@ -43,6 +43,7 @@ from ..spi.secrets import (
     SPARK_REDACTION_REGEX,
     redaction,
 )
+from .connections import seatunnel_spark_submit_hook, spark_master
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -272,6 +273,11 @@ class SeaTunnelHook(BaseHook):
             self._plan_file = write_plan_file(self.plan, self.work_dir)
         return self._plan_file
 
+    def adopt_work_dir(self, path: Path) -> None:
+        """Take over the private directory an earlier process of this task made (a deferred pipeline's, checked
+        by the caller): its metrics are read from there and :meth:`cleanup` removes it."""
+        self._work_dir = path
+
     @property
     def plan_path(self) -> Path | None:
         """The plan file once :meth:`plan_file` wrote it (None before, and after :meth:`cleanup`)."""
@@ -296,13 +302,9 @@ class SeaTunnelHook(BaseHook):
                 conn = BaseHook.get_connection(self.spark_conn_id)
             except AirflowNotFoundException:
                 raise AirflowFailException(missing_spark_connection(self.spark_conn_id)) from None
-            if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
-                master = str(conn.host)  # the host is the whole master URL
-            else:
-                master = f"{conn.conn_type}://{conn.host or ''}"
+            master = spark_master(str(conn.conn_type), conn.host, conn.port)  # a `seatunnel_spark` one too
             extra = dict(conn.extra_dejson or {})
-            self._spark_connection = SparkConnection(f"{master}:{conn.port}" if conn.port else master,
-                                                     deploy_mode or extra.get("deploy-mode"), extra)
+            self._spark_connection = SparkConnection(master, deploy_mode or extra.get("deploy-mode"), extra)
         return self._spark_connection
 
     def driver_on_cluster(self) -> bool:
@@ -341,7 +343,7 @@ class SeaTunnelHook(BaseHook):
         return self._spark_hook
 
     def spark_submit_hook(self, pipeline: int | str | None = None, run_id: str = "manual",
-                          attempt: int = 1) -> Any:
+                          attempt: int = 1, *, detached: bool = False) -> Any:
         """The ``SparkSubmitHook`` that runs one pipeline's :class:`..runtime.launcher.Submission`
         (its application is :data:`..runtime.launcher.APP_FILE`); kept as :attr:`spark_hook`.
         Raises ``ConfigError`` when the pipeline holds what cannot run here (:func:`not_runnable`).
@@ -351,10 +353,9 @@ class SeaTunnelHook(BaseHook):
         with ``--files``, the package with ``--py-files``, and no metrics file comes back.
         The job's Spark settings go to a 0600 properties file, never to the command line;
         ``spark_submit_kwargs`` go to the hook as they are: their ``conf`` (on the command line)
-        wins over the job's settings.
+        wins over the job's settings. A ``detached`` driver (deferrable mode: it outlives this process)
+        maps the driver JVM's class archive where one exists, and never creates one.
         """
-        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
         from ..runtime.pyspark_install import PySparkMismatch, ensure_consistent
 
         p = self.pipeline(pipeline)
@@ -384,6 +385,9 @@ class SeaTunnelHook(BaseHook):
             environ = {**os.environ, **submission.env}
             defaults = spark_defaults(environ)
             self._archive = archive_for(conf, defaults, environ)
+            if detached and self._archive is not None and self._archive.creating is not None:
+                self._archive.finish(False)  # a driver outliving this process publishes no archive: none made
+                self._archive = None
             conf = startup_conf(conf, defaults, self.spark_connection().master, self._archive)
         self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", conf)
         properties = write_properties_file(conf, self._properties[0])
@@ -391,7 +395,7 @@ class SeaTunnelHook(BaseHook):
         kwargs.update(extra)
         if submission.files:
             kwargs["files"] = ",".join(x for x in (extra.get("files"), *submission.files) if x)
-        self._spark_hook = SparkSubmitHook(**kwargs)
+        self._spark_hook = seatunnel_spark_submit_hook()(**kwargs)  # reads a `seatunnel_spark` connection too
         return self._spark_hook
 
     def add_spark_conf(self, conf: Mapping[str, Any]) -> None:

@@ -24,6 +24,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from jinja2 import TemplateNotFound
 
 from ..config.errors import ConfigError
+from ..connection_forms import HISTORY_SERVER_EXTRA
 from ..hooks.seatunnel import SeaTunnelHook, compile_warnings, not_runnable, pipeline_warnings
 from ..runtime.context import now
 from ..runtime.launcher import APP_FILE, pipeline_drivers, stop_drivers
@@ -41,6 +42,7 @@ from .authoring import (
     search_dirs,
     strict_default,
 )
+from .deferrable import DeferrablePipeline, refused_at_parse
 from .lineage import operator_lineage, pipeline_assets, publish_assets
 from .observability import ProgressRelay, send_pipeline_metrics
 
@@ -109,8 +111,6 @@ def retry_policy(plan: JobPlan, pipeline: PipelinePlan) -> tuple[int | None, tim
             timedelta(seconds=float(interval)) if interval is not None else None)
 
 
-#: The Spark connection's extra naming the Spark History Server (``http://host:18080``).
-HISTORY_SERVER_EXTRA = "history_server_url"
 
 
 class SparkApplicationLink(BaseOperatorLink):
@@ -207,7 +207,7 @@ class ConfigTemplateMixin:
             raise AirflowFailException(f"SeaTunnel config error:\n{not_found_error(content, looked_in)}") from None
 
 
-class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
+class SeaTunnelOperator(ConfigTemplateMixin, DeferrablePipeline, SparkSubmitOperator):
     """Run one pipeline (SubPlan) of a SeaTunnel job with ``spark-submit``; its metrics are the XCom value.
 
     :param config: a config file (``.conf``/``.hocon``/``.json``/``.sql``, rendered as a Jinja template
@@ -261,7 +261,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                  spark_submit_kwargs: Mapping[str, Any] | None = None, run_key: str | None = None,
                  retries: int | None = None, retry_delay: timedelta | float | None = None,
                  durable: bool | None = None, jdbc_conn_id: str | None = None, strict: bool | None = None,
-                 **kwargs: Any) -> None:
+                 deferrable: bool = False, **kwargs: Any) -> None:
         from airflow.sdk.definitions._internal.contextmanager import DagContext
 
         if kwargs.get("application_args"):
@@ -277,6 +277,10 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
             plan = self._parse_time_plan(os.fspath(config), variables, fmt, search_dirs(dag))
         config = os.fspath(config)
         chosen = _choose(plan, pipeline)
+        refused = deferrable and refused_at_parse(
+            (spark_submit_kwargs or {}).get("deploy_mode", deploy_mode), plan.mode if plan is not None else None)
+        if refused:
+            raise ValueError(f"SeaTunnelOperator {kwargs.get('task_id')!r}: {refused}")
         if plan is not None and chosen is not None:
             retries, retry_delay = _config_retries(plan, chosen, retries, retry_delay)
             if "inlets" not in kwargs or "outlets" not in kwargs:
@@ -301,6 +305,7 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
         self.run_key = run_key
         self.jdbc_conn_id = jdbc_conn_id
+        self.deferrable = deferrable  # the driver detached, a trigger watching it (.deferrable)
         # the pipeline's id as parsed: the one id its run uses (hooks.seatunnel.one_task_id)
         self.pipeline_task_id = (chosen.task_id if chosen is not None
                                  else pipeline if isinstance(pipeline, str) else None)
@@ -362,10 +367,8 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
                                     **(spark_hook._env_vars or {})}
         return spark_hook
 
-    def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
-        from ..plan.render import render_text
-        from ..runtime.summary import job_metrics, render_summary
-
+    def _compiled(self) -> tuple[JobPlan, PipelinePlan]:
+        """The rendered job's plan and this task's pipeline; a config error fails the task (not retried)."""
         hook = self.hook
         try:
             plan = hook.plan
@@ -375,6 +378,13 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         except (KeyError, ValueError) as e:
             raise AirflowFailException(str(e.args[0] if e.args else e)) from None
         hook.mask_secrets()
+        return plan, pipeline
+
+    def execute(self, context: Any) -> dict[str, Any]:  # type: ignore[override]  # the XCom value
+        from ..plan.render import render_text
+
+        hook = self.hook
+        plan, pipeline = self._compiled()
         self.log.info("SeaTunnel job %s, running pipeline %s (%s):\n%s", plan.name, pipeline.id, pipeline.task_id,
                       render_text(plan, restore={pipeline.task_id: self.restore_policy()}))
         for warning in pipeline_warnings(plan, pipeline):
@@ -385,10 +395,20 @@ class SeaTunnelOperator(ConfigTemplateMixin, SparkSubmitOperator):
         blockers = not_runnable(plan, pipeline) + hook.connect_blockers(pipeline)
         if blockers:
             self._refuse(context, plan, pipeline, blockers, run_id, attempt)
+        if self.deferrable:
+            self._defer(pipeline, run_id, attempt)  # raises TaskDeferred: the work directory stays
         try:
             metrics = self._for_task(self._run(context, pipeline, run_id, attempt))
         finally:
             hook.cleanup()
+        return self._report(context, plan, metrics)
+
+    def _report(self, context: Any, plan: JobPlan, metrics: PipelineMetrics) -> dict[str, Any]:
+        """Publish the pipeline's metrics and log its summary; its metrics, or the failure raised
+        (``AirflowFailException`` for a deterministic one: not retried)."""
+        from ..runtime.summary import job_metrics, render_summary
+
+        hook = self.hook
         self._publish(context, metrics)
         summary = render_summary(job_metrics(plan.name, [metrics], metrics.start or "", metrics.end or ""))
         if metrics.ok:

@@ -68,6 +68,10 @@ sink { LocalFile { plugin_input = "t", path = "/tmp/built-out", file_format_type
     ({"conn_type": "spark", "host": "spark://m", "port": 7077, "extra": {"deploy-mode": "client"}},
      "spark://m:7077", "client"),
     ({"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}, "yarn", "cluster"),
+    # this provider's own Spark type (its connection form: connection_forms.py) reads the same way
+    ({"conn_type": "seatunnel_spark", "host": "local[1]"}, "local[1]", None),
+    ({"conn_type": "seatunnel_spark", "host": "spark://m", "port": 7077,
+      "extra": {"deploy-mode": "client", "history_server_url": "http://h:18080"}}, "spark://m:7077", "client"),
 ])
 def test_the_operator_hands_the_provider_the_seatunnel_hooks_spark_hook(monkeypatch, conn, master, deploy_mode):
     """The master and deploy mode come from the connection (public API); the Spark provider's hook

@@ -140,3 +140,15 @@ def test_an_undeclared_key_is_a_did_you_mean_warning(plan_of):
     [unknown] = plan_of(source_job(f"{URL}, retyr = 3")).warnings
     assert unknown["code"] == "unknown-option" and unknown["key"] == "retyr"
     assert unknown["hint"] == "did you mean 'retry'?"
+
+
+def test_a_connection_gives_headers_from_its_scalar_extras_and_its_headers_object():
+    """A ``seatunnel_http`` connection's form keeps headers in one ``headers`` object (connection_forms.py); an
+    ``http`` connection's plain extras are headers too; HttpHook's own settings are not; the object wins."""
+    from airflow_provider_seatunnel.connectors.http.options import CONN_HEADERS
+    from airflow_provider_seatunnel.spi import ConnectionInfo, get_connector
+
+    http = get_connector("Http")
+    extra = {"X-Team": "a", "timeout": 5, "headers": {"X-Api-Key": "k", "X-Team": "b", "nested": {"no": 1}}}
+    headers = http.connection_options(ConnectionInfo("h", "seatunnel_http", host="api", extra=extra))[CONN_HEADERS]
+    assert headers == {"X-Team": "b", "X-Api-Key": "k"}

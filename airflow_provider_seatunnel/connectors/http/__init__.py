@@ -80,7 +80,8 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, FromConnect
         """From a connection of type ``http``: the base URL (``schema`` the scheme, default http;
         ``host``, which may hold the scheme itself; ``port``) for a relative ``url``; login and
         password as a basic ``Authorization`` header; the extra's scalar members as headers (but the
-        settings Airflow's HttpHook reads there, :data:`HOOK_SETTINGS`)."""
+        settings Airflow's HttpHook reads there, :data:`HOOK_SETTINGS`), and the members of its
+        ``headers`` object (the ``seatunnel_http`` form's field), which win."""
         out: dict[str, Any] = {}
         if conn.host:
             out[CONN_BASE_URL] = _base_url(str(conn.host), conn.schema, conn.port)
@@ -89,6 +90,9 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, FromConnect
             out[CONN_AUTHORIZATION] = f"Basic {token}"
         extra = {str(k): v for k, v in (conn.extra or {}).items()
                  if isinstance(v, (str, int, float, bool)) and str(k).lower() not in HOOK_SETTINGS}
+        given = (conn.extra or {}).get("headers")  # the form's headers object (a `seatunnel_http` connection)
+        if isinstance(given, Mapping):
+            extra.update({str(k): v for k, v in given.items() if isinstance(v, (str, int, float, bool))})
         if extra:
             out[CONN_HEADERS] = extra
         return out
