@@ -264,3 +264,22 @@ def test_the_jsonpath_subset():
     assert select(doc, "$.missing") is None
     with pytest.raises(ValueError, match="cannot read"):
         select(doc, "$..embedding")
+
+
+def test_model_conn_id_gives_the_key_and_endpoint_hidden_in_the_plan(web, plan_of, monkeypatch):
+    from airflow_provider_seatunnel.connectors.models.llm import SPEC
+    from airflow_provider_seatunnel.connectors.models.options import endpoint as endpoint_of
+    from airflow_provider_seatunnel.hooks.seatunnel import with_connections
+
+    monkeypatch.setenv("AIRFLOW_CONN_MODELS", json.dumps({
+        "conn_type": "generic", "password": KEY, "extra": {"api_path": web.url("/v1/chat/completions")}}))
+    plan = plan_of(llm_job('model_provider = OPENAI, model = m, prompt = "p", model_conn_id = "models"'))
+    resolved = with_connections(plan)
+    assert KEY not in json.dumps(resolved.to_dict())
+    llm = next(v for p in resolved.pipelines for v in p.vertices if v.plugin == "LLM")
+    e = endpoint_of(SPEC.run_time(llm.config, "transform"), llm=True)
+    assert e.api_key == KEY and e.url == web.url("/v1/chat/completions")
+    assert Client("LLM", e).chat("p", '[{"name": "Eric"}]') == ["American"]
+    own = with_connections(plan_of(llm_job('model_provider = OPENAI, model = m, prompt = "p", api_key = "sk-own", '
+                                           'model_conn_id = "models"')))
+    assert next(v for p in own.pipelines for v in p.vertices if v.plugin == "LLM").config["api_key"] == "sk-own"
