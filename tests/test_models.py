@@ -158,6 +158,15 @@ def test_custom_llm_substitutes_placeholders_and_parses_by_jsonpath(web):
     sent = json.loads(web.requests_to("/v1/chat/completions")[0].body)
     assert sent["model"] == "gpt-4o-mini" and sent["messages"][1]["content"] == '[{"name": "Jia Fan"}]'
     assert substitute({"a": ["${model:x} ${input}"]}, {"model": "", "input": "i"}) == {"a": ["x i"]}
+    # one pass: a row's text that reads like a placeholder is sent as it is
+    assert substitute({"c": "${input}"}, {"input": "x ${prompt}", "prompt": "P"}) == {"c": "x ${prompt}"}
+
+
+def test_an_answer_larger_than_the_bound_is_a_data_error(web, monkeypatch):
+    monkeypatch.setattr(client_module, "MAX_ANSWER_BYTES", 1000)
+    web.route("/big", lambda seen: (200, {"choices": [{"message": {"content": "x" * 5000}}]}))
+    with pytest.raises(DataError, match="answered more than"):
+        Client("LLM", endpoint(web, path="/big")).chat("p", "[]")
 
 
 def test_embedding_request_shapes_per_provider(web):

@@ -32,6 +32,8 @@ ATTEMPTS = 4
 BACKOFF = 0.25
 MAX_PAUSE = 10.0
 SNIPPET = 300
+#: the largest answer read (a larger one fails the request as a data error instead of filling the worker's memory)
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 #: answers retried (besides 5xx)
 RETRY_STATUSES = (408, 429)
 
@@ -75,19 +77,21 @@ class Client:
             self.requests += 1
             pause = BACKOFF * 2 ** (attempt - 1)
             try:
-                answer = self.session.request(method, url, data=data, headers=dict(headers),
+                answer = self.session.request(method, url, data=data, headers=dict(headers), stream=True,
                                               timeout=(CONNECT_TIMEOUT, READ_TIMEOUT), allow_redirects=False)
+                payload = _bounded(answer, where)
             except requests.Timeout:
                 last = f"no answer within {READ_TIMEOUT:g} s"
             except requests.RequestException as e:
                 last = f"cannot connect ({type(e).__name__})"
             else:
+                body = payload.decode("utf-8", errors="replace")
                 if answer.status_code == 200:
                     try:
-                        return answer.json()
+                        return json.loads(body)
                     except ValueError:
-                        raise DataError(f"{where} answered 200 with no JSON: {_snippet(answer.text)}") from None
-                text = f"answered {answer.status_code}: {_snippet(answer.text)}"
+                        raise DataError(f"{where} answered 200 with no JSON: {_snippet(body)}") from None
+                text = f"answered {answer.status_code}: {_snippet(body)}"
                 if answer.status_code not in RETRY_STATUSES and answer.status_code < 500:
                     raise RuntimeConfigError(f"{where} {text}{_hint(answer.status_code)}")
                 last = text
@@ -178,18 +182,22 @@ _PLACEHOLDER = "\\$\\{{{}(:[^}}]*)?\\}}"
 
 def substitute(node: Any, values: Mapping[str, str]) -> Any:
     """``node`` (a request body) with ``${name}`` / ``${name:default}`` of ``values`` replaced in every
-    string at any depth (an empty value takes the default), as SeaTunnel's CUSTOM LLM does."""
+    string at any depth (an empty value takes the default), as SeaTunnel's CUSTOM LLM does; in one pass, so
+    a row's text that reads like a placeholder is sent as it is."""
     if isinstance(node, Mapping):
         return {k: substitute(v, values) for k, v in node.items()}
     if isinstance(node, list):
         return [substitute(v, values) for v in node]
-    if isinstance(node, str):
-        for name, value in values.items():
-            def repl(m: re.Match, value: str = value) -> str:
-                if value:
-                    return value
-                return m.group(1)[1:].strip() if m.group(1) else m.group(0)
-            node = re.sub(_PLACEHOLDER.format(re.escape(name)), repl, node)
+    if isinstance(node, str) and values:
+        pattern = "\\$\\{(?P<name>" + "|".join(re.escape(n) for n in values) + ")(?P<default>:[^}]*)?\\}"
+
+        def repl(m: re.Match) -> str:
+            value, default = values[m.group("name")], m.group("default")
+            if value:
+                return value
+            return default[1:].strip() if default else m.group(0)
+
+        return re.sub(pattern, repl, node)
     return node
 
 
@@ -206,6 +214,20 @@ def custom_embedding_body(body: Any, model: str, inputs: Sequence[Any]) -> Any:
             value = list(inputs)
         out[key] = value
     return out
+
+
+def _bounded(answer: Any, where: str) -> bytes:
+    """The answer's body, at most :data:`MAX_ANSWER_BYTES` (else a DataError); the connection released."""
+    chunks, size = [], 0
+    try:
+        for chunk in answer.iter_content(chunk_size=65536):
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise DataError(f"{where} answered more than {MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
+            chunks.append(chunk)
+    finally:
+        answer.close()
+    return b"".join(chunks)
 
 
 def _json_array(plugin: str, content: str) -> list[Any]:
