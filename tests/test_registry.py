@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from airflow_provider_seatunnel.spi import SINK, SOURCE, Capabilities, available, get_connector, registry
+from airflow_provider_seatunnel.spi import SINK, SOURCE, TRANSFORM, Capabilities, available, get_connector, registry
 
 from .conftest import ROOT
 
@@ -19,8 +19,10 @@ def test_every_builtin_name_is_its_modules_connector():
         assert connector.name.lower() == key
         assert get_connector(connector.name.upper()) is connector
     runnable = {name.lower() for name in available()}
-    # beside the built-ins, the connectors installed packages register (tests/plugin_package's)
-    assert runnable == set(registry._BUILTIN_MODULES) | set(registry._plugins())
+    # beside the built-ins, the connectors installed packages register (tests/plugin_package's); DynamicCompile is
+    # a built-in only to check its options and say why it cannot run (docs/models.md#dynamiccompile)
+    assert runnable == (set(registry._BUILTIN_MODULES) - {"dynamiccompile"}) | set(registry._plugins())
+    assert not get_connector("DynamicCompile").can_run(TRANSFORM)
 
 
 def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():

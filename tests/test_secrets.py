@@ -245,3 +245,33 @@ def test_openlineage_transport_credentials_are_masked_and_hidden_from_spark(tmp_
         assert not pattern.search("spark.openlineage.transport.auth.type")
     finally:
         hook.cleanup()
+
+
+MODEL_JOB = """
+source { FakeSource { plugin_output = "t", row.num = 1, schema = { fields { id = bigint, name = string } } } }
+transform {
+  LLM { plugin_input = "t", plugin_output = "l", model_provider = OPENAI, model = "gpt-4o-mini",
+        api_key = "sk-llm-key-31337", prompt = "p" }
+  Embedding { plugin_input = "l", plugin_output = "e", model_provider = CUSTOM, model = m, api_path = "http://h/e",
+              vectorization_fields { v = name },
+              custom_config { custom_response_parse = "$.data[*].embedding", custom_request_body { input = ["${input}"] },
+                              custom_request_headers { Authorization = "Bearer emb-hdr-4242" } } }
+}
+sink { InMemory { plugin_input = "e" } }
+"""
+MODEL_SECRETS = ("sk-llm-key-31337", "emb-hdr-4242")
+
+
+def test_model_api_keys_and_auth_headers_stay_out_of_plans_and_task_ids(write_conf, plan_of, capsys, tmp_path):
+    """The LLM's ``api_key`` and a CUSTOM model's ``Authorization`` header (nested in ``custom_config``) are
+    hidden in the plan's JSON and text, leave task ids alone, and are scrubbed from logs and metrics."""
+    path = str(write_conf(MODEL_JOB))
+    for fmt in ("json", "text"):
+        assert main(["plan", path, "--format", fmt, "--no-cache"]) == 0
+        assert not [s for s in MODEL_SECRETS if s in capsys.readouterr().out]
+    plan = plan_of(MODEL_JOB)
+    assert set(MODEL_SECRETS) <= {s for v in secret_values(plan) for s in MODEL_SECRETS if s in str(v)}
+    assert all(s in write_plan_file(plan, tmp_path / "work").read_text() for s in MODEL_SECRETS)
+    rotated = plan_of(MODEL_JOB.replace("sk-llm-key-31337", "sk-llm-key-rotated").replace("emb-hdr-4242", "emb-new"))
+    assert [p.task_id for p in rotated.pipelines] == [p.task_id for p in plan.pipelines]
+    assert scrub("failed with sk-llm-key-31337 and Bearer emb-hdr-4242", secret_values(plan)).count("sk-llm") == 0

@@ -349,7 +349,9 @@ def _need(option: Option) -> str:
         unless = " or ".join(option.required_unless)
         return "yes" + (f" unless {unless} is set" if unless else "")
     if option.required_if:
-        return "if " + "; ".join(f"{k} = {' or '.join(_shown(x).lower() for x in v)}" for k, v in option.required_if)
+        unless = " or ".join(option.required_unless)
+        return ("if " + "; ".join(f"{k} = {' or '.join(_shown(x).lower() for x in v)}" for k, v in option.required_if)
+                + (f" (unless {unless} is set)" if unless else ""))
     return "no"
 
 
@@ -362,10 +364,11 @@ def _shown(value: Any) -> str:
 
 
 def _missing(option: Option, options: Mapping[str, Any]) -> str | None:
-    """Why an unset ``option`` is a problem (None: it may stay unset)."""
+    """Why an unset ``option`` is a problem (None: it may stay unset; ``required_unless`` lifts ``required`` and
+    ``required_if`` alike)."""
+    if any(lookup(options, k) not in (MISSING, None) for k in option.required_unless):
+        return None
     if option.required:
-        if any(lookup(options, k) not in (MISSING, None) for k in option.required_unless):
-            return None
         return f"the option '{option.key}' is required"
     key = _trigger(option, options)
     if key is not None:

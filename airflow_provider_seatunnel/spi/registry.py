@@ -44,6 +44,10 @@ _BUILTIN_MODULES = {
     "paimon": "paimon",
     "postgres-cdc": "postgres_cdc",
     "mysql-cdc": "mysql_cdc",
+    "inmemory": "inmemory",
+    "dynamiccompile": "dynamic_compile",
+    "llm": "models.llm",
+    "embedding": "models.embedding",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -55,8 +59,7 @@ _KNOWN_ELSEWHERE = {
     SINK: ("Elasticsearch", "S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
-    TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",
-                "FieldRename", "TableFilter"),
+    TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 
 

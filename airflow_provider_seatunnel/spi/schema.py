@@ -4,7 +4,8 @@ Type strings follow SeaTunnel (case-insensitive, spaces ignored): ``string``, ``
 ``tinyint``, ``smallint``, ``int``, ``bigint``, ``float``, ``double``, ``decimal(p,s)``,
 ``"null"``, ``bytes``, ``date``, ``time``, ``timestamp``, ``array<T>``, ``map<K,V>``, and
 rows written as nested objects (``{a = int, b = string}``). Legacy aliases: ``long``,
-``short``, ``byte``. :meth:`DataType.to_spark` maps to Spark types (imported lazily).
+``short``, ``byte``; SeaTunnel's ``float_vector`` (the Embedding transform's output) is ``array<float>``.
+:meth:`DataType.to_spark` maps to Spark types (imported lazily).
 """
 
 from __future__ import annotations
@@ -184,6 +185,8 @@ def parse_type(spec: Any) -> DataType:
             raise TypeError_(f"cannot read the row type {spec!r}: {e}") from None
         return parse_type(obj["row"])
     lowered = _ALIASES.get(lowered, lowered)
+    if lowered == "float_vector":
+        return DataType("array", element=DataType("float"))
     if lowered in SCALARS:
         return DataType(lowered)
     m = re.fullmatch(r"decimal\((\d+),(\d+)\)", lowered)
