@@ -104,6 +104,12 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
         "known_hosts": _field("Known hosts file", "a known_hosts file to check the server's key against"),
         "no_host_key_check": _flag("Skip the host key check", "accept any server key (not for production)"),
     }, {"hidden-fields": ["schema"], "relabeling": {}, "placeholders": {"port": "22"}}),
+    ("seatunnel_model", "SeaTunnelModelConnection", "Model API (Apache SeaTunnel LLM, Embedding)", {
+        "api_path": _field("API URL", "the model API's endpoint (default: the provider's own)", format="url"),
+        "secret_key": _secret("Secret key", "QIANFAN's secret key (with the password as its API key)"),
+        "oauth_path": _field("OAuth URL", "QIANFAN's token endpoint", format="url"),
+    }, {"hidden-fields": ["host", "port", "schema", "login"], "relabeling": {"password": "API key"},
+        "placeholders": {"api_path": "https://api.openai.com/v1/chat/completions"}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -80,6 +80,13 @@ class SeaTunnelSftpConnection(_ConnectionType):
     hook_name = "SFTP (Apache SeaTunnel SftpFile)"
 
 
+class SeaTunnelModelConnection(_ConnectionType):
+    conn_type = "seatunnel_model"
+    conn_name_attr = "model_conn_id"
+    default_conn_name = "model_default"
+    hook_name = "Model API (Apache SeaTunnel LLM, Embedding)"
+
+
 class SeaTunnelIcebergConnection(_ConnectionType):
     conn_type = "seatunnel_iceberg"
     conn_name_attr = "iceberg_conn_id"
