@@ -185,6 +185,8 @@ def convert(value: Any, dt: DataType, *, base64_bytes: bool = True) -> Any:
     """
     if value is None or dt.name == "null":
         return None
+    if dt.storage is not dt:  # a vector: its values (a list of floats, base64 bytes, an index -> value object)
+        return convert(value, dt.storage, base64_bytes=base64_bytes)
     name = dt.name
     if name == "string":
         return text_of(value)
