@@ -25,7 +25,7 @@ from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Proble
 from ...spi.optionspec import Option, OptionSpec
 from ...spi.rows import ROW_KINDS
 from ...spi.schema import DataType, Schema, TableKeys, TypeError_, keys_from_options, schema_from_options
-from .values import FLOAT_RANGES, INT_RANGES, BadValue, convert, number_of, row_values, text_of
+from .values import FLOAT_RANGES, INT_RANGES, BadValue, convert, narrowed, number_of, row_values, text_of
 
 #: date/time part templates -> allowed values
 PART_TEMPLATES = {"date.year.template": (1, 9999), "date.month.template": (1, 12), "date.day.template": (1, 31),
@@ -91,6 +91,7 @@ class Issue:
     key: str
     hint: str | None = None
     schema: bool = False  # reported by the schema hook (the others by check)
+    warning: bool = False  # a value held narrower than written: planned, with a warning
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,10 @@ def _check_rows(table: Table, raw: Any, issues: list[Issue]) -> list[Mapping] | 
             issues.append(Issue(f"row {i} needs fields = [...] or {{...}}", f"{where}.fields"))
             continue
         try:
-            row_values(row["fields"], table.schema.fields)
+            with narrowed() as notes:
+                row_values(row["fields"], table.schema.fields)
+            issues.extend(Issue(f"row {i}: {note}", f"{where}.fields", warning=True)
+                          for note in notes)
         except BadValue as e:
             path = e.path.lstrip(".")
             name = re.split(r"[.\[]", path, maxsplit=1)[0] if path else ""
@@ -420,7 +424,8 @@ def read_tables(options: Mapping, output: str | None = None) -> tuple[list[Table
 
 
 def _problem(job: JobConfig, plugin: PluginConfig, issue: Issue) -> Problem:
-    found = job.problem(issue.message, plugin, key=issue.key, hint=issue.hint)
+    found = job.problem(issue.message, plugin, key=issue.key, hint=issue.hint,
+                        severity="warning" if issue.warning else "error")
     if "[" in issue.key:
         found = replace(found, line=plugin.line_of(issue.key.split("[", 1)[0]))
     return found
