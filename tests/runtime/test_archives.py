@@ -52,6 +52,13 @@ def test_entries_of_the_format_in_archive_order_under_safe_names(tmp_path):
     assert not (tmp_path / "escape.txt").exists() and not Path("/abs/y.txt").exists()
 
 
+def test_archives_whose_names_sanitise_alike_stay_apart(tmp_path):
+    first = _zip(tmp_path / "a b.zip", {"x.txt": b"1\n"})
+    second = _zip(tmp_path / "a_b.zip", {"x.txt": b"2\n"})
+    got = unpack(None, [str(first), str(second)], "text", "zip")
+    assert [Path(p).read_bytes() for p in got] == [b"1\n", b"2\n"] and len(set(got)) == 2
+
+
 def test_tar_links_and_devices_are_skipped(tmp_path):
     path = tmp_path / "links.tar"
     with tarfile.open(path, "w") as t:
@@ -77,8 +84,11 @@ def test_bombs_and_impostors_fail_clearly(tmp_path, monkeypatch):
         unpack(None, [str(tar_bomb)], "text", "tar_gz")
     monkeypatch.setattr(archives, "MAX_ENTRIES", 3)
     many = _zip(tmp_path / "many.zip", {f"{i}.txt": b"x" for i in range(5)})
-    with pytest.raises(ArchiveError, match="more than 3 entries"):
+    with pytest.raises(ArchiveError, match="more than 3 entries"):  # from the end record, before the directory
         unpack(None, [str(many)], "text", "zip")
+    many_tar = _tar(tmp_path / "many.tar", {f"{i}.txt": b"x" for i in range(5)})
+    with pytest.raises(ArchiveError, match="more than 3 entries"):
+        unpack(None, [str(many_tar)], "text", "tar")
     plain = tmp_path / "plain.txt"
     plain.write_text("not an archive\n")
     for codec in ("zip", "tar", "tar_gz"):

@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import shutil
+import struct
 import tarfile
 import tempfile
 import zipfile
@@ -99,7 +100,21 @@ def _copy(src: IO[bytes], dst: str, budget: _Budget, entry: str) -> int:
     return copied
 
 
+def _declared_zip_entries(path: str) -> int:
+    """The entry count a zip's end record declares (0 when it has none): checked before the central
+    directory is read, which the reader holds in memory whole."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    try:
+        with open(path, "rb") as f:
+            end = end_record(f) if end_record is not None else None
+    except (OSError, ValueError, struct.error):
+        return 0
+    return int(end[getattr(zipfile, "_ECD_ENTRIES_TOTAL", 4)]) if end else 0
+
+
 def _zip_entries(path: str, budget: _Budget) -> Iterator[tuple[str, IO[bytes]]]:
+    if _declared_zip_entries(path) > MAX_ENTRIES:
+        raise ArchiveError(f"the archive {budget.archive} holds more than {MAX_ENTRIES} entries; refusing it")
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as e:
@@ -152,14 +167,14 @@ def _local_copy(spark: Any, uri: str, spool: str) -> str:
     return local
 
 
-def _mirror(spool: str, uri: str) -> str:
+def _mirror(spool: str, uri: str, index: int) -> str:
     """A spool directory for the entries of the archive ``uri``: its directories (so that its ``k=v``
     partition directories stay in the entries' paths), then its name made safe (never a ``k=v``)."""
     plain = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", uri)
     parts = [p for p in plain.split("/") if p not in ("", ".", "..")]
     dirs = [re.sub(r"[^A-Za-z0-9_.=%-]", "_", p).lstrip(".") or "_" for p in parts[:-1]]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", parts[-1] if parts else "archive").lstrip(".") or "archive"
-    return os.path.join(spool, "entries", *dirs, name + ".d")
+    return os.path.join(spool, "entries", *dirs, f"{name}.{index}.d")  # two names made alike stay apart
 
 
 def _spool_root(spark: Any) -> str:
@@ -182,10 +197,10 @@ def unpack(spark: Any, archives: list[str], fmt: str, codec: str, plugin: str = 
     spool = _spool_root(spark)
     out: list[str] = []
     skipped = 0
-    for uri in archives:
+    for number, uri in enumerate(archives):
         path = _local_copy(spark, uri, spool)
         budget = _Budget(uri, os.path.getsize(path))
-        target = _mirror(spool, uri)
+        target = _mirror(spool, uri, number)
         os.makedirs(target, exist_ok=True)
         try:
             for index, (name, stream) in enumerate(_entries(path, codec, budget)):
