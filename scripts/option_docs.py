@@ -34,6 +34,9 @@ def render() -> str:
         kinds = ", ".join(sorted(connector.capabilities.sections))
         table = connector.option_spec.markdown()
         parts.append(f"\n## {connector.name} ({kinds})\n\n{connector.description}\n\n{table}")
+        sink_spec = getattr(connector, "sink_option_spec", None)  # a sink whose options differ from the source's
+        if sink_spec is not None:
+            parts.append(f"\n### {connector.name} as a sink\n\n{sink_spec.markdown()}")
     return "".join(parts)
 
 

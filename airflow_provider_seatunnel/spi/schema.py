@@ -2,10 +2,9 @@
 
 Type strings follow SeaTunnel (case-insensitive, spaces ignored): ``string``, ``boolean``,
 ``tinyint``, ``smallint``, ``int``, ``bigint``, ``float``, ``double``, ``decimal(p,s)``,
-``"null"``, ``bytes``, ``date``, ``time``, ``timestamp``, ``array<T>``, ``map<K,V>``, and
-rows written as nested objects (``{a = int, b = string}``). Legacy aliases: ``long``,
-``short``, ``byte``; SeaTunnel's ``float_vector`` (the Embedding transform's output) is ``array<float>``.
-:meth:`DataType.to_spark` maps to Spark types (imported lazily).
+``"null"``, ``bytes``, ``date``, ``time``, ``timestamp``, ``array<T>``, ``map<K,V>``, the vector
+types (:data:`VECTORS`), and rows written as nested objects (``{a = int, b = string}``). Legacy aliases: ``long``,
+``short``, ``byte``. :meth:`DataType.to_spark` maps to Spark types (imported lazily).
 """
 
 from __future__ import annotations
@@ -23,6 +22,11 @@ _ALIASES = {"long": "bigint", "short": "smallint", "byte": "tinyint", "integer":
             "str": "string", "varchar": "string", "text": "string", "binary": "bytes", "datetime": "timestamp"}
 _ARRAY_ELEMENTS = ("string", "boolean", "tinyint", "smallint", "int", "bigint", "float", "double")
 NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
+#: SeaTunnel's vector types (Milvus, the Embedding transform) -> the type their values take here: Spark has
+#: no vector type, so float vectors are arrays of floats (a float16/bfloat16 value widened to a float),
+#: a binary vector its bytes (8 dimensions a byte), a sparse vector a map of index -> value
+VECTORS = {"float_vector": "array<float>", "float16_vector": "array<float>", "bfloat16_vector": "array<float>",
+           "binary_vector": "bytes", "sparse_float_vector": "map<int, float>"}
 
 
 class TypeError_(ValueError):
@@ -55,6 +59,11 @@ class DataType:
     def is_numeric(self) -> bool:
         return self.name in NUMERIC
 
+    @property
+    def storage(self) -> DataType:
+        """The type whose values this one holds: a vector's (:data:`VECTORS`), else itself."""
+        return parse_type(VECTORS[self.name]) if self.name in VECTORS else self
+
     def to_json(self) -> Any:
         if self.name == "row":
             return {f.name: f.type.to_json() for f in self.fields}
@@ -72,6 +81,8 @@ class DataType:
         }
         if self.name in simple:
             return simple[self.name]
+        if self.name in VECTORS:
+            return self.storage.to_spark()
         if self.name == "time":
             return T.TimeType(6)
         if self.name == "decimal":
@@ -185,9 +196,7 @@ def parse_type(spec: Any) -> DataType:
             raise TypeError_(f"cannot read the row type {spec!r}: {e}") from None
         return parse_type(obj["row"])
     lowered = _ALIASES.get(lowered, lowered)
-    if lowered == "float_vector":
-        return DataType("array", element=DataType("float"))
-    if lowered in SCALARS:
+    if lowered in SCALARS or lowered in VECTORS:
         return DataType(lowered)
     m = re.fullmatch(r"decimal\((\d+),(\d+)\)", lowered)
     if m:

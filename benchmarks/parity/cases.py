@@ -79,6 +79,8 @@ CASES: tuple[Case, ...] = (
     _ours("k4_parquet_timestamps", files={"parquet": FileOut("parquet")}),
     _ours("k5_json_timestamps", files={"json": FileOut("json")}),
     _ours("k7_file_source_parallelism2", variables={"data": str(DATA)}, ci=True),
+    _ours("a_archive_zip_text", variables={"data": str(DATA)}),
+    _ours("a_archive_tar_gz_json", variables={"data": str(DATA)}),
     _ours("k8_sql_where_true", ci=True),
     # types, formats and options
     _ours("t_scalar_types", files=_ALL),

@@ -155,7 +155,7 @@ def test_one_spark_catalog_per_distinct_configuration():
     (f'table = "t", {CATALOG}, data_save_mode = DROP', "data_save_mode", "did you mean 'DROP_DATA'?"),
     (f'table = "t", {CATALOG}, case_sensitive = maybe', "case_sensitive", "must be true or false"),
     (f'table = "t", {CATALOG}, iceberg.table.write-props = ["a"]', "iceberg.table.write-props", "must be a map"),
-    (f'table = "t", {CATALOG}, iceberg.table.commit-branch = "a-b"', "iceberg.table.commit-branch",
+    (f'table = "t", {CATALOG}, iceberg.table.commit-branch = "a b"', "iceberg.table.commit-branch",
      "must be a branch name"),
     (f'table = "t", {CATALOG}, iceberg.table.primary-keys = "nope"', "iceberg.table.primary-keys",
      "nope is not a field of the input"),

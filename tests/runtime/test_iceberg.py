@@ -198,12 +198,13 @@ def test_of_two_attempts_that_both_wrote_their_staging_branch_exactly_one_publis
 def test_a_commit_branch_receives_the_commits_and_main_stays(spark, plan_of, tmp_path):
     wh = tmp_path / "wh"
     run(spark, plan_of, job(fake(ROWS[:1]), ice(wh)), "m1")
-    text = job(fake(ROWS[1:]), ice(wh, extra=', iceberg.table.commit-branch = "audit"'))
+    # a hyphen, as SeaTunnel's own e2e config names its branch ("commit-branch"): quoted wherever it goes
+    text = job(fake(ROWS[1:]), ice(wh, extra=', iceberg.table.commit-branch = "audit-1"'))
     run(spark, plan_of, text, "b1")
     run(spark, plan_of, text, "b1", attempt=2)  # a restore finds the commit on the branch
     name = identifier(_catalog(spark, wh), TableRef("db", "t"))
-    on_branch = sorted(tuple(r) for r in spark.table(f"{name}.`branch_audit`").select("id", "name", "grp").collect())
-    assert rows(spark, wh) == ROWS[:1] and on_branch == ROWS and branches(spark, wh) == ["audit", "main"]
+    on_branch = sorted(tuple(r) for r in spark.table(f"{name}.`branch_audit-1`").select("id", "name", "grp").collect())
+    assert rows(spark, wh) == ROWS[:1] and on_branch == ROWS and branches(spark, wh) == ["audit-1", "main"]
 
 
 CHANGES_1 = [(1, "a", "x"), (2, "b", "x"), (3, "c", "y"), (4, "d", "y")]

@@ -162,6 +162,29 @@ def test_partitions_and_hidden_objects(spark, plan_of, s3):
     assert sorted((r.id, r.name) for r in df.collect()) == [(i, f"n{i}") for i in range(3)]
 
 
+def test_archives_in_a_bucket_are_read_entry_by_entry(spark, plan_of, s3):
+    """archive_compress_codec on an object store: Hadoop copies each archive to the driver's spool, where
+    its entries are unpacked (tests/runtime/test_archives.py has the rules and the hostile archives)."""
+    import io
+    import zipfile
+
+    bucket = s3.new_bucket()
+    for day, entries in (("1", {"a/x.txt": "id,name\n1,ann\n", "y.txt": "id,name\n2,bob\n"}),
+                         ("2", {"z.txt": "id,name\n3,cy\n"})):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            for name, text in entries.items():
+                z.writestr(name, text)
+        s3.client().put_object(Bucket=bucket, Key=f"zips/day={day}/in.zip", Body=buffer.getvalue())
+    block = (f'{s3.options(bucket, "/zips")}, file_format_type = "text", archive_compress_codec = zip, '
+             'field_delimiter = ",", skip_header_row_number = 1, schema = { fields { id = int, name = string } }')
+    plan = plan_of(f"source {{ S3File {{ plugin_output = \"r\", {block} }} }}\nsink {{ Console {{ }} }}")
+    p = plan.pipelines[0]
+    (df,) = s3file.CONNECTOR.read(RunContext(spark, plan, p, "reader"), p.sources[0]).values()
+    assert sorted(tuple(r) for r in df.select("id", "name", "day").collect()) == [(1, "ann", "1"), (2, "bob", "1"),
+                                                                                  (3, "cy", "2")]
+
+
 def test_the_connector_names_the_s3a_jars_and_keeps_settings_per_bucket():
     jars = s3file.CONNECTOR.jars({}, {})
     assert jars and all(j.endswith(".jar") for j in jars)

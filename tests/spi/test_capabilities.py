@@ -101,15 +101,14 @@ def test_inserts_only_is_declared_and_decides_whether_changes_can_come_out():
                    for name in ("FakeSource", "Kafka", "Delta", "Iceberg", "Paimon", "postgres-cdc", "Sql"))
 
 
-def test_http_is_a_source_and_its_sink_a_plugin_known_to_run_elsewhere():
-    """The Http connector declares only the section it runs in; SeaTunnel's Http sink is the registry's
-    placeholder (it plans, with a not-runnable warning: tests/plan/test_http_config.py)."""
+def test_http_is_a_source_and_a_sink():
+    """The Http connector runs as a source (batch and stream) and as a sink (tests/runtime/test_http_sink.py);
+    the registry's placeholder of a plugin known elsewhere never shadows a section a connector runs."""
     http = get_connector("Http")
-    assert http.capabilities.sections == {SOURCE} and http.capabilities.runs_as == {SOURCE}
+    assert http.capabilities.sections == {SOURCE, SINK} and http.capabilities.runs_as == {SOURCE, SINK}
     assert http.can_stream(SOURCE) and get_connector("http", SOURCE) is http
     sink = get_connector("HTTP", SINK)
-    assert isinstance(sink, KnownPlugin) and sink.name == "Http" and sink.capabilities.sections == {SINK}
-    assert not sink.can_run(SINK)
+    assert sink is http and not isinstance(sink, KnownPlugin) and sink.can_run(SINK)
     assert get_connector("Console", SOURCE) is get_connector("Console")  # nothing known elsewhere: as it is
 
 

@@ -59,6 +59,8 @@ def type_matches(declared: DataType, actual: Any, strict: bool = False) -> bool:
     from pyspark.sql import types as T
 
     name = declared.name
+    if declared.storage is not declared:  # a vector: its values' type
+        return type_matches(declared.storage, actual, strict)
     if name == "null":  # any column: its values must all be null (checked per value)
         return not strict or isinstance(actual, T.NullType)
     if name == "decimal":

@@ -436,6 +436,8 @@ def _compatible(declared: DataType | None, actual: DataType | None) -> bool:
         return declared is actual
     if declared.name == "null":
         return True
+    if declared.storage is not declared or actual.storage is not actual:  # a vector holds its values' type
+        return _compatible(declared.storage, actual.storage) if declared.name != actual.name else True
     if declared.name != actual.name:
         return False
     if declared.name == "decimal":

@@ -84,7 +84,8 @@ class FakeSource(Connector, SchemaInference, SourceTables, BatchSource, Streamin
 
 def _tables(vertex: Vertex) -> list[Table]:
     """The tables of the block; a RuntimeConfigError naming every wrong option."""
-    tables, issues = read_tables(vertex.config, vertex.output)
+    tables, found = read_tables(vertex.config, vertex.output)
+    issues = [i for i in found if not i.warning]
     if issues:
         raise RuntimeConfigError("; ".join(f"option '{i.key}': {i.message}" for i in issues))
     return tables

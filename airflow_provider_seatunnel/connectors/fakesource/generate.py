@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ...spi.rows import ROW_KIND, ROW_KINDS, kind_literal
-from ...spi.schema import DataType, TypeError_
+from ...spi.schema import VECTORS, DataType, TypeError_
 from .options import Column, Table
 from .values import FLOAT_RANGES, INT_RANGES, convert, row_values, text_of
 
@@ -125,6 +125,8 @@ class Random:
             return F.lit(None).cast(T.NullType())
         if meta.has_default and name not in ("array", "map", "row"):
             return literal(convert(text_of(meta.default), dt, base64_bytes=False), dt)
+        if name in VECTORS:
+            return self._vector(dt, idx)
         if name in ("array", "map", "row"):
             return self._nested(dt, meta, idx)
         if name in ("date", "timestamp", "time"):
@@ -198,6 +200,41 @@ class Random:
         return F.make_timestamp_ntz(parts["year"], parts["month"], parts["day"], parts["hour"],
                                     parts["minute"], parts["second"])
 
+    def _vector_value(self, idx: list) -> Any:
+        """A float of ``[vector.float.min, vector.float.max)``."""
+        from pyspark.sql import functions as F
+
+        low, high = (_float32(v) for v in self.table.ranges["vector.float"])
+        if high <= low:
+            return F.lit(low).cast("float")
+        drawn = (F.lit(low) + self.unit(idx) * F.lit(high - low)).cast("float")
+        return F.least(drawn, F.lit(_next_float32_down(high)).cast("float"))
+
+    def _vector(self, dt: DataType, idx: list) -> Any:
+        """A vector as SeaTunnel's FakeSource makes one: ``vector.dimension`` floats (a sparse vector: that
+        many entries at random int indexes), or ``binary.vector.dimension`` / 8 random bytes."""
+        from pyspark.sql import functions as F
+
+        spark_type = dt.to_spark()
+        if dt.name == "binary_vector":
+            size = self.table.sizes["binary.vector.dimension"] // 8
+            if size == 0:
+                return F.lit(b"").cast(spark_type)
+            hexes = F.transform(F.sequence(F.lit(0), F.lit(size - 1)),
+                                lambda i: F.lpad(F.hex(self.below(256, [*idx, i])), 2, "0"))
+            return F.unhex(F.array_join(hexes, ""))
+        size = self.table.sizes["vector.dimension"]
+        if size == 0:
+            return (F.create_map() if dt.name == "sparse_float_vector" else F.array()).cast(spark_type)
+        if dt.name != "sparse_float_vector":
+            return F.transform(F.sequence(F.lit(0), F.lit(size - 1)), lambda i: self._vector_value([*idx, i]))
+        entries = F.transform(F.sequence(F.lit(0), F.lit(size - 1)),
+                              lambda i: F.struct(self.below(2**31 - 1, [*idx, i]).cast("int").alias("k"),
+                                                 self._vector_value([*idx, i]).alias("v")))
+        unique = F.transform(F.array(entries), lambda es: F.filter(
+            es, lambda e, i: ~F.exists(F.slice(es, i + 2, F.lit(size)), lambda o: o["k"] == e["k"])))
+        return F.map_from_entries(F.element_at(unique, 1))
+
     def _nested(self, dt: DataType, meta: Column, idx: list) -> Any:
         """An array (``array.size`` elements), a map (``map.size`` entries) or a row."""
         from pyspark.sql import functions as F
@@ -239,6 +276,8 @@ def literal(value: Any, dt: DataType) -> Any:
     spark_type = dt.to_spark()
     if value is None:
         return F.lit(None).cast(spark_type)
+    if dt.name in VECTORS:
+        return literal(value, dt.storage)
     name = dt.name
     if name in ("string", "boolean", "bytes") or name in INT_RANGES or name in FLOAT_RANGES:
         return F.lit(value).cast(spark_type)

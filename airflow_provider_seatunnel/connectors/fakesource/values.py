@@ -14,7 +14,9 @@ import json
 import math
 import re
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import date, datetime, time
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import Any
@@ -103,13 +105,36 @@ def _parse_date(text: str) -> date:
         raise BadValue(f"{text!r} is not a valid date: {e}") from None
 
 
+#: what :func:`narrowed` collects: the values of ``rows`` this package holds narrower than written
+_NARROWED: ContextVar[list[str] | None] = ContextVar("fakesource_narrowed", default=None)
+
+
+@contextmanager
+def narrowed() -> Iterator[list[str]]:
+    """Collect, while converting, a note per value held narrower than written (a decimal with more digits
+    after the point than its scale, rounded half up; a time or timestamp with nanoseconds, cut to the
+    microsecond): SeaTunnel keeps them, Spark's types cannot. The compiler shows each as a warning."""
+    notes: list[str] = []
+    token = _NARROWED.set(notes)
+    try:
+        yield notes
+    finally:
+        _NARROWED.reset(token)
+
+
+def _narrow(note: str) -> None:
+    notes = _NARROWED.get()
+    if notes is not None:
+        notes.append(note)
+
+
 def _fraction(digits: str | None) -> int:
-    """The microseconds of a fraction of a second; nanoseconds (a 7th to 9th digit other than 0)
-    raise :class:`BadValue`: Spark's times and timestamps hold microseconds, never cut silently."""
+    """The microseconds of a fraction of a second; nanoseconds (a 7th to 9th digit other than 0) are cut
+    (Spark's times and timestamps hold microseconds; SeaTunnel keeps them), noted by :func:`narrowed`."""
     digits = digits or "0"
     if digits[6:].strip("0"):
-        raise BadValue(f"the fraction .{digits} has nanoseconds: times and timestamps hold microseconds here "
-                       f"(write at most 6 digits, e.g. .{digits[:6]})")
+        _narrow(f"the fraction .{digits} has nanoseconds: times and timestamps hold microseconds here, so it is "
+                f"read as .{digits[:6]} (SeaTunnel keeps the nanoseconds)")
     return int(digits[:6].ljust(6, "0"))
 
 
@@ -146,9 +171,9 @@ def _parse_timestamp(text: str) -> datetime:
 
 
 def _decimal(value: Any, dt: DataType, exact: bool = True) -> Decimal:
-    """``value`` at the scale of ``dt``; more digits after the point than the scale raise :class:`BadValue`
-    when ``exact`` (a value of ``rows``), else are rounded half up (a column's ``defaultValue``, shaped to
-    its column)."""
+    """``value`` at the scale of ``dt``, more digits after the point than the scale rounded half up: noted by
+    :func:`narrowed` when ``exact`` (a value of ``rows``, which SeaTunnel keeps whole although its type cannot
+    hold it), silently for a column's ``defaultValue`` (shaped to its column)."""
     text = text_of(value).strip() if _is_number(value) or isinstance(value, str) else None
     try:
         if text is None:
@@ -164,8 +189,8 @@ def _decimal(value: Any, dt: DataType, exact: bool = True) -> Decimal:
     with localcontext(Context(prec=80)):
         scaled = number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
         if exact and scaled != number:  # a row's value is never rounded silently
-            raise BadValue(f"{text} has more than {scale} digits after the point: {dt} holds {scaled}, not {text} "
-                           f"(declare a larger scale or write the value rounded)")
+            _narrow(f"{text} has more than {scale} digits after the point: {dt} holds {scaled} (SeaTunnel keeps "
+                    f"{text}; declare a larger scale to keep it here)")
     number = scaled
     if len(number.as_tuple().digits) > precision and number != 0:
         raise BadValue(f"{text} does not fit {dt} (at most {precision - scale} digits before the point)")
@@ -185,6 +210,8 @@ def convert(value: Any, dt: DataType, *, base64_bytes: bool = True) -> Any:
     """
     if value is None or dt.name == "null":
         return None
+    if dt.storage is not dt:  # a vector: its values (a list of floats, base64 bytes, an index -> value object)
+        return convert(value, dt.storage, base64_bytes=base64_bytes)
     name = dt.name
     if name == "string":
         return text_of(value)

@@ -11,6 +11,7 @@ from typing import Any
 from ...spi import SINK, SOURCE
 from ...spi.options import MISSING, JobConfig, OptionError, PluginConfig, Problem, as_bool, as_list
 from ...spi.schema import Schema, schema_from_options
+from .archives import ARCHIVE_CODECS
 from .excel import sheet_name_problem
 from .options import (
     CODECS,
@@ -163,19 +164,16 @@ def _check_sink(b: _Block) -> None:
                      hint="use a Java date pattern such as yyyy.MM.dd")
 
 
-#: SeaTunnel's archive_compress_codec values (a source reading files packed in archives)
-ARCHIVE_CODECS = ("none", "zip", "tar", "tar_gz")
-
-
 def _check_archive(b: _Block) -> None:
-    """Reading files out of archives is SeaTunnel's, not this package's: any codec but ``none``
-    plans as not runnable (an unknown one is an error)."""
+    """``archive_compress_codec`` is one of SeaTunnel's codecs; archives are read in BATCH only (a file
+    stream reads files as they are)."""
     codec = written(b.options, "archive_compress_codec")
     if codec is None or not b.enum("archive_compress_codec", codec, ARCHIVE_CODECS, upper=False):
         return
-    if str(codec).strip().lower() != "none":
-        b.cannot_run(f"archive_compress_codec '{codec}' is not supported by this package", "archive_compress_codec",
-                     hint="unpack the archives first, or drop the option to read plain files")
+    streaming = str(b.job.env_get("job.mode", "BATCH")).strip().upper() == "STREAMING"
+    if str(codec).strip().lower() != "none" and streaming:
+        b.cannot_run(f"archive_compress_codec '{codec}' is read in BATCH only here", "archive_compress_codec",
+                     hint="use job.mode = BATCH, or unpack the archives for a file stream")
 
 
 def _check_source(b: _Block, fmt: str | None) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from ...spi.optionspec import ParsedOptions
 from ...spi.rows import quote
 from ...spi.schema import DataType, Schema, schema_from_options
-from . import documents, excel
+from . import archives, documents, excel
 from .options import (
     DEFAULT_DELIMITER,
     FILE,
@@ -238,6 +238,11 @@ def read_files(spark: Any, config: Mapping[str, Any], o: ParsedOptions, files: l
     if codec in UNAVAILABLE_CODECS and codec not in LINE_CODECS and fmt in ("text", "csv", "json", "xml"):
         raise config_error(f"compress_codec {codec} is not available in Spark")
     use_lzop(spark)  # codecs are detected by extension: .lzo too
+    if archives.applies(fmt, o["archive_compress_codec"]):
+        if getattr(spark, "sparkContext", None) is None:  # a stream-reading stand-in (compile time refuses it)
+            raise config_error("archive_compress_codec is read in BATCH only")
+        files = archives.unpack(spark, files, fmt, o["archive_compress_codec"])
+        r.files = files
     if fmt in ("parquet", "orc"):
         return _read_columnar(r)
     if fmt == "binary":

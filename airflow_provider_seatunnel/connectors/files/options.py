@@ -61,6 +61,12 @@ DEVIATIONS = """\
 * Partition columns come from the directories of the first file, not from its file name.
 * The legacy save_mode option is accepted and ignored (SeaTunnel's LocalFile does not read it).
 * custom_filename and have_partition are accepted and ignored, as in SeaTunnel.
+* archive_compress_codec: entries are unpacked on the driver into a local spool (spark.local.dir, as the
+  FTP source's downloads) that Spark reads: executors on other machines need that directory shared. csv
+  entries may end .csv or .txt (SeaTunnel reads csv with the text reader and takes .txt entries only);
+  empty entries are skipped; a listed file that is not an archive of the codec fails the read
+  (SeaTunnel's zip reader reads nothing from it); an archive that expands beyond max(256 MiB, 200 times
+  its size) or holds more than 100,000 entries is refused as a possible bomb. BATCH only.
 * commit_lock_timeout (seconds, default 600) is this package's: how long a commit waits for the
   target's commit lock before it fails (transient, naming the holder).
 """

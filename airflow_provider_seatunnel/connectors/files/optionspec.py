@@ -30,7 +30,9 @@ FILE_OPTIONS: tuple[Option, ...] = (
            description=f"Between the fields of text files (default {DEFAULT_DELIMITER!r}; csv: ',')."),
     Option("row_delimiter", default="\n", description="Between the rows of text files."),
     Option("compress_codec", default="none", description="The files' codec; which ones depend on the format."),
-    Option("archive_compress_codec", description="An archive codec of SeaTunnel's source: plans, cannot run here.",
+    Option("archive_compress_codec", default="none",
+           description="The files read are archives (none, zip, tar, tar_gz): their text, csv, json, xml or excel "
+           "entries are read, each as a file (parquet, orc and binary files are read as they are).",
            sections=_SOURCE),
     Option("encoding", default="UTF-8", description="The charset of text, csv, json and xml files."),
     Option("date_format", default="yyyy-MM-dd", description="How dates are written or read in text files."),

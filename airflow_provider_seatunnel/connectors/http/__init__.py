@@ -13,8 +13,9 @@ and ``json_filed_missed_return_null``), or ``http_conn_id`` naming an Airflow co
   ``vertex.parallelism`` partitions; pages that ``pageing.total_page_size`` fixes are dealt over
   them. A STREAMING job polls once per micro-batch (at most once per ``poll_interval_millis``).
 
-SeaTunnel's Http *sink* is not here: it plans with a not-runnable warning. Compile-time checks with
-located errors and the schema: :mod:`.checks`; deviations from SeaTunnel: :data:`.options.DEVIATIONS`.
+The sink (:mod:`.sink`, options :data:`.options.SINK_SPEC`) POSTs every row as JSON, at least once.
+Compile-time checks with located errors and the schema: :mod:`.checks`; deviations from SeaTunnel:
+:data:`.options.DEVIATIONS` (the source's) and :data:`.options.SINK_DEVIATIONS`.
 The user's docs: docs/http.md.
 """
 
@@ -35,15 +36,27 @@ from ...spi import (
     FromConnection,
     RunContext,
     SchemaInference,
+    Sink,
     StreamingSource,
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, option
 from ...spi.schema import Schema
 from . import checks
-from .options import CONN_AUTHORIZATION, CONN_BASE_URL, CONN_HEADERS, CONN_OPTION, DEVIATIONS, SPEC
+from .options import (
+    CONN_AUTHORIZATION,
+    CONN_BASE_URL,
+    CONN_HEADERS,
+    CONN_OPTION,
+    DEVIATIONS,
+    SINK_DEVIATIONS,
+    SINK_SPEC,
+    SPEC,
+    OptionError,
+    parse_sink,
+)
 
-__all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "Http"]
+__all__ = ["CONNECTOR", "CONN_OPTION", "DEVIATIONS", "SINK_DEVIATIONS", "Http"]
 
 #: header names whose values are credentials, hidden wherever options are shown (any depth, any case)
 AUTH_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey",
@@ -54,19 +67,27 @@ HOOK_SETTINGS = frozenset({"proxies", "proxy", "stream", "verify", "cert", "max_
                            "extra_options", "adapter"})
 
 
-class Http(Connector, SchemaInference, BatchSource, StreamingSource, FromConnection):
+class Http(Connector, SchemaInference, BatchSource, StreamingSource, Sink, FromConnection):
     name = "Http"
     connection_option = CONN_OPTION
-    #: a source only: SeaTunnel's Http sink is a plugin known to run elsewhere (it plans with a not-runnable warning)
-    capabilities = Capabilities(sections=frozenset({SOURCE}), inserts_only=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
     option_spec = SPEC  # the source's: required (url), identity (url, method, http_conn_id) and secrets
+    sink_option_spec = SINK_SPEC  # a sink block's (the option docs list both)
     secrets = AUTH_HEADERS
-    description = "Reads the responses of an HTTP API (JSON or text), page by page."
+    description = "Reads the responses of an HTTP API (JSON or text), page by page; POSTs rows as JSON."
 
     def problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """The source's problems (:data:`.options.SPEC`, then :func:`.checks.check`); a sink block is not
-        checked (it cannot run here: the planner says so)."""
-        return [] if plugin.section == SINK else super().problems(plugin, job)
+        """A source block's problems (:data:`.options.SPEC`, then :func:`.checks.check`); a sink block's
+        (:data:`.options.SINK_SPEC`, then its url)."""
+        if plugin.section != SINK:
+            return super().problems(plugin, job)
+        found = SINK_SPEC.problems(plugin, job)
+        if SINK_SPEC.valid(plugin.options, SINK) is not None:
+            try:
+                parse_sink(plugin.options)
+            except OptionError as e:
+                found.append(job.problem(e.message, plugin, key=e.key, hint=e.hint))
+        return found
 
     check = staticmethod(checks.check)
 
@@ -110,6 +131,13 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, FromConnect
         from .runtime import read_stream
 
         return read_stream(ctx, vertex)
+
+    def prepare(self, ctx: RunContext, vertex: Vertex, data: Dataset) -> Any:
+        """POST every row (:mod:`.sink`): at least once, nothing left to commit."""
+        from .sink import write
+
+        write(ctx, vertex, data)
+        return None
 
 
 def _base_url(host: str, scheme: str | None, port: int | None) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...spi import SOURCE
+from ...spi import SINK, SOURCE
 from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Schema, TypeError_, schema_from_options
@@ -89,6 +89,28 @@ SPEC = OptionSpec((
     Option(CONN_AUTHORIZATION, secret=True, description=_BY_HOOK),
     Option(CONN_HEADERS, "map", secret=True, description=_BY_HOOK),
 ))
+
+#: the sink's options: SeaTunnel 2.3.8's (url, headers, params, retries, timeouts) and the connection's
+SINK_SPEC = OptionSpec((
+    *(o for o in SPEC.options if o.key in ("url", CONN_OPTION, "headers", "retry", "retry_backoff_multiplier_ms",
+                                            "retry_backoff_max_ms", "connect_timeout_ms", "socket_timeout_ms",
+                                            CONN_BASE_URL, CONN_AUTHORIZATION, CONN_HEADERS)),
+    Option("params", "map", description="Query parameters of every request (SeaTunnel 2.3.8 sends them as "
+           "headers, replacing headers: a loss this sink does not repeat)."),
+    Option("multi_table_sink_replica", "int", 1, "SeaTunnel's writers per table; parallelism comes from the plan "
+           "here.", minimum=1),
+))
+
+SINK_DEVIATIONS = (
+    "params go in each request's query string, beside headers; SeaTunnel 2.3.8 sends them as headers, "
+    "replacing the headers option",
+    "a row the endpoint refuses fails the job: after the retries for connection failures, timeouts, 5xx, 408 "
+    "and 429 (transient), at once for other statuses outside 200-207 (deterministic); SeaTunnel logs the "
+    "error and drops the row",
+    "retry, its backoff and the timeouts apply; SeaTunnel 2.3.8's sink reads none of them (no retries)",
+    "at least once, as SeaTunnel: a retried task or attempt posts its rows again (an endpoint cannot take "
+    "part in a commit); make the endpoint idempotent",
+)
 
 DEVIATIONS = (
     "parallelism: with pageing.total_page_size the pages are known before reading and are dealt over the "
@@ -258,6 +280,20 @@ def _url(o: ParsedOptions) -> str:
         raise OptionError("url", f"url {url!r} is not an http:// or https:// URL",
                           f"write the whole URL, or name a connection with {CONN_OPTION} whose host is the base")
     return url
+
+
+def parse_sink(options: Mapping[str, Any]) -> HttpOptions:
+    """A sink block's typed options (:data:`SINK_SPEC`): every row is POSTed as JSON to ``url``."""
+    o = SINK_SPEC.parse(options, SINK, complete=True)
+    conn = o[CONN_OPTION]
+    if conn is not None and not conn.strip():
+        raise OptionError(CONN_OPTION, f"{CONN_OPTION} must name an Airflow connection, found {conn!r}")
+    return HttpOptions(
+        url=_url(o), method="POST", headers=_text_map(o["headers"]), params=_text_map(o["params"]), retry=o["retry"],
+        backoff_multiplier_ms=o["retry_backoff_multiplier_ms"], backoff_max_ms=o["retry_backoff_max_ms"],
+        connect_timeout_ms=o["connect_timeout_ms"], socket_timeout_ms=o["socket_timeout_ms"],
+        keep_params_as_form=False, conn_id=conn, base_url=o[CONN_BASE_URL], authorization=o[CONN_AUTHORIZATION],
+        conn_headers={str(k): text_of(v) for k, v in (o[CONN_HEADERS] or {}).items()})
 
 
 def parse(options: Mapping[str, Any], lenient: bool = False) -> HttpOptions:

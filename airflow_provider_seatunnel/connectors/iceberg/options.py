@@ -72,6 +72,8 @@ UPSERT, EVOLUTION = "iceberg.table.upsert-mode-enabled", "iceberg.table.schema-e
 WRITE_PROPS, CREATE_PROPS = "iceberg.table.write-props", "iceberg.table.auto-create-props"
 BRANCH = "iceberg.table.commit-branch"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: a branch name: Iceberg takes any text; this package quotes it as an identifier and in a string literal
+_BRANCH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 def _snapshot(key: str, what: str) -> Option:
@@ -249,8 +251,8 @@ def sink_options(options: Mapping[str, Any]) -> SinkOptions:
     if o[UPSERT] and not keys:
         raise OptionError(UPSERT, f"{UPSERT} needs {PRIMARY_KEYS}", f'{PRIMARY_KEYS} = "id"')
     branch = o[BRANCH].strip() or "main"
-    if not _NAME.match(branch):
-        raise OptionError(BRANCH, f"{BRANCH} '{branch}' must be a branch name (letters, digits, _)")
+    if not _BRANCH.match(branch):
+        raise OptionError(BRANCH, f"{BRANCH} '{branch}' must be a branch name (letters, digits, _, - and .)")
     props_hint = '{ "write.format.default" = "parquet" }'
     return SinkOptions(catalog, table, _string_map(o, CREATE_PROPS, f"{CREATE_PROPS} = {props_hint}"),
                        _string_map(o, WRITE_PROPS, f"{WRITE_PROPS} = {props_hint}"), o[EVOLUTION], o[UPSERT], branch,
