@@ -257,7 +257,8 @@ LOWEST_TEST_LOG := .cache/lowest-tests.log
 # servers stay with their tests; each worker starts the session servers it needs on its own free ports). Three on
 # 2 cores: with two the machine was 121 % busy of 200 % (the workers mostly wait on JVMs, servers and Airflow);
 # a third costs one more start of each session server it uses (SparkSession, Kafka, MariaDB, Redis, the Hive
-# metastore: README, Development) and at most 3.4 GB of memory (the conformance module, every server at once).
+# metastore: about 40 CPU s in all; README, Development) and at most 3.3 GiB of memory (the conformance module,
+# every server at once).
 TEST_WORKERS ?= 3
 # The lowest-versions tests run in one process beside the main suite's workers (about 4 minutes, in the first
 # part of the main suite's 20); LOWEST_WORKERS=2 deals their modules to two xdist workers.
