@@ -241,7 +241,7 @@ $(OPENSEARCH_REINDEX_JAR): | test-debs
 # JDBC drivers the parity configs use (benchmarks/parity/engines.py names the same). Without the folder the parity
 # tests skip, saying so.
 ZETA_DIR ?= $(firstword $(wildcard $(SEATUNNEL_ZETA_DIR) $(abspath ..)/shared/zeta /work/shared/zeta))
-ZETA_SETUP_ARGS := --connectors kafka --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
+ZETA_SETUP_ARGS := --connectors kafka,elasticsearch --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
 .PHONY: zeta-setup parity
 test-deps: zeta-setup
 zeta-setup: | test-debs
