@@ -51,7 +51,9 @@ def elasticsearch_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any])
                 for name in server.indices("seatunnel_*"):
                     server.delete(name)
             server.delete(index)
-            docs = [{"id": -1, "name": "old", "grp": "g0"}] + ([{"id": 0, "name": "stale", "grp": "g9"}] if keyed else [])
+            docs = [{"id": -1, "name": "old", "grp": "g0"}]
+            if keyed:
+                docs.append({"id": 0, "name": "stale", "grp": "g9"})
             server.index_docs(index, docs, ids=[str(d["id"]) for d in docs] if keyed else None)
         return seed
 

@@ -368,8 +368,8 @@ SINK_TYPES: dict[str, SinkType] = {
                             "which the input replaces: the expected table is the earlier row (id -1) plus the "
                             "input, each id once with the input's values."),
     "Redis": SinkType(redis_sinks, POINTS, 5_000, "staging lists", REDIS_READING),
-    "Elasticsearch": SinkType(lambda work, rows, res: elasticsearch_targets.elasticsearch_sinks(rows, res, Sink), POINTS,
-                              5_000, "staging indices", elasticsearch_targets.READING,
+    "Elasticsearch": SinkType(lambda work, rows, res: elasticsearch_targets.elasticsearch_sinks(rows, res, Sink),
+                              POINTS, 5_000, "staging indices", elasticsearch_targets.READING,
                               moves=elasticsearch_targets.MOVES),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
