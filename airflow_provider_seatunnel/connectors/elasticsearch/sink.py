@@ -91,9 +91,12 @@ class CommitLog:
 
     def __init__(self, client: Client):
         self.client = client
+        self._ready = False
 
     def read(self, key: str) -> CommitDoc | None:
-        _ensure(self.client, COMMITS, _HIDDEN)
+        if not self._ready:  # the log's index, created once by whichever attempt comes first
+            _ensure(self.client, COMMITS, _HIDDEN)
+            self._ready = True
         status, found = self.client.request("GET", f"/{COMMITS}/_doc/{key}", ok=(404,))
         return CommitDoc(found) if status == 200 and found.get("found") else None
 
@@ -153,8 +156,7 @@ def roll_forward(client: Client, key: str, doc: CommitDoc) -> int:
     elif src.get("rows"):
         raise SearchError(f"the staging index {staging} of a claimed commit is gone: {target} may miss documents")
     record = {**src, "state": "committed", "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    log_ = CommitLog(client)
-    if not log_.write(key, record, doc):
+    if not CommitLog(client).write(key, record, doc):
         log.info("commit %s was finished by another attempt", key)
     if src.get("reset") and src.get("marker"):
         _mark(client, str(src["marker"]), {"reset_done": True})
