@@ -102,7 +102,7 @@ demo: check-java $(STAMP)
 # font (the Airflow UI tests; Playwright drives it, downloads nothing). Installing them starts no system
 # service (a policy-rc.d refuses it for the time of the install).
 TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core mariadb-server libmariadb-java \
-	redis-server openssh-server libxerial-sqlite-jdbc-java maven
+	redis-server openssh-server libxerial-sqlite-jdbc-java maven openjdk-17-jdk-headless
 PG_JAR := /usr/share/java/postgresql.jar
 # Every file of TEST_PACKAGES a test or fixture uses, one or more per package: `make test-deps` installs
 # nothing only when all of them are there (tests/test_test_deps.py checks that each path a test names is
@@ -110,7 +110,8 @@ PG_JAR := /usr/share/java/postgresql.jar
 TEST_FILES := /usr/lib/postgresql/*/bin/pg_ctl /usr/lib/postgresql/*/bin/initdb $(PG_JAR) \
 	/usr/bin/chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf \
 	/usr/sbin/mariadbd /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/share/java/mariadb-java-client.jar \
-	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar /usr/bin/mvn
+	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar \
+	/usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/bin/mvn
 
 .PHONY: test-deps test-debs check-test-deps
 test-deps: test-debs
@@ -219,12 +220,28 @@ $(ICEBERG_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.iceberg:iceberg-spark-runtime-$(ICEBERG_SPARK)_2.13:$(ICEBERG_VERSION) -Dtransitive=false \
 	  || { echo "error: could not fetch Apache Iceberg with mvn (the Iceberg connector tests fail): check the network to Maven Central" >&2; exit 1; }
 
+# OpenSearch for the Elasticsearch connector's tests: a single node embedded in a JVM (tests/opensearch_server.py builds
+# its class path from these with mvn, offline, and compiles its launcher with javac): the server with the Netty 4 HTTP
+# transport and the reindex module (both modules of a distribution, here plugins on the class path), and log4j's core.
+# 2.19 is the last OpenSearch line that runs on Java 17.
+OPENSEARCH_VERSION := 2.19.6
+OPENSEARCH_JAR := $(HOME)/.m2/repository/org/opensearch/opensearch/$(OPENSEARCH_VERSION)/opensearch-$(OPENSEARCH_VERSION).jar
+OPENSEARCH_REINDEX_JAR := $(HOME)/.m2/repository/org/opensearch/plugin/reindex-client/$(OPENSEARCH_VERSION)/reindex-client-$(OPENSEARCH_VERSION).jar
+test-deps: $(OPENSEARCH_REINDEX_JAR)
+# the reindex module last: the target that says all are there
+$(OPENSEARCH_REINDEX_JAR): | test-debs
+	@$(MVN_GET) -Dartifact=org.apache.logging.log4j:log4j-core:2.25.4 -Dtransitive=false && \
+	$(MVN_GET) -Dartifact=org.opensearch:opensearch:$(OPENSEARCH_VERSION) && \
+	$(MVN_GET) -Dartifact=org.opensearch.plugin:transport-netty4-client:$(OPENSEARCH_VERSION) && \
+	$(MVN_GET) -Dartifact=org.opensearch.plugin:reindex-client:$(OPENSEARCH_VERSION) \
+	  || { echo "error: could not fetch OpenSearch with mvn (the Elasticsearch tests fail): check the network to Maven Central" >&2; exit 1; }
+
 # SeaTunnel's own engine (Zeta 2.3.8) for the parity tests (tests/parity, marker zeta) and `make parity`: the shared
 # zeta folder's setup.sh (idempotent; from scratch about 30 s from Maven Central) with the Kafka connector and the
 # JDBC drivers the parity configs use (benchmarks/parity/engines.py names the same). Without the folder the parity
 # tests skip, saying so.
 ZETA_DIR ?= $(firstword $(wildcard $(SEATUNNEL_ZETA_DIR) $(abspath ..)/shared/zeta /work/shared/zeta))
-ZETA_SETUP_ARGS := --connectors kafka --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
+ZETA_SETUP_ARGS := --connectors kafka,elasticsearch --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
 .PHONY: zeta-setup parity
 test-deps: zeta-setup
 zeta-setup: | test-debs
@@ -238,7 +255,8 @@ parity: check-java test-deps $(STAMP)
 	$(BIN)/python benchmarks/parity/run.py --report benchmarks/results/parity.md $(PARITY_ARGS)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
-TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR)
+TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

@@ -33,6 +33,7 @@ MARKERS = {
     "postgres": "a private PostgreSQL server (make test-deps)",
     "mariadb": "a private MariaDB server (make test-deps)",
     "redis": "a private Redis server (make test-deps)",
+    "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "sftp": "a private OpenSSH server (make test-deps)",
     "ftp": "an FTP server (pyftpdlib)",
     "s3": "a moto S3 server",
@@ -50,13 +51,14 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "spark_cluster": ("spark",), "kafka": ("kafka",), "metastore": ("hive", "spark"), "hive": ("hive", "spark"),
     "airflow_env": ("airflow", "spark"), "run_dag": ("airflow", "spark"),
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
-    "redis_server": ("redis",), "s3": ("s3",),
+    "redis_server": ("redis",), "s3": ("s3",), "es": ("opensearch",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
+    "tests.opensearch_server": ("opensearch",),
     "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
     "tests.cluster.services": ("airflow_services", "spark"), "playwright": ("browser",),
     "tests.cluster.celery": ("airflow_services", "airflow", "postgres", "redis", "spark"),
@@ -160,7 +162,7 @@ def mark(items: list[pytest.Item]) -> None:
 #: programs a unit test must not start (by base name): a JVM, Spark's launchers, the servers, a browser
 FORBIDDEN = frozenset({
     "java", "spark-submit", "spark-class", "pyspark", "pg_ctl", "initdb", "postgres", "mariadbd",
-    "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "moto_server", "airflow",
+    "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "javac", "moto_server", "airflow",
     "run-zeta.sh",
 })
 

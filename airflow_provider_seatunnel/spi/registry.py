@@ -39,6 +39,7 @@ _BUILTIN_MODULES = {
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
     "ftpfile": "remotefile.ftp", "sftpfile": "remotefile.sftp", "hdfsfile": "hdfsfile",
     "kafka": "kafka",
+    "elasticsearch": "elasticsearch", "easysearch": "elasticsearch.easysearch",
     "delta": "delta",
     "iceberg": "iceberg",
     "paimon": "paimon",
@@ -53,10 +54,10 @@ _BUILTIN_MODULES = {
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
-             "Elasticsearch", "S3File",
+             "S3File",
              "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
-    SINK: ("Elasticsearch", "S3File",
+    SINK: ("S3File",
            "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),

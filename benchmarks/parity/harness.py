@@ -196,4 +196,6 @@ def _output(run: EngineRun, out: Path, target: Target | None, variables: dict[st
         return Output(run, out)
     if target.kind == "kafka":
         return Output(run, out, records=tuple(target.read_records(variables["topic"])))
+    if target.kind == "elasticsearch":
+        return Output(run, out, records=tuple(target.read_documents(variables["index"])))
     return Output(run, out, table=target.read_table(variables["table"]))

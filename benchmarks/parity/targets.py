@@ -1,5 +1,6 @@
-"""Jdbc and Kafka targets for the harness: the test servers of tests/ (``tests/pg.py``, ``tests/mysql.py``,
-``tests/kafka_server.py``), started once per harness run, a fresh table or topic per engine run, read back.
+"""Jdbc, Kafka and Elasticsearch targets for the harness: the test servers of tests/ (``tests/pg.py``,
+``tests/mysql.py``, ``tests/kafka_server.py``, ``tests/opensearch_server.py``), started once per harness run, a
+fresh table, topic or index name per engine run, read back.
 
 A :class:`Target` gives each run its variables (``url``/``user``/``password``/``database``/``table``, or
 ``bootstrap``/``topic``) and reads what the run wrote: a :class:`~benchmarks.parity.compare.Table` (rows as
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ class Target:
         if self.kind == "kafka":
             self.server.create_topic(name)
             return {"bootstrap": self.server.bootstrap, "topic": name}
+        if self.kind == "elasticsearch":
+            return {"hosts": self.server.url, "index": name}
         return {"url": self.server.url, "user": self.server.user, "password": self.server.password,
                 "database": self.server.database, "table": name}
 
@@ -48,9 +52,22 @@ class Target:
     def read_records(self, topic: str) -> list[tuple[bytes | None, bytes | None]]:
         return [(k, v) for k, v, _, _ in self.server.consume(topic, isolation="read_uncommitted")]
 
+    def read_documents(self, index: str) -> list[tuple[bytes | None, bytes | None]]:
+        """The documents of ``<index>_keyed`` as (``_id``, source JSON with sorted keys) and of ``<index>_plain``
+        as (None, source JSON): ids the server or the sink generated are no data."""
+        out: list[tuple[bytes | None, bytes | None]] = []
+        for suffix, keyed in (("_keyed", True), ("_plain", False)):
+            if f"{index}{suffix}" not in self.server.indices():
+                continue
+            for doc_id, doc in self.server.docs(f"{index}{suffix}").items():
+                text = json.dumps(doc, sort_keys=True).encode()
+                out.append((f"{suffix}:{doc_id}".encode() if keyed else suffix.encode(), text))
+        return out
+
 
 #: a target kind -> the tests/ helper module that starts its server (``start()`` -> a server with ``stop()``)
-SERVERS = {"postgres": "tests.pg", "mariadb": "tests.mysql", "kafka": "tests.kafka_server"}
+SERVERS = {"postgres": "tests.pg", "mariadb": "tests.mysql", "kafka": "tests.kafka_server",
+           "elasticsearch": "tests.opensearch_server"}
 
 
 @contextlib.contextmanager

@@ -21,13 +21,13 @@ source {
   Pulsar { plugin_output = "events" }
 }
 transform { Sql { query = "SELECT * FROM orders UNION SELECT * FROM events" } }
-sink { Elasticsearch { } }
+sink { Elasticsearch { hosts = ["es-host:9200"], index = "events" } }
 """
 
 ONE_SOURCE_TWO_SINKS = """
 source { SqlServer-CDC { } }
 sink {
-  Elasticsearch { plugin_input = "SqlServer-CDC" }
+  Elasticsearch { plugin_input = "SqlServer-CDC", hosts = ["es-host:9200"], index = "cdc" }
   JDBC { plugin_input = "SqlServer-CDC", url = "jdbc:mysql://db/x", driver = "d" }
 }
 """
