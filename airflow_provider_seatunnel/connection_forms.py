@@ -110,6 +110,12 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
         "oauth_path": _field("OAuth URL", "QIANFAN's token endpoint", format="url"),
     }, {"hidden-fields": ["host", "port", "schema", "login"], "relabeling": {"password": "API key"},
         "placeholders": {"api_path": "https://api.openai.com/v1/chat/completions"}}),
+    ("seatunnel_elasticsearch", "SeaTunnelElasticsearchConnection",
+     "Elasticsearch (Apache SeaTunnel Elasticsearch, Easysearch)", {
+        "scheme": _field("Scheme", "http or https, for a host given without one (default http)",
+                         enum=["http", "https", None]),
+        "verify_certs": _flag("Verify certificates", "check the server's TLS certificate (default true)"),
+    }, {"hidden-fields": ["schema"], "relabeling": {"host": "Host or URL"}, "placeholders": {"port": "9200"}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -87,6 +87,13 @@ class SeaTunnelModelConnection(_ConnectionType):
     hook_name = "Model API (Apache SeaTunnel LLM, Embedding)"
 
 
+class SeaTunnelElasticsearchConnection(_ConnectionType):
+    conn_type = "seatunnel_elasticsearch"
+    conn_name_attr = "elasticsearch_conn_id"
+    default_conn_name = "elasticsearch_default"
+    hook_name = "Elasticsearch (Apache SeaTunnel Elasticsearch, Easysearch)"
+
+
 class SeaTunnelIcebergConnection(_ConnectionType):
     conn_type = "seatunnel_iceberg"
     conn_name_attr = "iceberg_conn_id"
