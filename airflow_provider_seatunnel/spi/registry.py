@@ -44,16 +44,18 @@ _BUILTIN_MODULES = {
     "paimon": "paimon",
     "postgres-cdc": "postgres_cdc",
     "mysql-cdc": "mysql_cdc",
+    "mongodb": "mongodb",
+    "mongodb-cdc": "mongodb_cdc",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
-    SOURCE: ("SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
+    SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "Elasticsearch", "S3File",
-             "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris", "StarRocks",
+             "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("Elasticsearch", "S3File",
-           "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris",
+           "Http", "Pulsar", "Socket", "Redis", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "DynamicCompile", "LLM", "Embedding", "Metadata",
                 "FieldRename", "TableFilter"),
