@@ -104,7 +104,7 @@ def newest_token(db: Any, k: str) -> int:
 def manifest(db: Any, k: str, token: int) -> list[tuple[str, int, int]]:
     """The task attempts Spark committed: (attempt, rows, partition), by partition."""
     doc = db[stage_name(k, token)].find_one({"_id": MANIFEST}) or {}
-    return [(str(a), int(r), int(p)) for a, r, p in doc.get("parts", [])]
+    return [(str(p["a"]), int(p["r"]), int(p["p"])) for p in doc.get("parts", [])]
 
 
 def _ops(db: Any, k: str, token: int, attempts: Sequence[str], batch: int,
@@ -200,11 +200,24 @@ def _existing_ids(db: Any, k: str, token: int, attempts: Sequence[str], target: 
     return clash(chunk) if chunk else None
 
 
+def _settled(db: Any, k: str, token: int) -> Published | None:
+    """ALREADY when the commit is recorded, SUPERSEDED when a newer token was taken, else None."""
+    doc = db[COMMITS].find_one({"_id": k}) or {}
+    if doc.get("committed"):
+        return Published(Outcome.ALREADY)
+    if int(doc.get("token") or 0) != token:
+        return Published(Outcome.SUPERSEDED, newest=int(doc.get("token") or 0))
+    return None
+
+
 def publish(db: Any, k: str, token: int, parts: Sequence[tuple[str, int]], target: str, batch: int,
             record: Mapping[str, Any]) -> Published:
     """Check, claim, apply and record one staged table (see the module's docstring)."""
     from pymongo import ReturnDocument
 
+    settled = _settled(db, k, token)
+    if settled is not None:
+        return settled
     stage = db[stage_name(k, token)]
     for attempt, rows in parts:
         found = stage.count_documents({"a": attempt})
@@ -219,10 +232,7 @@ def publish(db: Any, k: str, token: int, parts: Sequence[tuple[str, int]], targe
         {"_id": k, "token": token, "committed": {"$ne": True}, "claimed": {"$exists": False}},
         {"$set": {"claimed": token, **record}}, return_document=ReturnDocument.AFTER)
     if claim is None:
-        doc = db[COMMITS].find_one({"_id": k}) or {}
-        if doc.get("committed"):
-            return Published(Outcome.ALREADY)
-        return Published(Outcome.SUPERSEDED, newest=int(doc.get("token") or 0))
+        return _settled(db, k, token) or Published(Outcome.SUPERSEDED, newest=newest_token(db, k))
     rows = apply(db, k, token, target, batch, resume=False)
     _record(db, k, token, rows)
     return Published(Outcome.PUBLISHED, rows=rows)

@@ -199,7 +199,7 @@ class _Writer(DataSourceWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         spec = self.spec
         staged = sorted((m for m in messages if isinstance(m, StagedPart)), key=lambda m: m.partition)
-        parts = [[m.attempt, m.rows, m.partition] for m in staged]
+        parts = [{"a": m.attempt, "r": m.rows, "p": m.partition} for m in staged]  # no nested arrays: FerretDB
         with connected(spec["uri"], f"cannot record the staged rows of {spec['label']}") as client:
             client[spec["database"]][spec["stage"]].replace_one({"_id": MANIFEST}, {"_id": MANIFEST, "parts": parts},
                                                                  upsert=True)
