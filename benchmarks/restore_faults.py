@@ -3,7 +3,8 @@
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
-:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`), one pipeline with two sinks of that type, and two
+:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`), one pipeline
+with two sinks of that type, and two
 kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
@@ -77,6 +78,7 @@ import delta_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
 import kafka_targets  # noqa: E402
+import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
 import store_targets  # noqa: E402
@@ -366,6 +368,8 @@ SINK_TYPES: dict[str, SinkType] = {
                             "which the input replaces: the expected table is the earlier row (id -1) plus the "
                             "input, each id once with the input's values."),
     "Redis": SinkType(redis_sinks, POINTS, 5_000, "staging lists", REDIS_READING),
+    "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
+                        "staging collections", mongodb_targets.READING),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
        for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},

@@ -38,7 +38,7 @@ def test_a_job_plans_with_the_schema_parallelism_and_no_uri(plan_of):
 @pytest.mark.parametrize(("source", "key", "text"), [
     ('database = "db", collection = "c", schema = { fields { a = int } }', "uri", "'uri' is required"),
     (f'uri = "{URI}", collection = "c"', "database", "'database' is required"),
-    (f'uri = "http://x", database = "db", collection = "c"', "uri", "mongodb://"),
+    ('uri = "http://x", database = "db", collection = "c"', "uri", "mongodb://"),
     (f'uri = "{URI}", database = "db", collection = "c", match.query = "{{not json"', "match.query", "is not JSON"),
     (f'uri = "{URI}", database = "db", collection = "c", match.projection = "[1]"', "match.projection",
      "JSON document"),
