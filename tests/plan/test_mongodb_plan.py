@@ -55,6 +55,16 @@ def test_source_rules_are_located_errors(config_error, source, key, text):
     assert "s3cret-pw" not in str(err)
 
 
+def test_relaxed_json_filters_plan_as_seatunnels_driver_reads_them(plan_of):
+    from airflow_provider_seatunnel.connectors.mongodb.options import extended_json
+
+    plan_of(job(source=f'MongoDB {{ plugin_output = "m", uri = "{URI}", database = "db", collection = "c", '
+                       'matchQuery = "{c_int: 2}", match.projection = "{ c_bigint:0 }", '
+                       'schema = { fields { c_int = int } } }'))
+    assert extended_json("k", "{'a': 'x\"y', $or: [{b: null}], c: -1.5e3}") == \
+        {"a": 'x"y', "$or": [{"b": None}], "c": -1500.0}
+
+
 def test_sink_rules_and_warnings(config_error, plan_of):
     err = config_error(job(sink=f'MongoDB {{ plugin_input = "m", uri = "{URI}", database = "db", collection = "d", '
                                 'upsert-enable = true }'))

@@ -10,6 +10,7 @@ type from its input). What differs from SeaTunnel is listed in :data:`DEVIATIONS
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,13 +122,46 @@ class MongoOptions:
         return Schema((Field(TEXT_FIELD, parse_type("string")),))
 
 
+_WORD = re.compile(r"[A-Za-z_$][\w$.]*")
+_LITERALS = frozenset({"true", "false", "null"})
+
+
+def strict_json(text: str) -> str:
+    """MongoDB's relaxed JSON (unquoted keys such as ``{c_int: 2}``, single-quoted strings, as SeaTunnel's
+    driver reads ``match.query``) as strict JSON: bare words other than true/false/null are quoted."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j, chars = i + 1, []
+            while j < n and text[j] != c:
+                if text[j] == "\\" and j + 1 < n:
+                    chars.append(text[j:j + 2])
+                    j += 2
+                    continue
+                chars.append('\\"' if text[j] == '"' else text[j])
+                j += 1
+            out.append('"' + "".join(chars) + '"')
+            i = j + 1
+            continue
+        word = _WORD.match(text, i)
+        if word and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "._")):
+            out.append(word.group() if word.group() in _LITERALS else json.dumps(word.group()))
+            i = word.end()
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def extended_json(key: str, text: Any) -> dict[str, Any]:
-    """A filter or projection given as MongoDB extended JSON: parsed as plain JSON here (compile time,
-    no driver); the run parses it again with the driver's extended-JSON reader."""
+    """A filter or projection given as MongoDB extended JSON, keys quoted or not: parsed here (compile
+    time, no driver); the run parses the result again with the driver's extended-JSON reader."""
     if isinstance(text, Mapping):
         return dict(text)
     try:
-        value = json.loads(str(text))
+        value = json.loads(strict_json(str(text)))
     except ValueError as e:
         raise OptionError(key, f"{key} is not JSON: {e}", 'write a document such as {"age": {"$gt": 20}}') from None
     if not isinstance(value, dict):
