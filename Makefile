@@ -235,6 +235,25 @@ $(OPENSEARCH_REINDEX_JAR): | test-debs
 	$(MVN_GET) -Dartifact=org.opensearch.plugin:transport-netty4-client:$(OPENSEARCH_VERSION) && \
 	$(MVN_GET) -Dartifact=org.opensearch.plugin:reindex-client:$(OPENSEARCH_VERSION) \
 	  || { echo "error: could not fetch OpenSearch with mvn (the Elasticsearch tests fail): check the network to Maven Central" >&2; exit 1; }
+# FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
+# from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
+# caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
+# start-up requires; it is written into a copy of the module before `go build`.
+FERRETDB_VERSION := v1.24.2
+FERRETDB := $(abspath .cache/ferretdb/ferretdb-$(FERRETDB_VERSION))
+GO ?= $(firstword $(wildcard /usr/local/go/bin/go) $(shell command -v go))
+GO_ENV := GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOMODCACHE=$(abspath .cache/go/mod) \
+	GOFLAGS=-modcacherw GOTOOLCHAIN=local
+test-deps: $(FERRETDB)
+$(FERRETDB):
+	@[ -n "$(GO)" ] || { echo "error: Go is needed to build FerretDB (the MongoDB tests fail): install Go 1.22 or later" >&2; exit 1; }
+	@mkdir -p .cache/ferretdb && src=$$($(GO_ENV) $(GO) mod download -json github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) \
+	  | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p') && [ -n "$$src" ] && \
+	rm -rf .cache/ferretdb/src && cp -r "$$src" .cache/ferretdb/src && chmod -R u+w .cache/ferretdb/src && \
+	echo $(FERRETDB_VERSION) > .cache/ferretdb/src/build/version/version.txt && \
+	( cd .cache/ferretdb/src && $(GO_ENV) $(GO) build -trimpath -o $@.tmp ./cmd/ferretdb ) && mv $@.tmp $@ && \
+	rm -rf .cache/ferretdb/src \
+	  || { echo "error: could not build FerretDB $(FERRETDB_VERSION) with Go (the MongoDB tests fail): check the Go module proxy" >&2; exit 1; }
 
 # SeaTunnel's own engine (Zeta 2.3.8) for the parity tests (tests/parity, marker zeta) and `make parity`: the shared
 # zeta folder's setup.sh (idempotent; from scratch about 30 s from Maven Central) with the Kafka connector and the

@@ -3,7 +3,7 @@
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
-:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`;
+:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`), one pipeline with two sinks of that type, and two
 kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
@@ -79,6 +79,7 @@ import elasticsearch_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
 import kafka_targets  # noqa: E402
+import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
 import store_targets  # noqa: E402
@@ -371,6 +372,8 @@ SINK_TYPES: dict[str, SinkType] = {
     "Elasticsearch": SinkType(lambda work, rows, res: elasticsearch_targets.elasticsearch_sinks(rows, res, Sink),
                               POINTS, 5_000, "staging indices", elasticsearch_targets.READING,
                               moves=elasticsearch_targets.MOVES),
+    "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
+                        "staging collections", mongodb_targets.READING),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
        for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},

@@ -34,6 +34,7 @@ MARKERS = {
     "mariadb": "a private MariaDB server (make test-deps)",
     "redis": "a private Redis server (make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
+    "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
     "ftp": "an FTP server (pyftpdlib)",
     "s3": "a moto S3 server",
@@ -51,12 +52,13 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "spark_cluster": ("spark",), "kafka": ("kafka",), "metastore": ("hive", "spark"), "hive": ("hive", "spark"),
     "airflow_env": ("airflow", "spark"), "run_dag": ("airflow", "spark"),
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
-    "redis_server": ("redis",), "s3": ("s3",), "es": ("opensearch",),
+    "redis_server": ("redis",), "s3": ("s3",), "es": ("opensearch",), "ferretdb_server": ("ferretdb",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
+    "tests.ferretdb": ("ferretdb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",),
     "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
@@ -163,7 +165,7 @@ def mark(items: list[pytest.Item]) -> None:
 FORBIDDEN = frozenset({
     "java", "spark-submit", "spark-class", "pyspark", "pg_ctl", "initdb", "postgres", "mariadbd",
     "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "javac", "moto_server", "airflow",
-    "run-zeta.sh",
+    "run-zeta.sh", "ferretdb-v1.24.2",
 })
 
 #: what unit tests started that they should not have (this process), and the stub's log (child processes)

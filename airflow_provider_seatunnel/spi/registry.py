@@ -49,16 +49,18 @@ _BUILTIN_MODULES = {
     "dynamiccompile": "dynamic_compile",
     "llm": "models.llm",
     "embedding": "models.embedding",
+    "mongodb": "mongodb",
+    "mongodb-cdc": "mongodb_cdc",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
-    SOURCE: ("SqlServer-CDC", "Oracle-CDC", "MongoDB-CDC",
+    SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
-             "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris", "StarRocks",
+             "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("S3File",
-           "Http", "Pulsar", "Socket", "Redis", "MongoDB", "Hudi", "Doris",
+           "Pulsar", "Socket", "Redis", "Hudi", "Doris",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
@@ -114,7 +116,7 @@ def get_connector(name: str, section: str | None = None) -> Connector | None:
     SeaTunnel plugin known to run elsewhere only (it plans, with a warning); None if unknown.
     Entry points are read only for names that are not built-ins. Given the ``section`` a block stands
     in, a connector that does not declare that section gives way to the SeaTunnel plugin of its name
-    known to run elsewhere there (Http's sink: the Http connector is a source only)."""
+    known to run elsewhere there (a connector here that covers other sections only)."""
     key = name.strip().lower()
     found = _builtin(key) or _plugins().get(key) or _known_elsewhere().get(key)
     if section is None or found is None or section in found.capabilities.sections:
