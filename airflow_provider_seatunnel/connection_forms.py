@@ -116,6 +116,12 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
                          enum=["http", "https", None]),
         "verify_certs": _flag("Verify certificates", "check the server's TLS certificate (default true)"),
     }, {"hidden-fields": ["schema"], "relabeling": {"host": "Host or URL"}, "placeholders": {"port": "9200"}}),
+    ("seatunnel_mongodb", "SeaTunnelMongoDBConnection", "MongoDB (Apache SeaTunnel MongoDB)", {
+        "srv": _flag("SRV record", "connect with mongodb+srv:// (the host is the SRV name; no port)"),
+        "authSource": _field("Authentication database", "default: the schema, when a login is given"),
+    }, {"hidden-fields": [], "relabeling": {"schema": "Authentication database (authSource)"},
+        "placeholders": {"port": "27017",
+                         "extra": '{"tls": true}: any other field is a connection-string option'}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -66,7 +66,7 @@ NOT_FORM_FIELDS = {
 }
 #: connection types whose reader passes every extra through (client settings, catalog properties): their fields
 #: are the common ones, read without naming them
-PASS_THROUGH = {"seatunnel_kafka", "seatunnel_iceberg"}
+PASS_THROUGH = {"seatunnel_kafka", "seatunnel_iceberg", "seatunnel_mongodb"}
 
 
 def _reads_connection_extra(func) -> bool:

@@ -94,6 +94,13 @@ class SeaTunnelElasticsearchConnection(_ConnectionType):
     hook_name = "Elasticsearch (Apache SeaTunnel Elasticsearch, Easysearch)"
 
 
+class SeaTunnelMongoDBConnection(_ConnectionType):
+    conn_type = "seatunnel_mongodb"
+    conn_name_attr = "mongo_conn_id"
+    default_conn_name = "mongo_default"
+    hook_name = "MongoDB (Apache SeaTunnel MongoDB)"
+
+
 class SeaTunnelIcebergConnection(_ConnectionType):
     conn_type = "seatunnel_iceberg"
     conn_name_attr = "iceberg_conn_id"
