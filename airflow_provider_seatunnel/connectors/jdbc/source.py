@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ...spi.rows import quote, with_kind
+from ...spi.rows import ROW_KIND, kind_literal, quote, with_kind
 from ...spi.schema import with_catalog_keys
 from ..sqlclient.connection import Conn, columns_of, connect, pool_of, query
 from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_database
@@ -311,9 +311,12 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
     if times:
         df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
                          if c in times else F.col(quote(c)) for c in df.columns])
+    splits = len(predicates) if predicates else 1
+    if keys is not None and not keys.empty and ROW_KIND not in df.columns:
+        return with_catalog_keys(df, keys, kind_literal().alias(ROW_KIND)), splits  # one step, not two
     if keys is not None and not keys.empty:
         df = with_catalog_keys(df, keys)
-    return with_kind(df), len(predicates) if predicates else 1
+    return with_kind(df), splits
 
 
 #: SQLite: java.sql.Types code -> what Spark reads the column as (see :func:`_custom_schema`)
