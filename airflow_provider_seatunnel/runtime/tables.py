@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from ..config.options import as_int
 from ..plan.logical import CONCURRENT_TABLES
+from ..spi import get_connector
 from ..spi.errors import PipelineError, RuntimeConfigError
 from ..spi.sessions import is_connect
 
@@ -54,12 +55,32 @@ def has_multi_table_sink(pipeline: Any) -> bool:
     return any(v.kind == "sink" and v.multi_table for v in pipeline.vertices)
 
 
+#: Spark's adaptive query execution (see :func:`session_conf`)
+ADAPTIVE = "spark.sql.adaptive.enabled"
+
+
 def session_conf(plan: Any, pipeline: Any) -> dict[str, str]:
     """``spark.scheduler.mode = FAIR`` for a pipeline with a multi-table sink, unless the job's env
-    sets the scheduler mode itself."""
-    if not has_multi_table_sink(pipeline) or "spark.scheduler.mode" in plan.env:
+    sets the scheduler mode itself. Such a pipeline that is a plain copy (no transform; every sink
+    writes its tables at once, ``Capabilities.concurrent_tables``) also runs without adaptive query
+    execution (:data:`ADAPTIVE`), unless the env sets it: every shuffle of such a copy has its
+    partition count from the plan's parallelism, which adaptive execution keeps, so all it would
+    add is a Spark job and a re-plan per shuffle of every table (three jobs a table instead of one)."""
+    if not has_multi_table_sink(pipeline):
         return {}
-    return {"spark.scheduler.mode": "FAIR"}
+    out = {} if "spark.scheduler.mode" in plan.env else {"spark.scheduler.mode": "FAIR"}
+    if ADAPTIVE not in plan.env and _plain_copy(pipeline):
+        out[ADAPTIVE] = "false"
+    return out
+
+
+def _plain_copy(pipeline: Any) -> bool:
+    """Sources straight into sinks that all write their tables at once."""
+    sinks = [v for v in pipeline.vertices if v.kind == "sink"]
+    if not sinks or any(v.kind not in ("source", "sink") for v in pipeline.vertices):
+        return False
+    return all(getattr(getattr(get_connector(v.plugin), "capabilities", None), "concurrent_tables", False)
+               for v in sinks)
 
 
 def _cores(spark: Any) -> int:

@@ -327,19 +327,24 @@ def keys_from_options(schema: Any) -> TableKeys:
 CATALOG_KEYS_METADATA = "seatunnel.catalog_keys"
 
 
-def with_catalog_keys(df: Any, keys: TableKeys) -> Any:
-    """``df`` with ``keys`` in the metadata of every column they name."""
+def with_catalog_keys(df: Any, keys: TableKeys, *extra: Any) -> Any:
+    """``df`` with ``keys`` in the metadata of every column they name, and the ``extra`` columns
+    after its own: one projection, however many columns change (each DataFrame step costs the
+    driver an analysis of the whole plan)."""
     import json
+
+    from pyspark.sql import functions as F
 
     named = {c for c in ([*keys.primary_key[1]] if keys.primary_key else [])}
     named |= {c for k in keys.constraint_keys for c, _ in k.columns}
-    if not named:
-        return df
+    fields = df.schema.fields
+    if not named.intersection(f.name for f in fields):
+        return df.select("*", *extra) if extra else df
     text = json.dumps(keys.to_json(), sort_keys=True)
-    for field in df.schema.fields:
-        if field.name in named:
-            df = df.withMetadata(field.name, {**field.metadata, CATALOG_KEYS_METADATA: text})
-    return df
+    columns = [F.col("`" + f.name.replace("`", "``") + "`") for f in fields]
+    columns = [c.alias(f.name, metadata={**f.metadata, CATALOG_KEYS_METADATA: text}) if f.name in named else c
+               for c, f in zip(columns, fields, strict=True)]
+    return df.select(*columns, *extra)
 
 
 def table_keys(vertex: Any, table: str, df: Any = None) -> TableKeys:

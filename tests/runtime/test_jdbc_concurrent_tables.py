@@ -84,3 +84,23 @@ def test_a_pipeline_with_a_multi_table_sink_gets_the_fair_scheduler(plan_of, db)
     assert application_settings(plan, plan.pipelines[0])["spark.scheduler.mode"] == "FAIR"
     single = plan_of(config(db, "copy_d", ['{ table_path = "public.ct_1" }']))
     assert "spark.scheduler.mode" not in application_settings(single, single.pipelines[0])
+
+
+def test_a_plain_multi_table_copy_runs_without_adaptive_execution(plan_of, db):
+    """A copy of several tables (no transform) plans every shuffle with the plan's parallelism:
+    adaptive execution would only add jobs, so it is off, unless the env sets it or a transform
+    (whose shuffles it may tune) is in the pipeline."""
+    entries = ['{ table_path = "public.ct_1" }', '{ table_path = "public.ct_2" }']
+    plan = plan_of(config(db, "copy_e", entries))
+    assert application_settings(plan, plan.pipelines[0])[tables.ADAPTIVE] == "false"
+    kept = plan_of(config(db, "copy_e", entries, env="spark.sql.adaptive.enabled = true"))
+    assert application_settings(kept, kept.pipelines[0]).get(tables.ADAPTIVE, "true") == "true"
+    with_sql = plan_of(config(db, "copy_e", entries).replace(
+        'plugin_input = "db"', 'plugin_input = "picked"').replace(
+        "sink {", 'transform { FieldMapper { plugin_input = "db", plugin_output = "picked", '
+                  'field_mapper = { id = id, name = name } } }\n'
+                  "        sink {", 1))
+    settings = application_settings(with_sql, with_sql.pipelines[0])
+    assert (settings.get("spark.scheduler.mode"), tables.ADAPTIVE in settings) == ("FAIR", False)
+    single = plan_of(config(db, "copy_e", entries[:1]))
+    assert tables.ADAPTIVE not in application_settings(single, single.pipelines[0])

@@ -153,3 +153,33 @@ def test_a_split_pipeline_reads_and_writes_at_each_pipelines_figure(spark, db):
         seen.append((source.output, source.parallelism, df.rdd.getNumPartitions(), sink.parallelism, writers))
     stored = db.sql("SELECT count(*), count(DISTINCT id) FROM merged")
     assert (sorted(seen), stored) == ([("a", 1, 1, 1, 1), ("b", 2, 2, 2, 2)], [["40", "40"]])
+
+
+def test_a_table_spread_by_its_primary_key_is_grouped_for_an_upsert_in_one_shuffle(spark, db):
+    """A table of one split read by 2 readers is spread by the hash of its primary key; an upsert on
+    that key at the same parallelism then needs no second shuffle (Spark keeps the grouping when
+    adaptive execution is off, as in a plain multi-table copy): one Exchange, every row once."""
+    from airflow_provider_seatunnel.connectors.jdbc.sink import staging_frame
+    from airflow_provider_seatunnel.connectors.jdbc.target import target_of
+
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH", parallelism = 2 }}
+        source {{ Jdbc {{ {conn(db)}, plugin_output = "db", table_list = [{{ table_path = "public.items" }},
+                  {{ table_path = "public.loose" }}] }} }}
+        sink {{ Jdbc {{ {conn(db)}, generate_sink_sql = true, table = "public.${{table_name}}_copy",
+                       primary_keys = ["id"] }} }}
+    """)
+    p = plan.pipelines[0]
+    read = JDBC.read(RunContext(spark, plan, p, "spread-1"), p.sources[0])
+    items, loose = read["seatunnel_test.public.items"], read["seatunnel_test.public.loose"]
+    _, target = target_of(p.sinks[0].config, "seatunnel_test.public.items", items.columns)
+    staged, _ = staging_frame(items, target, 2)
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        physical = staged._jdf.queryExecution().executedPlan().toString()
+        ids = sorted(r[0] for r in staged.select("id").collect())
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    assert (physical.count("Exchange "), "hashpartitioning(id" in physical, ids) == (1, True, list(range(1, 41))), physical
+    assert sorted(per_partition(loose)) == [6, 6]  # no key: round robin, as before

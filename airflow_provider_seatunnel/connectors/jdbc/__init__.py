@@ -58,7 +58,7 @@ from .checks import check, key_problems
 from .lineage import assets, table_assets
 from .options import DEVIATIONS, SPEC
 from .sink import JdbcSinkVerbs
-from .source import over_readers, read_table, source_tables
+from .source import over_readers, primary_key_columns, read_table, source_tables
 
 __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 
@@ -135,7 +135,8 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
             df, splits = read_table(ctx.spark, conn, spec, config)
             log.info("Jdbc: reading %s from %s in %d split(s) by %d reader(s)", spec.table_path or "a query",
                      conn.safe_url, splits, readers)
-            out[spec.table_id] = over_readers(df, splits, readers)
+            key = primary_key_columns(df) if splits < readers else ()
+            out[spec.table_id] = over_readers(df, splits, readers, key)
         return out
 
 

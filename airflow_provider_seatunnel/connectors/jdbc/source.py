@@ -31,13 +31,13 @@ from __future__ import annotations
 import difflib
 import logging
 import math
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ...spi.rows import quote, with_kind
-from ...spi.schema import with_catalog_keys
+from ...spi.rows import ROW_KIND, kind_literal, quote, with_kind
+from ...spi.schema import catalog_keys_of, with_catalog_keys
 from ..sqlclient.connection import Conn, columns_of, connect, pool_of, query
 from ..sqlclient.dialects import Dialect, NameProblem, as_part, split_name, url_database
 from ..sqlclient.errors import reraise
@@ -311,9 +311,12 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
     if times:
         df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
                          if c in times else F.col(quote(c)) for c in df.columns])
+    splits = len(predicates) if predicates else 1
+    if keys is not None and not keys.empty and ROW_KIND not in df.columns:
+        return with_catalog_keys(df, keys, kind_literal().alias(ROW_KIND)), splits  # one step, not two
     if keys is not None and not keys.empty:
         df = with_catalog_keys(df, keys)
-    return with_kind(df), len(predicates) if predicates else 1
+    return with_kind(df), splits
 
 
 #: SQLite: java.sql.Types code -> what Spark reads the column as (see :func:`_custom_schema`)
@@ -334,12 +337,23 @@ def _custom_schema(dialect: Dialect, columns: list[tuple[str, int, int]]) -> dic
     return {"customSchema": ", ".join(found)} if found else {}
 
 
-def over_readers(df: Any, splits: int, readers: int) -> Any:
+def over_readers(df: Any, splits: int, readers: int, key: Sequence[str] = ()) -> Any:
     """``df`` (one partition per split) in ``readers`` partitions: several splits per reader
     without a shuffle when there are more splits than readers, the rows spread over every reader
-    when there are fewer."""
+    when there are fewer: by the hash of ``key`` (the table's primary key) when given, else round
+    robin. Spread by the key, a sink that groups the rows by that same key into as many writers
+    (an upsert on the table's primary key) finds them grouped already: Spark plans one shuffle, not two
+    (when adaptive execution is off, as in a plain multi-table copy: ``runtime/tables.py``)."""
+    from pyspark.sql import functions as F
+
     if splits > readers:
         return df.coalesce(readers)
     if splits < readers:
-        return df.repartition(readers)
+        return df.repartition(readers, *[F.col(quote(c)) for c in key]) if key else df.repartition(readers)
     return df
+
+
+def primary_key_columns(df: Any) -> tuple[str, ...]:
+    """The columns of the primary key ``df``'s catalog keys name (none: no key known)."""
+    keys = catalog_keys_of(df)
+    return tuple(keys.primary_key[1]) if keys.primary_key else ()
