@@ -59,15 +59,17 @@ class _StopRequested(Exception):
 
 def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector: Any, table: str, stream_id: str,
                       df: Any, batch_id: int, before_commit: Callable[[], None] | None = None,
-                      counted: Callable[[], None] | None = None) -> None:
+                      counted: Callable[[], None] | None = None, data: Mapping[str, Any] | None = None) -> None:
     """One micro-batch through the sink's two phases, keyed by its run id (``<stream id>:batch-<id>``):
     ``prepare``, the fault points, ``commit`` (``before_commit`` may refuse it), ``abort`` on any
     failure; then ``counted`` and the retirement of earlier micro-batches' commit records. ``sv`` is
-    the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes)."""
+    the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes).
+    ``data``: several tables written as one run of the sink (a shared capture's micro-batch), instead
+    of ``table``'s ``df``."""
     bctx = ctx.for_batch(stream_id, batch_id)
     sink, two_phase = twophase.driver(connector), twophase.is_two_phase(connector)
     try:
-        info = sink.prepare(bctx, sv, {table: df})
+        info = sink.prepare(bctx, sv, dict(data) if data is not None else {table: df})
     except Exception as e:
         raise ctx.fail(v, e) from e
     try:
@@ -221,6 +223,10 @@ class _Query:
         if self.ctx.on_progress is not None:
             self.ctx.on_progress({"status": "RUNNING", "micro_batches": len(self.written), "read_count": None,
                                   "write_count": sum(self.written.values()), "updated": now()})
+
+    def targets(self) -> list[tuple[PlanVertex, str, int]]:
+        """(sink, table, rows written) of what this query wrote."""
+        return [(self.vertex, self.table, sum(self.written.values()))]
 
     def read_rows(self, name: str) -> int:
         """Rows a source observation (``read:<source>:<table>``) counted over this query's micro-batches."""
@@ -384,7 +390,11 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     _one_query_per_exclusive_source(ctx, w)
 
     queries: list[_Query] = []
-    for v in w.sinks():
+    if w.shared:  # a source reading one capture for all its tables: one query writes every sink
+        from .streaming_shared import shared_query
+
+        queries.append(shared_query(ctx, w, info, say))
+    for v in ([] if w.shared else w.sinks()):
         key = vertex_key(p, v)
         for table, df in w.sink_input(v.id).items():
             checkpoint = f"{info.checkpoint}/queries/{key}/{slug(table)}"
@@ -406,7 +416,8 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
 
     written_by_sink: dict[str, dict[str, int]] = {}
     for q in queries:
-        written_by_sink.setdefault(q.vertex.id, {})[q.table] = sum(q.written.values())
+        for sink, table, rows in q.targets():
+            written_by_sink.setdefault(sink.id, {})[table] = rows
     for v in w.sinks():
         connector = w.connectors[v.id]
         if isinstance(connector, StreamFinish):
@@ -433,8 +444,9 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
     per_table: dict[str, dict[str, int]] = {}
     batches = []
     for q in queries:
+        for sink, table, rows in q.targets():
+            per_table.setdefault(f"{sink.ref} {sink.plugin}", {})[table] = rows
         label = f"{q.vertex.ref} {q.vertex.plugin}"
-        per_table.setdefault(label, {})[q.table] = sum(q.written.values())
         for batch in sorted(q.written):
             progress = q.progress.get(batch)
             batches.append({"sink": label, "table": q.table, "batch": batch,

@@ -194,8 +194,9 @@ def test_a_binlog_read_that_ends_short_of_its_range_fails_instead_of_returning_p
     start = datasource.binlog_end(conn)
     my.sql(f"INSERT INTO {name} VALUES (1, 'a')")
     end = datasource.binlog_end(conn)
-    spec = {"conn": conn, "table": f"{my.database}.{name}", "columns": ["id", "name"], "server_id": 7301}
-    assert [r[:2] for r in datasource.read_changes(spec, start, end)] == [("1", "a")]
+    tid = f"{my.database}.{name}"
+    spec = {"conn": conn, "tables": {tid: {"table": tid, "columns": ["id", "name"]}}, "server_id": 7301}
+    assert [(r[0], *r[1]) for r in datasource.read_changes(spec, start, end)] == [(tid, "1", "a")]
 
     beyond = {**end, "pos": end["pos"] + 10_000}  # not written (yet): the dump ends short of it
     with pytest.raises(RuntimeError, match=r"could be read to .* only, not to the micro-batch's end"):
@@ -204,13 +205,13 @@ def test_a_binlog_read_that_ends_short_of_its_range_fails_instead_of_returning_p
     # the rest of the range is written while the read waits for it: the read returns the whole range
     result: dict = {}
     reader = threading.Thread(target=lambda: result.update(
-        rows=[r[:2] for r in datasource.read_changes(spec, start, beyond, patience_s=60)]))
+        rows=[tuple(r[1]) for r in datasource.read_changes(spec, start, beyond, patience_s=60)]))
     reader.start()
     ids = iter(range(2, 100_000))
     while datasource.binlog_end(conn)["pos"] <= beyond["pos"]:  # one transaction per statement
         my.sql("".join(f"INSERT INTO {name} VALUES ({i}, 'r{i}'); " for i in itertools.islice(ids, 50)))
     reader.join(90)
-    whole = [r[:2] for r in datasource.read_changes(spec, start, beyond)]
+    whole = [tuple(r[1]) for r in datasource.read_changes(spec, start, beyond)]
     assert result["rows"] == whole and len(whole) > 1 and whole[0] == ("1", "a")
 
 
