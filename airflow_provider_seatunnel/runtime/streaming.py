@@ -373,6 +373,31 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
             return "stop requested"
 
 
+#: how often a query whose Python streaming reader did not connect back in time is started again
+PYTHON_WORKER_RESTARTS = 3
+_WORKER_LATE = "Python worker failed to connect back"
+
+
+def _run_restarting(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop: threading.Event,
+                    say: Callable[[str], None]) -> str | None:
+    """:func:`_run_queries`, started again (from their checkpoints: nothing is written twice) when a query
+    failed because Spark's Python streaming reader did not connect back within Spark's fixed wait (a
+    loaded machine), up to :data:`PYTHON_WORKER_RESTARTS` times."""
+    for attempt in range(1, PYTHON_WORKER_RESTARTS + 2):
+        try:
+            return _run_queries(ctx, queries, info, stop, say)
+        except PipelineError as e:
+            if _WORKER_LATE not in str(e) or attempt > PYTHON_WORKER_RESTARTS:
+                raise
+            _stop_all(queries)
+            say(f"a Python streaming reader did not connect back in time (a loaded machine); restarting the "
+                f"queries from their checkpoints ({attempt} of {PYTHON_WORKER_RESTARTS})")
+            for q in queries:
+                q.error, q.handle, q.expired, q.trigger_since, q.last_report = None, None, False, None, None
+                q.ready.clear()
+    return None
+
+
 def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None,
                            stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``ctx.pipeline`` as streaming queries until they end (``available_now``) or ``stop`` is set;
@@ -403,11 +428,11 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     stopped = None
     try:
         replays = [q for q in queries if info.trigger == AVAILABLE_NOW and _unfinished_batch(q.checkpoint)]
-        stopped = _run_queries(ctx, queries, info, stop, say)
+        stopped = _run_restarting(ctx, queries, info, stop, say)
         if replays and stopped is None:
             say(f"{len(replays)} query(ies) re-ran a micro-batch an earlier attempt had planned; reading on to "
                 "what is available now")
-            stopped = _run_queries(ctx, replays, info, stop, say)
+            stopped = _run_restarting(ctx, replays, info, stop, say)
     except BaseException:
         _stop_all(queries)
         raise
