@@ -60,7 +60,9 @@ import whole_database as wd  # noqa: E402
 from parity.engines import project_cli, setup_zeta, zeta_dir  # noqa: E402
 
 POLL_S = 0.25
-BATCH_LINE = re.compile(r"table (\S+): micro-batch (\d+): read (\d+) rows, wrote (\d+) rows in (\d+) ms")
+#: a micro-batch's progress line: one per table and trigger (a query per table), or one per trigger (one capture)
+BATCH_LINE = re.compile(r"(?:table (\S+)|one capture\)): micro-batch (\d+): read (\d+) rows, wrote (\d+) rows in "
+                        r"(\d+) ms")
 
 
 # ------------------------------------------------------------------------------------------------

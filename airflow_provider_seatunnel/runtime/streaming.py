@@ -59,15 +59,17 @@ class _StopRequested(Exception):
 
 def write_micro_batch(ctx: RunContext, v: PlanVertex, sv: PlanVertex, connector: Any, table: str, stream_id: str,
                       df: Any, batch_id: int, before_commit: Callable[[], None] | None = None,
-                      counted: Callable[[], None] | None = None) -> None:
+                      counted: Callable[[], None] | None = None, data: Mapping[str, Any] | None = None) -> None:
     """One micro-batch through the sink's two phases, keyed by its run id (``<stream id>:batch-<id>``):
     ``prepare``, the fault points, ``commit`` (``before_commit`` may refuse it), ``abort`` on any
     failure; then ``counted`` and the retirement of earlier micro-batches' commit records. ``sv`` is
-    the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes)."""
+    the vertex the sink sees (its ref stable across config edits: it keys staging, markers, save modes).
+    ``data``: several tables written as one run of the sink (a shared capture's micro-batch), instead
+    of ``table``'s ``df``."""
     bctx = ctx.for_batch(stream_id, batch_id)
     sink, two_phase = twophase.driver(connector), twophase.is_two_phase(connector)
     try:
-        info = sink.prepare(bctx, sv, {table: df})
+        info = sink.prepare(bctx, sv, dict(data) if data is not None else {table: df})
     except Exception as e:
         raise ctx.fail(v, e) from e
     try:
@@ -222,6 +224,10 @@ class _Query:
             self.ctx.on_progress({"status": "RUNNING", "micro_batches": len(self.written), "read_count": None,
                                   "write_count": sum(self.written.values()), "updated": now()})
 
+    def targets(self) -> list[tuple[PlanVertex, str, int]]:
+        """(sink, table, rows written) of what this query wrote."""
+        return [(self.vertex, self.table, sum(self.written.values()))]
+
     def read_rows(self, name: str) -> int:
         """Rows a source observation (``read:<source>:<table>``) counted over this query's micro-batches."""
         total = 0
@@ -367,6 +373,31 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
             return "stop requested"
 
 
+#: how often a query whose Python streaming reader did not connect back in time is started again
+PYTHON_WORKER_RESTARTS = 3
+_WORKER_LATE = "Python worker failed to connect back"
+
+
+def _run_restarting(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop: threading.Event,
+                    say: Callable[[str], None]) -> str | None:
+    """:func:`_run_queries`, started again (from their checkpoints: nothing is written twice) when a query
+    failed because Spark's Python streaming reader did not connect back within Spark's fixed wait (a
+    loaded machine), up to :data:`PYTHON_WORKER_RESTARTS` times."""
+    for attempt in range(1, PYTHON_WORKER_RESTARTS + 2):
+        try:
+            return _run_queries(ctx, queries, info, stop, say)
+        except PipelineError as e:
+            if _WORKER_LATE not in str(e) or attempt > PYTHON_WORKER_RESTARTS:
+                raise
+            _stop_all(queries)
+            say(f"a Python streaming reader did not connect back in time (a loaded machine); restarting the "
+                f"queries from their checkpoints ({attempt} of {PYTHON_WORKER_RESTARTS})")
+            for q in queries:
+                q.error, q.handle, q.expired, q.trigger_since, q.last_report = None, None, False, None, None
+                q.ready.clear()
+    return None
+
+
 def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | None = None,
                            stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``ctx.pipeline`` as streaming queries until they end (``available_now``) or ``stop`` is set;
@@ -384,7 +415,11 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     _one_query_per_exclusive_source(ctx, w)
 
     queries: list[_Query] = []
-    for v in w.sinks():
+    if w.shared:  # a source reading one capture for all its tables: one query writes every sink
+        from .streaming_shared import shared_query
+
+        queries.append(shared_query(ctx, w, info, say))
+    for v in ([] if w.shared else w.sinks()):
         key = vertex_key(p, v)
         for table, df in w.sink_input(v.id).items():
             checkpoint = f"{info.checkpoint}/queries/{key}/{slug(table)}"
@@ -393,11 +428,11 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
     stopped = None
     try:
         replays = [q for q in queries if info.trigger == AVAILABLE_NOW and _unfinished_batch(q.checkpoint)]
-        stopped = _run_queries(ctx, queries, info, stop, say)
+        stopped = _run_restarting(ctx, queries, info, stop, say)
         if replays and stopped is None:
             say(f"{len(replays)} query(ies) re-ran a micro-batch an earlier attempt had planned; reading on to "
                 "what is available now")
-            stopped = _run_queries(ctx, replays, info, stop, say)
+            stopped = _run_restarting(ctx, replays, info, stop, say)
     except BaseException:
         _stop_all(queries)
         raise
@@ -406,7 +441,8 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
 
     written_by_sink: dict[str, dict[str, int]] = {}
     for q in queries:
-        written_by_sink.setdefault(q.vertex.id, {})[q.table] = sum(q.written.values())
+        for sink, table, rows in q.targets():
+            written_by_sink.setdefault(sink.id, {})[table] = rows
     for v in w.sinks():
         connector = w.connectors[v.id]
         if isinstance(connector, StreamFinish):
@@ -433,8 +469,9 @@ def _metrics(ctx: RunContext, queries: list[_Query], observed: list[str], by_id:
     per_table: dict[str, dict[str, int]] = {}
     batches = []
     for q in queries:
+        for sink, table, rows in q.targets():
+            per_table.setdefault(f"{sink.ref} {sink.plugin}", {})[table] = rows
         label = f"{q.vertex.ref} {q.vertex.plugin}"
-        per_table.setdefault(label, {})[q.table] = sum(q.written.values())
         for batch in sorted(q.written):
             progress = q.progress.get(batch)
             batches.append({"sink": label, "table": q.table, "batch": batch,

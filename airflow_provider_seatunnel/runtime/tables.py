@@ -12,8 +12,9 @@ threads) is written so. How many tables at once (:func:`concurrency`): the env o
 :data:`ENV_OPTION` when the job sets it, else as many as keep every core busy with the sink's
 writers (``cores / parallelism``), at least :data:`MIN_TABLES` (the work per table is mostly
 waiting), at most :data:`MAX_TABLES`; never more than the tables. One table at a time on a Spark
-Connect session (no local properties there) and in a STREAMING micro-batch. The commit phase
-publishes the staged tables the same way, each table its own publish (its own transaction,
+Connect session (no local properties there). A STREAMING micro-batch holds several tables only when
+one query writes a shared capture's tables (:mod:`.streaming_shared`): they go through the pool
+too. The commit phase publishes the staged tables the same way, each table its own publish (its own transaction,
 commit-log row and fencing), unless the sink publishes every table together.
 
 :func:`each_table` runs the work: the first table alone (what a sink creates once, such as its
@@ -106,7 +107,7 @@ def concurrency(ctx: Any, vertex: Any, tables: int, sink: Any = None) -> int:
     """How many of a sink's ``tables`` are written at once (see the module's docstring); 1 unless the
     sink declares ``concurrent_tables`` (:class:`..spi.Capabilities`)."""
     capable = getattr(getattr(sink, "capabilities", None), "concurrent_tables", False)
-    if not capable or tables <= 1 or getattr(ctx, "batch_id", None) is not None or is_connect(ctx.spark):
+    if not capable or tables <= 1 or is_connect(ctx.spark):
         return 1
     wanted = configured(ctx.plan.env)
     if wanted is None:

@@ -10,7 +10,7 @@ on Spark Connect a source a Sql query reads by name is counted by a pass of its 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..spi import SINK, SOURCE, Connector, get_connector
 from ..spi.errors import DataError, PipelineError
 from ..spi.rows import ARRIVAL, ROW_KIND
 from ..spi.sessions import is_connect
+from ..spi.sharedstream import SharedStream
 from .context import RunContext
 from .counting import Counter, count_rows
 
@@ -41,6 +42,8 @@ class Walk:
     observed: list[str] = field(default_factory=list)  # STREAMING: observation names ``read:<vertex>:<table>``
     persisted: list[Any] = field(default_factory=list)
     schema_only: bool = False  # built for the row types only: no counting, nothing persisted
+    given: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # source id -> its tables, not read
+    shared: dict[str, SharedStream] = field(default_factory=dict)  # sources whose tables share one capture
 
     def sinks(self) -> list[PlanVertex]:
         return [self.by_id[vid] for vid in self.order if self.by_id[vid].kind == SINK]
@@ -158,15 +161,16 @@ def runnable(ctx: RunContext, vertex: PlanVertex, streaming: bool) -> Connector:
 
 
 def walk(ctx: RunContext, say: Callable[[str], None], streaming: bool = False, schema_only: bool = False,
-         until: str | None = None) -> Walk:
+         until: str | None = None, given: Mapping[str, Mapping[str, Any]] | None = None) -> Walk:
     """Build every source's and transform's DataFrames of ``ctx.pipeline`` (nothing runs yet, but
     the persisting of shared outputs in BATCH), then check the row types a split sink's inputs
     must share. ``schema_only``: for a row type only, up to the vertex ``until`` (no counting
-    points, nothing persisted, no checks)."""
+    points, nothing persisted, no checks). ``given``: the tables of some sources (by vertex id),
+    taken as they are instead of read (a micro-batch of a shared capture, split by table)."""
     p = ctx.pipeline
     ids = [v.id for v in p.vertices]
     w = Walk(ctx, streaming, by_id={v.id: v for v in p.vertices}, order=graph.topological_order(ids, p.edges),
-             schema_only=schema_only)
+             schema_only=schema_only, given=dict(given or {}))
     w.down, w.up = graph.adjacency(ids, p.edges)
     for vid in w.order:
         if schema_only and until in w.outputs:
@@ -199,7 +203,11 @@ def _read_by_name(w: Walk, vid: str) -> bool:
 def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:
     ctx = w.ctx
     if v.kind == SOURCE:
+        if v.id in w.given:
+            return dict(w.given[v.id])
         data = connector.read_stream(ctx, v) if w.streaming else connector.read(ctx, v)
+        if isinstance(data, SharedStream):
+            w.shared[v.id] = data
         if w.schema_only:
             return dict(data)
         counted = {table: w._count_source(v.id, table, df) for table, df in data.items()}

@@ -78,8 +78,6 @@ def test_an_undeclared_key_is_a_did_you_mean_warning(plan_of):
     assert unknown["key"] == "slot_name" and unknown["hint"] == "did you mean 'slot.name'?"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 37: one replication slot and publication per captured table today; "
-                   "docs/cdc.md, 'Whole-database CDC: one reader per table today'")
 def test_all_tables_of_a_source_share_one_replication_slot():
     from types import SimpleNamespace
 

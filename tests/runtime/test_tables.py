@@ -35,7 +35,7 @@ def test_only_a_sink_declaring_it_writes_several_tables_at_once():
     env = {tables.ENV_OPTION: 6}
     assert tables.concurrency(_ctx(env), vertex, 10, other) == 1
     assert tables.concurrency(_ctx(env), vertex, 1, capable) == 1  # one table
-    assert tables.concurrency(_ctx(env, batch_id=3), vertex, 10, capable) == 1  # a STREAMING micro-batch
+    assert tables.concurrency(_ctx(env, batch_id=3), vertex, 10, capable) == 6  # a shared capture's micro-batch
     assert tables.concurrency(_ctx(env), vertex, 10, capable) == 6
     assert tables.concurrency(_ctx(env), vertex, 5, capable) == 5  # never more than the tables
     assert tables.MIN_TABLES <= tables.concurrency(_ctx(), vertex, 100, capable) <= tables.MAX_TABLES

@@ -173,4 +173,6 @@ class CdcSource(Connector, SchemaInference, SourceTables, BatchSource, Streaming
         return dict(self._runtime().read(ctx, vertex))
 
     def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
-        return dict(self._runtime().read_stream(ctx, vertex))
+        """The tables as one stream (a :class:`...spi.sharedstream.SharedStream`: one capture for all)."""
+        data: Dataset = self._runtime().read_stream(ctx, vertex)
+        return data

@@ -1,22 +1,26 @@
-"""What the change data capture sources share: a stream of text rows with row kinds whose first
-micro-batch starts with a snapshot written as files, the capture state kept beside them, and the
-cast back to the tables' types.
+"""What the change data capture sources share: one stream of all the captured tables' rows (text
+values, a row kind, the table's id) whose first micro-batch starts with a snapshot written as files,
+the capture state kept beside them, and the split back into the tables' typed rows.
 
-A CDC source captures each table once per stream: the driver takes the snapshot at a position of
-the database's change log (a replication slot's consistent point, a binlog position) and writes it
-under ``<state dir>/<table>/snapshot/`` as Parquet files of text values plus the row-kind column
-:data:`KIND_COLUMN`; ``<table>/capture.json`` then records the position and the table's Spark
-schema (written last, atomically: a run killed before it starts the capture over). The stream's
-reader (a PySpark Python data source, in Spark's Python workers) reads those files as the first
-part of its first micro-batch (:func:`read_snapshot`), then the change log; the driver casts the
-text back (:func:`typed`) with native expressions.
+A CDC source captures all its tables at once, once per stream: the driver takes the snapshot of
+every table at one position of the database's change log (a replication slot's consistent point, a
+binlog position) and writes it under ``<state dir>/<table>/snapshot/`` as Parquet files of text
+values plus the row-kind column :data:`KIND_COLUMN`; ``<table>/capture.json`` records the table's
+Spark schema, and ``<state dir>/capture.json`` (written last, atomically: a run killed before it
+starts the capture over) the source's position and tables. The stream's reader (a PySpark Python
+data source, in Spark's Python workers) reads those files as the first part of its first
+micro-batch, then the change log (one reader for every table), each row as (:data:`TABLE_COLUMN`,
+:data:`VALUES_COLUMN`, :data:`KIND_COLUMN`). :func:`shared_stream` makes that stream the source's
+:class:`...spi.sharedstream.SharedStream`: the runtime runs one query over it and splits each
+micro-batch by table (:func:`split`), casting the text back (:func:`typed`) with native expressions.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -24,17 +28,21 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from ...spi import RunContext
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND
+from ...spi.sharedstream import TABLE_COLUMN, SharedStream
 from .schemachange import snapshot_names
 
 KIND_COLUMN = "__st_kind"
+VALUES_COLUMN = "__st_values"
 STATE_FILE = "capture.json"
+#: at most this many partitions read the snapshot files of a first micro-batch
+SNAPSHOT_PARTS = 8
 
 
 class SnapshotPart(InputPartition):
-    """One snapshot file of a stream's first micro-batch."""
+    """Snapshot files of a stream's first micro-batch: (table id, path) each."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, files: list[tuple[str, str]]):
+        self.files = files
 
 
 class ChangePart(InputPartition):
@@ -46,11 +54,13 @@ class ChangePart(InputPartition):
 
 class SnapshotThenChanges(DataSourceStreamReader):
     """A CDC stream's reader: the first micro-batch (from :meth:`initialOffset`) is the snapshot files
-    followed by the changes after the snapshot's position, later ones the changes between their offsets.
+    of every table followed by the changes after the snapshot's position, later ones the changes
+    between their offsets. The spec's ``tables`` maps each table id to its own spec (``columns``,
+    ``snapshot`` directory, ``table``, schema-change ``shapes``).
 
     A subclass says where changes start after the snapshot (:meth:`snapshot_offset`), how offsets
     order (:meth:`order`), the latest offset (:meth:`latestOffset`) and how a range's changes are read
-    (:meth:`changes`)."""
+    (:meth:`changes`: ``(table id, values, kind)`` rows)."""
 
     def __init__(self, spec: dict[str, Any]):
         self.spec = spec
@@ -68,7 +78,9 @@ class SnapshotThenChanges(DataSourceStreamReader):
         parts: list[InputPartition] = []
         begin = start
         if start == self.initialOffset():
-            parts.extend(SnapshotPart(f) for f in snapshot_files(self.spec["snapshot"]))
+            files = [(tid, f) for tid, t in self.spec["tables"].items() for f in snapshot_files(t["snapshot"])]
+            count = min(len(files), SNAPSHOT_PARTS)
+            parts.extend(SnapshotPart(files[i::count]) for i in range(count))
             begin = self.snapshot_offset()
         if self.order(end) > self.order(begin):
             parts.append(ChangePart(dict(begin), dict(end)))
@@ -76,7 +88,8 @@ class SnapshotThenChanges(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, SnapshotPart):
-            yield from read_snapshot(partition, list(self.spec["columns"]), snapshot_names(self.spec))
+            for tid, path in partition.files:
+                yield from read_snapshot(path, tid, self.spec["tables"][tid])
             return
         assert isinstance(partition, ChangePart)
         yield from self.changes(partition.start, partition.end)
@@ -106,19 +119,77 @@ def snapshot_files(directory: str) -> list[str]:
     return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".parquet"))
 
 
-def read_snapshot(part: SnapshotPart, columns: list[str], renamed: Mapping[str, str] | None = None) -> Iterator[Any]:
-    """The Arrow batches of a snapshot file as the stream declares them: ``columns`` (text; a column
-    the table gained after the snapshot is null; one renamed since read from its name in the file,
-    ``renamed``) and the row kind, all nullable."""
+def read_snapshot(path: str, tid: str, spec: Mapping[str, Any]) -> Iterator[Any]:
+    """The Arrow batches of a snapshot file of table ``tid`` in the stream's layout: the table id, the
+    values of the stream's ``columns`` as a list of text (a column the table gained after the snapshot
+    is null; one renamed since read from its name in the file) and the row kind."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(part.path)
-    files = [(renamed or {}).get(c, c) for c in columns]
-    arrays = [table.column(f) if f in table.column_names else pa.nulls(table.num_rows, pa.string()) for f in files]
-    arrays.append(table.column(KIND_COLUMN))
-    schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
-    yield from pa.Table.from_arrays(arrays, schema=schema).to_batches()
+    table = pq.read_table(path)
+    columns, renamed = list(spec["columns"]), snapshot_names(spec)
+    files = [renamed.get(c, c) for c in columns]
+    n, k = table.num_rows, len(columns)
+    arrays = [table.column(f).combine_chunks() if f in table.column_names else pa.nulls(n, pa.string())
+              for f in files]
+    flat = pa.concat_arrays([a.cast(pa.string()) for a in arrays]) if arrays else pa.array([], pa.string())
+    order = (np.arange(k)[None, :] * n + np.arange(n)[:, None]).ravel()
+    values = pa.ListArray.from_arrays(pa.array(np.arange(0, n * k + 1, k, dtype=np.int32) if k else
+                                               np.zeros(n + 1, dtype=np.int32)), flat.take(pa.array(order)))
+    kinds = table.column(KIND_COLUMN).combine_chunks().cast(pa.int8())
+    schema = pa.schema([pa.field(TABLE_COLUMN, pa.string()), pa.field(VALUES_COLUMN, pa.list_(pa.string())),
+                        pa.field(KIND_COLUMN, pa.int8())])
+    yield from pa.Table.from_arrays([pa.array([tid] * n, pa.string()), values, kinds], schema=schema).to_batches()
+
+
+def raw_schema() -> Any:
+    """The shared stream's declared schema: the table id, the values as text, the row kind."""
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(TABLE_COLUMN, T.StringType()),
+                         T.StructField(VALUES_COLUMN, T.ArrayType(T.StringType())),
+                         T.StructField(KIND_COLUMN, T.ByteType())])
+
+
+def _project(raw: Any, tid: str, schema: Any) -> Any:
+    """The rows of table ``tid`` in ``raw``, one text column per column of ``schema``, and the row kind."""
+    from pyspark.sql import functions as F
+
+    values = F.col(VALUES_COLUMN)
+    return raw.filter(F.col(TABLE_COLUMN) == F.lit(tid)).select(
+        *[values.getItem(i).alias(f.name) for i, f in enumerate(schema.fields)], F.col(KIND_COLUMN))
+
+
+def split(batch: Any, tables: Sequence[str], schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """A micro-batch of the shared stream as each of ``tables``' typed rows."""
+    return {tid: typed(_project(batch, tid, schemas[tid]), schemas[tid]) for tid in tables}
+
+
+def shared_stream(spark: Any, format_name: str, spec_option: str, spec: Mapping[str, Any],
+                  schemas: Mapping[str, Any]) -> SharedStream:
+    """The source's one stream of every table (``schemas``: each table id's Spark schema) as its tables."""
+    raw = spark.readStream.format(format_name).schema(raw_schema()).option(spec_option, json.dumps(spec)).load()
+    tables = {tid: typed(_project(raw, tid, schema), schema) for tid, schema in schemas.items()}
+    return SharedStream(tables, raw, partial(split, schemas=dict(schemas)))
+
+
+def table_spec(state: Mapping[str, Any], snapshot: str, schema_changes: bool) -> dict[str, Any]:
+    """What the stream's reader needs of one captured table (``state``: its capture state)."""
+    schema = schema_of(state)
+    return {"table": state["table"], "columns": [f.name for f in schema.fields], "snapshot": snapshot,
+            "schema_changes": schema_changes, "shapes": state.get("shapes") if schema_changes else None}
+
+
+def changed_tables(before: Sequence[str], now: Sequence[str], plugin: str) -> RuntimeConfigError:
+    """The error of a capture whose table list changed since it began."""
+    gone, new = sorted(set(before) - set(now)), sorted(set(now) - set(before))
+    what = "; ".join(x for x in (f"added {', '.join(new)}" if new else "",
+                                 f"removed {', '.join(gone)}" if gone else "") if x)
+    return RuntimeConfigError(f"{plugin}: the tables of its capture changed since the capture began ({what}): one "
+                              "capture covers a fixed set of tables; delete the pipeline's checkpoint directory to "
+                              "start it over (a new snapshot of every table), or capture the new tables in a job of "
+                              "their own")
 
 
 def local_dir(uri: str, plugin: str) -> str:
@@ -182,7 +253,7 @@ def as_text(df: Any) -> Any:
 
 
 def text_schema(schema: Any) -> Any:
-    """The stream's declared schema: every column of ``schema`` as a string, plus the row kind."""
+    """A snapshot file's schema: every column of ``schema`` as a string, plus the row kind."""
     from pyspark.sql import types as T
 
     return T.StructType([T.StructField(f.name, T.StringType()) for f in schema.fields] +
@@ -231,3 +302,32 @@ def text_value(value: Any) -> str | None:
     if isinstance(value, (dict, list)):
         return json.dumps(value)
     return str(value)
+
+
+def write_snapshot(chunks: Iterator[Sequence[Sequence[Any]]], columns: Sequence[str], directory: str) -> int:
+    """Write a table's snapshot (``chunks`` of rows, values as a database client returned them) to
+    ``directory`` as Parquet files of text values and the INSERT row kind, one file per chunk (what
+    was there is removed first); the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    for old in os.listdir(directory):
+        os.remove(os.path.join(directory, old))
+    schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
+    rows = 0
+    for part, chunk in enumerate(chunks):
+        arrays = [pa.array([text_value(r[i]) for r in chunk], pa.string()) for i in range(len(columns))]
+        arrays.append(pa.array([0] * len(chunk), pa.int8()))
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), os.path.join(directory, f"part-{part:05d}.parquet"))
+        rows += len(chunk)
+    return rows
+
+
+def chunks_of(cursor: Any, size: int) -> Iterator[Sequence[Sequence[Any]]]:
+    """A DB-API cursor's rows, ``size`` at a time."""
+    while True:
+        chunk = cursor.fetchmany(size)
+        if not chunk:
+            return
+        yield chunk

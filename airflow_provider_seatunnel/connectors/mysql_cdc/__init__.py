@@ -1,10 +1,10 @@
 """MySQL-CDC: a MySQL or MariaDB database's tables, their snapshot then every change, with row kinds.
 
-SeaTunnel's options (:mod:`.options`). STREAMING: per table, a snapshot at a binlog position (a
-consistent-snapshot transaction), then the row events after that position, read as a replica
-(:mod:`.runtime`, :mod:`.datasource`); binlog positions are the stream's offsets in the
-pipeline's checkpoint, so a restore re-reads from the last recorded micro-batch on. BATCH: the
-tables once.
+SeaTunnel's options (:mod:`.options`). STREAMING: every table's snapshot at one binlog position
+(one consistent-snapshot transaction), then the row events of all the tables after that position,
+read by one replica connection (:mod:`.runtime`, :mod:`.datasource`); binlog positions are the
+stream's offsets in the pipeline's checkpoint, so a restore re-reads from the last recorded
+micro-batch on. BATCH: the tables once.
 
 Needs ``mysql-replication`` and ``PyMySQL`` (extra ``cdc``); the server ``log_bin`` with
 ``binlog_format = ROW`` and ``binlog_row_image = FULL``; a user with ``SELECT``, ``REPLICATION
@@ -15,7 +15,6 @@ docs: docs/cdc.md.
 from __future__ import annotations
 
 from ...spi import SOURCE, Capabilities
-from ...spi.options import JobConfig, PluginConfig, Problem
 from ..cdc.source import CdcSource
 from .options import SPEC, MyCdcOptions, parse
 
@@ -35,15 +34,6 @@ class MySqlCdc(CdcSource):
     def asset(self, parsed: MyCdcOptions, table: str) -> str:
         """``mysql://host:port/database/table``."""
         return f"mysql://{parsed.host}:{parsed.port}/{table.replace('.', '/')}"
-
-    def more_problems(self, plugin: PluginConfig, job: JobConfig, parsed: MyCdcOptions) -> list[Problem]:
-        ids = parsed.server_ids
-        if ids is None or ids[1] - ids[0] + 1 >= len(parsed.tables):
-            return []
-        low, last = ids[0], ids[0] + len(parsed.tables) - 1
-        return [job.problem(f"server-id gives {ids[1] - low + 1} id(s) for {len(parsed.tables)} tables: each captured "
-                            f"table reads the binlog with its own id, here {low}..{last}", plugin, key="server-id",
-                            severity="warning", hint=f'server-id = "{low}-{last}"')]
 
 
 CONNECTOR = MySqlCdc()

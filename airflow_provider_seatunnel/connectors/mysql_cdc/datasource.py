@@ -1,15 +1,17 @@
 """The MySQL-CDC stream as a PySpark Python streaming data source (runs in Spark's Python workers).
 
-One stream per captured table. Offsets are binlog positions ``{"file": name, "pos": n}``, ordered by
+One stream per source, for all its captured tables, read by one replica connection (one server id).
+Offsets are binlog positions ``{"file": name, "pos": n}``, ordered by
 the file's sequence number then the position; a micro-batch ``(start, end]`` holds every
 transaction whose commit event (``XID``, or a ``COMMIT`` query for non-transactional tables) ends
 at a position after ``start`` and at or before ``end``. The stream starts at ``{"file": "",
-"pos": -1}``: its first micro-batch also holds the snapshot files the driver wrote at the
-snapshot's binlog position, placed before the changes.
+"pos": -1}``: its first micro-batch also holds every table's snapshot files, written by the driver at
+one binlog position, placed before the changes.
 
 * ``latestOffset``: the server's binlog end (``SHOW MASTER STATUS``);
 * ``read`` of a change partition: the binlog from ``start`` on, read as a replica (the
-  ``mysql-replication`` client, row events of the table only) up to ``end``; a replayed micro-batch
+  ``mysql-replication`` client, row events of the captured tables only, each row named by its
+  table) up to ``end``; a replayed micro-batch
   reads the same range again (the server keeps binlogs for ``expire_logs_days``);
 * ``commit``: nothing to release (a binlog has no consumer position).
 """
@@ -69,7 +71,8 @@ def _rows(event: Any) -> Iterator[tuple[dict, int]]:
 
 def read_changes(spec: Mapping[str, Any], start: Mapping[str, Any], end: Mapping[str, Any],
                  patience_s: float = READ_PATIENCE_S) -> Iterator[tuple]:
-    """The table's rows changed by transactions committed in ``(start, end]`` (text values, kind).
+    """The captured tables' rows changed by transactions committed in ``(start, end]``: (table id, text
+    values, kind).
 
     The read must reach ``end``: a dump that ends short of it (the server's end of binlog for its
     readers trails the position ``SHOW MASTER STATUS`` reports while a group commit completes; a
@@ -85,8 +88,9 @@ def read_changes(spec: Mapping[str, Any], start: Mapping[str, Any], end: Mapping
         if reached:
             return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the binlog of {spec['table']} could be read to {position['file']}:{position['pos']} "
-                               f"only, not to the micro-batch's end {end['file']}:{end['pos']}, within "
+            raise RuntimeError(f"the binlog of {', '.join(spec['tables'])} could be read to "
+                               f"{position['file']}:{position['pos']} only, "
+                               f"not to the micro-batch's end {end['file']}:{end['pos']}, within "
                                f"{patience_s:.0f} s: the micro-batch fails and is replayed")
         time.sleep(0.1)
 
@@ -100,11 +104,12 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
     from pymysqlreplication.event import QueryEvent, RotateEvent, XidEvent
     from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-    database, table = spec["table"].split(".", 1)
-    columns = list(spec["columns"])
+    tables: Mapping[str, Any] = spec["tables"]
+    pairs = [tid.split(".", 1) for tid in tables]
     stream = BinLogStreamReader(
         connection_settings=dict(spec["conn"]), server_id=int(spec["server_id"]), resume_stream=True, blocking=False,
-        log_file=start["file"], log_pos=int(start["pos"]), only_schemas=[database], only_tables=[table],
+        log_file=start["file"], log_pos=int(start["pos"]), only_schemas=sorted({p[0] for p in pairs}),
+        only_tables=sorted({p[1] for p in pairs}),
         only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, XidEvent, QueryEvent, RotateEvent],
         enable_logging=False)  # file and position: the classic dump (the MariaDB mode streams from a GTID)
     pending: list[tuple] = []
@@ -117,10 +122,14 @@ def yield_from_dump(spec: Mapping[str, Any], start: Mapping[str, Any], stop: tup
             if position_key(here) > stop:
                 return True, done
             if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
-                pairs = _stream_names(spec, [c.name for c in event.columns])
+                tid = f"{event.schema}.{event.table}"
+                table = tables.get(tid)
+                if table is None:  # a table of the same name in another captured database
+                    continue
+                names, columns = _stream_names(table, [c.name for c in event.columns]), list(table["columns"])
                 for values, kind in _rows(event):
-                    row = {new: values.get(old) for old, new in pairs}
-                    pending.append((*(text_value(row.get(c)) for c in columns), kind))
+                    row = {new: values.get(old) for old, new in names}
+                    pending.append((tid, [text_value(row.get(c)) for c in columns], kind))
             elif isinstance(event, XidEvent) or (isinstance(event, QueryEvent) and
                                                  str(event.query).strip().upper() == "COMMIT"):
                 rows.extend(pending)

@@ -21,8 +21,8 @@ DEFAULT_SERVER_IDS = (5400, 6400)
 
 SPEC = cdc_spec(
     "The tables captured, database.table each (a list, or one comma-separated string).",
-    Option("server-id", description="The replica server id, or a range such as 5400-5408 (one id per captured "
-           "table); unset: a range of this package's, placed by the pipeline."),
+    Option("server-id", description="The replica server id, or a range such as 5400-5408 (the source's one binlog "
+           "reader takes the first id); unset: one of a range of this package's, placed by the pipeline."),
 )
 
 @dataclass(frozen=True)
@@ -44,12 +44,12 @@ class MyCdcOptions:
         return {"host": self.host, "port": self.port, "user": self.user or "", "passwd": self.password or ""}
 
     def server_id(self, index: int, salt: str) -> int:
-        """A replica server id for the ``index``-th table's reader: distinct per table, in ``server-id``'s range
-        (or a range of this package's, placed by ``salt``)."""
+        """The replica server id of the source's one binlog reader, whatever table (``index``) asks: the first
+        of ``server-id``, or one of a range of this package's placed by ``salt``."""
         low, high = self.server_ids or DEFAULT_SERVER_IDS
         if self.server_ids is None:
-            low += int(hashlib.sha256(salt.encode()).hexdigest()[:6], 16) % max(1, high - low - len(self.tables))
-        return low + index
+            low += int(hashlib.sha256(salt.encode()).hexdigest()[:6], 16) % max(1, high - low)
+        return low
 
 
 def _server_ids(value: str | None) -> tuple[int, int] | None:
@@ -60,7 +60,7 @@ def _server_ids(value: str | None) -> tuple[int, int] | None:
     low, high = as_int(low_text), as_int(high_text or low_text)
     if low is None or high is None or low < 1 or high < low:
         raise OptionError("server-id", f"server-id {text!r} is not a number or a range like 5400-5408")
-    return low, high  # fewer ids than tables: the readers take low, low + 1... (a warning says so)
+    return low, high  # the one reader takes low
 
 
 def _debezium_schema_changes(properties: Any) -> bool:

@@ -1,26 +1,25 @@
-"""MySQL-CDC on the Spark driver: each table's snapshot at a binlog position, then its stream.
+"""MySQL-CDC on the Spark driver: every table's snapshot at one binlog position, then one stream.
 
-Per captured table, once per stream (``<table>/capture.json`` under the source's state directory
-says it was done, :mod:`..cdc.stream`):
+Once per stream, for all the source's tables (the source's ``capture.json`` under its state
+directory says it was done, each table's own under ``<table>/``, :mod:`..cdc.stream`):
 
-1. a consistent snapshot and the binlog position it stands at: MariaDB gives the position of a
+1. one consistent snapshot and the binlog position it stands at: MariaDB gives the position of a
    ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` itself (``binlog_snapshot_file``/``_position``),
    no lock taken; MySQL holds ``FLUSH TABLES WITH READ LOCK`` while the transaction starts and the
    position is read (``RELOAD`` privilege);
-2. the table read in that transaction, streamed to ``<table>/snapshot/`` as Parquet files of text
-   values (:data:`SNAPSHOT_CHUNK` rows per file) by the driver;
-3. the state file records the position and the table's Spark schema (SeaTunnel's MySQL type
-   mapping, :func:`spark_type`).
+2. every table read in that transaction, streamed to ``<table>/snapshot/`` as Parquet files of text
+   values (:data:`SNAPSHOT_CHUNK` rows per file) by the driver; the columns of all the tables come
+   from one ``information_schema`` query (SeaTunnel's MySQL type mapping, :func:`spark_type`);
+3. each table's state records its Spark schema, then the source's the position and the tables.
 
 The stream (:mod:`.datasource`) reads the snapshot files and the binlog after the position in its
-first micro-batch, the binlog since in later ones. A run killed before the state file exists takes
-the snapshot again. With ``startup.mode = latest`` the stream starts at the binlog's end.
-BATCH mode reads the tables once.
+first micro-batch, the binlog since in later ones, one replica connection for every table. A run
+killed before the source's state exists takes the snapshot again. With ``startup.mode = latest`` the
+stream starts at the binlog's end. BATCH mode reads the tables once.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -32,16 +31,19 @@ from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc.schemachange import Column, follow, start
 from ..cdc.stream import (
-    KIND_COLUMN,
+    changed_tables,
+    chunks_of,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
     save_state,
     schema_of,
+    shared_stream,
     table_dir,
+    table_spec,
     text_schema,
-    text_value,
     typed,
+    write_snapshot,
 )
 from .datasource import NAME, SPEC_OPTION, binlog_end, connect
 from .options import MyCdcOptions, parse
@@ -87,16 +89,28 @@ def spark_type(data_type: str, column_type: str, precision: Any, scale: Any) -> 
 
 def table_schema(spark: Any, opts: MyCdcOptions, table: str) -> Any:
     """The table's Spark schema from ``information_schema``."""
-    database, name = table.split(".", 1)
+    return table_schemas(spark, opts, (table,))[table]
+
+
+def table_schemas(spark: Any, opts: MyCdcOptions, tables: tuple[str, ...]) -> dict[str, Any]:
+    """The Spark schemas of ``tables`` (``database.table``) from one ``information_schema`` query."""
+    from pyspark.sql import types as T
+
+    databases = sorted({t.split(".", 1)[0] for t in tables})
     with connect(opts.conn) as c, c.cursor() as cur:
-        cur.execute("SELECT column_name, data_type, column_type, numeric_precision, numeric_scale FROM "
-                    "information_schema.columns WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
-                    (database, name))
+        cur.execute("SELECT table_schema, table_name, column_name, data_type, column_type, numeric_precision, "
+                    "numeric_scale FROM information_schema.columns WHERE table_schema IN (" +
+                    ", ".join(["%s"] * len(databases)) + ") ORDER BY table_schema, table_name, ordinal_position",
+                    databases)
         rows = cur.fetchall()
-    if not rows:
-        raise RuntimeConfigError(f"table {table} does not exist (or the user may not see it)")
-    ddl = ", ".join(f"`{r[0]}` {spark_type(r[1], r[2], r[3], r[4])}" for r in rows)
-    return spark.createDataFrame([], ddl).schema
+    found: dict[str, list[Any]] = {}
+    for r in rows:
+        found.setdefault(f"{r[0]}.{r[1]}", []).append(r[2:])
+    missing = [t for t in tables if t not in found]
+    if missing:
+        raise RuntimeConfigError(f"table {', '.join(missing)} does not exist (or the user may not see it)")
+    return {t: T.StructType([T.StructField(str(r[0]), T._parse_datatype_string(spark_type(r[1], r[2], r[3], r[4])))
+                             for r in found[t]]) for t in tables}
 
 
 def _snapshot_position(cursor: Any, mariadb: bool) -> dict[str, Any]:
@@ -117,58 +131,45 @@ def _snapshot_position(cursor: Any, mariadb: bool) -> dict[str, Any]:
 
 
 def _write_snapshot(cursor: Any, table: str, columns: list[str], directory: str) -> int:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    os.makedirs(directory, exist_ok=True)
-    for old in os.listdir(directory):
-        os.remove(os.path.join(directory, old))
-    schema = pa.schema([pa.field(c, pa.string()) for c in columns] + [pa.field(KIND_COLUMN, pa.int8())])
     cursor.execute("SELECT " + ", ".join(f"`{c}`" for c in columns) + " FROM " +
                    ".".join(f"`{p}`" for p in table.split(".", 1)))
-    rows, part = 0, 0
-    while True:
-        chunk = cursor.fetchmany(SNAPSHOT_CHUNK)
-        if not chunk:
-            break
-        arrays = [pa.array([text_value(r[i]) for r in chunk], pa.string()) for i in range(len(columns))]
-        arrays.append(pa.array([0] * len(chunk), pa.int8()))
-        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), os.path.join(directory, f"part-{part:05d}.parquet"))
-        rows, part = rows + len(chunk), part + 1
-    return rows
+    return write_snapshot(chunks_of(cursor, SNAPSHOT_CHUNK), columns, directory)
 
 
-def take_snapshot(spark: Any, opts: MyCdcOptions, table: str, directory: str) -> dict[str, Any]:
+def take_snapshots(spark: Any, opts: MyCdcOptions, tables: tuple[str, ...], root: str,
+                   directory_of: Any = None) -> dict[str, Any]:
+    """Every table's snapshot in one consistent transaction, at one binlog position: each table's state
+    saved in its directory (``directory_of(table)``, default ``<root>/<table>``); the source's state
+    (the position and tables), which the caller saves."""
     import pymysql.cursors
 
-    schema = table_schema(spark, opts, table)
-    columns = [f.name for f in schema.fields]
+    directory_of = directory_of or (lambda t: table_dir(root, t))
+    schemas = table_schemas(spark, opts, tables)
+    counts: dict[str, int] = {}
     with connect(opts.conn) as c:
         mariadb = "mariadb" in str(c.get_server_info()).lower()
-        snapshot_dir = os.path.join(directory, "snapshot")
         if opts.startup_mode == "latest":
-            position, rows = binlog_end(opts.conn), 0
-            _write_snapshot_empty(snapshot_dir)
+            position = binlog_end(opts.conn)
+            for table in tables:
+                counts[table] = write_snapshot(iter(()), [], os.path.join(directory_of(table), "snapshot"))
         else:
             with c.cursor(pymysql.cursors.SSCursor) as cursor:
                 cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 position = _snapshot_position(cursor, mariadb)
-                rows = _write_snapshot(cursor, table, columns, snapshot_dir)
+                for table in tables:
+                    counts[table] = _write_snapshot(cursor, table, [f.name for f in schemas[table].fields],
+                                                    os.path.join(directory_of(table), "snapshot"))
                 cursor.execute("COMMIT")
-    state = {"table": table, "position": position, "schema": schema.json(), "mariadb": mariadb, "rows": rows}
-    if opts.schema_changes:
-        start(state, table_columns(opts, table, schema))
-        state["ddl_scanned"] = position
-    save_state(directory, state)
-    log.info("MySQL-CDC: %s captured from binlog %s:%d (%d snapshot rows)", table, position["file"], position["pos"],
-             rows)
-    return state
-
-
-def _write_snapshot_empty(directory: str) -> None:
-    os.makedirs(directory, exist_ok=True)
-    for old in os.listdir(directory):
-        os.remove(os.path.join(directory, old))
+    for table in tables:
+        state = {"table": table, "position": position, "schema": schemas[table].json(), "mariadb": mariadb,
+                 "rows": counts[table]}
+        if opts.schema_changes:
+            start(state, table_columns(opts, table, schemas[table]))
+            state["ddl_scanned"] = position
+        save_state(directory_of(table), state)
+    log.info("MySQL-CDC: %d table(s) captured from binlog %s:%d (%d snapshot rows)", len(tables), position["file"],
+             position["pos"], sum(counts.values()))
+    return {"position": position, "mariadb": mariadb, "tables": list(tables)}
 
 
 def table_columns(opts: MyCdcOptions, table: str, schema: Any) -> list[Column]:
@@ -218,45 +219,55 @@ def _register(spark: Any) -> None:
 
 
 def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
+    """All the source's tables as one stream read by one replica connection (a
+    :class:`...spi.sharedstream.SharedStream`)."""
     opts = options_of(vertex)
     root = local_dir(ctx.state_dir(vertex), "MySQL-CDC")
-    out: Dataset = {}
-    _register(ctx.spark)
-    for index, table in enumerate(opts.tables):
+    os.makedirs(root, exist_ok=True)
+    server_id = opts.server_id(0, f"{ctx.pipeline_key}:{vertex.ref}")
+    source = load_state(root)
+    if source is None:
+        refuse_orphan_checkpoint(ctx, ", ".join(opts.tables), root, "MySQL-CDC")
+        source = take_snapshots(ctx.spark, opts, opts.tables, root)
+        save_state(root, source)
+    elif sorted(source["tables"]) != sorted(opts.tables):
+        raise changed_tables(source["tables"], opts.tables, "MySQL-CDC")
+    tables, schemas = {}, {}
+    for table in opts.tables:
         directory = table_dir(root, table)
-        server_id = opts.server_id(index, f"{ctx.pipeline_key}:{vertex.ref}")
         state = load_state(directory)
         if state is None:
-            refuse_orphan_checkpoint(ctx, table, root, "MySQL-CDC")
-            state = take_snapshot(ctx.spark, opts, table, directory)
-        elif opts.schema_changes:
+            raise RuntimeConfigError(f"MySQL-CDC: the capture state of {table} is missing under {root}: delete the "
+                                     "pipeline's checkpoint directory to start it over (a new snapshot)")
+        if opts.schema_changes:
             _follow(ctx, vertex, opts, table, state, directory, server_id)
-        schema = schema_of(state)
-        spec = {"conn": opts.conn, "table": table, "columns": [f.name for f in schema.fields],
-                "snapshot": os.path.join(directory, "snapshot"), "snapshot_position": state["position"],
-                "server_id": server_id, "mariadb": state["mariadb"], "schema_changes": opts.schema_changes,
-                "shapes": state.get("shapes") if opts.schema_changes else None}
-        raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
-        out[table] = typed(raw, schema)
-    return out
+        tables[table] = table_spec(state, os.path.join(directory, "snapshot"), opts.schema_changes)
+        schemas[table] = schema_of(state)
+    spec = {"conn": opts.conn, "snapshot_position": source["position"], "server_id": server_id,
+            "mariadb": source["mariadb"], "tables": tables}
+    _register(ctx.spark)
+    return shared_stream(ctx.spark, NAME, SPEC_OPTION, spec, schemas)
 
 
 def read(ctx: RunContext, vertex: Vertex) -> Dataset:
-    """BATCH: each table once, as it is now: one consistent read per table on the driver, kept in
-    Spark's cache (the files it went through are removed)."""
+    """BATCH: every table once, as it is now: one consistent read of all the tables on the driver, kept
+    in Spark's cache (the files it went through are removed)."""
     import shutil
     import tempfile
 
     opts = options_of(vertex)
     out: Dataset = {}
-    for table in opts.tables:
-        directory = tempfile.mkdtemp(prefix="seatunnel-mysql-cdc-")
-        try:
-            state = take_snapshot(ctx.spark, opts, table, directory)
+    directory = tempfile.mkdtemp(prefix="seatunnel-mysql-cdc-")
+    try:
+        take_snapshots(ctx.spark, opts, opts.tables, directory)
+        for table in opts.tables:
+            state = load_state(table_dir(directory, table))
+            assert state is not None
             schema = schema_of(state)
-            raw = ctx.spark.read.schema(text_schema(schema)).parquet(os.path.join(directory, "snapshot")) \
+            path = os.path.join(table_dir(directory, table), "snapshot")
+            raw = ctx.spark.read.schema(text_schema(schema)).parquet(path) \
                 if state["rows"] else ctx.spark.createDataFrame([], text_schema(schema))
             out[table] = ctx.materialize(with_kind(typed(raw, schema)))
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
     return out

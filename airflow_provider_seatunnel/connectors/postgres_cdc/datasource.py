@@ -1,16 +1,17 @@
 """The Postgres-CDC stream as a PySpark Python streaming data source (runs in Spark's Python workers).
 
-One stream per captured table, over its own replication slot. Offsets are ``{"lsn": n}``: a
-micro-batch ``[start, end)`` holds every transaction whose commit record lies at ``start <= lsn <
-end``. The stream starts at ``{"lsn": -1}``: its first micro-batch also holds the table's snapshot
-(the files the driver wrote at the slot's consistent point, partitions placed before the changes'
-partition so that they arrive first).
+One stream per source, for all its captured tables, over one replication slot and one publication
+covering them. Offsets are ``{"lsn": n}``: a micro-batch ``[start, end)`` holds every transaction
+whose commit record lies at ``start <= lsn < end``. The stream starts at ``{"lsn": -1}``: its first
+micro-batch also holds every table's snapshot (the files the driver wrote at the slot's consistent
+point, partitions placed before the changes' partition so that they arrive first).
 
 * ``latestOffset``: the server's flushed WAL position (every commit record below it is decodable);
 * ``read`` of a change partition: the slot's changes up to ``end`` decoded with ``pgoutput``
   (``pg_logical_slot_peek_binary_changes``: nothing is consumed), the transactions before ``start``
-  skipped. The slot keeps everything after its confirmed position, so a replayed micro-batch
-  reads the same changes;
+  skipped; each row named by its table (the relation's ``schema.table`` in the source's database).
+  The slot keeps everything after its confirmed position, so a replayed micro-batch reads the same
+  changes;
 * ``commit(end)``: Spark recorded the micro-batch: the slot's confirmed position advances to
   ``end`` (the server may then drop the WAL before it). Never before.
 
@@ -27,7 +28,7 @@ from typing import Any
 from ...spi.errors import RuntimeConfigError
 from ..cdc.schemachange import named
 from ..cdc.stream import ChangeStreamSource, SnapshotThenChanges
-from .pgoutput import UNCHANGED, changes, lsn_int, lsn_text, transactions
+from .pgoutput import UNCHANGED, lsn_int, lsn_text, relation_changes, transactions
 
 NAME = "seatunnel_postgres_cdc"
 #: the option holding the spec; its name matches Spark's redaction pattern (it holds the password)
@@ -42,8 +43,10 @@ def connect(conn: Mapping[str, Any], **kw: Any) -> Any:
 
 
 def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tuple[Any, ...]]:
-    """The table's rows changed by transactions committed at ``start <= lsn < end`` (text values, kind)."""
-    columns = list(spec["columns"])
+    """The captured tables' rows changed by transactions committed at ``start <= lsn < end``: (table id,
+    text values, kind)."""
+    tables: Mapping[str, Any] = spec["tables"]
+    database = spec["database"]
     with connect(spec["conn"], autocommit=True) as conn:
         rows = conn.execute(
             "SELECT data FROM pg_logical_slot_peek_binary_changes(%s, %s::pg_lsn, NULL, 'proto_version', '1', "
@@ -51,23 +54,28 @@ def read_changes(spec: Mapping[str, Any], start: int, end: int) -> Iterator[tupl
         for tx in transactions((r[0] for r in rows), {}):
             if not start <= tx.commit_lsn < end:
                 continue
-            names = {id(relation): _names(spec, relation) for relation, *_ in tx.changes}
-            for values, kind in changes(tx, columns, partial(_known, names)):
+            names: dict[int, list[str | None]] = {}
+            for relation, values, kind in relation_changes(tx, partial(_columns, tables, database),
+                                                           partial(_names, tables, database, names)):
                 if any(v is UNCHANGED for v in values):
-                    raise RuntimeConfigError(f"a change of {spec['table']} lacks a large (TOASTed) value it did "
-                                             f"not modify: run ALTER TABLE {spec['table']} REPLICA IDENTITY FULL so "
-                                             "that changes carry whole rows")
-                yield (*values, kind)
+                    raise RuntimeConfigError(f"a change of {relation.qualified} lacks a large (TOASTed) value it "
+                                             f"did not modify: run ALTER TABLE {relation.qualified} REPLICA IDENTITY "
+                                             "FULL so that changes carry whole rows")
+                yield f"{database}.{relation.qualified}", values, kind
 
 
-def _known(names: Mapping[int, list[str | None]], relation: Any) -> list[str | None]:
-    return names[id(relation)]
+def _columns(tables: Mapping[str, Any], database: str, relation: Any) -> list[str] | None:
+    table = tables.get(f"{database}.{relation.qualified}")
+    return None if table is None else list(table["columns"])
 
 
-def _names(spec: Mapping[str, Any], relation: Any) -> list[str | None]:
+def _names(tables: Mapping[str, Any], database: str, known: dict[int, list[str | None]],
+           relation: Any) -> list[str | None]:
     """The stream's name of each column of ``relation`` (followed schema changes: by the shape it was
-    logged in, :func:`..cdc.schemachange.named`)."""
-    return named(spec, relation.columns, relation.types)
+    logged in, :func:`..cdc.schemachange.named`), once per relation message."""
+    if id(relation) not in known:
+        known[id(relation)] = named(tables[f"{database}.{relation.qualified}"], relation.columns, relation.types)
+    return known[id(relation)]
 
 
 class _StreamReader(SnapshotThenChanges):

@@ -134,17 +134,29 @@ def changes(tx: Transaction, columns: list[str],
     """The rows of ``tx`` as (values in ``columns`` order, row kind). ``names`` gives the stream's name of
     each column of a relation (None: left out; default: the relation's own names). A value the change
     did not carry (an unchanged TOASTed one) is :data:`UNCHANGED`."""
+    for _relation, values, kind in relation_changes(tx, lambda _: columns, names):
+        yield values, kind
+
+
+def relation_changes(tx: Transaction, columns_of: Callable[[Relation], list[str] | None],
+                     names: Callable[[Relation], Sequence[str | None]] | None = None
+                     ) -> Iterator[tuple[Relation, list, int]]:
+    """The rows of ``tx`` as (relation, values in ``columns_of(relation)`` order, row kind): the rows of
+    every table of a publication; a relation whose ``columns_of`` is None is skipped."""
     for relation, kind, old, new in tx.changes:
+        columns = columns_of(relation)
+        if columns is None:
+            continue
         own = relation.columns if names is None else names(relation)
         index = {name: i for i, name in enumerate(own) if name is not None}
         if kind == "I":
-            yield _ordered(new, index, columns), INSERT
+            yield relation, _ordered(new, index, columns), INSERT
         elif kind == "U":
             if old is not None:
-                yield _ordered(old, index, columns), UPDATE_BEFORE
-            yield _ordered(new, index, columns), UPDATE_AFTER
+                yield relation, _ordered(old, index, columns), UPDATE_BEFORE
+            yield relation, _ordered(new, index, columns), UPDATE_AFTER
         else:
-            yield _ordered(old, index, columns), DELETE
+            yield relation, _ordered(old, index, columns), DELETE
 
 
 def _ordered(values: list | None, index: dict[str, int], columns: list[str]) -> list:

@@ -1,26 +1,27 @@
-"""Postgres-CDC on the Spark driver: the snapshot taken at a slot's consistent point, the streams.
+"""Postgres-CDC on the Spark driver: every table's snapshot taken at one slot's consistent point, the stream.
 
-Per captured table, once per stream (its state under the source's state directory,
-``<table>/capture.json``, says it was done):
+Once per stream, for all the source's tables (the source's state, ``capture.json`` under its state
+directory, says it was done; each table's own under ``<table>/``):
 
-1. a publication ``<slot>_pub`` for the table and a logical replication slot (``pgoutput``) are
-   created; with ``startup.mode = initial`` the slot is created over a replication connection that
-   exports its snapshot (``CREATE_REPLICATION_SLOT ... EXPORT_SNAPSHOT``): the snapshot sees every
-   transaction committed before the slot's consistent point, the slot every one after it;
-2. Spark reads the table through JDBC inside that snapshot (``SET TRANSACTION SNAPSHOT``, split
-   over the plan's parallelism on an integer primary key) and writes it, as text, to
-   ``<table>/snapshot/``; then the state file (``<table>/capture.json``) records the slot and its
-   consistent point (:mod:`..cdc.stream`).
+1. one publication ``<slot>_pub`` covering the tables and one logical replication slot
+   (``pgoutput``) are created; with ``startup.mode = initial`` the slot is created over a
+   replication connection that exports its snapshot (``CREATE_REPLICATION_SLOT ...
+   EXPORT_SNAPSHOT``): the snapshot sees every transaction committed before the slot's consistent
+   point, the slot every one after it;
+2. the driver reads every table inside that snapshot (``SET TRANSACTION SNAPSHOT``, one transaction,
+   the values in PostgreSQL's text form, as ``pgoutput`` sends them) and writes it to
+   ``<table>/snapshot/``; each table's state records its Spark schema; then the source's state
+   records the slot, its consistent point and the tables (:mod:`..cdc.stream`).
 
-A run killed before the state file exists starts over (the slot is dropped and created again: no
-micro-batch has read from it). The stream (:mod:`.datasource`) then reads the snapshot files and
-the changes after the consistent point as its first micro-batch, and the changes after that in
-later ones. In BATCH mode the source reads the tables once (no slot).
+A run killed before the source's state exists starts over (the slot is dropped and created again:
+no micro-batch has read from it). The one stream (:mod:`.datasource`) then reads the snapshot files
+and the changes after the consistent point as its first micro-batch, and the changes after that in
+later ones; the runtime splits each micro-batch by table. In BATCH mode the source reads the tables
+once (no slot).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -32,21 +33,25 @@ from ...spi.pysources import register_once
 from ...spi.rows import with_kind
 from ..cdc.schemachange import Column, follow, start
 from ..cdc.stream import (
-    as_text,
+    changed_tables,
+    chunks_of,
     load_state,
     local_dir,
     refuse_orphan_checkpoint,
     save_state,
     schema_of,
+    shared_stream,
     table_dir,
-    text_schema,
-    typed,
+    table_spec,
+    write_snapshot,
 )
 from .datasource import NAME, SPEC_OPTION, connect
 from .options import PgCdcOptions, parse
 from .pgoutput import lsn_int, lsn_text
 
 log = logging.getLogger("seatunnel.postgres_cdc")
+#: rows per snapshot file (and per fetch of the snapshot's cursor)
+SNAPSHOT_CHUNK = 50_000
 
 
 def options_of(vertex: Vertex) -> PgCdcOptions:
@@ -54,13 +59,14 @@ def options_of(vertex: Vertex) -> PgCdcOptions:
     return run_time_options(parse, vertex, PgCdcOptions)
 
 
-def slot_name(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, index: int) -> str:
-    """``slot.name`` (``_<n>`` appended from the second table on), else one derived from the pipeline."""
+def slot_name(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, index: int = 0) -> str:
+    """The source's one slot, whatever table (``index``) asks: ``slot.name``, else one derived from the
+    pipeline and the source."""
     import hashlib
 
     if opts.slot:
-        return opts.slot if index == 0 else f"{opts.slot}_{index}"
-    digest = hashlib.sha256(f"{ctx.pipeline_key}\x00{vertex.ref}\x00{opts.tables[index]}".encode()).hexdigest()[:16]
+        return opts.slot
+    digest = hashlib.sha256(f"{ctx.pipeline_key}\x00{vertex.ref}".encode()).hexdigest()[:16]
     return f"seatunnel_{digest}"
 
 
@@ -117,9 +123,17 @@ def read(ctx: RunContext, vertex: Vertex) -> Dataset:
 # STREAMING
 # ---------------------------------------------------------------------------------------------
 
-def _publication(conn: Any, name: str, table: str) -> None:
+def _quoted(table: str) -> str:
+    return ".".join('"' + part.replace('"', '""') + '"' for part in table.split(".", 1))
+
+
+def _publication(conn: Any, name: str, tables: tuple[str, ...]) -> None:
+    """The publication ``name`` covering exactly ``tables`` (created, or its tables set)."""
+    listed = ", ".join(_quoted(t) for t in tables)
     if conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone() is None:
-        conn.execute(f"CREATE PUBLICATION {name} FOR TABLE {table}")
+        conn.execute(f"CREATE PUBLICATION {name} FOR TABLE {listed}")
+    else:
+        conn.execute(f"ALTER PUBLICATION {name} SET TABLE {listed}")
 
 
 def _drop_slot(conn: Any, slot: str) -> None:
@@ -127,19 +141,42 @@ def _drop_slot(conn: Any, slot: str) -> None:
         conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
 
 
-def take_snapshot(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: str, slot: str,
-                  directory: str) -> dict[str, Any]:
-    """Create the slot (and publication) and write the table's snapshot at its consistent point."""
+def _write_tables(opts: PgCdcOptions, snapshot: str, schemas: dict[str, Any], root: str) -> dict[str, int]:
+    """Every table read inside the exported ``snapshot`` (one transaction, values as text) to its
+    snapshot directory; the rows of each."""
+    counts = {}
+    with connect(opts.conn) as conn:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+        for table, schema in schemas.items():
+            names = [f.name for f in schema.fields]
+            listed = ", ".join('"' + n.replace('"', '""') + '"::text' for n in names)
+            with conn.cursor(name="seatunnel_snapshot") as cursor:
+                cursor.itersize = SNAPSHOT_CHUNK
+                cursor.execute(f"SELECT {listed} FROM {_quoted(table)}")
+                directory = os.path.join(table_dir(root, table), "snapshot")
+                counts[table] = write_snapshot(chunks_of(cursor, SNAPSHOT_CHUNK), names, directory)
+        conn.execute("COMMIT")
+    return counts
+
+
+def capture(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, root: str) -> dict[str, Any]:
+    """Create the slot and publication of all the source's tables and write every table's snapshot at
+    the slot's consistent point; each table's state, then the source's (written last)."""
+    slot = slot_name(ctx, vertex, opts)
     publication = f"{slot}_pub"
     with connect(opts.conn, autocommit=True) as conn:
-        _publication(conn, publication, table)
-        _drop_slot(conn, slot)  # no state file: nothing has read from an earlier slot of this name
-    snapshot_dir = os.path.join(directory, "snapshot")
+        _publication(conn, publication, opts.tables)
+        _drop_slot(conn, slot)  # no source state: nothing has read from an earlier slot of this name
+    schemas = {t: _typed_read(ctx, opts, t, 1).schema for t in opts.tables}
+    counts: dict[str, int] = {}
     if opts.startup_mode == "latest":
         with connect(opts.conn, autocommit=True) as conn:
             row = conn.execute("SELECT lsn::text FROM pg_create_logical_replication_slot(%s, 'pgoutput')",
                                (slot,)).fetchone()
         lsn = lsn_int(row[0])
+        for t in opts.tables:
+            write_snapshot(iter(()), [], os.path.join(table_dir(root, t), "snapshot"))
     else:
         replication = connect(opts.conn, autocommit=True, replication="database")
         try:
@@ -147,22 +184,23 @@ def take_snapshot(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, table: st
             if res.error_message:
                 raise RuntimeConfigError(f"cannot create the replication slot {slot}: "
                                          f"{res.error_message.decode(errors='replace').strip()} (the user needs the "
-                                         "REPLICATION attribute; the server wal_level = logical)")
+                                         "REPLICATION attribute; the server wal_level = logical and a free slot "
+                                         "of max_replication_slots)")
             lsn, snapshot = lsn_int(res.get_value(0, 1).decode()), res.get_value(0, 2).decode()
-            init = f"BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT '{snapshot}'"
-            table_df = _typed_read(ctx, opts, table, max(1, int(vertex.parallelism)), init)
-            as_text(table_df).write.mode("overwrite").parquet(snapshot_dir)
+            counts = _write_tables(opts, snapshot, schemas, root)
         finally:
             replication.close()
-    schema = (table_df if opts.startup_mode != "latest" else _typed_read(ctx, opts, table, 1)).schema
-    state = {"slot": slot, "publication": publication, "lsn": lsn, "table": table, "schema": schema.json()}
-    if opts.schema_changes:
-        start(state, columns(opts, table, schema))
-    save_state(directory, state)
-    log.info("Postgres-CDC %s: %s captured from LSN %s (slot %s, publication %s)%s", vertex.ref, table,
-             lsn_text(lsn), slot, publication,
-             "" if opts.startup_mode == "latest" else f"; snapshot written to {snapshot_dir}")
-    return state
+    for table, schema in schemas.items():
+        state = {"slot": slot, "publication": publication, "lsn": lsn, "table": table, "schema": schema.json()}
+        if opts.schema_changes:
+            start(state, columns(opts, table, schema))
+        save_state(table_dir(root, table), state)
+    source = {"slot": slot, "publication": publication, "lsn": lsn, "tables": list(opts.tables)}
+    save_state(root, source)
+    log.info("Postgres-CDC %s: %d table(s) captured from LSN %s (one slot %s, publication %s)%s", vertex.ref,
+             len(opts.tables), lsn_text(lsn), slot, publication,
+             "" if opts.startup_mode == "latest" else f"; {sum(counts.values()):,} snapshot rows written under {root}")
+    return source
 
 
 def columns(opts: PgCdcOptions, table: str, schema: Any) -> list[Column]:
@@ -199,28 +237,30 @@ def _register(spark: Any) -> None:
     register_once(spark, PostgresCdcDataSource)
 
 
-def _stream(ctx: RunContext, opts: PgCdcOptions, state: dict[str, Any], directory: str) -> Any:
-    schema = schema_of(state)
-    spec = {"conn": opts.conn, "slot": state["slot"], "publication": state["publication"], "table": state["table"],
-            "snapshot": os.path.join(directory, "snapshot"), "snapshot_lsn": state["lsn"],
-            "columns": [f.name for f in schema.fields], "schema_changes": opts.schema_changes,
-            "shapes": state.get("shapes") if opts.schema_changes else None}
-    _register(ctx.spark)
-    raw = ctx.spark.readStream.format(NAME).schema(text_schema(schema)).option(SPEC_OPTION, json.dumps(spec)).load()
-    return typed(raw, schema)
-
-
 def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
+    """All the source's tables as one stream over one slot (a :class:`...spi.sharedstream.SharedStream`)."""
     opts = options_of(vertex)
     root = local_dir(ctx.state_dir(vertex), "Postgres-CDC")
-    out: Dataset = {}
-    for index, table in enumerate(opts.tables):
+    os.makedirs(root, exist_ok=True)
+    source = load_state(root)
+    if source is None:
+        refuse_orphan_checkpoint(ctx, ", ".join(opts.tables), root, "Postgres-CDC")
+        source = capture(ctx, vertex, opts, root)
+    elif sorted(source["tables"]) != sorted(opts.tables):
+        raise changed_tables(source["tables"], opts.tables, "Postgres-CDC")
+    tables, schemas = {}, {}
+    for table in opts.tables:
         directory = table_dir(root, table)
         state = load_state(directory)
         if state is None:
-            refuse_orphan_checkpoint(ctx, table, root, "Postgres-CDC")
-            state = take_snapshot(ctx, vertex, opts, table, slot_name(ctx, vertex, opts, index), directory)
-        elif opts.schema_changes:
+            raise RuntimeConfigError(f"Postgres-CDC: the capture state of {table} is missing under {root}: delete "
+                                     "the pipeline's checkpoint directory to start it over (a new snapshot)")
+        if opts.schema_changes:
             _follow(ctx, vertex, opts, table, state, directory)
-        out[f"{opts.database}.{table}"] = _stream(ctx, opts, state, directory)
-    return out
+        tid = f"{opts.database}.{table}"
+        tables[tid] = table_spec(state, os.path.join(directory, "snapshot"), opts.schema_changes)
+        schemas[tid] = schema_of(state)
+    spec = {"conn": opts.conn, "slot": source["slot"], "publication": source["publication"],
+            "snapshot_lsn": source["lsn"], "database": opts.database, "tables": tables}
+    _register(ctx.spark)
+    return shared_stream(ctx.spark, NAME, SPEC_OPTION, spec, schemas)
