@@ -45,6 +45,8 @@ __all__ = ["DEVIATIONS", "GITHUB", "GITLAB", "JIRA", "KLAVIYO", "LEMLIST", "NOTI
 DEVIATIONS = (
     "Jira and Lemlist: the Basic credentials are standard base64 with padding (RFC 7617); SeaTunnel sends "
     "URL-safe base64 without padding, which a server decoding standard base64 refuses for some credentials",
+    "a headers entry named like a header the variant sets but in another case (authorization) gives way to "
+    "the variant's; SeaTunnel sends both names and which value wins depends on its hash order",
 )
 
 
