@@ -14,8 +14,10 @@ from .conftest import ROOT
 
 
 def test_every_builtin_name_is_its_modules_connector():
-    for key, module in registry._BUILTIN_MODULES.items():
-        connector = importlib.import_module(f"airflow_provider_seatunnel.connectors.{module}").CONNECTOR
+    for key, target in registry._BUILTIN_MODULES.items():
+        module, _, attribute = target.partition(":")  # "module" (its CONNECTOR) or "module:OBJECT"
+        connector = getattr(importlib.import_module(f"airflow_provider_seatunnel.connectors.{module}"),
+                            attribute or "CONNECTOR")
         assert connector.name.lower() == key
         assert get_connector(connector.name.upper()) is connector
     runnable = {name.lower() for name in available()}

@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "airflow_provider_seatunnel.connectors"
 #: The package holding the built-in connectors.
 BUILTIN_PACKAGE = __package__.rsplit(".", 1)[0] + ".connectors"
 #: Built-in plugins: lower-cased name -> the module (in :data:`BUILTIN_PACKAGE`) defining its
-#: ``CONNECTOR``, imported when the name is first asked for.
+#: ``CONNECTOR`` (or ``module:NAME``, another object of the module), imported when the name is first asked for.
 _BUILTIN_MODULES = {
     "fakesource": "fakesource", "localfile": "localfile", "console": "console", "assert": "assert_",
     "jdbc": "jdbc", "sql": "sql", "fieldmapper": "field_mapper", "filter": "filter", "copy": "copy",
@@ -34,6 +34,9 @@ _BUILTIN_MODULES = {
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
     "redis": "redis",
     "http": "http",
+    "github": "http.variants:GITHUB", "gitlab": "http.variants:GITLAB", "jira": "http.variants:JIRA",
+    "klaviyo": "http.variants:KLAVIYO", "lemlist": "http.variants:LEMLIST", "notion": "http.variants:NOTION",
+    "onesignal": "http.variants:ONESIGNAL", "persistiq": "http.variants:PERSISTIQ",
     "s3file": "s3file",
     "hive": "hive",
     "ossfile": "objectstores.ossfile", "cosfile": "objectstores.cosfile", "obsfile": "objectstores.obsfile",
@@ -72,7 +75,8 @@ def _builtin(key: str) -> Connector | None:
     module = _BUILTIN_MODULES.get(key)
     if module is None:
         return None
-    connector = importlib.import_module(f"{BUILTIN_PACKAGE}.{module}").CONNECTOR
+    module, _, attribute = module.partition(":")
+    connector = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{module}"), attribute or "CONNECTOR")
     return connector if isinstance(connector, Connector) else None
 
 

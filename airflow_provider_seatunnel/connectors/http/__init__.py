@@ -41,6 +41,7 @@ from ...spi import (
     Vertex,
 )
 from ...spi.options import JobConfig, PluginConfig, Problem, option
+from ...spi.optionspec import OptionSpec
 from ...spi.schema import Schema
 from . import checks
 from .options import (
@@ -72,7 +73,7 @@ class Http(Connector, SchemaInference, BatchSource, StreamingSource, Sink, FromC
     connection_option = CONN_OPTION
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
     option_spec = SPEC  # the source's: required (url), identity (url, method, http_conn_id) and secrets
-    sink_option_spec = SINK_SPEC  # a sink block's (the option docs list both)
+    sink_option_spec: OptionSpec | None = SINK_SPEC  # a sink block's (the option docs list both)
     secrets = AUTH_HEADERS
     description = "Reads the responses of an HTTP API (JSON or text), page by page; POSTs rows as JSON."
 
