@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
-from ..spi import SINK, Capabilities, ConnectionInfo, Connector, Dataset, FromConnection, RunContext, Vertex
-from ..spi.contract import TwoPhaseSink
-from ..spi.errors import DataError, PipelineError, RuntimeConfigError
-from ..spi.optionspec import Option, OptionSpec
-from ..spi.rows import data_columns, quote
+from ...spi import SINK, Capabilities, ConnectionInfo, Connector, Dataset, FromConnection, RunContext, Vertex
+from ...spi.contract import TwoPhaseSink
+from ...spi.errors import DataError, PipelineError, RuntimeConfigError
+from ...spi.optionspec import Option, OptionSpec
+from ...spi.rows import data_columns, quote
 
 log = logging.getLogger("seatunnel.email")
 
