@@ -125,7 +125,7 @@ def prepared(plan, spark):
     return ctx, sink, data
 
 
-def test_rows_mailed_as_csv_once_at_commit_and_bounded(plan_of, spark, smtp):
+def test_rows_mailed_as_csv_once_at_commit_and_bounded(plan_of, spark, smtp, run_job):
     inbox, port = smtp
     ctx, sink, data = prepared(plan_of(job(port)), spark)
     info = EMAIL.prepare(ctx, sink, data)
@@ -149,6 +149,10 @@ def test_rows_mailed_as_csv_once_at_commit_and_bounded(plan_of, spark, smtp):
         EMAIL.prepare(ctx, sink, data)
     EMAIL.abort(ctx, sink, None)
     assert len(inbox.mails) == 1
+
+    metrics = run_job(job(port))  # the engine's two phases: one more mail, the rows counted once
+    assert len(inbox.mails) == 2
+    assert metrics[0]["write_count"] == 6 and metrics[0]["read_count"] == 6
 
 
 def test_login_over_tls_from_an_airflow_connection(plan_of, spark, smtps, monkeypatch):

@@ -10,8 +10,9 @@ authorization code; false, plain SMTP without login. ``smtp_conn_id`` names an A
 type ``smtp`` that gives the host, port, login, password and, in its extra, ``from_email``,
 ``disable_ssl`` and ``timeout``; the block's own options win.
 
-The mail is built in the prepare phase (the rows collected to the driver, never more than
-``email_max_attachment_bytes`` of CSV: beyond it the job fails deterministically) and sent in the
+The mail is built in the prepare phase (one pass renders and counts the CSV lines and caches them; they
+reach the driver only when their size is within ``email_max_attachment_bytes``, else the job fails
+deterministically) and sent in the
 commit phase, so a pipeline whose other sink fails to prepare sends nothing. A mail server takes no
 part in a commit: a retried task or a restore that reaches the commit again sends the mail again
 (at least once, docs/restores.md). Deviations from SeaTunnel 2.3.8: :data:`DEVIATIONS`.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import logging
 import smtplib
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
@@ -134,7 +135,7 @@ class Email(Connector, TwoPhaseSink, FromConnection):
         mails = []
         for table, df in data.items():
             faulted = ctx.with_write_faults(vertex, df)
-            text, rows = collect_csv(faulted, int(o["email_max_attachment_bytes"]), table)
+            text, rows = collect_csv(ctx, faulted, int(o["email_max_attachment_bytes"]), table)
             mails.append(Mail(table, rows, build_message(o, text)))
         return tuple(mails)
 
@@ -171,46 +172,24 @@ def build_message(o: Mapping[str, Any], csv_text: str) -> EmailMessage:
     return message
 
 
-def _lines(limit: int, batches: Iterator[Any]) -> Iterator[Any]:
-    """mapInArrow: a partition's CSV lines until they pass ``limit`` bytes (then one over-long marker)."""
-    import pyarrow as pa
-
-    schema = pa.schema([("line", pa.string()), ("over", pa.bool_())])
-    total = 0
-    for batch in batches:
-        kept: list[str] = []
-        for line in batch.column(0).to_pylist():
-            total += len(line.encode("utf-8")) + 1
-            if total > limit:
-                yield pa.RecordBatch.from_pydict({"line": [*kept, ""], "over": [False] * len(kept) + [True]},
-                                                 schema=schema)
-                return
-            kept.append(line)
-        yield pa.RecordBatch.from_pydict({"line": kept, "over": [False] * len(kept)}, schema=schema)
-
-
-def collect_csv(df: Any, limit: int, table: str) -> tuple[str, int]:
-    """The rows of ``df`` (data columns, as text) as CSV lines, each ended by a newline, and their count;
-    partitions reach the driver one at a time and collecting stops past ``limit`` bytes
-    (:class:`DataError`)."""
-    import functools
-
+def collect_csv(ctx: RunContext, df: Any, limit: int, table: str) -> tuple[str, int]:
+    """The rows of ``df`` (data columns, as text) as CSV lines, each ended by a newline, and their count.
+    One pass renders (and counts) the lines and caches them (``ctx.materialize``); their size is summed
+    there, and past ``limit`` bytes the job fails (:class:`DataError`) before any row reaches the driver."""
     from pyspark.sql import functions as F
 
     columns = data_columns(df)
-    if not columns:
-        return "", 0
     fields = [F.col(quote(c)).cast("string").alias(f"c{i}") for i, c in enumerate(columns)]
-    line = F.to_csv(F.struct(*fields), _CSV)
-    lines = df.select(line.alias("line")).mapInArrow(functools.partial(_lines, limit), "line string, over boolean")
-    out: list[str] = []
-    size = 0
-    for row in lines.toLocalIterator(prefetchPartitions=False):
-        size += len(row["line"].encode("utf-8")) + 1
-        if row["over"] or size > limit:
-            raise DataError(f"the rows of {table} make a CSV attachment over email_max_attachment_bytes "
-                            f"({limit} bytes): filter them, or raise the bound")
-        out.append(row["line"])
+    line = F.to_csv(F.struct(*fields), _CSV) if fields else F.lit("")
+    lines = ctx.materialize(df.select(line.alias("line"), (F.octet_length(line) + 1).alias("size")))
+    try:
+        size = lines.agg(F.coalesce(F.sum("size"), F.lit(0))).collect()[0][0]
+        if size > limit:
+            raise DataError(f"the rows of {table} make a CSV attachment of {size} bytes, over "
+                            f"email_max_attachment_bytes ({limit}): filter them, or raise the bound")
+        out = [row[0] for row in lines.select("line").collect()]
+    finally:
+        lines.unpersist()
     return "".join(f"{s}\n" for s in out), len(out)
 
 
