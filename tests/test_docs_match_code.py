@@ -63,6 +63,9 @@ NOT_FORM_FIELDS = {
     "group.id": "the Kafka reader drops it: a pipeline's consumer group comes from its block",
     "service_config": "the AWS provider's nested object (service_config.s3.endpoint_url), written in the extra JSON",
     "s3": "the member of service_config above",
+    "from_email": "a field of Airflow's own smtp connection form (the SMTP provider's), read by EmailSink",
+    "disable_ssl": "a field of Airflow's own smtp connection form (the SMTP provider's), read by EmailSink",
+    "timeout": "a field of Airflow's own smtp connection form (the SMTP provider's), read by EmailSink",
 }
 #: connection types whose reader passes every extra through (client settings, catalog properties): their fields
 #: are the common ones, read without naming them

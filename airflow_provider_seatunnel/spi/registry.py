@@ -54,6 +54,7 @@ _BUILTIN_MODULES = {
     "embedding": "models.embedding",
     "mongodb": "mongodb",
     "mongodb-cdc": "mongodb_cdc",
+    "emailsink": "email",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -64,7 +65,7 @@ _KNOWN_ELSEWHERE = {
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("S3File",
            "Pulsar", "Socket", "Redis", "Hudi", "Doris",
-           "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Email", "Feishu", "DingTalk"),
+           "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 
