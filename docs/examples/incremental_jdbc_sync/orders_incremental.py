@@ -11,7 +11,10 @@ upsert leaves the warehouse as it was; a retry of a run is its restore (nothing 
 Airflow 3's ``schedule="@daily"`` gives zero-length data intervals (start = end = the run's time);
 ``CronTriggerTimetable`` with ``interval=`` gives the day before each run.
 
-Connections (the blocks name them with ``jdbc_conn_id``; nothing is looked up at parse time)::
+Connections (the blocks name the two databases with ``jdbc_conn_id``; every pipeline task also needs the
+Spark connection ``spark_default``; nothing is looked up at parse time)::
+
+    AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[*]"}'
 
     AIRFLOW_CONN_SHOP_DB='{"conn_type": "postgres", "host": "shop-db", "port": 5432, "schema": "shop",
                            "login": "reader", "password": "..."}'
