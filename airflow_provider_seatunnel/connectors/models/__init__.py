@@ -10,10 +10,13 @@ in a plan shown, a task id, a log or a message. The user's docs: docs/models.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from ...spi import ConnectionInfo, FromConnection
+from ...spi import TRANSFORM, Capabilities, ConnectionInfo, Connector, FromConnection, SchemaInference, Transform
+from ...spi.options import JobConfig, OptionError, PluginConfig, Problem
+from ...spi.optionspec import OptionSpec
+from ...spi.schema import Schema
 from .options import AUTH_HEADERS, CONN_OPTION, connection_options
 
 
@@ -29,3 +32,41 @@ class FromModelConnection(FromConnection):
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
         return False
+
+
+class ModelTransform(Connector, Transform, SchemaInference, FromModelConnection):
+    """What the two model transforms share: their options checked by ``option_spec`` and the
+    transform's own :meth:`rules` (with the input's field names when they are known), and the output
+    schema: the input's fields and what :meth:`output` adds."""
+
+    capabilities = Capabilities(sections=frozenset({TRANSFORM}))
+    option_spec: ClassVar[OptionSpec]
+
+    @staticmethod
+    def rules(o: Mapping[str, Any], names: Sequence[str] | None) -> None:
+        """Raise :class:`OptionError` where ``o`` breaks the transform's rules (``names``: the input's fields)."""
+
+    def output(self, o: Mapping[str, Any], source: Schema) -> Schema:
+        """The output schema: ``source`` with the transform's new fields."""
+        raise NotImplementedError
+
+    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+        o = self.option_spec.valid(plugin.options, TRANSFORM)
+        if o is None:
+            return []
+        try:
+            self.rules(o, None)
+        except OptionError as e:
+            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+        return []
+
+    def schema(self, plugin: PluginConfig, job: JobConfig,
+               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
+        source, o = inputs[0] if inputs else None, self.option_spec.valid(plugin.options, TRANSFORM)
+        if source is None or o is None:
+            return None, []
+        try:
+            self.rules(o, source.names)
+        except OptionError as e:
+            return None, [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+        return self.output(o, source), []

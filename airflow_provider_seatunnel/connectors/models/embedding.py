@@ -15,12 +15,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ...spi.options import JobConfig, OptionError, PluginConfig, Problem
+from ...spi import TRANSFORM, Dataset, RunContext, Vertex
+from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec
 from ...spi.rows import ROW_KIND, data_columns, quote
 from ...spi.schema import DataType, Field, Schema
-from . import FromModelConnection
+from . import ModelTransform
 from .options import EMBEDDING_PROVIDERS, common_options, endpoint
 
 NAME = "Embedding"
@@ -56,36 +56,18 @@ def _rules(o: Mapping[str, Any], names: Sequence[str] | None) -> None:
                           "found in upstream schema", f"the fields are: {', '.join(names)}")
 
 
-class Embedding(Connector, Transform, SchemaInference, FromModelConnection):
+class Embedding(ModelTransform):
     name = NAME
-    capabilities = Capabilities(sections=frozenset({TRANSFORM}))
     option_spec = SPEC
-    secrets = FromModelConnection.secret_headers
     description = "Vectorizes text fields with an embedding model's API (HTTP, from Spark's Python workers)."
+    secrets = ModelTransform.secret_headers  # beside the spec's (the spec is read per class)
+    rules = staticmethod(_rules)
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        o = SPEC.valid(plugin.options, TRANSFORM)
-        if o is None:
-            return []
-        try:
-            _rules(o, None)
-        except OptionError as e:
-            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-        return []
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        source, o = inputs[0] if inputs else None, SPEC.valid(plugin.options, TRANSFORM)
-        if source is None or o is None:
-            return None, []
-        try:
-            _rules(o, source.names)
-        except OptionError as e:
-            return None, [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    def output(self, o: Mapping[str, Any], source: Schema) -> Schema:
         out = source
         for target, _ in _fields(o):
             out = out.with_field(Field(target, VECTOR))
-        return out, []
+        return out
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
         from pyspark.sql import functions as F

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...spi import TRANSFORM, Capabilities, Connector, Dataset, RunContext, SchemaInference, Transform, Vertex
-from ...spi.options import JobConfig, OptionError, PluginConfig, Problem
+from ...spi import TRANSFORM, Dataset, RunContext, Vertex
+from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec
 from ...spi.rows import ROW_KIND, data_columns, quote
 from ...spi.schema import DataType, Field, Schema
-from . import FromModelConnection
+from . import ModelTransform
 from .options import LLM_PROVIDERS, common_options, endpoint
 from .worker import LLM_TYPES
 
@@ -65,34 +65,16 @@ def _rules(o: Mapping[str, Any], names: Sequence[str] | None) -> None:
                           "exists", "choose another output_column_name")
 
 
-class LLM(Connector, Transform, SchemaInference, FromModelConnection):
+class LLM(ModelTransform):
     name = NAME
-    capabilities = Capabilities(sections=frozenset({TRANSFORM}))
     option_spec = SPEC
-    secrets = FromModelConnection.secret_headers
     description = "Asks a large language model about each row (HTTP, from Spark's Python workers)."
+    secrets = ModelTransform.secret_headers  # beside the spec's (the spec is read per class)
+    rules = staticmethod(_rules)
 
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        o = SPEC.valid(plugin.options, TRANSFORM)
-        if o is None:
-            return []
-        try:
-            _rules(o, None)
-        except OptionError as e:
-            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-        return []
-
-    def schema(self, plugin: PluginConfig, job: JobConfig,
-               inputs: Sequence[Schema | None]) -> tuple[Schema | None, list[Problem]]:
-        source, o = inputs[0] if inputs else None, SPEC.valid(plugin.options, TRANSFORM)
-        if source is None or o is None:
-            return None, []
-        try:
-            _rules(o, source.names)
-        except OptionError as e:
-            return None, [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
+    def output(self, o: Mapping[str, Any], source: Schema) -> Schema:
         kind = DataType(str(o["output_data_type"]).lower())
-        return Schema((*source.fields, Field(str(o["output_column_name"]), kind))), []
+        return Schema((*source.fields, Field(str(o["output_column_name"]), kind)))
 
     def apply(self, ctx: RunContext, vertex: Vertex, inputs: Mapping[str, Dataset]) -> Dataset:
         import functools
