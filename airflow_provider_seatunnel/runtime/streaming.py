@@ -353,12 +353,17 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
     while True:
         for q in queries:
             q.poll()
-        failed = next((q for q in queries if q.error is not None or
-                       (q.handle is not None and not q.handle.isActive and q.handle.exception() is not None)),
-                      None)
+        # each query's state is read once per round: a query ending between two reads (as it failed)
+        # must not count as ended without its exception having been looked at
+        ended = [q for q in queries if q.handle is not None and not q.handle.isActive]
+        failed = next((q for q in queries if q.error is not None), None)
+        failure = None if failed is not None else next(
+            ((q, e) for q in ended if (e := q.handle.exception()) is not None), None)
         if failed is not None:
-            raise failed.error or ctx.fail(failed.vertex, failed.handle.exception())
-        if all(not q.handle.isActive for q in queries):
+            raise failed.error
+        if failure is not None:
+            raise ctx.fail(failure[0].vertex, failure[1])
+        if len(ended) == len(queries):
             for q in queries:  # a query may have ended after its poll above: take in its last reports
                 q.poll()
             return None
@@ -382,7 +387,7 @@ def _run_restarting(ctx: RunContext, queries: list[_Query], info: StreamInfo, st
                     say: Callable[[str], None]) -> str | None:
     """:func:`_run_queries`, started again (from their checkpoints: nothing is written twice) when a query
     failed because Spark's Python streaming reader did not connect back within Spark's fixed wait (a
-    loaded machine), up to :data:`PYTHON_WORKER_RESTARTS` times."""
+    loaded machine), up to :data:`PYTHON_WORKER_RESTARTS` times, a little later each time."""
     for attempt in range(1, PYTHON_WORKER_RESTARTS + 2):
         try:
             return _run_queries(ctx, queries, info, stop, say)
@@ -390,8 +395,11 @@ def _run_restarting(ctx: RunContext, queries: list[_Query], info: StreamInfo, st
             if _WORKER_LATE not in str(e) or attempt > PYTHON_WORKER_RESTARTS:
                 raise
             _stop_all(queries)
+            pause = 2.0 * attempt  # give a loaded machine room before the next start
             say(f"a Python streaming reader did not connect back in time (a loaded machine); restarting the "
-                f"queries from their checkpoints ({attempt} of {PYTHON_WORKER_RESTARTS})")
+                f"queries from their checkpoints in {pause:.0f} s ({attempt} of {PYTHON_WORKER_RESTARTS})")
+            if stop.wait(pause):
+                return "stop requested"
             for q in queries:
                 q.error, q.handle, q.expired, q.trigger_since, q.last_report = None, None, False, None, None
                 q.ready.clear()
