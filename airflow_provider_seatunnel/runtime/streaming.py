@@ -356,13 +356,13 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
         # each query's state is read once per round: a query ending between two reads (as it failed)
         # must not count as ended without its exception having been looked at
         ended = [q for q in queries if q.handle is not None and not q.handle.isActive]
-        failed = next((q for q in queries if q.error is not None), None)
-        failure = None if failed is not None else next(
-            ((q, e) for q in ended if (e := q.handle.exception()) is not None), None)
-        if failed is not None:
-            raise failed.error
-        if failure is not None:
-            raise ctx.fail(failure[0].vertex, failure[1])
+        error = next((q.error for q in queries if q.error is not None), None)
+        if error is not None:
+            raise error
+        for q in ended:
+            cause = q.handle.exception()
+            if cause is not None:
+                raise ctx.fail(q.vertex, cause)
         if len(ended) == len(queries):
             for q in queries:  # a query may have ended after its poll above: take in its last reports
                 q.poll()
