@@ -138,3 +138,5 @@ def test_a_connection_gives_url_and_credentials():
                                                       login="u", password="p"))
     assert got == {"url": "https://tsdb:8087", "username": "u", "password": "p"}
     assert CONNECTOR.connection_options(ConnectionInfo("c", "http", host="http://x:1"))["url"] == "http://x:1"
+    assert CONNECTOR.assets({"url": "http://u:pw@tsdb:8086/", "database": "d", "measurement": "m"}) == \
+        ["influxdb://tsdb:8086/d/m"]

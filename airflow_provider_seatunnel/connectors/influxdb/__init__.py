@@ -129,7 +129,8 @@ class InfluxDB(Connector, SchemaInference, BatchSource, InfluxSinkVerbs, FromCon
             return [Unnamed("InfluxDB", at_run_time=True)]
         measurement = options.get("measurement")
         tail = f"/{measurement}" if measurement else ""
-        return [f"influxdb://{str(url).split('://', 1)[-1].rstrip('/')}/{database}{tail}"]
+        host = str(url).split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]  # never the user info
+        return [f"influxdb://{host}/{database}{tail}"]
 
     # source ------------------------------------------------------------------------------------
 
