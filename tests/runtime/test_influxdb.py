@@ -140,6 +140,15 @@ def test_an_overtaken_attempt_is_superseded_and_a_type_conflict_writes_nothing(p
     with pytest.raises(Superseded):
         SINK.commit(old, vertex, info_old)
     assert sorted(p["c_int"] for p in db.query("SELECT * FROM m", "test")) == list(range(12))
+    # a claim whose staging is gone (expired) never blocks the commit: the next attempt stages again
+    stale, _ = sink_ctx(plan_of, spark, db, options, "R2")
+    key = SINK.prepare(stale, vertex, frame(spark, n=2)).tables[0].commit.key
+    db.write("_seatunnel", [f"commits,commit={key},kind=claim token=9i,rows=99i 0"])
+    retry, _ = sink_ctx(plan_of, spark, db, options, "R2", attempt=2)
+    info = SINK.prepare(retry, vertex, frame(spark, n=2))
+    assert info.tables[0].token == 10 and not info.tables[0].committed
+    SINK.commit(retry, vertex, info)
+    assert len(db.query("SELECT * FROM m", "test")) == 12  # the same two points again: replaced, not added
     db.write("test", ["clash c_int=\"text\" 1"])
     from airflow_provider_seatunnel.spi.errors import DataError
 

@@ -84,6 +84,10 @@ class InfluxCommitLog:
             staging.write_log(self.endpoint, commit.key, "done", claim[0], claim[1])
             staging.drop_staging(self.endpoint, commit.key, claim[0])
             return claim[0], True
+        if claim is not None:  # its staging expired or was lost: the claim can never be finished
+            log.warning("InfluxDB: attempt %d of commit %s claimed its publish but its staging is gone: staging "
+                        "again", claim[0], commit.key)
+            staging.drop_log(self.endpoint, commit.key, "claim")
         token = max(entries.get("token", (0, 0))[0], claim[0] if claim else 0) + 1
         staging.write_log(self.endpoint, commit.key, "token", token)
         return token, False

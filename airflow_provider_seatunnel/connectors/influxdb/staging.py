@@ -130,6 +130,12 @@ def write_log(endpoint: Endpoint, commit_key: str, kind: str, token: int, rows: 
     client.write(endpoint, DATABASE, [line], None, 30.0, doing="cannot write the commit log")
 
 
+def drop_log(endpoint: Endpoint, commit_key: str, kind: str) -> None:
+    """Delete one kind of the commit's log (a claim that can never be finished)."""
+    client.execute(endpoint, f'DROP SERIES FROM {ident(COMMITS)} WHERE {_where(commit_key)} AND "kind" = '
+                             f"{literal(kind)}", DATABASE, doing="cannot update the commit log")
+
+
 def field_types(endpoint: Endpoint, database: str, measurement: str) -> dict[str, str]:
     """The measurement's field keys and their InfluxDB types (empty when it does not exist)."""
     q = f"SHOW FIELD KEYS FROM {ident(measurement)}"
