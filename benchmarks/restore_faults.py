@@ -4,8 +4,8 @@ Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jd
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
-``Elasticsearch``: :mod:`elasticsearch_targets`), one pipeline with two sinks of that type, and two
-kinds of trial, each on fresh targets that already hold rows of an earlier run:
+``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`), one pipeline with two
+sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -78,6 +78,7 @@ import delta_targets  # noqa: E402
 import elasticsearch_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
+import influxdb_targets  # noqa: E402
 import kafka_targets  # noqa: E402
 import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
@@ -374,6 +375,8 @@ SINK_TYPES: dict[str, SinkType] = {
                               moves=elasticsearch_targets.MOVES),
     "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
                         "staging collections", mongodb_targets.READING),
+    "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,
+                         "staged points", influxdb_targets.READING, moves=influxdb_targets.MOVES),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
        for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},

@@ -53,6 +53,7 @@ _BUILTIN_MODULES = {
     "llm": "models.llm",
     "embedding": "models.embedding",
     "mongodb": "mongodb",
+    "influxdb": "influxdb",
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
 }
@@ -62,10 +63,10 @@ _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
-             "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
+             "Clickhouse", "Kudu", "Cassandra", "Starrocks"),
     SINK: ("S3File",
            "Pulsar", "Socket", "Redis", "Hudi", "Doris",
-           "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Feishu", "DingTalk"),
+           "StarRocks", "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 
