@@ -55,6 +55,7 @@ _BUILTIN_MODULES = {
     "mongodb": "mongodb",
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
+    "doris": "doris",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -64,7 +65,7 @@ _KNOWN_ELSEWHERE = {
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Starrocks"),
     SINK: ("S3File",
-           "Pulsar", "Socket", "Redis", "Hudi", "Doris",
+           "Pulsar", "Socket", "Redis", "Hudi",
            "StarRocks", "Clickhouse", "Kudu", "InfluxDB", "Cassandra", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
