@@ -75,6 +75,7 @@ sys.path.insert(0, str(HERE))
 
 import connect_targets  # noqa: E402
 import delta_targets  # noqa: E402
+import doris_targets  # noqa: E402
 import elasticsearch_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
@@ -372,6 +373,8 @@ SINK_TYPES: dict[str, SinkType] = {
     "Elasticsearch": SinkType(lambda work, rows, res: elasticsearch_targets.elasticsearch_sinks(rows, res, Sink),
                               POINTS, 5_000, "staging indices", elasticsearch_targets.READING,
                               moves=elasticsearch_targets.MOVES),
+    "Doris": SinkType(lambda work, rows, res: doris_targets.doris_sinks(rows, res, Sink), POINTS, 5_000,
+                      "prepared transactions", doris_targets.READING, moves=doris_targets.MOVES),
     "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
                         "staging collections", mongodb_targets.READING),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),

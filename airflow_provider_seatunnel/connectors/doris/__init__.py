@@ -34,6 +34,8 @@ class Doris(Connector, FromConnection):
     capabilities = Capabilities(sections=frozenset({SINK}), committer=True)
     option_spec = SPEC
     description = "Writes rows into Doris tables exactly once (Stream Load transactions, two-phase commit)."
+    #: the transactions' commits are steps after the claim: ``sink.move`` fires before the claim and after it
+    moves_in_steps = True
 
     # compile time ------------------------------------------------------------------------------
 

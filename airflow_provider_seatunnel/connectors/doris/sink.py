@@ -188,8 +188,8 @@ def target_of(options: DorisOptions, table_key: str, columns: list[str] | None =
 
 def label_of(prefix: str, commit: CommitId, token: int) -> str:
     """The labels' stem of one attempt (each writer appends its partition): unique per commit and token."""
-    label = f"{prefix}_{commit.key[:24]}_{token}" if prefix else f"{commit.key[:24]}_{token}"
-    return _LABEL_BAD.sub("_", label)[:110]
+    head = _LABEL_BAD.sub("_", prefix)[:64]  # Doris's labels: at most 128 of [-_A-Za-z0-9:]
+    return f"{head}_{commit.key[:24]}_{token}" if head else f"{commit.key[:24]}_{token}"
 
 
 def doris_type(spark_type: Any) -> str:
@@ -306,6 +306,7 @@ def publish(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, staged: Staged)
     d = staged.detail
     commits = CommitLog(endpoint, str(d["database"]))
     key = staged.commit.key
+    ctx.fault_point("sink.move", vertex)
     with connected(endpoint) as conn:
         for _ in range(_TRIES):
             found = commits.read(conn, key)
