@@ -25,8 +25,8 @@ def doris():
 
     with mysql.running() as my:
         my.sql(f"CREATE DATABASE {DB}")
-        for table in ("keyed", "plain", "eo", "fenced", "full"):
-            key = ", PRIMARY KEY (id)" if table in ("keyed", "eo", "fenced") else ""
+        for table in ("keyed", "plain", "eo", "fenced", "full", "cdc"):
+            key = ", PRIMARY KEY (id)" if table in ("keyed", "eo", "fenced", "cdc") else ""
             my.sql(f"CREATE TABLE {DB}.{table} (id BIGINT NOT NULL, name VARCHAR(64), ts DATETIME(6), "
                    f"price DECIMAL(10, 2), ok BOOLEAN{key})")
         server = StreamLoadServer(my, my.user, my.password)
@@ -163,3 +163,23 @@ def test_save_modes(plan_of, spark, doris):
     SINK.commit(ctx, vertex, SINK.prepare(ctx, vertex, frame(spark, 3)))
     assert rows(doris, "made") == [["0", "n0"], ["1", "n1"], ["2", "n2"]]
     assert rows(doris, "full") == [["1", None, None, None, None], ["2", None, None, None, None]]
+
+
+def test_change_rows_apply_as_deletes_with_enable_delete(plan_of, spark, doris):
+    """``sink.enable-delete``: DELETE and UPDATE_BEFORE rows carry ``__DORIS_DELETE_SIGN__`` = 1 (a Unique Key
+    table deletes them); without it such a row fails the write and nothing is committed."""
+    from pyspark.sql import functions as F
+
+    from airflow_provider_seatunnel.spi.rows import ROW_KIND
+
+    doris.db.sql("INSERT INTO cdc (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')", database=DB)
+    changes = [(4, "d", 0), (2, "b", 3), (3, "c", 1), (3, "c2", 2)]  # INSERT, DELETE, UPDATE_BEFORE/AFTER
+    df = spark.createDataFrame(changes, "id bigint, name string, k int").repartition(1).select(
+        "id", "name", F.col("k").cast("tinyint").alias(ROW_KIND))
+    ctx, vertex = sink_ctx(plan_of, spark, doris, 'table.identifier = "sr.cdc"', "C1")
+    with pytest.raises(Exception, match=r"sink\.enable-delete"):
+        SINK.prepare(ctx, vertex, {"default": df})
+    assert doris.prepared() == []
+    ctx, vertex = sink_ctx(plan_of, spark, doris, 'table.identifier = "sr.cdc", sink.enable-delete = true', "C2")
+    SINK.commit(ctx, vertex, SINK.prepare(ctx, vertex, {"default": df}))
+    assert [r[:2] for r in rows(doris, "cdc")] == [["1", "a"], ["3", "c2"], ["4", "d"]]

@@ -31,7 +31,8 @@ class Doris(Connector, FromConnection):
     name = "Doris"
     connection_option = CONN_OPTION
     conn_type = "doris"
-    capabilities = Capabilities(sections=frozenset({SINK}), committer=True)
+    #: deletes: DELETE and UPDATE_BEFORE rows are deletes with sink.enable-delete, and fail the write without it
+    capabilities = Capabilities(sections=frozenset({SINK}), committer=True, deletes=True)
     option_spec = SPEC
     description = "Writes rows into Doris tables exactly once (Stream Load transactions, two-phase commit)."
     #: the transactions' commits are steps after the claim: ``sink.move`` fires before the claim and after it
