@@ -204,7 +204,7 @@ class StreamLoadServer:
                 return {"status": "Success", "msg": f"transaction [{txn_id}] abort successfully."}
             if operation != "commit":
                 return {"status": "ANALYSIS_ERROR", "msg": f"unknown txn_operation {operation!r}"}
-            txn.state = "COMMITTING"
+            txn.state = "COMMITTED"  # decided: visible once written (Doris: COMMITTED, then VISIBLE)
         try:
             self._apply(txn)
         except Exception as e:  # the rows do not fit the table: the commit fails, the transaction stays prepared
