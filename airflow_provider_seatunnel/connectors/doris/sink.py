@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.errors import DataError, RuntimeConfigError
+from ...spi.errors import DataError, PipelineError, RuntimeConfigError
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from .options import DorisOptions, Endpoint
@@ -143,8 +143,7 @@ class CommitLog:
                     continue
                 if self.cas(conn, commit.key, token, state, token + 1, state, detail):
                     return token + 1, state == "committed"
-        raise StreamLoadError(f"cannot take an attempt token in {self.database}.{LOG_TABLE}: {_TRIES} conflicts",
-                              transient=True)
+        raise StreamLoadError(f"cannot take an attempt token in {self.database}.{LOG_TABLE}: {_TRIES} conflicts")
 
     def newest_token(self, commit: CommitId) -> int:
         with connected(self.endpoint) as conn:
@@ -167,7 +166,7 @@ def roll_forward(log_: CommitLog, conn: Any, key: str, token: int, detail: Mappi
         if all(a == "aborted" for a in answers):
             log_.cas(conn, key, token, "claimed", token, "open", {})
             raise StreamLoadError(f"the prepared transactions of commit {key} were aborted by the store before "
-                                  "the commit: the retry loads them again", transient=True)
+                                  "the commit: the retry loads them again")
         raise DataError(f"commit {key}: {answers.count('aborted')} of {len(answers)} prepared transactions were "
                         f"aborted by the store before the commit; {db}.{detail.get('table')} misses their rows")
     if not log_.cas(conn, key, token, "claimed", token, "committed", detail):
@@ -327,7 +326,7 @@ def publish(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, staged: Staged)
             ctx.fault_point("sink.move", vertex)
             roll_forward(commits, conn, key, token, claim)
             return Published(Outcome.PUBLISHED, rows=staged.rows)
-    raise StreamLoadError(f"cannot claim the commit {key}: {_TRIES} conflicting writes", transient=True)
+    raise StreamLoadError(f"cannot claim the commit {key}: {_TRIES} conflicting writes")
 
 
 def _abort_all(endpoint: Endpoint, database: str, txns: list[int] | list[str]) -> int:
@@ -335,7 +334,7 @@ def _abort_all(endpoint: Endpoint, database: str, txns: list[int] | list[str]) -
     client = client_of(endpoint, retries=1)
     done = 0
     for txn in txns:
-        with contextlib.suppress(StreamLoadError, OSError):
+        with contextlib.suppress(PipelineError, OSError):
             done += client.decide(database, txn, "abort") == "done"
     return done
 

@@ -11,7 +11,9 @@
   body included (the redirect stays on the frontend's scheme).
 
 Every request is bounded (a timeout), retried ``max_retries`` times when it fails in transit, and no
-credential reaches an error text or a log.
+credential reaches an error text or a log. Failures are classified: refused credentials are
+:class:`AccessDenied`, a refusal a retry repeats (the rows, the table) :class:`StreamLoadRefused` (a
+``DataError``), the rest transient :class:`StreamLoadError`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from ...spi.errors import AccessDenied, DataError, PipelineError
+
 #: a transaction answer that means the commit (or abort) was already made
 _DONE = re.compile(r"already (visible|committed|commited)|is VISIBLE|status is VISIBLE", re.IGNORECASE)
 _ABORTED = re.compile(r"already abort|is ABORTED|not found|does not exist|not exist", re.IGNORECASE)
@@ -36,12 +40,21 @@ TIMEOUT = 600.0
 MAX_REDIRECTS = 3
 
 
-class StreamLoadError(RuntimeError):
-    """A Stream Load request failed: ``transient`` when a retry may succeed."""
+class StreamLoadError(PipelineError):
+    """A Stream Load request failed in a way a retry may mend (the network, a busy or restarting node)."""
 
-    def __init__(self, message: str, transient: bool = False):
-        super().__init__(message)
-        self.transient = transient
+
+class StreamLoadRefused(DataError):
+    """Doris refused a load or a transaction's decision for a reason a retry repeats (the rows, the table)."""
+
+
+#: a refusal whose cause may pass: a retry may succeed
+_PASSING = re.compile(r"timeout|timed out|unavailable|no available|too busy|try again|not ready", re.IGNORECASE)
+
+
+def refused(message: str) -> PipelineError:
+    """The error of a refusal: transient when its text says the cause may pass, else deterministic."""
+    return StreamLoadError(message) if _PASSING.search(message) else StreamLoadRefused(message)
 
 
 class Client:
@@ -76,7 +89,7 @@ class Client:
             except ValueError:
                 answer = {"status": "Fail", "msg": text[:300].decode(errors="replace")}
             return response.status, answer if isinstance(answer, dict) else {"msg": str(answer)[:300]}
-        raise StreamLoadError(f"more than {MAX_REDIRECTS} redirects from {self.fenodes[0]}")
+        raise StreamLoadRefused(f"more than {MAX_REDIRECTS} redirects from {self.fenodes[0]}")
 
     def put(self, path: str, headers: Mapping[str, str], body: bytes | str = b"") -> dict[str, Any]:
         """PUT to a frontend, retried when it fails in transit; the JSON answer."""
@@ -90,15 +103,15 @@ class Client:
                 time.sleep(min(2.0, 0.2 * (attempt + 1)))
                 continue
             if status == 401 or status == 403:
-                raise StreamLoadError(f"{node} refused the credentials (HTTP {status})")
+                raise AccessDenied(f"{node} refused the credentials (HTTP {status}): check username and password")
             if status >= 500:
-                last = StreamLoadError(f"HTTP {status} from {node}: {str(answer)[:300]}", transient=True)
+                last = StreamLoadError(f"HTTP {status} from {node}: {str(answer)[:300]}")
                 time.sleep(min(2.0, 0.2 * (attempt + 1)))
                 continue
             if status >= 400:
-                raise StreamLoadError(f"HTTP {status} from {node}{path}: {str(answer)[:300]}")
+                raise refused(f"HTTP {status} from {node}{path}: {str(answer)[:300]}")
             return answer
-        raise StreamLoadError(f"Stream Load to {','.join(self.fenodes)} failed: {last}", transient=True)
+        raise StreamLoadError(f"Stream Load to {','.join(self.fenodes)} failed: {last}")
 
     def load(self, db: str, table: str, label: str, headers: Mapping[str, str], body: bytes | str) -> dict[str, Any]:
         """Prepare one transaction holding ``body`` (bytes, or the path of a file) under ``label``; a prepared
@@ -118,8 +131,8 @@ class Client:
                     raise StreamLoadError(f"label {label!r} is taken by an open load: {_msg(answer)}")
                 self.decide(db, txn, "abort")
                 continue
-            raise StreamLoadError(f"Stream Load of label {label!r} into {db}.{table}: {status}: {_msg(answer)}")
-        raise StreamLoadError(f"label {label!r} is still taken after aborting its open transaction", transient=True)
+            raise refused(f"Stream Load of label {label!r} into {db}.{table}: {status}: {_msg(answer)}")
+        raise StreamLoadError(f"label {label!r} is still taken after aborting its open transaction")
 
     def decide(self, db: str, txn_id: int | str, operation: str) -> str:
         """Commit or abort a prepared transaction, named by its id (an int) or its label (a str): ``done``,
@@ -135,8 +148,7 @@ class Client:
             return "already"
         if _ABORTED.search(message):
             return "aborted" if operation == "commit" else "already"
-        raise StreamLoadError(f"{operation} of transaction {txn_id} in {db}: {status}: {message}",
-                              transient="timeout" in message.lower())
+        raise refused(f"{operation} of transaction {txn_id} in {db}: {status}: {message}")
 
 
 def existing_txn(answer: Mapping[str, Any]) -> int | None:
@@ -156,4 +168,4 @@ def _seg(name: str) -> str:
     return urllib.parse.quote(name, safe="")
 
 
-__all__ = ["Client", "StreamLoadError", "existing_txn"]
+__all__ = ["Client", "StreamLoadError", "StreamLoadRefused", "existing_txn", "refused"]

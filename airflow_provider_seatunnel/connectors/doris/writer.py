@@ -17,7 +17,8 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .streamload import Client
+from ...spi.errors import DataError
+from .streamload import Client, StreamLoadRefused
 
 DELETE_SIGN = "__DORIS_DELETE_SIGN__"
 #: the row kinds (their codes) that delete with sink.enable-delete: UPDATE_BEFORE and DELETE
@@ -59,7 +60,7 @@ class Encoder:
 
     def encode(self, values: list[Any], kind: int) -> bytes:
         if kind in DELETE_KINDS and not self.delete:
-            raise ValueError("a DELETE or UPDATE_BEFORE row reached the Doris sink: set sink.enable-delete = true "
+            raise DataError("a DELETE or UPDATE_BEFORE row reached the Doris sink: set sink.enable-delete = true "
                              "(a Unique Key table) to apply it, or filter such rows out")
         fields = [text(v) for v in values]
         names = self.columns
@@ -102,12 +103,15 @@ def load_partition(spec: Mapping[str, Any], partition: int, rows: Iterator[Any])
         headers = dict(spec["headers"])
         if encoder.delete:
             headers["hidden_columns"] = DELETE_SIGN
-        answer = client.load(spec["database"], spec["table"], f"{spec['label']}_{partition}", headers, path)
+        try:
+            answer = client.load(spec["database"], spec["table"], f"{spec['label']}_{partition}", headers, path)
+        except StreamLoadRefused as e:  # relayed by Spark as the deterministic class it names
+            raise DataError(e.cause) from None
         loaded = int(answer.get("NumberLoadedRows", count))
         if loaded != count:
             filtered = answer.get("NumberFilteredRows", 0)
             client.decide(spec["database"], int(answer["TxnId"]), "abort")
-            raise ValueError(f"the load of partition {partition} took {loaded} of {count} rows ({filtered} "
+            raise DataError(f"the load of partition {partition} took {loaded} of {count} rows ({filtered} "
                              f"filtered): {str(answer.get('Message') or '')[:300]} {answer.get('ErrorURL') or ''}")
         yield partition, int(answer["TxnId"]), count
     finally:
