@@ -25,7 +25,7 @@ def doris():
 
     with mysql.running() as my:
         my.sql(f"CREATE DATABASE {DB}")
-        for table in ("keyed", "plain", "eo", "fenced", "full", "cdc"):
+        for table in ("keyed", "plain", "eo", "fenced", "full", "cdc", "proto"):
             key = ", PRIMARY KEY (id)" if table in ("keyed", "eo", "fenced", "cdc") else ""
             my.sql(f"CREATE TABLE {DB}.{table} (id BIGINT NOT NULL, name VARCHAR(64), ts DATETIME(6), "
                    f"price DECIMAL(10, 2), ok BOOLEAN{key})")
@@ -183,3 +183,27 @@ def test_change_rows_apply_as_deletes_with_enable_delete(plan_of, spark, doris):
     ctx, vertex = sink_ctx(plan_of, spark, doris, 'table.identifier = "sr.cdc", sink.enable-delete = true', "C2")
     SINK.commit(ctx, vertex, SINK.prepare(ctx, vertex, {"default": df}))
     assert [r[:2] for r in rows(doris, "cdc")] == [["1", "a"], ["3", "c2"], ["4", "d"]]
+
+
+def test_the_protocol_answers_classified(doris):
+    """The client against the stand-in, without Spark: wrong credentials are AccessDenied (not retried), a body
+    that does not parse a deterministic refusal, a reused label of a committed load refused, a prepared label's
+    retry aborts the open transaction first, and a decision on a transaction decided before is told apart."""
+    from airflow_provider_seatunnel.connectors.doris.streamload import Client, StreamLoadRefused
+    from airflow_provider_seatunnel.spi.errors import AccessDenied
+
+    my = doris.db
+    with pytest.raises(AccessDenied, match="credentials"):
+        Client((doris.fenodes,), my.user, "wrong", 0).load(DB, "proto", "x_1", {"format": "csv"}, b"1")
+    client = Client((doris.fenodes,), my.user, my.password, 0)
+    with pytest.raises(StreamLoadRefused, match="filtered"):
+        client.load(DB, "proto", "bad_1", {"format": "csv", "column_separator": ","}, b"1,2")
+    first = int(client.load(DB, "proto", "lbl_1", {"format": "csv", "column_separator": ","},
+                            b"900,a,\\N,\\N,\\N")["TxnId"])
+    second = int(client.load(DB, "proto", "lbl_1", {"format": "csv", "column_separator": ","},
+                             b"901,b,\\N,\\N,\\N")["TxnId"])  # a retried task: the open transaction is aborted
+    assert second != first and client.decide(DB, first, "commit") == "aborted"
+    assert client.decide(DB, second, "commit") == "done" and client.decide(DB, second, "commit") == "already"
+    with pytest.raises(StreamLoadRefused, match="Label Already Exists"):
+        client.load(DB, "proto", "lbl_1", {"format": "csv", "column_separator": ","}, b"902,c,\\N,\\N,\\N")
+    assert doris.db.sql("SELECT id FROM proto", database=DB) == [["901"]]
