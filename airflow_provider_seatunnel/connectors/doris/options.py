@@ -58,10 +58,11 @@ SPEC = OptionSpec((
            minimum=0),
     Option("sink.max-retries", "int", 3, "Retries of a Stream Load or commit request that failed in transit.",
            minimum=0),
-    Option("sink.buffer-size", "int", 256 * 1024, "Bytes buffered per Stream Load request body chunk.",
-           minimum=1),
+    Option("sink.buffer-size", "int", 256 * 1024, "SeaTunnel's load buffer in bytes (no effect here: each writer "
+           "spools its rows to a local file).", minimum=1),
     Option("sink.buffer-count", "int", 3, "SeaTunnel's buffer count (no effect here).", minimum=1),
-    Option("doris.batch.size", "int", 1024, "Rows per Stream Load request.", minimum=1),
+    Option("doris.batch.size", "int", 1024, "SeaTunnel's rows per flush (no effect here: one transaction per "
+           "writer carries all its rows).", minimum=1),
     Option("doris.config", "map", required=True,
            description="Stream Load headers: format (csv or json), read_json_by_line, column_separator..."),
     Option("schema_save_mode", "enum", "CREATE_SCHEMA_WHEN_NOT_EXIST", "What to do with the table first.",
@@ -73,7 +74,8 @@ SPEC = OptionSpec((
     Option("save_mode_create_template", default=CREATE_TEMPLATE,
            description="The CREATE TABLE statement of CREATE_SCHEMA_WHEN_NOT_EXIST and RECREATE_SCHEMA "
                        "(${database}, ${table}, ${rowtype_fields}, ${rowtype_primary_key}...)."),
-    Option("needs_unsupported_type_casting", "bool", False, "Cast types Doris lacks to ones it has."),
+    Option("needs_unsupported_type_casting", "bool", False, "SeaTunnel's cast of types Doris lacks (no effect "
+           "here: the created table's types are Doris's already)."),
     Option("multi_table_sink_replica", "int", 1, "Writers per table of a multi-table sink (no effect here).",
            minimum=1),
     Option("default-database", default="information_schema", description="The catalog's default database."),
@@ -89,7 +91,8 @@ DEVIATIONS = (
     "without sink.enable-delete, a DELETE or UPDATE_BEFORE row fails the write (SeaTunnel writes it as an "
     "insert, corrupting the table)",
     "DROP_DATA and RECREATE_SCHEMA take effect at the first commit, before its transactions are committed",
-    "sink.check-interval, sink.buffer-count and multi_table_sink_replica change nothing here",
+    "sink.check-interval, sink.buffer-size, sink.buffer-count, doris.batch.size, needs_unsupported_type_casting "
+    "and multi_table_sink_replica change nothing here",
 )
 
 
