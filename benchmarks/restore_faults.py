@@ -4,7 +4,8 @@ Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jd
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
-``Elasticsearch``: :mod:`elasticsearch_targets`), one pipeline with two sinks of that type, and two
+``Elasticsearch``: :mod:`elasticsearch_targets`; ``Doris``: :mod:`doris_targets`, against the Stream Load
+stand-in), one pipeline with two sinks of that type, and two
 kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
