@@ -4,8 +4,9 @@ Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jd
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
-``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`), one pipeline with two
-sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of an earlier run:
+``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
+:mod:`doris_targets`, against the Stream Load stand-in), one pipeline with two sinks of that type, and two
+kinds of trial, each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -75,6 +76,7 @@ sys.path.insert(0, str(HERE))
 
 import connect_targets  # noqa: E402
 import delta_targets  # noqa: E402
+import doris_targets  # noqa: E402
 import elasticsearch_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
@@ -373,6 +375,8 @@ SINK_TYPES: dict[str, SinkType] = {
     "Elasticsearch": SinkType(lambda work, rows, res: elasticsearch_targets.elasticsearch_sinks(rows, res, Sink),
                               POINTS, 5_000, "staging indices", elasticsearch_targets.READING,
                               moves=elasticsearch_targets.MOVES),
+    "Doris": SinkType(lambda work, rows, res: doris_targets.doris_sinks(rows, res, Sink), POINTS, 5_000,
+                      "prepared transactions", doris_targets.READING, moves=doris_targets.MOVES),
     "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
                         "staging collections", mongodb_targets.READING),
     "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,

@@ -60,7 +60,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
-    "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",),
+    "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",),
     "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),

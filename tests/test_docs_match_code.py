@@ -15,7 +15,8 @@ from .conftest import ROOT
 DOCS = ROOT / "docs"
 PACKAGE = ROOT / "airflow_provider_seatunnel"
 #: what runs our Python code in Spark's tasks: a Python data source, or a Python function per batch
-IN_TASKS = re.compile(r"\b(register_once|mapInArrow|mapInPandas|foreachPartition|mapPartitions|pandas_udf|DataSourceReader|"
+IN_TASKS = re.compile(r"\b(register_once|mapInArrow|mapInPandas|foreachPartition|mapPartitions|mapPartitionsWithIndex|pandas_udf|"
+                      r"DataSourceReader|"
                       r"DataSourceStreamReader|DataSourceWriter)\b")
 
 

@@ -94,6 +94,13 @@ class SeaTunnelElasticsearchConnection(_ConnectionType):
     hook_name = "Elasticsearch (Apache SeaTunnel Elasticsearch, Easysearch)"
 
 
+class SeaTunnelDorisConnection(_ConnectionType):
+    conn_type = "seatunnel_doris"
+    conn_name_attr = "doris_conn_id"
+    default_conn_name = "doris_default"
+    hook_name = "Doris (Apache SeaTunnel Doris)"
+
+
 class SeaTunnelMongoDBConnection(_ConnectionType):
     conn_type = "seatunnel_mongodb"
     conn_name_attr = "mongo_conn_id"

@@ -56,6 +56,7 @@ _BUILTIN_MODULES = {
     "influxdb": "influxdb",
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
+    "doris": "doris",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -65,7 +66,7 @@ _KNOWN_ELSEWHERE = {
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "Cassandra", "Starrocks"),
     SINK: ("S3File",
-           "Pulsar", "Socket", "Redis", "Hudi", "Doris",
+           "Pulsar", "Socket", "Redis", "Hudi",
            "StarRocks", "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }

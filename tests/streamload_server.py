@@ -1,0 +1,269 @@
+"""A Stream Load stand-in: Doris's load HTTP protocol on loopback, in front of the tests' MariaDB.
+
+No Doris server can be installed here, so the Doris sink is tested against this real HTTP server, which
+follows the documented protocol:
+
+* a frontend (``fe_port``) answers every ``PUT /api/...`` with ``307 Temporary Redirect`` to a backend
+  (``be_port``), as Doris's frontend does; the client sends the request again there;
+* ``PUT /api/{db}/{table}/_stream_load`` with basic auth and a ``label``: the body parsed by the ``format``
+  header (csv: ``column_separator``, ``line_delimiter``, ``\\N`` for null, fields by position; json: one object
+  per line with ``read_json_by_line``, an array with ``strip_outer_array``, fields by name), and
+  ``hidden_columns: __DORIS_DELETE_SIGN__`` (deletes by the table's primary key). With ``two_phase_commit:
+  true`` the transaction is prepared (held here, invisible), else committed at once. A label of a committed
+  or prepared transaction answers ``Label Already Exists`` (``ExistingJobStatus`` ``FINISHED`` or
+  ``PREPARE``, Doris's message naming the transaction); an aborted label may load again. A row that does
+  not parse fails the whole load (Doris's default ``max_filter_ratio`` 0);
+* ``PUT /api/{db}/_stream_load_2pc`` with ``txn_id`` (or the ``label``) and ``txn_operation: commit|abort``: a commit writes the
+  transaction's rows into MariaDB's ``db.table`` in ONE MariaDB transaction (``REPLACE`` when the table has
+  a primary key: Doris's Unique Key model; ``INSERT`` otherwise: Duplicate Key), then it is ``VISIBLE``.
+
+The MySQL protocol (DDL, queries, the sink's commit log) goes to MariaDB directly. What differs from Doris:
+prepared transactions never time out here; the data model is MariaDB's table; no ``ErrorURL`` is served.
+:attr:`StreamLoadServer.requests` counts the requests by kind, for the tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pymysql
+
+from .mysql import MyServer
+
+DELETE_SIGN = "__DORIS_DELETE_SIGN__"
+
+
+class _Txn:
+    def __init__(self, txn_id: int, db: str, table: str, label: str, rows: list[tuple[dict[str, Any], bool]]):
+        self.id, self.db, self.table, self.label, self.rows = txn_id, db, table, label, rows
+        self.state = "PREPARE"
+
+
+class StreamLoadServer:
+    """The stand-in: a frontend and a backend HTTP server over one MariaDB (see the module docstring)."""
+
+    def __init__(self, db: MyServer, user: str, password: str):
+        self.db, self.user, self.password = db, user, password
+        self.lock = threading.Lock()
+        self.txns: dict[int, _Txn] = {}
+        self.labels: dict[tuple[str, str], int] = {}
+        self.next_txn = 1000
+        self.requests: collections.Counter[str] = collections.Counter()
+        self.be = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(backend=True))
+        self.fe = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(backend=False))
+        for server in (self.be, self.fe):
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    @property
+    def fe_port(self) -> int:
+        return int(self.fe.server_address[1])
+
+    @property
+    def be_port(self) -> int:
+        return int(self.be.server_address[1])
+
+    @property
+    def fenodes(self) -> str:
+        return f"127.0.0.1:{self.fe_port}"
+
+    def stop(self) -> None:
+        for server in (self.fe, self.be):
+            server.shutdown()
+            server.server_close()
+
+    def prepared(self) -> list[int]:
+        """The transactions prepared and not decided yet."""
+        with self.lock:
+            return [t.id for t in self.txns.values() if t.state == "PREPARE"]
+
+    def transactions(self, table: str) -> int:
+        """The transactions loaded into ``table`` (one per writer that had rows), committed or not."""
+        with self.lock:
+            return sum(1 for t in self.txns.values() if t.table == table)
+
+    # storage -----------------------------------------------------------------------------------
+
+    def _connect(self, db: str) -> Any:
+        return pymysql.connect(host="127.0.0.1", port=self.db.port, user=self.db.user, password=self.db.password,
+                               database=db, autocommit=False, charset="utf8mb4")
+
+    def _columns(self, db: str, table: str) -> tuple[list[str], list[str]]:
+        conn = self._connect(db)
+        try:
+            with conn.cursor() as c:
+                c.execute("SELECT column_name, column_key FROM information_schema.columns WHERE table_schema = %s "
+                          "AND table_name = %s ORDER BY ordinal_position", (db, table))
+                rows = c.fetchall()
+        finally:
+            conn.close()
+        return [r[0] for r in rows], [r[0] for r in rows if r[1] == "PRI"]
+
+    def _apply(self, txn: _Txn) -> None:
+        columns, keys = self._columns(txn.db, txn.table)
+        conn = self._connect(txn.db)
+        verb = "REPLACE" if keys else "INSERT"
+        names = ", ".join(f"`{c}`" for c in columns)
+        try:
+            with conn.cursor() as c:
+                for row, delete in txn.rows:
+                    if delete:
+                        c.execute(f"DELETE FROM `{txn.table}` WHERE " + " AND ".join(f"`{k}` = %s" for k in keys),
+                                  [row.get(k) for k in keys])
+                    else:
+                        c.execute(f"{verb} INTO `{txn.table}` ({names}) VALUES ({', '.join(['%s'] * len(columns))})",
+                                  [_value(row.get(col)) for col in columns])
+            conn.commit()
+        finally:
+            conn.close()
+
+    def _parse(self, db: str, table: str, headers: Any, body: bytes) -> list[tuple[dict[str, Any], bool]]:
+        columns, _ = self._columns(db, table)
+        if not columns:
+            raise ValueError(f"errCode = 7, detailMessage = Unknown table '{table}'")
+        hidden = DELETE_SIGN in str(headers.get("hidden_columns") or "")
+        names = [*columns, DELETE_SIGN] if hidden else columns
+        fmt = str(headers.get("format") or "csv").lower()
+        text = body.decode("utf-8")
+        out: list[tuple[dict[str, Any], bool]] = []
+        if fmt == "json":
+            if str(headers.get("strip_outer_array") or "").lower() == "true":
+                items = json.loads(text or "[]")
+            else:
+                items = [json.loads(line) for line in text.split("\n") if line.strip()]
+            for item in items:
+                lowered = {str(k).lower(): v for k, v in item.items()}
+                row = {c: lowered.get(c.lower()) for c in columns}
+                out.append((row, str(lowered.get(DELETE_SIGN.lower(), "0")) == "1"))
+            return out
+        sep = _unescape(str(headers.get("column_separator") or "\\t"))
+        delim = _unescape(str(headers.get("line_delimiter") or "\\n"))
+        for line in text.split(delim) if text else []:
+            cells = line.split(sep)
+            if len(cells) != len(names):
+                raise ValueError(f"too many filtered rows: a line has {len(cells)} column(s), the table "
+                                 f"{len(names)}")
+            values = {n: None if v == "\\N" else v for n, v in zip(names, cells, strict=True)}
+            out.append(({c: values[c] for c in columns}, values.get(DELETE_SIGN) == "1"))
+        return out
+
+    # protocol ----------------------------------------------------------------------------------
+
+    def load(self, db: str, table: str, headers: Any, body: bytes) -> dict[str, Any]:
+        label = str(headers.get("label") or "")
+        try:
+            rows = self._parse(db, table, headers, body)
+        except (ValueError, UnicodeDecodeError) as e:
+            return {"Status": "Fail", "Label": label, "Message": str(e)[:300], "NumberTotalRows": 0,
+                    "NumberLoadedRows": 0}
+        two_phase = str(headers.get("two_phase_commit") or "").lower() == "true"
+        with self.lock:
+            existing = self.labels.get((db, label))
+            if existing is not None and self.txns[existing].state != "ABORTED":
+                old = self.txns[existing]
+                return {"Status": "Label Already Exists", "Label": label,
+                        "ExistingJobStatus": "PREPARE" if old.state == "PREPARE" else "FINISHED",
+                        "Message": f"errCode = 2, detailMessage = Label [{label}] has already been used, "
+                                   f"relate to txn [{old.id}]"}
+            self.next_txn += 1
+            txn = _Txn(self.next_txn, db, table, label, rows)
+            self.txns[txn.id] = txn
+            self.labels[(db, label)] = txn.id
+        if not two_phase:
+            self._apply(txn)
+            txn.state = "VISIBLE"
+        return {"TxnId": txn.id, "Label": label, "Status": "Success", "TwoPhaseCommit": str(two_phase).lower(),
+                "Message": "OK", "NumberTotalRows": len(rows), "NumberLoadedRows": len(rows),
+                "NumberFilteredRows": 0, "LoadBytes": len(body)}
+
+    def decide(self, db: str, headers: Any) -> dict[str, Any]:
+        operation = str(headers.get("txn_operation") or "").lower()
+        label = str(headers.get("label") or "")
+        with self.lock:
+            by_label = self.labels.get((db, label)) if label else None
+        try:
+            txn_id = by_label if by_label is not None else int(str(headers.get("txn_id") or ""))
+        except ValueError:
+            return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 7, detailMessage = no transaction of label "
+                                                       f"[{label}] not found" if label else "txn_id is required"}
+        with self.lock:
+            txn = self.txns.get(txn_id)
+            if txn is None or txn.db != db:
+                return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 7, detailMessage = transaction [{txn_id}] "
+                                                           "not found"}
+            if txn.state != "PREPARE":
+                state = txn.state.lower()
+                return {"status": "ANALYSIS_ERROR", "msg": f"errCode = 2, detailMessage = transaction [{txn_id}] is "
+                                                           f"already {state}, not pre-committed."}
+            if operation == "abort":
+                txn.state = "ABORTED"
+                return {"status": "Success", "msg": f"transaction [{txn_id}] abort successfully."}
+            if operation != "commit":
+                return {"status": "ANALYSIS_ERROR", "msg": f"unknown txn_operation {operation!r}"}
+            txn.state = "COMMITTED"  # decided: visible once written (Doris: COMMITTED, then VISIBLE)
+        try:
+            self._apply(txn)
+        except Exception as e:  # the rows do not fit the table: the commit fails, the transaction stays prepared
+            txn.state = "PREPARE"
+            return {"status": "Fail", "msg": f"errCode = 2, detailMessage = commit of transaction [{txn_id}] "
+                                             f"failed: {e}"}
+        txn.state = "VISIBLE"
+        return {"status": "Success", "msg": f"transaction [{txn_id}] commit successfully."}
+
+    def _handler(self, backend: bool) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self, status: int, body: dict[str, Any], location: str = "") -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                if location:
+                    self.send_header("Location", location)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_PUT(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                expected = "Basic " + base64.b64encode(f"{server.user}:{server.password}".encode()).decode()
+                if self.headers.get("Authorization") != expected:
+                    server.requests["unauthorized"] += 1
+                    self._answer(401, {"status": "FAILED", "msg": "Unauthorized"})
+                    return
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if not backend:
+                    server.requests["redirect"] += 1
+                    self._answer(307, {}, f"http://127.0.0.1:{server.be_port}{self.path}")
+                    return
+                if len(parts) == 4 and parts[0] == "api" and parts[3] == "_stream_load":
+                    server.requests["load"] += 1
+                    self._answer(200, server.load(parts[1], parts[2], self.headers, body))
+                elif len(parts) == 3 and parts[0] == "api" and parts[2] == "_stream_load_2pc":
+                    server.requests[str(self.headers.get("txn_operation") or "").lower()] += 1
+                    self._answer(200, server.decide(parts[1], self.headers))
+                else:
+                    self._answer(404, {"status": "FAILED", "msg": f"no such API {self.path}"})
+
+        return Handler
+
+
+def _value(value: Any) -> Any:
+    """A loaded value as MariaDB takes it: Doris's boolean text ``true``/``false`` as 1/0."""
+    if isinstance(value, str) and value in ("true", "false"):
+        return int(value == "true")
+    return value
+
+
+def _unescape(text: str) -> str:
+    if text.startswith("\\x") and len(text) == 4:
+        return chr(int(text[2:], 16))
+    return text.replace("\\t", "\t").replace("\\n", "\n")
