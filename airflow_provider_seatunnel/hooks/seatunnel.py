@@ -449,7 +449,8 @@ class SeaTunnelHook(BaseHook):
             return PipelineMetrics.failed(p, run_id, attempt, started, exit_failure(
                 int(code[1]), settings={**self.plan.env, **(self.spark_submit_kwargs.get("conf") or {})},
                 pipeline=p.task_id, where=f" ({reason})") if code else PipelineError(
-                f"spark-submit failed before the pipeline reported: {reason}", pipeline=p.task_id))
+                f"{'its Spark Connect client' if self.spark_connect() else 'spark-submit'} failed before the pipeline "
+                f"reported: {reason}", pipeline=p.task_id))
         if failure is not None:
             return metrics.failing(PipelineError(str(failure).splitlines()[0], pipeline=p.task_id))
         return metrics

@@ -149,7 +149,7 @@ def test_a_killed_triggerer_then_a_driver_killed_in_its_commit_end_in_a_retry_th
     monkeypatch.setenv("SEATUNNEL_FAULTS", "sink.move=kill+1")  # attempt 1 only (the default @1)
     out = tmp_path / "out"
 
-    def operator() -> SeaTunnelOperator:  # a retry is a new process: a new operator, a new hook
+    def operator() -> SeaTunnelOperator:  # a retry, and a resumed task, is a new process: a new operator and hook
         return SeaTunnelOperator(task_id="deferred", config=RESTORE.replace("__OUT__", str(out)), format="hocon",
                                  spark_conn_id="spark_connect", deferrable=True)
 
@@ -180,9 +180,10 @@ def test_a_killed_triggerer_then_a_driver_killed_in_its_commit_end_in_a_retry_th
     assert event["status"] == "exited", second.stdout[-3000:] + second.stderr[-3000:]
     assert len(_rows(out)) == 3  # half committed: one reader's file moved, the other's not
     with pytest.raises(AirflowException, match="exited without reporting") as failed:
-        first_op.execute_complete({"run_id": "manual__dc", "ti": first_ti}, event, **deferred.value.kwargs)
+        operator().execute_complete({"run_id": "manual__dc", "ti": first_ti}, event, **deferred.value.kwargs)
     assert not isinstance(failed.value, AirflowFailException)  # transient: Airflow retries it
     assert first_ti.pushed["seatunnel_metrics"]["status"] == "FAILED"
+    assert "its Spark Connect client failed before the pipeline reported" in str(failed.value)
     task_id = first_ti.pushed["seatunnel_metrics"]["task_id"]
     stale = connect_session(f"{server.address}/;token={server.token};"
                             f"session_id={session_id('manual__dc:deferred', task_id, 1)}")
@@ -194,7 +195,7 @@ def test_a_killed_triggerer_then_a_driver_killed_in_its_commit_end_in_a_retry_th
         retry.execute({"run_id": "manual__dc", "ti": retry_ti})
     event = _first_event(again.value.trigger)
     assert event["status"] == "reported"
-    metrics = retry.execute_complete({"run_id": "manual__dc", "ti": retry_ti}, event, **again.value.kwargs)
+    metrics = operator().execute_complete({"run_id": "manual__dc", "ti": retry_ti}, event, **again.value.kwargs)
     assert metrics["status"] == "FINISHED" and metrics["attempt"] == 2 and metrics["write_count"] == 6
     assert _rows(out) == sorted(2 * [(1, "web"), (2, "web"), (3, "web")])  # the half commit finished, once
     assert not Path(again.value.trigger.serialize()[1]["work_dir"]).exists()  # the plan file is gone
