@@ -449,7 +449,8 @@ class SeaTunnelHook(BaseHook):
             return PipelineMetrics.failed(p, run_id, attempt, started, exit_failure(
                 int(code[1]), settings={**self.plan.env, **(self.spark_submit_kwargs.get("conf") or {})},
                 pipeline=p.task_id, where=f" ({reason})") if code else PipelineError(
-                f"spark-submit failed before the pipeline reported: {reason}", pipeline=p.task_id))
+                f"{'its Spark Connect client' if self.spark_connect() else 'spark-submit'} failed before the pipeline "
+                f"reported: {reason}", pipeline=p.task_id))
         if failure is not None:
             return metrics.failing(PipelineError(str(failure).splitlines()[0], pipeline=p.task_id))
         return metrics
@@ -560,6 +561,32 @@ class SeaTunnelHook(BaseHook):
         finally:
             self._connect_attempt = None
         return metrics.redacted(secret_values(self.plan))
+
+    def connect_driver(self, pipeline: int | str | None, run_id: str, attempt: int) -> tuple[list[str], dict[str, str],
+                                                                                         Path]:
+        """The command, environment and metrics file of a process of its own that runs one pipeline as a
+        session of :meth:`spark_connect`'s server and writes its metrics there (deferrable mode, see
+        :func:`..runtime.remote.driver_command`: the token only in its environment). ``ConfigError`` for
+        what cannot run there; the plan file is written (0600) into the private work directory."""
+        from ..runtime.pyspark_install import PySparkMismatch, ensure_consistent
+        from ..runtime.remote import driver_command
+
+        remote = self.spark_connect()
+        if remote is None:
+            raise AirflowFailException(f"connection {self.spark_conn_id!r} is no spark_connect connection")
+        p = self.pipeline(pipeline)
+        blockers = not_runnable(self.plan, p) + connect_problems(self.plan, p)
+        if blockers:
+            raise ConfigError(blockers)
+        try:
+            ensure_consistent()  # a PySpark mixing releases: no retry fixes it
+        except PySparkMismatch as e:
+            raise AirflowFailException(str(e)) from None
+        metrics_file = self.metrics_file(p, attempt)
+        metrics_file.unlink(missing_ok=True)
+        Path(progress_file_of(metrics_file)).unlink(missing_ok=True)
+        cmd, env = driver_command(remote, self.plan_file(), p, run_id, attempt, metrics_file)
+        return cmd, env, metrics_file
 
     def on_kill(self) -> None:
         """Kill the running pipeline: its Spark application (``SparkSubmitHook.on_kill``), or, on a

@@ -2,25 +2,28 @@
 while Spark runs.
 
 What runs where. The task compiles the job and starts the pipeline's driver as a detached process on the
-worker's machine (spark-submit in a session of its own, client deploy mode: ``local[*]``, a standalone
-master, YARN client), its output in a log file of the task's private work directory, then defers. The
-driver runs the whole pipeline as it does without deferral, both phases of its sinks' commits included,
-fenced by the attempt's token (docs/restores.md): nothing about exactly-once depends on the trigger.
-:class:`PipelineDriverTrigger`, in Airflow's triggerer, polls the driver (its metrics file, its process)
-and fires once the driver has reported or is gone. The task resumes in :meth:`..SeaTunnelOperator.execute_complete`:
-it reads the metrics the driver wrote, copies the driver's log tail into the task log, reports (XCom,
-Stats, assets) and removes the work directory (the plan file holds secrets).
+worker's machine, in a session of its own, its output in a log file of the task's private work directory,
+then defers. The driver is, for a ``spark`` connection, spark-submit in client deploy mode (``local[*]``, a
+standalone master, YARN client); for a ``spark_connect`` connection, this Python running the pipeline as a
+session of the Connect server (``runtime/app.py --remote``: the thin client that holds the session, the
+server's token only in its environment). Either way the driver runs the whole pipeline as it does without
+deferral, both phases of its sinks' commits included, fenced by the attempt's token (docs/restores.md), and
+writes the same metrics file: nothing about exactly-once depends on the trigger. One trigger,
+:class:`PipelineDriverTrigger`, in Airflow's triggerer, polls the driver (its metrics file, its process) and
+fires once the driver has reported or is gone. The task resumes in
+:meth:`..SeaTunnelOperator.execute_complete`: it reads the metrics the driver wrote, copies the driver's log
+tail into the task log, reports (XCom, Stats, assets) and removes the work directory (the plan file holds
+secrets).
 
 A triggerer killed meanwhile changes nothing: the driver does not depend on it, and Airflow hands the
 trigger to a triggerer again, which polls the same driver. A driver killed meanwhile leaves no metrics:
-the trigger fires ``exited``, the task fails (retried) and the retry restores as any retry does.
+the trigger fires ``exited``, the task fails (retried) and the retry restores as any retry does (on Spark
+Connect it first releases the dead attempt's session, interrupting what it left on the server).
 
-Not supported, refused with a message saying why: the driver on the cluster (cluster deploy mode:
-a standalone master refuses Python applications there, and YARN/Kubernetes have ``durable=True``);
-a Spark Connect connection (the task process itself drives the session and runs the commits, so it
-cannot let go of its slot); a STREAMING job (it reports only when stopped). The triggerer must run on
-the worker's machine (it reads the work directory and the driver's process): one elsewhere fires
-``elsewhere`` and the task fails, naming both hosts.
+Not supported, refused with a message saying why (:func:`refused_at_parse`, :func:`refused_at_run`): the
+driver on the cluster (cluster deploy mode) and a STREAMING job (it reports only when stopped). The
+triggerer must run on the worker's machine (it reads the work directory and the driver's process): one
+elsewhere fires ``elsewhere`` and the task fails, naming both hosts.
 """
 
 from __future__ import annotations
@@ -51,42 +54,46 @@ WORK_DIR_PREFIX = "seatunnel-airflow-"
 RUNNING, REPORTED, EXITED, ELSEWHERE = "running", "reported", "exited", "elsewhere"
 
 
+#: Why the driver cannot run on the cluster in deferrable mode (``deploy_mode="cluster"``): which masters
+#: could, and what is missing for them.
+CLUSTER_MODE_WHY = (
+    "deferrable=True needs the pipeline's driver on the worker's machine (client deploy mode, or a spark_connect "
+    "connection), where the trigger watches its process and reads the metrics file it writes. Cluster deploy "
+    "mode cannot do that: a standalone master refuses Python applications in cluster mode (Spark: 'Cluster deploy "
+    "mode is currently not supported for python applications on standalone clusters'); YARN and Kubernetes do "
+    "run Python drivers on the cluster, but this provider has no trigger polling their application state (the "
+    "ResourceManager's REST API, the driver pod) and no way to bring the driver's metrics back, so there use "
+    "durable=True (the Spark provider reconnects a retry to the running application), or drop deferrable")
+
+
 def refused_at_parse(deploy_mode: str | None, mode: str | None) -> str | None:
     """Why ``deferrable=True`` cannot work for a task with this ``deploy_mode`` argument and job ``mode``
     (None: it can, as far as parse time tells)."""
     if deploy_mode == "cluster":
-        return ("deferrable=True runs the pipeline's driver on the worker's machine (client deploy mode); with "
-                "deploy_mode='cluster' use durable=True instead (YARN, Kubernetes), or drop deferrable")
+        return f"deploy_mode='cluster': {CLUSTER_MODE_WHY}"
     if (mode or "").upper() == "STREAMING":
         return ("deferrable=True is for BATCH jobs: a STREAMING pipeline reports only when it is stopped, so the "
                 "task keeps its slot to stop it (drop deferrable)")
     return None
 
 
-def refused_at_run(on_cluster: bool, connect: bool) -> str | None:
+def refused_at_run(on_cluster: bool) -> str | None:
     """Why ``deferrable=True`` cannot work with the task's Spark connection (None: it can)."""
-    if connect:
-        return ("deferrable=True is not supported with a spark_connect connection: the task process itself drives "
-                "the Spark Connect session and runs the sinks' commits, so it cannot release its slot "
-                "(drop deferrable, or use a spark connection)")
     if on_cluster:
-        return ("deferrable=True is not supported with cluster deploy mode (the Spark connection's deploy-mode): "
-                "a standalone master refuses Python applications there; on YARN or Kubernetes use durable=True")
+        return f"the Spark connection's deploy-mode is cluster: {CLUSTER_MODE_WHY}"
     return None
 
 
-def launch_detached(spark_hook: Any, application: str, work_dir: Path, metrics_file: Path,
+def launch_detached(cmd: list[str], env: Mapping[str, str], work_dir: Path, metrics_file: Path,
                     label: str) -> dict[str, Any]:
-    """Start ``spark_hook``'s spark-submit (its command and environment, as its ``submit`` would run them) in
-    a session of its own, outliving this process, its output into ``<label>.driver.log`` (0600) in
+    """Start a pipeline's driver (``cmd`` in ``env``: spark-submit, or the Spark Connect client) in a
+    session of its own, outliving this process, its output into ``<label>.driver.log`` (0600) in
     ``work_dir``; the trigger's arguments."""
     import psutil
 
-    cmd = spark_hook._build_spark_submit_command(application)  # sets the hook's environment (_env) too
-    env = {**os.environ, **{str(k): str(v) for k, v in (spark_hook._env or {}).items()}}
     log_file = work_dir / f"{label}.driver.log"
     with open_write(str(log_file), exclusive=True, what="the driver's log") as log:
-        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 cwd=str(work_dir), start_new_session=True)
     try:
         started = psutil.Process(proc.pid).create_time()
@@ -94,6 +101,12 @@ def launch_detached(spark_hook: Any, application: str, work_dir: Path, metrics_f
         started = 0.0  # gone already: the trigger finds its metrics file, or fires exited
     return {"work_dir": str(work_dir), "metrics_file": str(metrics_file), "log_file": str(log_file),
             "pid": proc.pid, "started": started, "host": socket.gethostname()}
+
+
+def submit_command(spark_hook: Any, application: str) -> tuple[list[str], dict[str, str]]:
+    """``spark_hook``'s spark-submit command and environment, as its ``submit`` would run them."""
+    cmd = spark_hook._build_spark_submit_command(application)  # sets the hook's environment (_env) too
+    return cmd, {**os.environ, **{str(k): str(v) for k, v in (spark_hook._env or {}).items()}}
 
 
 def driver_state(metrics_file: str, pid: int, started: float) -> str:
@@ -183,24 +196,31 @@ class DeferrablePipeline:
     defer: Any
 
     def _defer(self, pipeline: PipelinePlan, run_id: str, attempt: int) -> None:
-        """Start the pipeline's driver detached and defer to a trigger watching it (:mod:`.deferrable`);
-        where that cannot work (cluster deploy mode, Spark Connect), fail without a retry, naming why."""
+        """Start the pipeline's driver detached (spark-submit, or a Spark Connect client for a ``spark_connect``
+        connection) and defer to a trigger watching it (:mod:`.deferrable`); where that cannot work (cluster
+        deploy mode), fail without a retry, naming why."""
         hook = self.hook
-        refused = refused_at_run(hook.driver_on_cluster(), hook.spark_connect() is not None)
+        connect = hook.spark_connect() is not None
+        refused = None if connect else refused_at_run(hook.driver_on_cluster())
         if refused:
             hook.cleanup()
             raise AirflowFailException(f"pipeline {pipeline.task_id}: {refused}")
-        hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt, detached=True)
-        metrics_file = hook.metrics_file(pipeline, attempt)
         started = now()
         try:
-            launched = launch_detached(self._get_hook(), str(APP_FILE), hook.work_dir, metrics_file,
+            if connect:
+                cmd, env, metrics_file = hook.connect_driver(pipeline.id, run_id, attempt)
+            else:
+                hook.spark_submit_hook(pipeline.id, run_id=run_id, attempt=attempt, detached=True)
+                metrics_file = hook.metrics_file(pipeline, attempt)
+                cmd, env = submit_command(self._get_hook(), str(APP_FILE))
+            launched = launch_detached(cmd, env, hook.work_dir, metrics_file,
                                        metrics_file.name.removesuffix(".metrics.json"))
         except BaseException:
             hook.cleanup()
             raise
-        self.log.info("pipeline %s runs in a detached driver (pid %s, log %s); the task defers until it reports",
-                      pipeline.task_id, launched["pid"], launched["log_file"])
+        self.log.info("pipeline %s runs in a detached driver (%s, pid %s, log %s); the task defers until it "
+                      "reports", pipeline.task_id, "a Spark Connect session" if connect else "spark-submit",
+                      launched["pid"], launched["log_file"])
         self.defer(trigger=PipelineDriverTrigger(**launched), method_name="execute_complete",
                    kwargs={"started": started})
 

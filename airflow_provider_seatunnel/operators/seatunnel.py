@@ -230,6 +230,9 @@ class SeaTunnelOperator(ConfigTemplateMixin, DeferrablePipeline, SparkSubmitOper
     :param strict: at parse time, a pipeline holding what cannot run here (what ``validate`` refuses)
         is the DAG's import error instead of a warning; default: the ``[seatunnel] strict`` setting.
         At run time such a pipeline always fails with ``AirflowFailException`` before Spark starts.
+    :param deferrable: free the worker slot while the pipeline runs: its driver (spark-submit in client
+        deploy mode, or a Spark Connect client with a ``spark_connect`` connection) runs detached on the
+        worker's machine and a trigger watches it (:mod:`.deferrable`); BATCH jobs, never cluster deploy mode.
 
     A relative ``config`` path is looked for in the DAG file's folder, then in the DAG's
     ``template_searchpath``, then as given relative to the working directory; found at parse time,

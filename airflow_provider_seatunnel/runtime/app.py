@@ -2,6 +2,12 @@
 
     spark-submit .../runtime/app.py --plan PLAN.json --pipeline ID --run-id RUN \
         [--attempt N] [--metrics-file FILE]
+    python -m airflow_provider_seatunnel.runtime.app ... --remote sc://HOST:PORT
+
+With ``--remote`` no Spark starts here: the pipeline runs as a session of that Spark Connect server
+(:func:`.remote.run_remote_pipeline`; the server's token from ``SPARK_CONNECT_AUTHENTICATE_TOKEN``,
+never from the command line), and the metrics file is written the same way: a deferred task's
+driver on Spark Connect (``operators/deferrable.py``).
 
 Exit codes: 0 the pipeline committed; 1 it failed (the metrics file says why, and
 whether retrying can help); 2 the plan, the arguments or ``SEATUNNEL_FAULTS`` are unusable.
@@ -36,6 +42,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--attempt", type=int, default=1)
     ap.add_argument("--metrics-file")
     ap.add_argument("--master", help="only when not started by spark-submit")
+    ap.add_argument("--remote", help="run as a session of this Spark Connect server (sc://HOST:PORT, no token)")
     return ap.parse_args(argv)
 
 
@@ -120,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     if options:
         log.warning("Job %s, %s: fault injection is ON (%s=%s)", plan.name, label, faults.ENV,
                     os.environ.get(faults.ENV))
+    if args.remote:
+        return _run_on_connect(args, plan, pipeline, options, log, label)
     spark = None
     try:
         spark = get_session(f"{plan.name}:{pipeline.task_id}", plan.env, args.master, pipeline_jars(plan, pipeline),
@@ -156,6 +165,45 @@ def main(argv: list[str] | None = None) -> int:
             jvm = spark.sparkContext._jvm
             spark.stop()
             _close_filesystems(jvm)
+
+
+def _run_on_connect(args: argparse.Namespace, plan: Any, pipeline: Any, options: Any, log: logging.Logger,
+                    label: str) -> int:
+    """Run the pipeline as a session of the Spark Connect server ``--remote`` names; its metrics (the
+    plan's secrets and the token masked, in what is logged too) to the metrics file. 0: it committed;
+    1: it failed (the metrics say why); 2: the address is unusable (a token in it included)."""
+    from airflow_provider_seatunnel.runtime.launcher import secret_values
+    from airflow_provider_seatunnel.runtime.progress import file_publisher, progress_file_of
+    from airflow_provider_seatunnel.runtime.remote import (
+        TOKEN_ENV,
+        Remote,
+        RemoteAddressError,
+        quiet_client_logs,
+        run_remote_pipeline,
+    )
+    from airflow_provider_seatunnel.spi.secrets import scrub
+
+    try:
+        remote = Remote.parse(args.remote)
+        if remote.token is not None:
+            raise RemoteAddressError(f"no token on the command line: set {TOKEN_ENV}")
+    except RemoteAddressError as e:
+        log.error("Job %s, %s: --remote: %s", plan.name, label, e)
+        return 2
+    secrets = [*secret_values(plan), os.environ.get(TOKEN_ENV)]
+    quiet_client_logs()
+    metrics = run_remote_pipeline(
+        remote, plan, pipeline, args.run_id, args.attempt, options=options, label=label,
+        say=lambda msg: log.info("Job %s, %s", plan.name, scrub(msg, secrets)),
+        on_progress=file_publisher(progress_file_of(args.metrics_file)) if args.metrics_file else None,
+    ).redacted(secrets)
+    if args.metrics_file:
+        metrics.write(args.metrics_file)
+    if metrics.ok:
+        log.info("Job %s, %s: FINISHED, read %s, wrote %s", plan.name, label, metrics.read_count, metrics.write_count)
+        return 0
+    log.error("Job %s, %s: FAILED%s: %s", plan.name, label, metrics.where, metrics.message)
+    return 1
 
 
 def _close_filesystems(jvm: Any) -> None:

@@ -27,12 +27,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
@@ -330,6 +332,29 @@ def _run_remote(remote: Remote, plan: JobPlan, pipeline: PipelinePlan, run_id: s
                 spark.stop()  # releases the session on the server
             except Exception as e:
                 log.warning("%s: could not release the Spark Connect session: %s", label, type(e).__name__)
+
+
+#: PySpark's client reads the server's token from here when the address carries none
+TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+
+
+def driver_command(remote: Remote, plan_file: Path, pipeline: PipelinePlan, run_id: str, attempt: int,
+                   metrics_file: Path) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a process of its own that runs ``pipeline`` as a session of
+    ``remote`` (deferrable mode: it outlives the task's process): this Python running
+    ``runtime/app.py --remote``, which writes the pipeline's metrics to ``metrics_file`` as a driver
+    spark-submit starts does. The token is only in its environment (:data:`TOKEN_ENV`, readable by
+    this user alone), never on its command line, which ``ps`` shows every user."""
+    from ..settings import environment
+    from .launcher import app_arguments
+
+    address = Remote(remote.address, {k: v for k, v in remote.params.items() if k != "token"})
+    env = {**os.environ, **environment(os.environ)}
+    if remote.token is not None:
+        env[TOKEN_ENV] = remote.token
+    cmd = [sys.executable, "-m", "airflow_provider_seatunnel.runtime.app",
+           *app_arguments(plan_file, pipeline, run_id, attempt, metrics_file), "--remote", address.endpoint()]
+    return cmd, env
 
 
 def quiet_client_logs() -> None:
