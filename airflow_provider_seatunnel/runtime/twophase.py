@@ -10,6 +10,10 @@ tokens is discarded, the rows are staged under the token (the restore trials' wr
 DataFrame first), and the token is read again: a newer attempt that took over meanwhile makes this
 one discard its staging and raise ``Superseded``.
 
+A :class:`StagesTogether` sink in BATCH gets the same steps split in two (:func:`_prepare_grouped`):
+every table claimed first (token, save modes, older staging), then the tables of one ``stage_key``
+staged by one write per group, each table's token read again after it.
+
 ``commit`` (per staged table): fire ``sink.move`` before the one step that publishes (a sink whose
 publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
 and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
