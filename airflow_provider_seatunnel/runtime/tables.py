@@ -135,12 +135,16 @@ def _named(error: BaseException, table: str, fail: Fail | None) -> BaseException
 
 
 def each_table(spark: Any, items: Sequence[tuple[str, Callable[[], T]]], workers: int,
-               done: Callable[[T], None], fail: Fail | None = None) -> None:
-    """Run each ``(table, work)`` of ``items``, ``workers`` at once (the first one alone); ``done``
-    is called with every result, in the order they finish. The first failure is raised once the
-    running tables ended, after every result was handed to ``done``, naming its table when there
-    are several (see :func:`_named`)."""
+               done: Callable[[T], None], fail: Fail | None = None, first_alone: bool = True) -> None:
+    """Run each ``(table, work)`` of ``items``, ``workers`` at once (the first one alone unless not
+    ``first_alone``); ``done`` is called with every result, in the order they finish. The first failure
+    is raised once the running tables ended, after every result was handed to ``done``, naming its
+    table when there are several (see :func:`_named`)."""
     several = len(items) > 1
+    if workers > 1 and several and not first_alone:
+        log.info("writing %d tables, %d at once", len(items), workers)
+        _pooled(spark, items, workers, done, fail)
+        return
     for table, work in items[:1] if workers > 1 else items:
         try:
             done(work())

@@ -10,6 +10,10 @@ tokens is discarded, the rows are staged under the token (the restore trials' wr
 DataFrame first), and the token is read again: a newer attempt that took over meanwhile makes this
 one discard its staging and raise ``Superseded``.
 
+A :class:`StagesTogether` sink in BATCH gets the same steps split in two (:func:`_prepare_grouped`):
+every table claimed first (token, save modes, older staging), then the tables of one ``stage_key``
+staged by one write per group, each table's token read again after it.
+
 ``commit`` (per staged table): fire ``sink.move`` before the one step that publishes (a sink whose
 publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
 and turn its outcome into the fencing errors: SUPERSEDED discards the staging and raises
@@ -39,6 +43,7 @@ from ..spi.twophase import (
     Published,
     PublishesTogether,
     Staged,
+    StagesTogether,
     StorageVerbs,
     TableSaveModes,
     is_two_phase,
@@ -52,13 +57,12 @@ def commit_id(ctx: RunContext, vertex: Vertex, table: str) -> CommitId:
     return CommitId(ctx.run_id, ctx.pipeline_key, vertex.ref, table)
 
 
-def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any,
-                  tables: tuple[str, ...] = ()) -> Staged:
-    """Phase one for one table (see the module's docstring); ``tables``: every input table of the
-    sink (a sink with ``stages_among_tables`` is given them, see :class:`..spi.twophase.StorageVerbs`)."""
+def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any) -> Staged:
+    """Phase one's start for one table: its commit id and attempt token; a table this run committed
+    already only passes its rows through (``committed``); otherwise the save modes, then the staging of
+    older tokens discarded. The answer carries the token (nothing staged yet unless ``committed``)."""
     cid = commit_id(ctx, vertex, table)
-    commits = sink.commit_log(ctx, vertex)
-    token, committed = commits.take_token(cid)
+    token, committed = sink.commit_log(ctx, vertex).take_token(cid)
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         getattr(sink, "pass_through", _count_only)(ctx, vertex, df)
@@ -69,20 +73,46 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
     dropped = older(ctx, vertex, cid, token) if older is not None else 0
     if dropped:
         log.info("%s: discarded %d staging piece(s) of earlier attempts", vertex.ref, dropped)
+    return Staged(cid, token, table)
+
+
+def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any,
+                  tables: tuple[str, ...] = ()) -> Staged:
+    """Phase one for one table (see the module's docstring); ``tables``: every input table of the
+    sink (a sink with ``stages_among_tables`` is given them, see :class:`..spi.twophase.StorageVerbs`)."""
+    claim = claim_table(sink, ctx, vertex, table, df)
+    if claim.committed:
+        return claim
+    return stage_claimed(sink, ctx, vertex, claim, df, tables)
+
+
+def stage_claimed(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, claim: Staged, df: Any,
+                  tables: tuple[str, ...] = ()) -> Staged:
+    """Phase one's write for one claimed table: staged under its token, then the token read again."""
+    cid, token, table = claim.commit, claim.token, claim.commit.table
     staged: Staged | None = None
     try:
         rows = ctx.with_write_faults(vertex, df)
         staged = (sink.stage(ctx, vertex, cid, token, rows, tables=tables or (table,))  # type: ignore[call-arg]
                   if getattr(sink, "stages_among_tables", False) else sink.stage(ctx, vertex, cid, token, rows))
-        newest = commits.newest_token(cid)
-        if newest > token:
-            raise Superseded(staged.target, token, newest, vertex.ref)
+        _not_superseded(sink, ctx, vertex, staged)
     except BaseException:
         _discard_quietly(sink, ctx, vertex, staged or Staged(cid, token, table))
         raise
-    log.info("%s: staged %s for %s (attempt token %d)", vertex.ref,
-             f"{staged.rows} rows" if staged.rows >= 0 else "the rows", staged.target, token)
+    _staged_note(vertex, staged)
     return staged
+
+
+def _not_superseded(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
+    """Superseded when a newer attempt took the table's token while this one staged."""
+    newest = sink.commit_log(ctx, vertex).newest_token(staged.commit)
+    if newest > staged.token:
+        raise Superseded(staged.target, staged.token, newest, vertex.ref)
+
+
+def _staged_note(vertex: Vertex, staged: Staged) -> None:
+    log.info("%s: staged %s for %s (attempt token %d)", vertex.ref,
+             f"{staged.rows} rows" if staged.rows >= 0 else "the rows", staged.target, staged.token)
 
 
 def _count_only(ctx: RunContext, vertex: Vertex, df: Any) -> None:
@@ -95,16 +125,82 @@ def prepare(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, data: Any) -> P
     """Phase one over every input table, several at once in BATCH (:mod:`.tables`); what was staged
     is discarded when a table fails. The tables keep their input order."""
     names = tuple(data)
-    work = [(table, partial(prepare_table, sink, ctx, vertex, table, df, names)) for table, df in data.items()]
     done: list[Staged] = []
     try:
-        workers = tables.concurrency(ctx, vertex, len(work), sink)
-        tables.each_table(ctx.spark if workers > 1 else None, work, workers, done.append, _failing(ctx, vertex))
+        workers = tables.concurrency(ctx, vertex, len(names), sink)
+        if isinstance(sink, StagesTogether) and getattr(ctx, "batch_id", None) is None and len(names) > 1:
+            _prepare_grouped(sink, ctx, vertex, data, workers, done)
+        else:
+            work = [(table, partial(prepare_table, sink, ctx, vertex, table, df, names)) for table, df in data.items()]
+            tables.each_table(ctx.spark if workers > 1 else None, work, workers, done.append, _failing(ctx, vertex))
     except BaseException:
         abort(sink, ctx, vertex, Prepared(tuple(done)))
         raise
     order = {table: i for i, table in enumerate(names)}
     return Prepared(tuple(sorted(done, key=lambda staged: order[staged.commit.table])))
+
+
+#: at most this many tables share one write of a :class:`StagesTogether` sink
+MAX_GROUP = 64
+
+
+def _prepare_grouped(sink: StagesTogether, ctx: RunContext, vertex: Vertex, data: Any, workers: int,
+                     done: list[Staged]) -> None:
+    """Phase one of a sink that stages several tables with one write (BATCH): every table claimed
+    (token, save modes, older staging; the first alone, the others ``workers`` at once), then the
+    claimed tables of one ``stage_key`` staged in groups of at most :data:`MAX_GROUP` (as many groups
+    as keep the pool busy), the groups ``workers`` at once. A table without a key stages alone."""
+    spark = ctx.spark if workers > 1 else None
+    fail = _failing(ctx, vertex)
+    claims: list[Staged] = []
+    tables.each_table(spark, [(t, partial(claim_table, sink, ctx, vertex, t, df)) for t, df in data.items()],
+                      workers, claims.append, fail)
+    by_key: dict[Any, list[Staged]] = {}
+    alone: list[Staged] = []
+    for claim in claims:
+        if claim.committed:
+            done.append(claim)
+            continue
+        key = sink.stage_key(ctx, vertex, claim.commit, data[claim.commit.table])
+        (alone if key is None else by_key.setdefault(key, [])).append(claim)
+    groups = [[claim] for claim in alone]
+    for members in by_key.values():
+        members.sort(key=lambda c: c.commit.table)
+        size = max(1, min(MAX_GROUP, -(-len(members) // max(1, workers))))
+        groups += [members[i:i + size] for i in range(0, len(members), size)]
+    work = [(_group_label(group), partial(_stage_group, sink, ctx, vertex, group, data)) for group in groups]
+    tables.each_table(spark, work, workers, done.extend, fail, first_alone=False)
+
+
+def _group_label(group: list[Staged], shown: int = 8) -> str:
+    """The tables of a group as an error names them (the first ``shown``)."""
+    names = [c.commit.table for c in group]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _stage_group(sink: StagesTogether, ctx: RunContext, vertex: Vertex, group: list[Staged],
+                 data: Any) -> list[Staged]:
+    """One group's write (a group of one: ``stage``), then each table's token read again; the write
+    discarded when any of it fails or was superseded."""
+    if len(group) == 1:
+        return [stage_claimed(sink, ctx, vertex, group[0], data[group[0].commit.table])]
+    staged: list[Staged] = []
+    try:
+        items = [(c.commit, c.token, ctx.with_write_faults(vertex, data[c.commit.table])) for c in group]
+        staged = sink.stage_together(ctx, vertex, items)
+        if len(staged) != len(group):
+            raise ValueError(f"{vertex.ref}: stage_together answered {len(staged)} times for {len(group)} tables")
+        for one in staged:
+            _not_superseded(sink, ctx, vertex, one)
+    except BaseException:
+        for one in staged or group:
+            _discard_quietly(sink, ctx, vertex, one)
+        raise
+    log.info("%s: staged %d tables with one write", vertex.ref, len(staged))
+    for one in staged:
+        _staged_note(vertex, one)
+    return staged
 
 
 def publish(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:

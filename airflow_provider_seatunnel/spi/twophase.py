@@ -179,6 +179,23 @@ class PublishesTogether(StorageVerbs, Protocol):
     def publish_all(self, ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]: ...
 
 
+@runtime_checkable
+class StagesTogether(StorageVerbs, Protocol):
+    """A :class:`StorageVerbs` sink that can stage several tables with ONE write (one Spark job for many
+    small tables, where one job per table costs more than its rows). ``stage_key`` says which tables may
+    share a write: tables with equal keys (None: the table stages alone, through ``stage``);
+    ``stage_together`` stages such tables, each under its own commit and token, and answers one
+    :class:`Staged` per table in the order given. The engine keeps every rule of the protocol per
+    table (tokens, save modes, the older attempts' staging, the check that no newer attempt took over,
+    the publish); ``discard`` of any table of a shared write may discard the whole write (the engine
+    discards the others of it too, or has published them already)."""
+
+    def stage_key(self, ctx: RunContext, vertex: Vertex, commit: CommitId, df: Any) -> Any: ...
+
+    def stage_together(self, ctx: RunContext, vertex: Vertex,
+                       items: Sequence[tuple[CommitId, int, Any]]) -> list[Staged]: ...
+
+
 def is_two_phase(connector: Any) -> bool:
     """Whether ``connector`` (a connector or its class) publishes in a second phase: its own
     ``commit``/``abort`` (:class:`.contract.TwoPhaseSink`), or the engine's over its :class:`StorageVerbs`.
@@ -200,5 +217,5 @@ class TableSaveModes(Protocol):
     def apply_save_modes(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> None: ...
 
 
-__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "PublishesTogether", "Staged", "StorageVerbs",
-           "StoreFenced", "TableSaveModes", "digest", "is_two_phase"]
+__all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "PublishesTogether", "Staged",
+           "StagesTogether", "StorageVerbs", "StoreFenced", "TableSaveModes", "digest", "is_two_phase"]

@@ -4,6 +4,8 @@ failing table fails the pipeline naming it and no table is committed."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from airflow_provider_seatunnel.runtime import tables
@@ -46,8 +48,11 @@ def counts(db, schema: str) -> dict[str, int]:
     return {t: int(db.sql(f"SELECT count(*) FROM {schema}.{t}")[0][0]) for (t,) in found}
 
 
-def test_the_tables_are_written_at_once_in_their_own_pools_each_with_its_commit(run_job, spark, db):
+def test_the_tables_are_written_at_once_in_their_own_pools_each_with_its_commit(run_job, spark, db, caplog):
+    caplog.set_level(logging.INFO, logger="seatunnel.runtime")
     run_job(config(db, "copy_a", [f'{{ table_path = "public.{t}" }}' for t in NAMES]), run_id="concurrent-a")
+    # one row type: the six tables staged by three shared writes (two tables each, three at once)
+    assert caplog.text.count("staged 2 tables with one write") == 3
     assert counts(db, "copy_a") == {t: i * 10 for i, t in enumerate(NAMES, 1)}
     assert db.sql("SELECT count(*) FROM copy_a.seatunnel_commits WHERE run_id = 'concurrent-a'") == [[str(len(NAMES))]]
     pools = {p for p in stage_pools(spark) if p.startswith(tables.POOL_PREFIX)}
@@ -69,6 +74,22 @@ def test_a_failing_table_fails_the_pipeline_naming_it_and_no_table_is_committed(
     run_job(config(db, "copy_b", [f'{{ table_path = "public.{t}" }}' for t in NAMES]), run_id="concurrent-b")
     assert counts(db, "copy_b") == {t: i * 10 for i, t in enumerate(NAMES, 1)}
     assert db.sql("SELECT count(*) FROM copy_b.seatunnel_commits") == [[str(len(NAMES))]]
+
+
+def test_tables_of_other_row_types_stage_apart_and_each_keeps_the_last_row_per_key(run_job, db, caplog):
+    """Tables share a staging write only with tables of their row type; within a shared write each
+    table keeps its own last row per key (ct_5's query repeats keys) and lands in its own target."""
+    caplog.set_level(logging.INFO, logger="seatunnel.runtime")
+    entries = [f'{{ table_path = "public.{t}" }}' for t in NAMES[:3]]
+    entries.append('{ table_path = "public.ct_4", query = "SELECT id, name, id * 2 AS twice FROM ct_4" }')
+    entries.append('{ table_path = "public.ct_5", query = "SELECT id % 3 AS id, name FROM ct_5" }')
+    run_job(config(db, "copy_f", entries, env="multi_table.concurrent_tables = 1"), run_id="concurrent-f")
+    assert "staged 4 tables with one write" in caplog.text  # ct_1..3 and ct_5; ct_4 alone
+    assert counts(db, "copy_f") == {"ct_1": 10, "ct_2": 20, "ct_3": 30, "ct_4": 40, "ct_5": 3}
+    assert db.sql("SELECT sum(twice) FROM copy_f.ct_4") == [[str(sum(range(1, 41)) * 2)]]
+    assert db.sql("SELECT count(DISTINCT id), min(id), max(id) FROM copy_f.ct_5") == [["3", "0", "2"]]
+    assert db.sql("SELECT count(*) FROM copy_f.seatunnel_commits") == [["5"]]
+    assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
 
 
 def test_a_bad_concurrency_option_is_a_config_error_at_compile_time(config_error, db):

@@ -336,3 +336,84 @@ def test_an_older_attempt_committing_after_a_newer_one_of_the_run_committed_is_s
     assert all(s.committed for s in again.tables)
     newer.commit(Ctx(), V(), again)
     assert store.published == DATA
+
+
+@dataclass
+class GroupSink(DictSink):
+    """Stages the tables of one key (the first letter of their name; ``x…``: alone) with one write: one
+    shared staging entry named after the group's first table, each table's rows tagged by their table."""
+
+    writes: list[list[str]] = field(default_factory=list)
+
+    def stage_key(self, ctx: Any, vertex: Any, commit: CommitId, df: Any) -> Any:
+        return None if commit.table.startswith("x") else commit.table[0]
+
+    def stage_together(self, ctx: Any, vertex: Any, items: Any) -> list[Staged]:
+        first, token = items[0][0], items[0][1]
+        shared = [(commit.table, row) for commit, _, rows in items for row in rows]
+        self.store.staging[(first.key, token)] = shared
+        self.writes.append([commit.table for commit, _, _ in items])
+        if self.on_stage:
+            for commit, _, _ in items:
+                self.on_stage(commit)
+        return [Staged(commit, t, f"dict {commit.table}", len(rows), detail={"shared": [first.key, token]})
+                for commit, t, rows in items]
+
+    def publish(self, ctx: Any, vertex: Any, staged: Staged) -> Published:
+        key = staged.commit.key
+        if "shared" not in staged.detail:
+            return super().publish(ctx, vertex, staged)
+        if self.store.tokens[key] != staged.token:
+            return Published(Outcome.SUPERSEDED, newest=self.store.tokens[key])
+        if key in self.store.records:
+            return Published(Outcome.ALREADY)
+        shared = self.store.staging.get(tuple(staged.detail["shared"]), [])
+        rows = [row for table, row in shared if table == staged.commit.table]
+        if len(rows) != staged.rows:
+            return Published(Outcome.MISMATCH, found=len(rows), where="shared")
+        self.store.published.setdefault(staged.commit.table, []).extend(rows)
+        self.store.records[key] = staged.token
+        return Published(Outcome.PUBLISHED, rows=len(rows))
+
+    def discard(self, ctx: Any, vertex: Any, staged: Staged) -> None:
+        if "shared" in staged.detail:  # the whole shared write goes
+            self.store.staging.pop(tuple(staged.detail["shared"]), None)
+        super().discard(ctx, vertex, staged)
+
+
+GROUPED = {"a1": [1, 2], "a2": [3], "b1": [4], "a3": [], "b2": [5, 6], "x1": [7]}
+
+
+def test_a_sink_staging_together_writes_the_tables_of_one_key_at_once_each_committed_on_its_own():
+    store = Store()
+    sink = GroupSink(store)
+    d = twophase.driver(sink)
+    info = d.prepare(Ctx(), V(), GROUPED)
+    assert [s.commit.table for s in info.tables] == list(GROUPED)  # input order kept
+    assert sorted(sink.writes) == [["a1", "a2", "a3"], ["b1", "b2"]]  # x1 staged alone, through stage
+    assert (info.tables[-1].commit.key, 1) in store.staging
+    d.commit(Ctx(), V(), info)
+    assert store.published == GROUPED and len(store.records) == 6
+    again = twophase.driver(GroupSink(store))
+    info = again.prepare(Ctx(), V(), GROUPED)  # a rerun of the run: every table committed, none written
+    assert all(s.committed for s in info.tables) and again.sink.writes == []
+
+
+def test_a_table_of_a_shared_write_overtaken_while_staging_fails_prepare_and_the_write_is_discarded():
+    store = Store()
+    sink = GroupSink(store, on_stage=lambda commit: commit.table == "b2" and store.take_token(commit))
+    with pytest.raises(Superseded):
+        twophase.driver(sink).prepare(Ctx(), V(), GROUPED)
+    assert store.staging == {} and store.published == {}
+
+
+def test_an_older_attempt_of_a_shared_write_is_superseded_per_table_and_lands_nothing_twice():
+    store = Store()
+    old, new = twophase.driver(GroupSink(store)), twophase.driver(GroupSink(store))
+    old_info = old.prepare(Ctx(), V(), GROUPED)
+    new_info = new.prepare(Ctx(), V(), GROUPED)  # a retry while the first attempt still runs
+    with pytest.raises(Superseded):
+        old.commit(Ctx(), V(), old_info)
+    assert store.published == {}
+    new.commit(Ctx(), V(), new_info)
+    assert store.published == GROUPED

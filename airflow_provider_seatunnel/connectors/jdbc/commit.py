@@ -45,7 +45,7 @@ from ...spi.twophase import Outcome, Published, Staged, digest
 from ..sqlclient.connection import connect, execute, query, rollback_quietly
 from ..sqlclient.errors import access_errors, reraise, state_of, statement_errors
 from .options import mask, sink_options
-from .statements import move_statements
+from .statements import move_statements, staged_source
 from .target import KIND_COLUMN, Target, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -276,6 +276,7 @@ def _publish_one(ctx: RunContext, vertex: Vertex, connection: Any, target: Targe
 
 def _drop_stagings(connection: Any, stagings: list[tuple[Target, str]]) -> None:
     """Drop the staging tables (best effort): in one statement where the dialect drops several at once."""
+    stagings = list({(target.qualified(name), name): (target, name) for target, name in stagings}.values())
     if len(stagings) > 1 and stagings[0][0].dialect.family in ("postgresql", "mysql"):
         try:
             execute(connection, "DROP TABLE " + ", ".join(t.qualified(name) for t, name in stagings))
@@ -287,7 +288,7 @@ def _drop_stagings(connection: Any, stagings: list[tuple[Target, str]]) -> None:
 
 
 def _staged_rows(connection: Any, staging: str) -> int:
-    (found,), = query(connection, f"SELECT COUNT(*) FROM {staging}")
+    (found,), = query(connection, f"SELECT COUNT(*) FROM {staging} st_rows")
     return int(found or 0)
 
 
@@ -315,7 +316,7 @@ def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: T
                      config: Mapping[str, Any]) -> Published:
     """In the claimed transaction: the staging checked, DROP_DATA once, the moves, the commit record
     (the caller commits, or rolls the table's savepoint back when it did not publish)."""
-    staging = target.qualified(entry["staging"])
+    staging = staged_source(target, entry)
     found = _staged_rows(connection, staging)
     if found != int(entry["staged_rows"]):
         return Published(Outcome.MISMATCH, found=found, where=f"table {entry['staging']}")

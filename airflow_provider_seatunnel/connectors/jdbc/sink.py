@@ -19,20 +19,21 @@ the rows arrived.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
-from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
-from ...spi.schema import table_keys
+from ...spi.rows import ADDED_COLUMN, ROW_KIND, added_columns, arrival_order, data_columns, quote
+from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
 from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
-from ..sqlclient.errors import reraise
+from ..sqlclient.errors import reraise, statement_errors
 from .commit import (
     drop_quietly,
     drop_staging,
@@ -44,9 +45,10 @@ from .commit import (
     retire_table,
     take_token,
 )
-from .options import sink_options
+from .options import mask, sink_options
 from .savemodes import container_ready, create_container, create_database, save_mode_once
 from .schemachange import FOLLOWS, follow_changes
+from .statements import TAG_COLUMN
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -54,6 +56,8 @@ log = logging.getLogger("seatunnel.jdbc")
 STAGING_PREFIX = "st_stage_"
 SEQ_COLUMN = "__st_seq"
 RANK_COLUMN = "__st_rank"
+#: the families whose tables share staging writes (tested against real databases); others stage alone
+SHARED_STAGING = ("postgresql", "mysql", "sqlite")
 
 
 def staging_name(commit: CommitId, token: int) -> str:
@@ -115,7 +119,17 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
     """The rows to stage: data columns as :func:`_staged_column` writes them and the row kind;
     with primary keys only the last change per key, in ``parallelism`` partitions (grouped by
     key). Also the casts the move applies to turn staged text back into the target's types."""
-    from pyspark.sql import Window
+    out, casts = _staged_rows_of(df, target)
+    return _last_per_key(out, target, data_columns(df), parallelism), casts
+
+
+def _keyed(target: Target) -> bool:
+    return bool(target.primary_keys) and target.query is None
+
+
+def _staged_rows_of(df: Any, target: Target, tag: int | None = None) -> tuple[Any, dict[str, str]]:
+    """:func:`staging_frame`'s columns before the rows move (the arrival order numbered where keys
+    keep the last change); ``tag``: the table's number in a shared staging table (:data:`TAG_COLUMN`)."""
     from pyspark.sql import functions as F
 
     names = data_columns(df)
@@ -127,18 +141,26 @@ def staging_frame(df: Any, target: Target, parallelism: int) -> tuple[Any, dict[
         if cast:
             casts[name] = cast
     kind = F.col(ROW_KIND) if ROW_KIND in df.columns else F.lit(0)
-    keyed = bool(target.primary_keys) and target.query is None
     # the arrival order is numbered before the rows move: the shuffle by key keeps no order
-    order = [arrival_order(df).alias(SEQ_COLUMN)] if keyed else []
-    out = df.select(*exprs, kind.cast("short").alias(KIND_COLUMN), *order)
-    if keyed:
-        keys = [F.col(quote(k)) for k in resolve_keys(target.primary_keys, names)]
-        window = Window.partitionBy(*keys).orderBy(F.col(SEQ_COLUMN).desc())
-        out = (out.where(F.col(KIND_COLUMN) != 1)
-               .repartition(parallelism, *keys)
-               .withColumn(RANK_COLUMN, F.row_number().over(window))
-               .where(F.col(RANK_COLUMN) == 1).drop(RANK_COLUMN, SEQ_COLUMN))
-    return out, casts
+    order = [arrival_order(df).alias(SEQ_COLUMN)] if _keyed(target) else []
+    tagged = [] if tag is None else [F.lit(tag).cast("int").alias(TAG_COLUMN)]
+    return df.select(*exprs, kind.cast("short").alias(KIND_COLUMN), *order, *tagged), casts
+
+
+def _last_per_key(out: Any, target: Target, names: list[str], parallelism: int) -> Any:
+    """With primary keys: only the last change per key, UPDATE_BEFORE rows dropped, in ``parallelism``
+    partitions grouped by key."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not _keyed(target):
+        return out
+    keys = [F.col(quote(k)) for k in resolve_keys(target.primary_keys, names)]
+    window = Window.partitionBy(*keys).orderBy(F.col(SEQ_COLUMN).desc())
+    return (out.where(F.col(KIND_COLUMN) != 1)
+            .repartition(parallelism, *keys)
+            .withColumn(RANK_COLUMN, F.row_number().over(window))
+            .where(F.col(RANK_COLUMN) == 1).drop(RANK_COLUMN, SEQ_COLUMN))
 
 
 def _create_container(connection: Any, target: Target, config: Mapping[str, Any]) -> None:
@@ -227,26 +249,28 @@ def _newest_or_zero(ctx: RunContext, target: Target, commit: CommitId) -> int:
         return 0
 
 
-def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-    """One table: the save modes (once per run) and added columns, then one Spark JDBC write into
-    the attempt's staging table at ``vertex.parallelism`` (the action that also counts the rows)."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    columns = data_columns(df)
-    keys = table_keys(vertex, commit.table, df)  # ${primary_key}: kept with the staging for the commit
-    config, target = target_of(vertex.config, commit.table, columns, keys)
+def _before_write(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], df: Any) -> None:
+    """The save modes (once per run) and the columns a source's schema change added."""
     conn = target.conn
-    if target.table is not None:
-        try:
-            with connect(ctx.spark, conn) as connection:
-                save_mode_once(ctx, vertex, connection, target, config, df.schema)
-                follow_changes(vertex, connection, target, df.schema)
-                add_columns(vertex, connection, target, df.schema)
-        except Exception as e:
-            raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
-    staging = staging_name(commit, token)
-    staged, casts = staging_frame(df, target, vertex.parallelism)
+    if target.table is None:
+        return
+    try:
+        with connect(ctx.spark, conn) as connection:
+            save_mode_once(ctx, vertex, connection, target, config, df.schema)
+            follow_changes(vertex, connection, target, df.schema)
+            add_columns(vertex, connection, target, df.schema)
+    except Exception as e:
+        raise reraise(e, f"cannot prepare {target.label} on {conn.safe_url}", conn) from None
+
+
+def _write_staging(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, target: Target,
+                   config: Mapping[str, Any], staged: Any, staging: str, counts: list[Any]) -> dict[str, Any]:
+    """ONE Spark JDBC write of ``staged`` into the staging table ``staging`` (created by the sink where
+    :func:`staging_columns` says so), observing ``counts`` (aggregate columns); their values. A newer
+    attempt that took over ``commit`` meanwhile makes it Superseded."""
+    from pyspark.sql import Observation
+
+    conn = target.conn
     written = Observation(f"staged_{commit.key[:12]}_{token}")
     batch = sink_options(config)["batch_size"]
     columns_sql = staging_columns(staged, target.dialect)
@@ -255,17 +279,106 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
             with connect(ctx.spark, conn) as connection:
                 drop_quietly(connection, target.qualified(staging))
                 execute(connection, f"CREATE TABLE {target.qualified(staging)} ({', '.join(columns_sql)})")
-        (staged.observe(written, F.count(F.lit(1)).alias("rows")).write.format("jdbc")
+        (staged.observe(written, *counts).write.format("jdbc")
          .options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
          .mode("overwrite" if columns_sql is None else "append").save())
-        rows = int(written.get["rows"])
+        return dict(written.get)
     except Exception as e:
         newest = _newest_or_zero(ctx, target, commit)
         if newest > token:  # a newer attempt took over and dropped this attempt's staging mid-write
             raise Superseded(target.label, token, newest, vertex.ref) from None
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
+
+
+def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
+    """One table: the save modes (once per run) and added columns, then one Spark JDBC write into
+    the attempt's staging table at ``vertex.parallelism`` (the action that also counts the rows)."""
+    from pyspark.sql import functions as F
+
+    columns = data_columns(df)
+    keys = table_keys(vertex, commit.table, df)  # ${primary_key}: kept with the staging for the commit
+    config, target = target_of(vertex.config, commit.table, columns, keys)
+    _before_write(ctx, vertex, target, config, df)
+    staging = staging_name(commit, token)
+    staged, casts = staging_frame(df, target, vertex.parallelism)
+    rows = int(_write_staging(ctx, vertex, commit, token, target, config, staged, staging,
+                              [F.count(F.lit(1)).alias("rows")])["rows"])
     return Staged(commit, token, target.label, rows, ((staging, rows),),
                   {"staging": staging, "columns": columns, "casts": casts, "keys": keys.to_json()})
+
+
+def stage_key(ctx: RunContext, vertex: Vertex, commit: CommitId, df: Any) -> tuple | None:
+    """Which tables may share one staging write (:func:`stage_tables`): those into one database and
+    schema (URL, login, where the staging lives), with the same row type (names, types and the metadata a
+    write may use), keys and batch size. None (the
+    table stages alone): a sink ``query``, or columns a schema change adds."""
+    if added_columns(df):
+        return None
+    keys = table_keys(vertex, commit.table, df)
+    config, target = target_of(vertex.config, commit.table, data_columns(df), keys)
+    if target.table is None or target.query is not None or target.dialect.family not in SHARED_STAGING:
+        return None
+    conn = target.conn
+    return (conn.url, conn.user, tuple(sorted(conn.connection_properties().items())), target.home,
+            tuple(target.primary_keys), sink_options(config)["batch_size"],
+            tuple((f.name, f.dataType.simpleString(), _kept_metadata(f)) for f in df.schema.fields))
+
+
+def _kept_metadata(field: Any) -> str:
+    """A column's metadata as the staging write may use it (a declared ``varchar(n)``), the table's own
+    catalog keys left out."""
+    return json.dumps({k: v for k, v in (field.metadata or {}).items() if k != CATALOG_KEYS_METADATA},
+                      sort_keys=True, default=str)
+
+
+def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[Staged]:
+    """Several tables of one :func:`stage_key` staged with ONE Spark JDBC write: each table's save modes
+    and added columns first, then their rows, each numbered in :data:`TAG_COLUMN` (the last change per
+    key kept per table), into one staging table named after the first table's commit and token (a later
+    attempt of that table drops it with its older staging). Each table's rows are counted on their own;
+    the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for commit, token, df in items:
+        columns = data_columns(df)
+        keys = table_keys(vertex, commit.table, df)
+        config, target = target_of(vertex.config, commit.table, columns, keys)
+        _before_write(ctx, vertex, target, config, df)
+        parts.append((commit, token, columns, keys, target))
+    first_commit, first_token, columns0, _, target0 = parts[0]
+    config0, _ = target_of(vertex.config, first_commit.table, columns0, parts[0][3])
+    staging = staging_name(first_commit, first_token)
+    frames = []
+    for tag, ((_, _, columns, _, target), (_, _, df)) in enumerate(zip(parts, items, strict=True)):
+        rows, casts = _staged_rows_of(df, target, tag)
+        # each table's last change per key where its rows are (a source spread by the same key: no shuffle)
+        frames.append((_last_per_key(rows, target, columns, vertex.parallelism), casts))
+    union = frames[0][0]
+    for frame, _ in frames[1:]:
+        union = union.union(frame)
+    staged = union.coalesce(vertex.parallelism)  # the tables' partitions written by the sink's writers
+    counts = [F.count(F.when(F.col(TAG_COLUMN) == tag, 1)).alias(f"t{tag}") for tag in range(len(parts))]
+    found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
+    _index_tags(ctx, target0, staging)
+    out = []
+    for tag, ((commit, token, columns, keys, target), (_, casts)) in enumerate(zip(parts, frames, strict=True)):
+        rows = int(found[f"t{tag}"])
+        out.append(Staged(commit, token, target.label, rows, ((staging, rows),),
+                          {"staging": staging, "tag": tag, "columns": columns, "casts": casts,
+                           "keys": keys.to_json()}))
+    return out
+
+
+def _index_tags(ctx: RunContext, target: Target, staging: str) -> None:
+    """An index on the shared staging table's :data:`TAG_COLUMN`: each table's move reads its own part."""
+    name = target.dialect.part(f"{staging[:50]}_tag")
+    try:
+        with connect(ctx.spark, target.conn) as connection:
+            execute(connection, f"CREATE INDEX {name} ON {target.qualified(staging)} "
+                                f"({target.dialect.column(TAG_COLUMN)})")
+    except statement_errors() as e:  # only a faster move is lost
+        log.info("Jdbc: no index on the staging table %s: %s", staging, mask(str(e), target.conn.password))
 
 
 class JdbcSinkVerbs:
@@ -275,6 +388,9 @@ class JdbcSinkVerbs:
     commit_log = staticmethod(JdbcCommitLog)
 
     stage = staticmethod(stage_table)
+    #: several tables of one key share one staging write (:class:`...spi.twophase.StagesTogether`)
+    stage_key = staticmethod(stage_key)
+    stage_together = staticmethod(stage_tables)
     publish = staticmethod(publish_table)
     #: the engine commits every table in one call (:class:`...spi.twophase.PublishesTogether`): one
     #: transaction per database for all its tables
@@ -282,7 +398,7 @@ class JdbcSinkVerbs:
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
         _, target = target_of(vertex.config, staged.commit.table, None)
-        drop_staging(ctx, target, staging_name(staged.commit, staged.token))
+        drop_staging(ctx, target, str(staged.detail.get("staging") or staging_name(staged.commit, staged.token)))
 
     def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
         """Drop the staging tables of the last :data:`_OLDER_STAGING` tokens (attempts that died)."""

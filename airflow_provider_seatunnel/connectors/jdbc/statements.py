@@ -96,11 +96,25 @@ def _rewrite_query(query: str, columns: list[str], select: Callable[[str], str],
     return f"{head}SELECT {''.join(pieces)} FROM {staging} s WHERE 1 = 1{tail}"
 
 
+#: the column numbering the tables of a staging table several tables share (the sink's ``TAG_COLUMN``)
+TAG_COLUMN = "__st_table"
+
+
+def staged_source(target: Target, entry: Mapping[str, Any]) -> str:
+    """What the statements read one table's staged rows from: its staging table, or its part of a staging
+    table several tables share (the rows numbered ``entry["tag"]``), as a derived table."""
+    staging = target.qualified(entry["staging"])
+    tag = entry.get("tag")
+    if tag is None:
+        return staging
+    return f"(SELECT * FROM {staging} WHERE {target.dialect.column(TAG_COLUMN)} = {int(tag)})"
+
+
 def move_statements(target: Target, entry: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     """The statements moving staged rows into the target (run in the commit transaction)."""
     dialect = target.dialect
     columns, casts = list(entry["columns"]), dict(entry.get("casts") or {})
-    staging = target.qualified(entry["staging"])
+    staging = staged_source(target, entry)
 
     def select(name: str) -> str:
         expr = f"s.{dialect.column(name)}"
