@@ -102,7 +102,7 @@ demo: check-java $(STAMP)
 # font (the Airflow UI tests; Playwright drives it, downloads nothing). Installing them starts no system
 # service (a policy-rc.d refuses it for the time of the install).
 TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core mariadb-server libmariadb-java \
-	redis-server openssh-server libxerial-sqlite-jdbc-java maven openjdk-17-jdk-headless
+	redis-server openssh-server libxerial-sqlite-jdbc-java maven openjdk-17-jdk-headless rabbitmq-server
 PG_JAR := /usr/share/java/postgresql.jar
 # Every file of TEST_PACKAGES a test or fixture uses, one or more per package: `make test-deps` installs
 # nothing only when all of them are there (tests/test_test_deps.py checks that each path a test names is
@@ -111,7 +111,7 @@ TEST_FILES := /usr/lib/postgresql/*/bin/pg_ctl /usr/lib/postgresql/*/bin/initdb 
 	/usr/bin/chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf \
 	/usr/sbin/mariadbd /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/share/java/mariadb-java-client.jar \
 	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar \
-	/usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/bin/mvn
+	/usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/bin/mvn /usr/lib/rabbitmq/bin/rabbitmq-server
 
 .PHONY: test-deps test-debs check-test-deps
 test-deps: test-debs

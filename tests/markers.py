@@ -33,6 +33,7 @@ MARKERS = {
     "postgres": "a private PostgreSQL server (make test-deps)",
     "mariadb": "a private MariaDB server (make test-deps)",
     "redis": "a private Redis server (make test-deps)",
+    "rabbitmq": "a private RabbitMQ node (make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
@@ -52,12 +53,13 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "spark_cluster": ("spark",), "kafka": ("kafka",), "metastore": ("hive", "spark"), "hive": ("hive", "spark"),
     "airflow_env": ("airflow", "spark"), "run_dag": ("airflow", "spark"),
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
-    "redis_server": ("redis",), "s3": ("s3",), "es": ("opensearch",), "ferretdb_server": ("ferretdb",),
+    "redis_server": ("redis",), "rabbitmq_server": ("rabbitmq",), "s3": ("s3",), "es": ("opensearch",), "ferretdb_server": ("ferretdb",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
+    "tests.rabbitmq_server": ("rabbitmq",),
     "tests.ferretdb": ("ferretdb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",),
@@ -165,7 +167,7 @@ def mark(items: list[pytest.Item]) -> None:
 FORBIDDEN = frozenset({
     "java", "spark-submit", "spark-class", "pyspark", "pg_ctl", "initdb", "postgres", "mariadbd",
     "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "javac", "moto_server", "airflow",
-    "run-zeta.sh", "ferretdb-v1.24.2",
+    "run-zeta.sh", "ferretdb-v1.24.2", "rabbitmq-server", "epmd",
 })
 
 #: what unit tests started that they should not have (this process), and the stub's log (child processes)
