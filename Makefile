@@ -111,7 +111,7 @@ TEST_FILES := /usr/lib/postgresql/*/bin/pg_ctl /usr/lib/postgresql/*/bin/initdb 
 	/usr/bin/chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf \
 	/usr/sbin/mariadbd /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/share/java/mariadb-java-client.jar \
 	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar \
-	/usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/bin/mvn /usr/lib/rabbitmq/bin/rabbitmq-server
+	/usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/lib/rabbitmq/bin/rabbitmq-server /usr/bin/mvn
 
 .PHONY: test-deps test-debs check-test-deps
 test-deps: test-debs

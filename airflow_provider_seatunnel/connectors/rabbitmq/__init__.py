@@ -55,7 +55,8 @@ class RabbitMQ(Connector, SchemaInference, BatchSource, StreamingSource, Acknowl
     name = "RabbitMQ"
     connection_option = CONN_OPTION
     #: no committer: SeaTunnel's RabbitMQ sink has no aggregated committer (no coordinator slot)
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
+    #: exclusive_stream: a STREAMING read takes messages off the queue (one consumer, one sink's query)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True, exclusive_stream=True)
     option_spec = SPEC  # required, identity and secrets (password, url) come from it
     description = "Reads or publishes JSON messages of a RabbitMQ queue (acknowledged after the commit; at least once)."
 

@@ -91,7 +91,7 @@ class RabbitMQStreamSource(DataSource):
     def schema(self) -> str:
         return "body binary"
 
-    def simpleStreamReader(self, schema: Any) -> Any:
+    def streamReader(self, schema: Any) -> Any:
         from .stream import QueueStreamReader
 
         return QueueStreamReader(dict(json.loads(self.options[SPEC_OPTION])))

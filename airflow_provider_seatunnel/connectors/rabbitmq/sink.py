@@ -85,8 +85,12 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: RabbitOptions
                          ctx.run_id)
                 df.write.format("noop").mode("overwrite").save()
                 continue
-            register_once(ctx.spark, RabbitMQDataSource)
             rows = ctx.with_write_faults(vertex, df)
+            session = rows.sparkSession  # a micro-batch's rows belong to a session of their own
+            if session is ctx.spark:
+                register_once(session, RabbitMQDataSource)
+            else:
+                session.dataSource.register(RabbitMQDataSource)
             body = json_text(rows).alias("body")
             rows.select(body).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(_spec(options))).save()
             ctx.fault_point("sink.commit", vertex)

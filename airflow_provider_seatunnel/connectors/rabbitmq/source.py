@@ -201,12 +201,22 @@ def read_stream(ctx: RunContext, vertex: Vertex, options: RabbitOptions) -> Data
 
     assert options.schema is not None and options.endpoint is not None
     spec = {"endpoint": options.endpoint.to_json(), "queue": options.queue, "declare": options.declare_args(),
-            "prefetch_count": options.prefetch_count, "delivery_timeout_ms": options.delivery_timeout_ms}
+            "prefetch_count": options.prefetch_count, "delivery_timeout_ms": options.delivery_timeout_ms,
+            "queries": _local(f"{ctx.stream.checkpoint}/queries") if ctx.stream is not None else None,
+            "parallelism": max(1, int(vertex.parallelism))}
     register_once(ctx.spark, RabbitMQStreamSource)
     raw = ctx.spark.readStream.format(STREAM_NAME).option(SPEC_OPTION, json.dumps(spec)).load()
-    readers = max(1, int(vertex.parallelism))
-    if readers > 1:
-        raw = raw.repartition(readers)
+    readers = max(1, int(vertex.parallelism))  # the reader deals each micro-batch over as many partitions
     log.info("RabbitMQ %s: streaming queue %r at %s into %d partition(s)", vertex.ref, options.queue,
              options.endpoint.label, readers)
     return {"default": with_kind(json_rows(raw, "body", options.schema))}
+
+
+def _local(uri: str) -> str | None:
+    """The local path of a ``file:`` URI or plain path; None for another file system."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    if parts.scheme in ("", "file"):
+        return unquote(parts.path) if parts.scheme else uri
+    return None
