@@ -97,7 +97,7 @@ demo: check-java $(STAMP)
 	@$(BIN)/python scripts/demo_summary.py $(DEMO_DAG)
 
 # What the tests need from Debian: the servers the connector tests start privately on loopback
-# (PostgreSQL, MariaDB, Redis, OpenSSH), JDBC drivers (PostgreSQL, MariaDB, SQLite), Maven (it fetches
+# (PostgreSQL, MariaDB, Redis, OpenSSH, RabbitMQ), JDBC drivers (PostgreSQL, MariaDB, SQLite), Maven (it fetches
 # the jars below into ~/.m2 and builds the Kafka broker's class path), and a headless Chromium with a
 # font (the Airflow UI tests; Playwright drives it, downloads nothing). Installing them starts no system
 # service (a policy-rc.d refuses it for the time of the install).
@@ -326,7 +326,7 @@ test: check-java test-debs
 # The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
 # `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
 # with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
-# mariadb, redis, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
+# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
 .PHONY: unit integration
 # the unit tests keep both cores busy on their own (no waits): one worker per core
 UNIT_WORKERS ?= 2
