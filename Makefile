@@ -97,12 +97,12 @@ demo: check-java $(STAMP)
 	@$(BIN)/python scripts/demo_summary.py $(DEMO_DAG)
 
 # What the tests need from Debian: the servers the connector tests start privately on loopback
-# (PostgreSQL, MariaDB, Redis, OpenSSH, InfluxDB 1.x), JDBC drivers (PostgreSQL, MariaDB, SQLite), Maven (it fetches
+# (PostgreSQL, MariaDB, Redis, OpenSSH, InfluxDB 1.x, RabbitMQ), JDBC drivers (PostgreSQL, MariaDB, SQLite), Maven (it fetches
 # the jars below into ~/.m2 and builds the Kafka broker's class path), and a headless Chromium with a
 # font (the Airflow UI tests; Playwright drives it, downloads nothing). Installing them starts no system
 # service (a policy-rc.d refuses it for the time of the install).
 TEST_PACKAGES := postgresql libpostgresql-jdbc-java chromium fonts-dejavu-core mariadb-server libmariadb-java \
-	redis-server openssh-server libxerial-sqlite-jdbc-java maven openjdk-17-jdk-headless influxdb
+	redis-server openssh-server libxerial-sqlite-jdbc-java maven openjdk-17-jdk-headless influxdb rabbitmq-server
 PG_JAR := /usr/share/java/postgresql.jar
 # Every file of TEST_PACKAGES a test or fixture uses, one or more per package: `make test-deps` installs
 # nothing only when all of them are there (tests/test_test_deps.py checks that each path a test names is
@@ -111,7 +111,7 @@ TEST_FILES := /usr/lib/postgresql/*/bin/pg_ctl /usr/lib/postgresql/*/bin/initdb 
 	/usr/bin/chromium /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf \
 	/usr/sbin/mariadbd /usr/bin/mariadb-install-db /usr/bin/mariadb /usr/share/java/mariadb-java-client.jar \
 	/usr/bin/redis-server /usr/sbin/sshd /usr/bin/ssh-keygen /usr/share/java/sqlite-jdbc.jar \
-	/usr/bin/influxd /usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/bin/mvn
+	/usr/bin/influxd /usr/lib/jvm/java-17-openjdk-*/bin/javac /usr/lib/rabbitmq/bin/rabbitmq-server /usr/bin/mvn
 
 .PHONY: test-deps test-debs check-test-deps
 test-deps: test-debs
@@ -326,7 +326,7 @@ test: check-java test-debs
 # The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
 # `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
 # with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
-# mariadb, redis, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
+# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
 .PHONY: unit integration
 # the unit tests keep both cores busy on their own (no waits): one worker per core
 UNIT_WORKERS ?= 2

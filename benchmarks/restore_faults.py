@@ -5,8 +5,9 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
-:mod:`doris_targets`, against the Stream Load stand-in), one pipeline with two sinks of that type, and two
-kinds of trial, each on fresh targets that already hold rows of an earlier run:
+:mod:`doris_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`),
+one pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows
+of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -85,6 +86,7 @@ import kafka_targets  # noqa: E402
 import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
+import rabbitmq_targets  # noqa: E402
 import store_targets  # noqa: E402
 import stream_trials  # noqa: E402
 
@@ -381,6 +383,8 @@ SINK_TYPES: dict[str, SinkType] = {
                         "staging collections", mongodb_targets.READING),
     "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,
                          "staged points", influxdb_targets.READING, moves=influxdb_targets.MOVES),
+    "RabbitMQ": SinkType(lambda work, rows, res: rabbitmq_targets.rabbitmq_sinks(rows, res, Sink),
+                         rabbitmq_targets.POINTS, 2_000, "raw messages", rabbitmq_targets.READING),
     **{plugin: SinkType(lambda work, rows, res, plugin=plugin: store_targets.store_sinks(plugin, rows, res, Sink),
                         POINTS, 5_000, "raw files", store_targets.READING)
        for plugin in ("S3File", "FtpFile", "SftpFile", "HdfsFile")},

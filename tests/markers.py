@@ -34,6 +34,7 @@ MARKERS = {
     "mariadb": "a private MariaDB server (make test-deps)",
     "redis": "a private Redis server (make test-deps)",
     "influxdb": "a private InfluxDB 1.x server (Debian's influxdb, make test-deps)",
+    "rabbitmq": "a private RabbitMQ node (make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
@@ -53,13 +54,14 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "spark_cluster": ("spark",), "kafka": ("kafka",), "metastore": ("hive", "spark"), "hive": ("hive", "spark"),
     "airflow_env": ("airflow", "spark"), "run_dag": ("airflow", "spark"),
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
-    "redis_server": ("redis",), "s3": ("s3",), "es": ("opensearch",), "ferretdb_server": ("ferretdb",),
-    "influxdb_server": ("influxdb",),
+    "redis_server": ("redis",), "rabbitmq_server": ("rabbitmq",), "s3": ("s3",), "es": ("opensearch",),
+    "ferretdb_server": ("ferretdb",), "influxdb_server": ("influxdb",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
+    "tests.rabbitmq_server": ("rabbitmq",),
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",),
@@ -167,7 +169,7 @@ def mark(items: list[pytest.Item]) -> None:
 FORBIDDEN = frozenset({
     "java", "spark-submit", "spark-class", "pyspark", "pg_ctl", "initdb", "postgres", "mariadbd",
     "mariadb-install-db", "redis-server", "sshd", "chromium", "mvn", "javac", "moto_server", "airflow",
-    "run-zeta.sh", "ferretdb-v1.24.2", "influxd",
+    "run-zeta.sh", "ferretdb-v1.24.2", "influxd", "rabbitmq-server", "epmd",
 })
 
 #: what unit tests started that they should not have (this process), and the stub's log (child processes)
