@@ -158,3 +158,40 @@ def test_error_when_data_exists_and_a_missing_index(plan_of, spark, es):
     with pytest.raises(Exception, match="does not exist"):
         SINK.prepare(ctx, vertex, frame(spark, 2))
     assert "absent" not in es.indices()
+
+
+def test_change_rows_merge_delete_and_replace_by_key_and_a_restore_finishes_the_copy(plan_of, spark, es):
+    """Primary keys and a change stream, as SeaTunnel's writer: UPDATE_BEFORE skipped, INSERT/UPDATE_AFTER
+    merged into the document (fields the row lacks kept), DELETE deletes, a DELETE then an INSERT of one key
+    leaves the row alone. The rows arrive shuffled over three partitions with their arrival numbers: the sink
+    applies each key's changes in arrival order. The copy runs after the claim: a driver killed there (second
+    ``sink.move``) is finished by the restore. Without primary keys a DELETE row fails the write, nothing staged."""
+    from pyspark.sql import functions as F
+
+    from airflow_provider_seatunnel.spi.rows import ARRIVAL, ROW_KIND
+
+    es.index_docs("cdc", [{"id": i, "name": "old", "extra": "keep"} for i in (1, 2, 3, 4)], ids=["1", "2", "3", "4"])
+    changes = [(10, "a", 0), (1, "old", 1), (1, "new1", 2), (2, "old", 3), (3, "old", 3), (3, "re3", 0),
+               (11, "b", 0), (11, "b", 3), (99, "gone", 3), (10, "a2", 2)]
+    df = spark.createDataFrame([(i, n, k, pos) for pos, (i, n, k) in enumerate(changes)],
+                               f"id bigint, name string, {ROW_KIND} tinyint, {ARRIVAL} bigint")
+    data = {"default": df.repartition(3).withColumn(ROW_KIND, F.col(ROW_KIND).cast("byte"))}
+    options = 'index = "cdc", primary_keys = ["id"]'
+    ctx, vertex = sink_ctx(plan_of, spark, es, options, "C1", fault="sink.move@2+1")
+    info = SINK.prepare(ctx, vertex, data)
+    assert info.tables[0].rows == 6  # one staged operation per key: 10, 1, 2, 3, 11, 99
+    with pytest.raises(faults.InjectedFault):
+        SINK.commit(ctx, vertex, info)
+    assert es.docs("cdc")["2"] == {"id": 2, "name": "old", "extra": "keep"}  # claimed, not copied yet
+    ctx2, _ = sink_ctx(plan_of, spark, es, options, "C1", attempt=2)
+    info2 = SINK.prepare(ctx2, vertex, data)
+    assert info2.tables[0].committed
+    SINK.commit(ctx2, vertex, info2)
+    assert es.docs("cdc") == {"1": {"id": 1, "name": "new1", "extra": "keep"}, "3": {"id": 3, "name": "re3"},
+                              "4": {"id": 4, "name": "old", "extra": "keep"}, "10": {"id": 10, "name": "a2"}}
+    assert staging(es) == []
+
+    ctx3, vertex3 = sink_ctx(plan_of, spark, es, 'index = "cdc_plain"', "C2")
+    with pytest.raises(Exception, match="DELETE row cannot be written without primary_keys"):
+        SINK.prepare(ctx3, vertex3, data)
+    assert es.docs("cdc_plain") == {} and staging(es) == []  # the index of the save mode, no document

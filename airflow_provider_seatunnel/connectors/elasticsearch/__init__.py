@@ -51,7 +51,7 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
     name = "Elasticsearch"
     connection_option = "elasticsearch_conn_id"
     conn_type = "elasticsearch"
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True, deletes=True)
     option_spec = spec("elasticsearch_conn_id", "elasticsearch", easysearch=False)
     description = "Reads documents of indices (a sliced scroll), or writes them exactly once (bulk, then _reindex)."
     #: the copy and its reset are steps after the claim: ``sink.move`` fires before the claim and the copy
