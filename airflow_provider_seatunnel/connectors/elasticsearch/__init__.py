@@ -68,7 +68,7 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """``hosts``, ``username`` and ``password`` from a connection (host with or without a scheme, port,
-        login, password; extra ``scheme``, ``verify_certs``)."""
+        login, password; extra ``scheme``, ``verify_certs``, ``ca_certs``: a PEM file, ``tls_truststore_path``)."""
         extra = conn.extra or {}
         host = str(conn.host or "localhost")
         scheme = str(extra.get("scheme") or ("https" if conn.conn_type.endswith("s") else "http"))
@@ -81,6 +81,8 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
             out["password"] = str(conn.password)
         if str(extra.get("verify_certs", "true")).lower() == "false":
             out["tls_verify_certificate"] = False
+        if extra.get("ca_certs"):
+            out["tls_truststore_path"] = str(extra["ca_certs"])
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
