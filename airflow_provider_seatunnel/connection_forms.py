@@ -115,6 +115,8 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
         "scheme": _field("Scheme", "http or https, for a host given without one (default http)",
                          enum=["http", "https", None]),
         "verify_certs": _flag("Verify certificates", "check the server's TLS certificate (default true)"),
+        "ca_certs": _field("CA certificates file", "a PEM file of the certificates trusted (https), on the machines "
+                           "that run the pipeline"),
     }, {"hidden-fields": ["schema"], "relabeling": {"host": "Host or URL"}, "placeholders": {"port": "9200"}}),
     ("seatunnel_doris", "SeaTunnelDorisConnection", "Doris (Apache SeaTunnel Doris)", {
         "query_port": _field("Query port", "the frontends' MySQL-protocol port (default 9030)", "integer",

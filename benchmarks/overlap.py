@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 MODES = ("together", "staggered", "paused", "lock")
-#: targets whose commit is optimistic (no lock an outsider could hold; Elasticsearch: conditional writes): their
-#: trials cycle the other modes
-NO_OUTSIDE_LOCK = ("Delta", "Iceberg", "Paimon", "Elasticsearch", "RabbitMQ")
+#: targets whose commit is optimistic (no lock an outsider could hold; Elasticsearch, MongoDB: conditional
+#: writes): their trials cycle the other modes
+NO_OUTSIDE_LOCK = ("Delta", "Iceberg", "Paimon", "Elasticsearch", "MongoDB", "RabbitMQ")
 
 
 def modes_for(sink_type: str) -> tuple[str, ...]:

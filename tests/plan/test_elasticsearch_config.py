@@ -103,3 +103,25 @@ def test_the_mapping_gives_seatunnels_types_and_values_javas_text():
     assert java_text(dt.datetime(2024, 1, 2, 10, 0)) == "2024-01-02T10:00"
     assert java_text(dt.datetime(2024, 1, 2, 10, 0, 5, 120000)) == "2024-01-02T10:00:05.120"
     assert java_text(dt.datetime(2024, 1, 2, 10, 0, 0, 1)) == "2024-01-02T10:00:00.000001"
+
+
+def test_a_keyed_staging_operation_becomes_seatunnels_bulk_action_with_every_digit():
+    """What the copy sends per staged key (pure Python): a merge is SeaTunnel's ``update`` with
+    ``doc_as_upsert``, a replace an ``index``, a delete a ``delete`` by id; a DELETE after which the same task
+    upserts the key stages a replace. Decimals read back from the staging keep their digits."""
+    import decimal
+
+    from airflow_provider_seatunnel.connectors.elasticsearch.client import _json
+    from airflow_provider_seatunnel.connectors.elasticsearch.datasource import staged_op
+    from airflow_provider_seatunnel.connectors.elasticsearch.sink import _bulk_lines
+
+    hit = _json(b'{"_id": "7", "_source": {"op": "u", "doc": {"id": 7, "price": 12345678901234567.125}}}', True)
+    update, body = _bulk_lines("t", hit)
+    assert json.loads(update) == {"update": {"_index": "t", "_id": "7"}}
+    assert json.loads(body, parse_float=decimal.Decimal) == {
+        "doc": {"id": 7, "price": decimal.Decimal("12345678901234567.125")}, "doc_as_upsert": True}
+    index, doc = _bulk_lines("t", {"_id": "7", "_source": {"op": "r", "doc": {"id": 7}}})
+    assert json.loads(index) == {"index": {"_index": "t", "_id": "7"}} and json.loads(doc) == {"id": 7}
+    assert [json.loads(x) for x in _bulk_lines("t", {"_id": "7", "_source": {"op": "d"}})] == [
+        {"delete": {"_index": "t", "_id": "7"}}]
+    assert (staged_op(0, False), staged_op(2, False), staged_op(3, False), staged_op(0, True)) == ("u", "u", "d", "r")

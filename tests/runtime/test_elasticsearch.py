@@ -2,7 +2,8 @@
 written as SeaTunnel writes them (with and without primary keys), read back with a sliced scroll at the plan's
 parallelism (types from the mapping, or from a schema with a query), save modes, and the exactly-once protocol:
 a failed write, a driver killed after the claim (rolled forward by the restore), a repeated commit and an
-overtaken older attempt."""
+overtaken older attempt; change rows by primary key (merge, delete, replace); https and basic auth through a TLS
+proxy with an Airflow connection's credentials."""
 
 from __future__ import annotations
 
@@ -158,3 +159,82 @@ def test_error_when_data_exists_and_a_missing_index(plan_of, spark, es):
     with pytest.raises(Exception, match="does not exist"):
         SINK.prepare(ctx, vertex, frame(spark, 2))
     assert "absent" not in es.indices()
+
+
+def test_change_rows_merge_delete_and_replace_by_key_and_a_restore_finishes_the_copy(plan_of, spark, es):
+    """Primary keys and a change stream, as SeaTunnel's writer: UPDATE_BEFORE skipped, INSERT/UPDATE_AFTER
+    merged into the document (fields the row lacks kept), DELETE deletes, a DELETE then an INSERT of one key
+    leaves the row alone. The rows arrive shuffled over three partitions with their arrival numbers: the sink
+    applies each key's changes in arrival order. The copy runs after the claim: a driver killed there (second
+    ``sink.move``) is finished by the restore. Without primary keys a DELETE row fails the write, nothing staged."""
+    from pyspark.sql import functions as F
+
+    from airflow_provider_seatunnel.spi.rows import ARRIVAL, ROW_KIND
+
+    es.index_docs("cdc", [{"id": i, "name": "old", "extra": "keep"} for i in (1, 2, 3, 4)], ids=["1", "2", "3", "4"])
+    changes = [(10, "a", 0), (1, "old", 1), (1, "new1", 2), (2, "old", 3), (3, "old", 3), (3, "re3", 0),
+               (11, "b", 0), (11, "b", 3), (99, "gone", 3), (10, "a2", 2)]
+    df = spark.createDataFrame([(i, n, k, pos) for pos, (i, n, k) in enumerate(changes)],
+                               f"id bigint, name string, {ROW_KIND} tinyint, {ARRIVAL} bigint")
+    data = {"default": df.repartition(3).withColumn(ROW_KIND, F.col(ROW_KIND).cast("byte"))}
+    options = 'index = "cdc", primary_keys = ["id"]'
+    ctx, vertex = sink_ctx(plan_of, spark, es, options, "C1", fault="sink.move@2+1")
+    info = SINK.prepare(ctx, vertex, data)
+    assert info.tables[0].rows == 6  # one staged operation per key: 10, 1, 2, 3, 11, 99
+    with pytest.raises(faults.InjectedFault):
+        SINK.commit(ctx, vertex, info)
+    assert es.docs("cdc")["2"] == {"id": 2, "name": "old", "extra": "keep"}  # claimed, not copied yet
+    ctx2, _ = sink_ctx(plan_of, spark, es, options, "C1", attempt=2)
+    info2 = SINK.prepare(ctx2, vertex, data)
+    assert info2.tables[0].committed
+    SINK.commit(ctx2, vertex, info2)
+    assert es.docs("cdc") == {"1": {"id": 1, "name": "new1", "extra": "keep"}, "3": {"id": 3, "name": "re3"},
+                              "4": {"id": 4, "name": "old", "extra": "keep"}, "10": {"id": 10, "name": "a2"}}
+    assert staging(es) == []
+
+    ctx3, vertex3 = sink_ctx(plan_of, spark, es, 'index = "cdc_plain"', "C2")
+    with pytest.raises(Exception, match="DELETE row cannot be written without primary_keys"):
+        SINK.prepare(ctx3, vertex3, data)
+    assert es.docs("cdc_plain") == {} and staging(es) == []  # the index of the save mode, no document
+
+
+def test_https_and_basic_auth_from_an_airflow_connection(plan_of, spark, es, tmp_path, monkeypatch):
+    """Through a real TLS proxy requiring basic auth (tests/tls_proxy.py) in front of the node: the sink's driver
+    and Spark workers log in with an Airflow connection's credentials over https, trusting the proxy's certificate
+    from the connection's ``ca_certs``; the password reaches no plan. A wrong password is refused (401, named,
+    the password not in the message), an untrusted certificate too unless ``tls_verify_certificate = false``."""
+    import json
+
+    from airflow_provider_seatunnel.connectors.elasticsearch.client import Client, SearchError
+    from airflow_provider_seatunnel.connectors.elasticsearch.options import Endpoint
+    from airflow_provider_seatunnel.hooks.seatunnel import with_connections
+    from tests import tls_proxy
+
+    secret = "s3cret-Pa55"
+    with tls_proxy.running(es.url, "writer", secret, tmp_path) as proxy:
+        port = int(proxy.url.rsplit(":", 1)[1])
+        monkeypatch.setenv("AIRFLOW_CONN_SEARCH", json.dumps({
+            "conn_type": "elasticsearch", "host": "127.0.0.1", "port": port, "login": "writer", "password": secret,
+            "extra": {"scheme": "https", "ca_certs": str(proxy.ca)}}))
+        plan = plan_of("""
+            env { job.mode = "BATCH" }
+            source { FakeSource { plugin_output = "fake", schema = { fields { id = bigint, name = string } } } }
+            sink { Elasticsearch { plugin_input = "fake", elasticsearch_conn_id = "search", index = "secure",
+                                   primary_keys = ["id"], parallelism = 2 } }
+        """)
+        resolved = with_connections(plan)
+        assert secret not in json.dumps(plan.to_dict()) and secret not in json.dumps(resolved.to_dict())
+        pipeline = resolved.pipelines[0]
+        ctx = RunContext(spark, resolved, pipeline, "TLS1")
+        vertex = next(v for v in pipeline.vertices if v.kind == "sink")
+        SINK.commit(ctx, vertex, SINK.prepare(ctx, vertex, frame(spark, 5)))
+        assert sorted(es.docs("secure")) == ["0", "1", "2", "3", "4"]
+        assert proxy.seen and len(set(proxy.seen)) == 1 and proxy.seen[0].startswith("Basic ")
+
+        with pytest.raises(SearchError, match="answered 401") as refused:
+            Client(Endpoint((proxy.url,), "writer", "wrong-one", truststore=str(proxy.ca))).request("GET", "/")
+        assert "wrong-one" not in str(refused.value)
+        with pytest.raises(SearchError, match="CERTIFICATE_VERIFY_FAILED"):
+            Client(Endpoint((proxy.url,), "writer", secret), tries=1).request("GET", "/")
+        _, root = Client(Endpoint((proxy.url,), "writer", secret, verify_certificate=False)).request("GET", "/")
+        assert root["version"]["distribution"] == "opensearch"

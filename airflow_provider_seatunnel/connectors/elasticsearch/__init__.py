@@ -51,7 +51,7 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
     name = "Elasticsearch"
     connection_option = "elasticsearch_conn_id"
     conn_type = "elasticsearch"
-    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True)
+    capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), inserts_only=True, deletes=True)
     option_spec = spec("elasticsearch_conn_id", "elasticsearch", easysearch=False)
     description = "Reads documents of indices (a sliced scroll), or writes them exactly once (bulk, then _reindex)."
     #: the copy and its reset are steps after the claim: ``sink.move`` fires before the claim and the copy
@@ -68,7 +68,7 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """``hosts``, ``username`` and ``password`` from a connection (host with or without a scheme, port,
-        login, password; extra ``scheme``, ``verify_certs``)."""
+        login, password; extra ``scheme``, ``verify_certs``, ``ca_certs``: a PEM file, ``tls_truststore_path``)."""
         extra = conn.extra or {}
         host = str(conn.host or "localhost")
         scheme = str(extra.get("scheme") or ("https" if conn.conn_type.endswith("s") else "http"))
@@ -81,6 +81,8 @@ class Elasticsearch(Connector, SchemaInference, BatchSource, FromConnection):
             out["password"] = str(conn.password)
         if str(extra.get("verify_certs", "true")).lower() == "false":
             out["tls_verify_certificate"] = False
+        if extra.get("ca_certs"):
+            out["tls_truststore_path"] = str(extra["ca_certs"])
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:

@@ -11,6 +11,7 @@ request body, which may hold data).
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 import ssl
 import time
@@ -58,8 +59,9 @@ def _context(endpoint: Endpoint) -> ssl.SSLContext | None:
 class Client:
     """One cluster's REST API; thread-safe (no state but settings)."""
 
-    def __init__(self, endpoint: Endpoint, tries: int = 3, timeout: float | None = 120.0):
-        self.endpoint, self.tries, self.timeout = endpoint, max(1, tries), timeout
+    def __init__(self, endpoint: Endpoint, tries: int = 3, timeout: float | None = 120.0, exact: bool = False):
+        """``exact``: JSON fractions read as ``Decimal`` (a copy that writes them again keeps every digit)."""
+        self.endpoint, self.tries, self.timeout, self.exact = endpoint, max(1, tries), timeout, exact
         self._context = _context(endpoint)
         self._auth = None
         if endpoint.username is not None:
@@ -94,7 +96,7 @@ class Client:
             req.add_header("Authorization", self._auth)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=self._context) as answer:
-                return answer.status, _json(answer.read(MAX_ANSWER + 1))
+                return answer.status, _json(answer.read(MAX_ANSWER + 1), self.exact)
         except urllib.error.HTTPError as e:
             found = _json(e.read(MAX_ANSWER + 1))
             if e.code in ok:
@@ -138,13 +140,13 @@ def quote(name: str) -> str:
     return urllib.parse.quote(name, safe="*,")
 
 
-def _json(raw: bytes) -> Any:
+def _json(raw: bytes, exact: bool = False) -> Any:
     if len(raw) > MAX_ANSWER:
         raise SearchError(f"an answer of more than {MAX_ANSWER} bytes was refused")
     if not raw:
         return {}
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_float=decimal.Decimal) if exact else json.loads(raw)
     except ValueError:
         return {"error": raw[:200].decode("utf-8", "replace")}
 

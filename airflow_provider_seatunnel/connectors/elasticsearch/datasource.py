@@ -11,7 +11,12 @@ whose name Spark's redaction rule matches: plans and the UI show it as ``*******
 * Staging: each write task bulk-indexes its rows (``max_batch_size`` per request, ``max_retry_count``
   tries) into the attempt's hidden staging index, each with its final ``_id``: the primary keys joined
   by ``key_delimiter``, else an id of the commit, token, partition and position, so a retried task
-  overwrites its own documents rather than adding to them.
+  overwrites its own documents rather than adding to them. Row kinds as SeaTunnel's writer treats them:
+  UPDATE_BEFORE rows are skipped; with primary keys each key's staging document is the operation the copy
+  applies to the target (:func:`staged_op`): ``u`` merge the row (INSERT, UPDATE_AFTER: SeaTunnel's
+  ``doc_as_upsert``), ``d`` delete the document (DELETE), ``r`` replace it (a row after a DELETE of its key
+  in the same task: the delete then the upsert); the task's last row of a key wins. Without primary keys a
+  DELETE row has no document to name and fails the task (SeaTunnel's bulk request fails on it too).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError, PipelineError
+from ...spi.rows import ROW_KIND
 from ...spi.schema import DataType, parse_fields
 from ..values import ValueFormatError, convert, to_json
 from .client import Client, SearchError, quote
@@ -128,9 +134,26 @@ class StagedPart(WriterCommitMessage):
     rows: int
 
 
+#: row kinds (``spi.rows``)
+_UPDATE_BEFORE, _DELETE = 1, 3
+#: the operations of a keyed staging document: merge the row, replace the document, delete it
+MERGE, REPLACE, DELETE = "u", "r", "d"
+
+
+def staged_op(kind: int, deleted_before: bool) -> str:
+    """The operation a keyed row stages: DELETE deletes; an upsert merges, or replaces the document when
+    the same task deleted its key before (SeaTunnel's delete then ``doc_as_upsert`` leaves the row alone)."""
+    if kind == _DELETE:
+        return DELETE
+    return REPLACE if deleted_before else MERGE
+
+
 class _Writer(DataSourceWriter):
     def __init__(self, spec: dict[str, Any], names: list[str]):
-        self.spec, self.names = spec, names
+        self.spec = spec
+        self.kind_at = names.index(ROW_KIND) if ROW_KIND in names else None
+        self.data = [i for i, n in enumerate(names) if n != ROW_KIND]
+        self.names = [names[i] for i in self.data]
 
     def _ids(self, partition: int) -> Any:
         spec = self.spec
@@ -149,14 +172,29 @@ class _Writer(DataSourceWriter):
         partition = task.partitionId() if task is not None else 0
         client = Client(Endpoint.from_json(spec["endpoint"]), tries=int(spec["max_retry_count"]))
         id_of = self._ids(partition)
+        keyed = bool(spec["primary_keys"])
+        deleted: set[str] = set()  # keys this task deleted (bounded by its DELETE rows)
         batch, rows, lines = max(1, int(spec["max_batch_size"])), 0, []
         action = {"index": {"_index": spec["staging"]}}
-        for row in iterator:
+        for full in iterator:
+            kind = int(full[self.kind_at] or 0) if self.kind_at is not None else 0
+            if kind == _UPDATE_BEFORE:
+                continue
+            row = [full[i] for i in self.data]
+            if kind == _DELETE and not keyed:
+                raise DataError("a DELETE row cannot be written without primary_keys (no document id names the "
+                                "document to delete): set primary_keys, or filter the row kinds out")
             try:
-                action["index"]["_id"] = id_of(row, rows)
+                action["index"]["_id"] = key = id_of(row, rows)
             except ValueError as e:
                 raise DataError(str(e)) from None
-            lines.append(json.dumps(action).encode() + b"\n" + to_json(document(self.names, row)).encode() + b"\n")
+            doc: dict[str, Any] = document(self.names, row)
+            if keyed:
+                op = staged_op(kind, key in deleted)
+                if op == DELETE:
+                    deleted.add(key)
+                doc = {"op": op} if op == DELETE else {"op": op, "doc": doc}
+            lines.append(json.dumps(action).encode() + b"\n" + to_json(doc).encode() + b"\n")
             rows += 1
             if len(lines) >= batch:
                 _send(client, lines)

@@ -103,8 +103,11 @@ DEVIATIONS = (
     "batch directly, at least once",
     "sink without primary_keys: each row gets an id derived from the commit, the attempt and its position, "
     "so a finished copy replays to the same documents (SeaTunnel lets the server generate ids)",
-    "sink with primary_keys: a document is replaced by the row (index), not merged into (doc_as_upsert); "
-    "DELETE and UPDATE_BEFORE rows are written as plain rows (the engine counts them)",
+    "sink with primary_keys: each key's last change of a write task is staged and applied by the copy "
+    "(merge with doc_as_upsert, delete, or a replace for a DELETE then INSERT of one key), so a key changed "
+    "twice in one commit is written once; SeaTunnel sends every change",
+    "sink without primary_keys: a DELETE row fails the write, nothing is committed (SeaTunnel's bulk request "
+    "names no document id and fails too); UPDATE_BEFORE rows are skipped, UPDATE_AFTER rows added (as SeaTunnel)",
     "sink index with a ${field} of the row (one index per value): plans, cannot run here",
     "DROP_DATA and RECREATE_SCHEMA take effect when the commit copies the rows, not before the job writes",
     "index_type is ignored: Elasticsearch 7+, 8 and OpenSearch have no mapping types",

@@ -14,10 +14,13 @@ to the same state. The sink builds the engine's protocol from those:
   ``MISMATCH`` when the staging holds other than the rows staged (without primary keys; with them rows of
   one key collapse into one document); otherwise the **claim**, one conditional write of
   ``state=claimed`` under the attempt's token, is the commit point: from then on the copy is decided and
-  a restore finishes it. The copy is one ``_reindex`` from the staging into the target (ids kept, so a
-  copy repeated after a crash lands the same documents once), after DROP_DATA's delete of the target's
-  documents (RECREATE_SCHEMA: the index dropped and created); then ``state=committed`` and the staging
-  index deleted. ``sink.move`` fires before the claim and before the copy.
+  a restore finishes it. The copy, after DROP_DATA's delete of the target's documents (RECREATE_SCHEMA:
+  the index dropped and created): without primary keys one ``_reindex`` from the staging into the target
+  (ids kept, so a copy repeated after a crash lands the same documents once); with primary keys the
+  staged operation of each key (:func:`apply_ops`: merge with ``doc_as_upsert``, replace, delete), sent
+  by bulk requests from a scroll of the staging: each operation ends in the same document however often
+  it is repeated. Then ``state=committed`` and the staging index deleted. ``sink.move`` fires before the
+  claim and before the copy.
 * **Save modes** (:meth:`ElasticsearchSinkVerbs.apply_save_modes`): once per run and target (a marker
   document in :data:`COMMITS`): ``ERROR_WHEN_SCHEMA_NOT_EXIST`` and ``ERROR_WHEN_DATA_EXISTS`` fail the
   run, ``CREATE_SCHEMA_WHEN_NOT_EXIST`` creates the index (dynamic mapping, as SeaTunnel's catalog
@@ -30,6 +33,7 @@ loss, with or without primary keys.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -39,9 +43,11 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.pysources import register_once
-from ...spi.rows import data_only
+from ...spi.rows import ARRIVAL, ROW_KIND, data_columns
+from ...spi.rows import quote as column
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
+from ..values import to_json
 from .client import Client, SearchError, quote
 from .options import Endpoint, SearchOptions
 
@@ -52,6 +58,8 @@ COMMITS = "seatunnel_commits"
 STAGING_PREFIX = "seatunnel_staging_"
 _HIDDEN = {"settings": {"index": {"hidden": True, "number_of_shards": 1, "auto_expand_replicas": "0-1"}}}
 _TRIES = 20
+#: documents per page and bulk request of a keyed copy, at least
+_COPY_BATCH = 500
 
 
 def staging_index(commit_key: str, token: int) -> str:
@@ -145,7 +153,9 @@ def roll_forward(client: Client, key: str, doc: CommitDoc) -> int:
     if src.get("reset"):
         _reset(client, target, str(src["reset"]))
     copied = 0
-    if client.exists(staging):
+    if client.exists(staging) and src.get("ops"):
+        copied = apply_ops(client, staging, target, int(src.get("batch") or _COPY_BATCH))
+    elif client.exists(staging):
         _, answer = client.request("POST", "/_reindex", {"source": {"index": staging}, "dest": {"index": target}},
                                    params={"refresh": "true", "wait_for_completion": "true"})
         failures = answer.get("failures") or []
@@ -162,6 +172,45 @@ def roll_forward(client: Client, key: str, doc: CommitDoc) -> int:
         _mark(client, str(src["marker"]), {"reset_done": True})
     client.delete_index(staging)
     return copied
+
+
+def _bulk_lines(target: str, hit: Mapping[str, Any]) -> list[bytes]:
+    """The bulk action of one staged operation on the target (its ``_id`` kept)."""
+    meta = {"_index": target, "_id": hit["_id"]}
+    source = hit.get("_source") or {}
+    op = source.get("op")
+    if op == "d":
+        return [json.dumps({"delete": meta}).encode()]
+    doc = to_json(source.get("doc") or {}).encode()
+    if op == "r":
+        return [json.dumps({"index": meta}).encode(), doc]
+    return [json.dumps({"update": meta}).encode(), b'{"doc": ' + doc + b', "doc_as_upsert": true}']
+
+
+def apply_ops(client: Client, staging: str, target: str, batch: int) -> int:
+    """Apply a keyed staging's operations to ``target`` (scrolled in pages of ``batch``, one bulk request a
+    page); every operation is idempotent, so a restore repeats a half-done copy safely. The count applied."""
+    _ensure(client, target)
+    client = Client(client.endpoint, client.tries, client.timeout, exact=True)  # decimals kept to the digit
+    body = {"size": batch, "query": {"match_all": {}}, "sort": ["_doc"]}
+    _, page = client.request("POST", f"/{quote(staging)}/_search", body, params={"scroll": "5m"})
+    scroll_id, applied = page.get("_scroll_id"), 0
+    try:
+        while hits := (page.get("hits") or {}).get("hits") or []:
+            lines = [line + b"\n" for hit in hits for line in _bulk_lines(target, hit)]
+            errors = client.bulk(lines)
+            if errors:
+                raise SearchError(f"copying {staging} into {target}: {len(errors)} document(s) refused, the first: "
+                                  f"{errors[0]}")
+            applied += len(hits)
+            _, page = client.request("POST", "/_search/scroll", {"scroll": "5m", "scroll_id": scroll_id})
+            scroll_id = page.get("_scroll_id", scroll_id)
+    finally:
+        if scroll_id:
+            with contextlib.suppress(SearchError):
+                client.request("DELETE", "/_search/scroll", {"scroll_id": [scroll_id]}, ok=(404,))
+    client.refresh(target)
+    return applied
 
 
 def _mark(client: Client, marker: str, fields: Mapping[str, Any]) -> None:
@@ -206,12 +255,18 @@ def stage(ctx: RunContext, vertex: Vertex, options: SearchOptions, commit: Commi
     from .datasource import NAME, SPEC_OPTION, ElasticsearchDataSource
 
     assert options.endpoint is not None
+    from pyspark.sql import functions as F
+
     client = Client(options.endpoint, options.max_retry_count)
-    data = data_only(df)
-    target = target_index(options, commit.table, list(data.columns))
-    missing = [k for k in options.primary_keys if k not in data.columns]
+    columns = data_columns(df)
+    target = target_index(options, commit.table, columns)
+    missing = [k for k in options.primary_keys if k not in columns]
     if missing:
-        raise RuntimeConfigError(f"primary_keys {missing} are not fields of the rows ({', '.join(data.columns)})")
+        raise RuntimeConfigError(f"primary_keys {missing} are not fields of the rows ({', '.join(columns)})")
+    if options.primary_keys and ARRIVAL in df.columns:  # changes shuffled: each key's in one task, in order
+        keys = [F.col(column(k)) for k in options.primary_keys]
+        df = df.repartition(max(1, int(vertex.parallelism)), *keys).sortWithinPartitions(ARRIVAL)
+    data = df.select(*[F.col(column(c)) for c in columns], *([F.col(ROW_KIND)] if ROW_KIND in df.columns else []))
     staging = staging_index(commit.key, token)
     client.delete_index(staging)  # a killed write of this same token: begin again
     _ensure(client, staging, {"settings": {"index": {"hidden": True, "number_of_shards": 1,
@@ -226,6 +281,7 @@ def stage(ctx: RunContext, vertex: Vertex, options: SearchOptions, commit: Commi
     log.info("Elasticsearch %s: staged %d document(s) for %s in %s", vertex.ref, staged_docs, target, staging)
     return Staged(commit, token, f"{options.endpoint.label} index {target!r}", staged_docs, ((staging, staged_docs),),
                   {"staging": staging, "index": target, "keyed": bool(options.primary_keys),
+                   "batch": max(options.max_batch_size, _COPY_BATCH),
                    "marker": marker_key(ctx, vertex, target)})
 
 
@@ -252,6 +308,7 @@ def publish(ctx: RunContext, vertex: Vertex, endpoint: Endpoint, staged: Staged)
             return Published(Outcome.MISMATCH, found=found, where=f"index {d['staging']}", expected=staged.rows)
         claim = {**doc.source, "state": "claimed", "staging": d["staging"], "target": d["index"],
                  "rows": staged.rows, "reset": pending_reset(client, str(d["marker"])), "marker": d["marker"],
+                 "ops": bool(d.get("keyed")), "batch": int(d.get("batch") or 1000),
                  "run_id": ctx.run_id, "sink": vertex.ref, "attempt": ctx.attempt}
         if not commits.write(key, claim, doc):
             continue  # a newer attempt took a token meanwhile: read again
