@@ -123,12 +123,14 @@ def _jars_version(directory: Path) -> str | None:
 
 
 def _distributions(site: Path) -> dict[str, str]:
-    """The versions of the distributions in :data:`DISTRIBUTIONS` installed in ``site``."""
+    """The versions of the distributions in :data:`DISTRIBUTIONS` installed in ``site``: only the
+    metadata directories named for them are read (not every distribution's metadata in ``site``)."""
     out: dict[str, str] = {}
-    for dist in importlib.metadata.distributions(path=[str(site)]):
-        name = str(dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name in DISTRIBUTIONS and name not in out:
-            out[name] = dist.version
+    for wanted in DISTRIBUTIONS:
+        for dist in importlib.metadata.distributions(name=wanted, path=[str(site)]):
+            name = str(dist.metadata["Name"] or "").lower().replace("_", "-")
+            if name in DISTRIBUTIONS and name not in out:
+                out[name] = dist.version
     return out
 
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: Settings every pipeline session needs (SeaTunnel's ``time`` type is Spark's TIME).
+#: Settings every pipeline session needs (SeaTunnel's ``time`` type is Spark's TIME). ``upper`` and
+#: ``lower`` map case with the JVM's ``String`` methods, as SeaTunnel's Sql transform does, not with
+#: ICU (which also builds its case tables in each driver: over a CPU second at a small job's first
+#: ``upper``). A job's ``env`` sets any of them otherwise.
 BASE_CONF = {
     "spark.sql.timeType.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
+    "spark.sql.icu.caseMappings.enabled": "false",
 }
 
 

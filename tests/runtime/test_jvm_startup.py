@@ -1,6 +1,6 @@
 """The driver JVM's start-up settings (runtime/jvm_startup.py): the class-data sharing archive (made once,
-published only whole, keyed by Java and Spark, the user's own choice winning) and no UI for a local
-master. Unit tests on a stand-in Java and Spark home, and one run of a job with the archive."""
+published only whole, keyed by Java and Spark, the user's own choice winning), no UI and the later
+server compiler for a local master. Unit tests on a stand-in Java and Spark home, and one run of a job with the archive."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_the_users_sharing_choice_wins_and_other_java_options_are_kept(homes):
     for own in ("-Xshare:off", "-XX:SharedArchiveFile=/mine.jsa", "-Dx=1 -XX:ArchiveClassesAtExit=/mine.jsa"):
         assert js.archive_for({js.JAVA_OPTIONS: own}, {}, homes) is None
         assert js.archive_for({}, {js.JAVA_OPTIONS: own}, homes) is None  # spark-defaults.conf's
-        conf = js.startup_conf({js.JAVA_OPTIONS: own}, {}, "local[2]", js.ClassArchive(Path("/a.jsa")))
+        conf = js.startup_conf({js.JAVA_OPTIONS: own}, {}, "yarn", js.ClassArchive(Path("/a.jsa")))
         assert conf[js.JAVA_OPTIONS] == own
     archive = js.archive_for({js.JAVA_OPTIONS: "-Dx=1"}, {}, homes)
     assert archive is not None
@@ -124,12 +124,41 @@ def test_the_users_sharing_choice_wins_and_other_java_options_are_kept(homes):
 
 
 def test_the_ui_is_off_for_a_local_master_unless_set():
-    assert js.startup_conf({}, {}, "local[*]", None) == {js.UI_ENABLED: "false"}
-    assert js.startup_conf({}, {}, "local", None) == {js.UI_ENABLED: "false"}
-    assert js.startup_conf({js.UI_ENABLED: "true"}, {}, "local[2]", None) == {js.UI_ENABLED: "true"}
-    assert js.startup_conf({}, {js.UI_ENABLED: "true"}, "local[2]", None) == {}  # spark-defaults.conf's wins
+    assert js.startup_conf({}, {}, "local[*]", None)[js.UI_ENABLED] == "false"
+    assert js.startup_conf({}, {}, "local", None)[js.UI_ENABLED] == "false"
+    assert js.startup_conf({js.UI_ENABLED: "true"}, {}, "local[2]", None)[js.UI_ENABLED] == "true"
+    assert js.UI_ENABLED not in js.startup_conf({}, {js.UI_ENABLED: "true"}, "local[2]", None)  # spark-defaults.conf's wins
     for cluster in ("yarn", "spark://h:7077", "k8s://https://h:6443", None):
         assert js.UI_ENABLED not in js.startup_conf({}, {}, cluster, None)
+
+
+def test_a_local_driver_compiles_with_the_server_compiler_later_unless_the_job_chooses():
+    """The later server compiler (LATE_C2) goes to a local master's driver, after the job's own options and
+    the archive's; a cluster's driver, and options that already choose how the JVM compiles, get none."""
+    archive = js.ClassArchive(Path("/a.jsa"))
+    assert js.startup_conf({}, {}, "local[*]", None)[js.JAVA_OPTIONS] == js.LATE_C2
+    assert js.startup_conf({js.JAVA_OPTIONS: "-Xmx2g"}, {}, "local[2]", archive)[js.JAVA_OPTIONS] == (
+        f"-Xmx2g {archive.java_option} {js.LATE_C2}")
+    assert js.startup_conf({}, {js.JAVA_OPTIONS: "-Dsite=1"}, "local", None)[js.JAVA_OPTIONS] == f"-Dsite=1 {js.LATE_C2}"
+    for cluster in ("yarn", "spark://h:7077", None):
+        assert js.startup_conf({}, {}, cluster, archive)[js.JAVA_OPTIONS] == archive.java_option
+    for own in ("-XX:TieredStopAtLevel=1", "-Dx=1 -XX:-TieredCompilation", "-XX:Tier4InvocationThreshold=5000",
+                "-XX:CompileThresholdScaling=0.5", "-Xint", "-Xmx1g -Xcomp"):
+        assert js.chooses_compilation(own)
+        assert js.startup_conf({js.JAVA_OPTIONS: own}, {}, "local[2]", None)[js.JAVA_OPTIONS] == own
+        assert js.JAVA_OPTIONS not in js.startup_conf({}, {js.JAVA_OPTIONS: own}, "local[2]", None)
+    for other in ("", "-Xmx2g -XX:+UseG1GC", "-Dname=-Xint2", "-XX:MaxInlineLevel=15"):
+        assert not js.chooses_compilation(other)
+
+
+def test_this_java_accepts_the_late_compiler_options():
+    """The options are the running Java's own (no -XX:+IgnoreUnrecognizedVMOptions here): a JVM that did
+    not know one would refuse to start."""
+    java = js.java_executable(os.environ)
+    if java is None:
+        pytest.skip("no java")
+    proc = subprocess.run([str(java), *js.LATE_C2.split(), "-version"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_spark_defaults_are_read_as_spark_submit_reads_them(tmp_path):
@@ -158,7 +187,8 @@ def test_the_launch_writes_the_start_up_settings_into_the_properties_file(tmp_pa
     cmd, _ = local_launch(sub, "local[1]", tmp_path / "p.properties", archive)
     lines = (tmp_path / "p.properties").read_text().splitlines()
     assert cmd[cmd.index("--properties-file") + 1] == str(tmp_path / "p.properties")
-    assert {"spark.ui.enabled false", f"spark.driver.extraJavaOptions -XX:SharedArchiveFile={archive.path}"} <= set(lines)
+    assert {"spark.ui.enabled false",
+            f"spark.driver.extraJavaOptions -XX:SharedArchiveFile={archive.path} {js.LATE_C2}"} <= set(lines)
     assert not any("ArchiveClasses" in part or "SharedArchive" in part for part in cmd)  # only in the file
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from airflow_provider_seatunnel.runtime.launcher import (
     APP_FILE,
+    LAUNCHER_JAVA_OPTIONS,
     Submission,
     default_run_id,
     pipeline_drivers,
@@ -107,6 +108,7 @@ def test_one_submission_no_secret_on_the_command_line(tmp_path, plan_of):
                                     "--attempt", "2", "--metrics-file", str(tmp_path / "m.json"))
     assert sub.conf["spark.hadoop.fs.s3a.secret.key"] == "s3cr3t-value" and sub.conf["spark.ui.enabled"] == "false"
     assert {"SPARK_HOME", "PYSPARK_PYTHON", "PATH"} <= set(sub.env)
+    assert sub.env["SPARK_LAUNCHER_OPTS"] == os.environ.get("SPARK_LAUNCHER_OPTS", LAUNCHER_JAVA_OPTIONS)
     cmd = submit_command(plan, p, plan_file, "run-1", "local[1]", tmp_path / "m.json", 2)
     assert "s3cr3t-value" not in " ".join(cmd) and "--conf" not in cmd  # every env setting: the properties file
     props = plan_file.parent / f"pipeline-{p.task_id}.properties"
@@ -158,6 +160,22 @@ def test_an_existing_work_dir_keeps_its_mode_and_the_plan_file_stays_private(tmp
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     fresh = write_plan_file(plan, tmp_path / "new" / "work")
     assert stat.S_IMODE(fresh.parent.stat().st_mode) == 0o700
+
+
+def test_case_mappings_are_the_jvms_as_seatunnels_unless_the_job_sets_them():
+    """SeaTunnel's Sql ``upper``/``lower`` are Java's ``String`` methods: Spark's without ICU."""
+    from airflow_provider_seatunnel.runtime.session import spark_conf
+
+    assert spark_conf({})["spark.sql.icu.caseMappings.enabled"] == "false"
+    assert spark_conf({"spark.sql.icu.caseMappings.enabled": True})["spark.sql.icu.caseMappings.enabled"] == "true"
+
+
+def test_the_launcher_jvm_options_are_ours_unless_set(monkeypatch):
+    from airflow_provider_seatunnel.runtime.launcher import submit_environment
+
+    monkeypatch.delenv("SPARK_LAUNCHER_OPTS", raising=False)
+    assert submit_environment()["SPARK_LAUNCHER_OPTS"] == LAUNCHER_JAVA_OPTIONS
+    assert submit_environment({"SPARK_LAUNCHER_OPTS": "-Xss2m"})["SPARK_LAUNCHER_OPTS"] == "-Xss2m"
 
 
 def test_default_run_ids_started_in_the_same_second_differ():
