@@ -155,13 +155,31 @@ def offsets_for_time(config: Mapping[str, str], partitions: Mapping[str, int], m
     return {(tp.topic, tp.partition): tp.offset for tp in found}
 
 
-def commit_group(config: Mapping[str, str], group: str, offsets: Mapping[tuple[str, int], int]) -> None:
-    """Commit ``offsets`` (the next offset to read per partition) for ``group``."""
+def commit_group(config: Mapping[str, str], group: str, offsets: Mapping[tuple[str, int], int],
+                 metadata: str | None = None) -> None:
+    """Commit ``offsets`` (the next offset to read per partition) for ``group``, each with ``metadata``."""
     if not offsets:
         return
     ck = require()
     reader = consumer(config, group)
     try:
-        reader.commit(offsets=[ck.TopicPartition(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+        parts = [ck.TopicPartition(t, p, o) if metadata is None else ck.TopicPartition(t, p, o, metadata)
+                 for (t, p), o in offsets.items()]
+        reader.commit(offsets=parts, asynchronous=False)
     finally:
         reader.close()
+
+
+def tagged_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int],
+                   metadata: str) -> dict[tuple[str, int], int]:
+    """The offsets ``group`` committed with ``metadata`` (others are left out)."""
+    ck = require()
+    reader = consumer(config, group)
+    try:
+        wanted = [ck.TopicPartition(t, p) for t, n in partitions.items() for p in range(n)]
+        found = reader.committed(wanted, timeout=TIMEOUT_S) if wanted else []
+    except Exception as e:
+        raise KafkaUnavailable(f"cannot read the offsets consumer group {group!r} committed: {e}") from e
+    finally:
+        reader.close()
+    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0 and tp.metadata == metadata}

@@ -134,6 +134,29 @@ def _empty(ctx: RunContext, spec: TopicSpec) -> Any:
     return decode(raw, spec)
 
 
+def _pinned_end(ctx: RunContext, vertex: Vertex, opts: SourceOptions, config: Mapping[str, str],
+                parts: Mapping[str, int], start: Mapping[tuple[str, int], int],
+                end: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """Where this run's read ends: where an earlier attempt of the same run ended it, else ``end`` (the
+    offsets seen now), recorded before anything is read. A restore whose sinks find the run committed
+    writes nothing, then acknowledges what it read: reading further than the attempt that committed would
+    move ``consumer.group`` past records no sink wrote. The record: a side consumer group of this source
+    (``<consumer.group>.seatunnel-read-to.<pipeline and source>``) committed at the end offsets, tagged with
+    the run (a hash: no run id reaches the broker)."""
+    import hashlib
+
+    which = hashlib.sha256(f"{ctx.pipeline_key}\0{vertex.id}".encode()).hexdigest()[:12]
+    side = f"{opts.group}.seatunnel-read-to.{which}"
+    tag = hashlib.sha256(f"{ctx.run_id}\0{ctx.pipeline_key}\0{vertex.id}".encode()).hexdigest()[:32]
+    pinned = kc.tagged_offsets(config, side, parts, tag)
+    if pinned:
+        log.info("Kafka %s: an earlier attempt of this run read up to %s: reading the same range", vertex.ref,
+                 _offsets_json(pinned))
+        return {tp: pinned.get(tp, start[tp]) for tp in end}  # a partition new since then: none of it
+    kc.commit_group(config, side, end, metadata=tag)
+    return end
+
+
 def _read_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: TopicSpec) -> Any:
     config = kc.librdkafka_config(opts.bootstrap, opts.client)
     parts = kc.topics_of(config, spec.topics, spec.pattern)
@@ -146,6 +169,9 @@ def _read_table(ctx: RunContext, vertex: Vertex, opts: SourceOptions, spec: Topi
     marks = kc.watermarks(config, parts)
     start = start_offsets(opts, config, parts, marks)
     end = {tp: hi for tp, (_lo, hi) in marks.items()}
+    if opts.commit_on_checkpoint:
+        end = _pinned_end(ctx, vertex, opts, config, parts, start, end)
+        start = {tp: min(offset, end[tp]) for tp, offset in start.items()}
     _READ_TO.setdefault((ctx.run_id, ctx.pipeline_key, vertex.id), {}).update(end)
     total = sum(end[tp] - start[tp] for tp in marks)
     log.info("Kafka %s: reading %s (%d partition(s), start_mode %s): offsets %s to %s, at most %d record(s)",
