@@ -281,3 +281,21 @@ def test_a_data_error_inside_a_spark_task_stays_deterministic(plan_of, spark, re
     classified = error_from(info.value, "source[0] Redis", "p")
     assert isinstance(classified, DataError) and classified.deterministic
     assert "is not JSON" in classified.cause
+
+
+def test_a_streaming_pipeline_writes_each_micro_batch(spark, redis_server, r, write_conf, tmp_path):
+    """A micro-batch's rows belong to a session of their own (cloned when the query started): the sink's
+    Python data source is registered with that session, not only with the pipeline's."""
+    from airflow_provider_seatunnel.plan import compile_job
+    from airflow_provider_seatunnel.runtime.executor import RunContext
+    from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+
+    text = f"""
+        env {{ job.mode = "STREAMING", parallelism = 1, checkpoint.root = "{tmp_path}/cp",
+               streaming.trigger = "available_now" }}
+        source {{ {fake()} }}
+        sink {{ Redis {{ plugin_input = "fake", {redis_server.options()}, key = "streamed", data_type = list }} }}
+    """
+    plan = compile_job(write_conf(text, "stream.conf"), None, use_cache=False)
+    metrics = run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], "stream-1"))
+    assert metrics["write_count"] == len(ROWS) == r.llen("streamed")

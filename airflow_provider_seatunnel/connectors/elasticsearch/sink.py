@@ -274,7 +274,7 @@ def stage(ctx: RunContext, vertex: Vertex, options: SearchOptions, commit: Commi
     spec = {"endpoint": options.endpoint.to_json(), "staging": staging, "commit_key": commit.key, "token": token,
             "primary_keys": list(options.primary_keys), "key_delimiter": options.key_delimiter,
             "max_batch_size": options.max_batch_size, "max_retry_count": options.max_retry_count}
-    register_once(ctx.spark, ElasticsearchDataSource)
+    register_once(data.sparkSession, ElasticsearchDataSource)  # a micro-batch's: a session of its own
     data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
     client.refresh(staging)
     staged_docs = client.count(staging)

@@ -117,7 +117,7 @@ class InfluxSinkVerbs:
                 "partitions": data.rdd.getNumPartitions(), "batch_size": options.batch_size,
                 "write_timeout": options.write_timeout, "max_retries": options.max_retries,
                 "backoff_ms": options.backoff_ms, "max_backoff_ms": options.max_backoff_ms}
-        _register(ctx.spark)
+        _register(data.sparkSession)  # a micro-batch's rows belong to a session of their own
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         parts = staging.read_manifest(endpoint, commit_id.key, token) or []
         target = f"{endpoint.label}/{options.database} measurement {measurement!r}"

@@ -107,7 +107,7 @@ class MongoSinkVerbs:
         stage = log_.stage_name(commit.key, token)
         spec = {**_base(options), "stage": stage, "primary_key": list(options.primary_key),
                 "upsert": options.upsert, "batch": options.batch}
-        _register(ctx.spark)
+        _register(df.sparkSession)  # a micro-batch's rows belong to a session of their own
         columns = [F.col(quote(c)) for c in data_columns(df)]
         kind = [F.col(ROW_KIND)] if ROW_KIND in df.columns else []
         df.select(*columns, *kind).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()

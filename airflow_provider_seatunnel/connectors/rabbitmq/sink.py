@@ -86,11 +86,7 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: RabbitOptions
                 df.write.format("noop").mode("overwrite").save()
                 continue
             rows = ctx.with_write_faults(vertex, df)
-            session = rows.sparkSession  # a micro-batch's rows belong to a session of their own
-            if session is ctx.spark:
-                register_once(session, RabbitMQDataSource)
-            else:
-                session.dataSource.register(RabbitMQDataSource)
+            register_once(rows.sparkSession, RabbitMQDataSource)  # a micro-batch's: a session of its own
             body = json_text(rows).alias("body")
             rows.select(body).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(_spec(options))).save()
             ctx.fault_point("sink.commit", vertex)

@@ -108,7 +108,7 @@ class RedisSinkVerbs:
         target = f"{endpoint.label} key {options.key!r}"
         spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
                 "commit_key": commit.key, "token": token}
-        _register(ctx.spark)
+        _register(df.sparkSession)  # a micro-batch's rows belong to a session of their own
         data_only(df).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
             parts = read_manifest(client, commit.key, token)
