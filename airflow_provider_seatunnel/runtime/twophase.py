@@ -66,14 +66,23 @@ def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str,
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         getattr(sink, "pass_through", _count_only)(ctx, vertex, df)
+        try:  # the attempt that committed may have died before it dropped its staging
+            _discard_older(sink, ctx, vertex, cid, token)
+        except Exception as e:  # bookkeeping only: the table is committed
+            log.warning("%s: could not discard the staging of earlier attempts: %s", vertex.ref, e)
         return Staged(cid, token, table, committed=True)
     if isinstance(sink, TableSaveModes):
         sink.apply_save_modes(ctx, vertex, cid, token)
+    _discard_older(sink, ctx, vertex, cid, token)
+    return Staged(cid, token, table)
+
+
+def _discard_older(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, cid: CommitId, token: int) -> None:
+    """The staging of attempts older than ``token`` dropped, for sinks that keep it per attempt."""
     older = getattr(sink, "discard_older", None)
     dropped = older(ctx, vertex, cid, token) if older is not None else 0
     if dropped:
         log.info("%s: discarded %d staging piece(s) of earlier attempts", vertex.ref, dropped)
-    return Staged(cid, token, table)
 
 
 def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any,

@@ -130,6 +130,18 @@ def test_publishes_every_table_once_and_a_rerun_of_the_run_writes_nothing():
     assert store.published == {"a": [1, 2, 3, 1, 2, 3], "b": [4, 4]}
 
 
+def test_a_restore_of_a_committed_table_drops_the_staging_its_committing_attempt_left():
+    """The attempt that committed died before it dropped its staging: the restore finds the table
+    committed, writes nothing, and drops what earlier attempts left."""
+    store = Store()
+    sink = DictSink(store)
+    run(sink, Ctx())
+    key = next(iter(store.records))
+    store.staging[(key, store.tokens[key])] = [9]  # left by the attempt that committed
+    info = run(sink, Ctx())
+    assert info.tables[0].committed and store.staging == {} and store.published == DATA
+
+
 def test_an_overtaken_attempt_raises_superseded_commits_nothing_and_its_staging_goes():
     store = Store()
     old, new = twophase.driver(DictSink(store)), twophase.driver(DictSink(store))
