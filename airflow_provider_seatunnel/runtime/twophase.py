@@ -62,7 +62,7 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         getattr(sink, "pass_through", _count_only)(ctx, vertex, df)
-        counting.settle(ctx.spark)
+        counting.settle(getattr(ctx, "spark", None))
         return Staged(cid, token, table, committed=True)
     if isinstance(sink, TableSaveModes):
         sink.apply_save_modes(ctx, vertex, cid, token)
@@ -75,7 +75,7 @@ def prepare_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: st
         rows = ctx.with_write_faults(vertex, df)
         staged = (sink.stage(ctx, vertex, cid, token, rows, tables=tables or (table,))  # type: ignore[call-arg]
                   if getattr(sink, "stages_among_tables", False) else sink.stage(ctx, vertex, cid, token, rows))
-        counting.settle(ctx.spark)  # the table's rows are counted: kept before later tables push them out
+        counting.settle(getattr(ctx, "spark", None))  # its counts kept before later tables push them out
         newest = commits.newest_token(cid)
         if newest > token:
             raise Superseded(staged.target, token, newest, vertex.ref)
