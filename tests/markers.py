@@ -84,6 +84,7 @@ MODULE_MARKS: dict[str, tuple[str, ...]] = {
     "tests/runtime/test_driver_pyspark.py": ("spark",),
     "tests/runtime/test_pyspark_internals.py": ("spark",),
     "tests/runtime/test_jdbc_sqlite.py": ("spark",),
+    "tests/runtime/test_count_retention.py": ("spark",),
     "tests/runtime/test_jvm_startup.py::test_a_job_runs_with_the_class_archive": ("spark",),
     "tests/runtime/test_jvm_startup.py::test_this_java_accepts_the_late_compiler_options": ("spark",),
     # a stand-in spark-submit (a shell script), refused by the unit guard by name like the real one

@@ -139,6 +139,15 @@ class Counter:
             return None
 
 
+def settle(spark: Any) -> None:
+    """A table's write returned: the counting points it ran are kept now (:func:`.pyspark_internals.settle`),
+    so its counts do not depend on how many SQL executions Spark's status store keeps (a job of many
+    tables runs more than its 1,000 before reading them). Nothing to do where observations count."""
+    if spark is None or is_connect(spark) or not internals.STATUS_STORE_COUNTS.applies():
+        return
+    internals.settle(spark)
+
+
 def rows_per_table(counters: list[Counter], wait: float = 10.0) -> dict[str, int]:
     """The final rows of each table the ``counters`` count (summed where two count one table)."""
     out: dict[str, int] = {}

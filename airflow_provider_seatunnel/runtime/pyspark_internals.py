@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,6 +157,9 @@ STATUS_STORE_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
 _checked_jvms: set[int] = set()
 #: (application id, execution id) -> {marker key: rows} of finished SQL executions (parsed once)
 _finished: dict[tuple[str, int], dict[int, int]] = {}
+#: per application: the first SQL execution :func:`settle` has not yet seen finished
+_settled: dict[str, int] = {}
+_settling = threading.Lock()
 
 
 def status_store_problems(spark: Any) -> list[str]:
@@ -244,11 +248,7 @@ def marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
 
     Reads Spark's SQL status store, after the listener bus has delivered every event posted so
     far (the end of the action that ran the points is posted before the action returns)."""
-    try:
-        if wait > 0:  # (0: what has arrived, e.g. the live metrics of a running action)
-            spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
-    except Exception as e:  # a bus still busy after ``wait``: read what has arrived
-        log.debug("listener bus not drained: %s", e)
+    _drain(spark, wait)
     store = _status_store(spark)
     app = spark.sparkContext.applicationId
     rows: dict[int, int] = {}
@@ -265,3 +265,40 @@ def marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
         for marker_key, value in found.items():
             rows[marker_key] = max(rows.get(marker_key, 0), value)
     return rows
+
+
+def _drain(spark: Any, wait: float) -> None:
+    try:
+        if wait > 0:  # (0: what has arrived, e.g. the live metrics of a running action)
+            spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(wait * 1000))
+    except Exception as e:  # a bus still busy after ``wait``: read what has arrived
+        log.debug("listener bus not drained: %s", e)
+
+
+def settle(spark: Any, wait: float = 10.0) -> None:
+    """Keep the counting points of every SQL execution that finished since the last call, so that
+    :func:`marker_rows` finds them later even when the status store dropped the execution.
+
+    The store keeps the newest ``spark.sql.ui.retainedExecutions`` finished executions (1,000 by
+    default); a job of many tables runs more than that before its counts are read at its end. The
+    runtime calls this once each table's write returned, when the rows it wrote are final: the
+    executions finished since are read once (only those), and the counts stay however many run
+    after them. Safe from several threads."""
+    _drain(spark, wait)
+    store = _status_store(spark)
+    app = spark.sparkContext.applicationId
+    with _settling:
+        newest = newest_execution(spark)
+        first_open = None
+        for execution_id in range(_settled.get(app, 0), newest + 1):
+            if (app, execution_id) in _finished:
+                continue
+            stored = store.execution(execution_id)
+            if not stored.isDefined():  # dropped before anyone read it (or never stored)
+                continue
+            execution = stored.get()
+            if execution.completionTime().isDefined():
+                _finished[(app, execution_id)] = _execution_markers(store, execution_id, execution)
+            elif first_open is None:
+                first_open = execution_id
+        _settled[app] = newest + 1 if first_open is None else first_open

@@ -43,7 +43,7 @@ from .context import RunContext, now, slug, stream_of, vertex_key
 from .counting import count_rows
 from .metrics import finished_metrics
 from .streaming_connect import RemoteBatchWriter, observe_writes, observed_row, observed_writes
-from .walk import walk
+from .walk import Walk, walk
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -420,6 +420,17 @@ def run_streaming_pipeline(ctx: RunContext, on_event: Callable[[str], None] | No
                else f"processing_time, every {info.interval_ms} ms")
     say(f"streaming ({trigger}); checkpoint {info.checkpoint}")
     w = walk(ctx, say, streaming=True)
+    try:
+        return _run_walk(ctx, w, info, stop, say, started, t0)
+    finally:  # whatever a shared capture's source held while it streamed (its slot's lock) is let go
+        for shared in w.shared.values():
+            shared.release()
+
+
+def _run_walk(ctx: RunContext, w: Walk, info: StreamInfo, stop: threading.Event, say: Callable[[str], None],
+              started: str, t0: float) -> dict[str, Any]:
+    """The queries of the walked pipeline, run until they end or ``stop`` is set; its metrics."""
+    p = ctx.pipeline
     _one_query_per_exclusive_source(ctx, w)
 
     queries: list[_Query] = []

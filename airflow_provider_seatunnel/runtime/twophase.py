@@ -48,7 +48,7 @@ from ..spi.twophase import (
     TableSaveModes,
     is_two_phase,
 )
-from . import tables
+from . import counting, tables
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -66,6 +66,7 @@ def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str,
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         getattr(sink, "pass_through", _count_only)(ctx, vertex, df)
+        counting.settle(getattr(ctx, "spark", None))
         try:  # the attempt that committed may have died before it dropped its staging
             _discard_older(sink, ctx, vertex, cid, token)
         except Exception as e:  # bookkeeping only: the table is committed
@@ -104,6 +105,7 @@ def stage_claimed(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, claim: St
         rows = ctx.with_write_faults(vertex, df)
         staged = (sink.stage(ctx, vertex, cid, token, rows, tables=tables or (table,))  # type: ignore[call-arg]
                   if getattr(sink, "stages_among_tables", False) else sink.stage(ctx, vertex, cid, token, rows))
+        counting.settle(getattr(ctx, "spark", None))  # its counts kept before later tables push them out
         _not_superseded(sink, ctx, vertex, staged)
     except BaseException:
         _discard_quietly(sink, ctx, vertex, staged or Staged(cid, token, table))
@@ -200,6 +202,7 @@ def _stage_group(sink: StagesTogether, ctx: RunContext, vertex: Vertex, group: l
         staged = sink.stage_together(ctx, vertex, items)
         if len(staged) != len(group):
             raise ValueError(f"{vertex.ref}: stage_together answered {len(staged)} times for {len(group)} tables")
+        counting.settle(getattr(ctx, "spark", None))  # the tables' counts kept before later writes push them out
         for one in staged:
             _not_superseded(sink, ctx, vertex, one)
     except BaseException:

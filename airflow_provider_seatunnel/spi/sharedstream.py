@@ -28,10 +28,18 @@ class SharedStream(dict):  # type: ignore[type-arg]
     ``tables`` (table ids), with the row types of the streaming ones."""
 
     def __init__(self, tables: Mapping[str, Any], raw: Any,
-                 split: Callable[[Any, Sequence[str]], dict[str, Any]]):
+                 split: Callable[[Any, Sequence[str]], dict[str, Any]],
+                 on_release: Callable[[], None] | None = None):
         super().__init__(tables)
         self.raw = raw
         self.split = split
+        self.on_release = on_release
+
+    def release(self) -> None:
+        """The stream ended: let go what the source held while it ran (once; later calls do nothing)."""
+        action, self.on_release = self.on_release, None
+        if action is not None:
+            action()
 
     def present(self, batch: Any) -> dict[str, int]:
         """The rows of each table in a micro-batch of ``raw`` (one Spark job); tables without rows absent."""

@@ -317,3 +317,84 @@ def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_eac
     db.sql(f"UPDATE {names[2]} SET score = 2; DELETE FROM {names[0]} WHERE id = 1")
     sync(spark, plan, "w3")  # replays the micro-batch the sink committed (found committed), then the rest
     assert equal()
+
+
+def slots(db) -> set[str]:
+    return {r[0] for r in db.sql("SELECT slot_name FROM pg_replication_slots")}
+
+
+def publications(db) -> set[str]:
+    return {r[0] for r in db.sql("SELECT pubname FROM pg_publication")}
+
+
+def test_a_capture_replaced_when_the_tables_change_has_its_slot_and_publication_dropped(plan_of, spark, db, tmp_path):
+    """The job's table-names grow: a new pipeline identity, a new capture and slot; the earlier capture's slot
+    (which would hold the WAL back forever) and publication are dropped, and the stream goes on from the new
+    snapshot. Another job's capture (other checkpoint root), marked like ours, is left alone."""
+    a, b = table(db, "id int primary key, name text"), table(db, "id int primary key, name text")
+    db.sql(f"INSERT INTO {a} VALUES (1, 'a'); INSERT INTO {b} VALUES (1, 'b')")
+
+    def plan(names: list[str], root: str) -> object:
+        listed = ", ".join(f'"{db.database}.public.{n}"' for n in names)
+        return plan_of(f"""
+            env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / root}" }}
+            source {{ Postgres-CDC {{ plugin_output = "c", base-url = "{db.url}", username = "{db.user}",
+                                     password = "{db.password}", table-names = [{listed}] }} }}
+            sink {{ Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}",
+                           password = "{db.password}", database = "{db.database}", table = "{schema}_{root}.${{table_name}}",
+                           primary_keys = ["id"], generate_sink_sql = true,
+                           schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST" }} }}
+        """)
+
+    schema = f"cdc_{uuid.uuid4().hex[:8]}"
+    before_slots, before_pubs = slots(db), publications(db)
+    sync(spark, plan([a], "other"), "o1")  # another job: same name and source, another checkpoint root
+    other = slots(db) - before_slots
+    sync(spark, plan([a], "ck"), "r1")
+    (first,) = slots(db) - before_slots - other
+    assert f"{first}_pub" in publications(db)
+    db.sql(f"INSERT INTO {a} VALUES (2, 'a2')")
+    sync(spark, plan([a, b], "ck"), "r2")  # the tables changed: a new capture replaces the first
+    (second,) = slots(db) - before_slots - other
+    assert second != first and f"{first}_pub" not in publications(db)
+    assert len(other) == 1 and other <= slots(db) and len(publications(db) - before_pubs) == 2
+    for name in (a, b):  # the new capture's snapshot, upserted over what the first one wrote
+        assert db.sql(f"SELECT id, name FROM {schema}_ck.{name} ORDER BY id") == db.sql(
+            f"SELECT id, name FROM {name} ORDER BY id")
+    with pytest.raises(PipelineError, match=rf"replication slot {first} of this capture is gone"):
+        sync(spark, plan([a], "ck"), "r3")  # back to the first tables: its capture's slot was dropped
+
+
+def test_an_earlier_slot_a_running_stream_holds_is_kept_and_named(db, caplog):
+    """Retiring, without Spark: captures of one lineage, marked on their publications. One whose stream runs
+    (holding its slot's lock, as a stream does from another process) is kept and named with the statements
+    that drop it; one no stream holds is dropped; another lineage's and an unmarked slot are not touched."""
+    import psycopg
+
+    from airflow_provider_seatunnel.connectors.postgres_cdc import retire
+
+    name = table(db, "id int primary key")
+    tag = uuid.uuid4().hex[:8]
+    made = {kind: f"st_{kind}_{tag}" for kind in ("new", "busy", "idle", "theirs", "unmarked")}
+    for slot in made.values():
+        db.sql(f"CREATE PUBLICATION {slot}_pub FOR TABLE {name}")
+        db.sql(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')")
+    params = {"host": "127.0.0.1", "port": db.port, "dbname": db.database, "user": db.user, "password": db.password}
+    with psycopg.connect(**params, autocommit=True) as conn:
+        for kind in ("new", "busy", "idle"):
+            retire.mark(conn, f"{made[kind]}_pub", "line-1", made[kind])
+        retire.mark(conn, f"{made['theirs']}_pub", "line-2", made["theirs"])
+    running = retire.hold(params, made["busy"])  # the stream of the busy slot runs
+    try:
+        assert retire.in_use(params, made["busy"]) and not retire.in_use(params, made["idle"])
+        with caplog.at_level("WARNING", logger="seatunnel.postgres_cdc"):
+            assert retire.retire(params, "line-1", made["new"], "source[0] Postgres-CDC") == [made["idle"]]
+    finally:
+        running()
+    assert f"pg_drop_replication_slot('{made['busy']}'); DROP PUBLICATION IF EXISTS {made['busy']}_pub" in caplog.text
+    left = {kind for kind, slot in made.items() if slot in slots(db) and f"{slot}_pub" in publications(db)}
+    assert left == {"new", "busy", "theirs", "unmarked"}
+    assert retire.retire(params, "line-1", made["new"], "source[0] Postgres-CDC") == [made["busy"]]  # stream ended
+    for slot in made.values():
+        db.sql(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{slot}'")
+        db.sql(f"DROP PUBLICATION IF EXISTS {slot}_pub")

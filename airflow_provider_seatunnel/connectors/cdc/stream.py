@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -167,11 +167,12 @@ def split(batch: Any, tables: Sequence[str], schemas: Mapping[str, Any]) -> dict
 
 
 def shared_stream(spark: Any, format_name: str, spec_option: str, spec: Mapping[str, Any],
-                  schemas: Mapping[str, Any]) -> SharedStream:
-    """The source's one stream of every table (``schemas``: each table id's Spark schema) as its tables."""
+                  schemas: Mapping[str, Any], on_release: Callable[[], None] | None = None) -> SharedStream:
+    """The source's one stream of every table (``schemas``: each table id's Spark schema) as its tables;
+    ``on_release``: called once the stream ended."""
     raw = spark.readStream.format(format_name).schema(raw_schema()).option(spec_option, json.dumps(spec)).load()
     tables = {tid: typed(_project(raw, tid, schema), schema) for tid, schema in schemas.items()}
-    return SharedStream(tables, raw, partial(split, schemas=dict(schemas)))
+    return SharedStream(tables, raw, partial(split, schemas=dict(schemas)), on_release)
 
 
 def table_spec(state: Mapping[str, Any], snapshot: str, schema_changes: bool) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from ..cdc.stream import (
     table_spec,
     write_snapshot,
 )
+from . import retire
 from .datasource import NAME, SPEC_OPTION, connect
 from .options import PgCdcOptions, parse
 from .pgoutput import lsn_int, lsn_text
@@ -165,8 +166,10 @@ def capture(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, root: str) -> d
     the slot's consistent point; each table's state, then the source's (written last)."""
     slot = slot_name(ctx, vertex, opts)
     publication = f"{slot}_pub"
+    line = retire.lineage(ctx, vertex, opts.conn)
     with connect(opts.conn, autocommit=True) as conn:
         _publication(conn, publication, opts.tables)
+        retire.mark(conn, publication, line, slot)
         _drop_slot(conn, slot)  # no source state: nothing has read from an earlier slot of this name
     schemas = {t: _typed_read(ctx, opts, t, 1).schema for t in opts.tables}
     counts: dict[str, int] = {}
@@ -197,6 +200,7 @@ def capture(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, root: str) -> d
         save_state(table_dir(root, table), state)
     source = {"slot": slot, "publication": publication, "lsn": lsn, "tables": list(opts.tables)}
     save_state(root, source)
+    retire.retire(opts.conn, line, slot, ctx.label(vertex))  # the job's earlier captures, now replaced
     log.info("Postgres-CDC %s: %d table(s) captured from LSN %s (one slot %s, publication %s)%s", vertex.ref,
              len(opts.tables), lsn_text(lsn), slot, publication,
              "" if opts.startup_mode == "latest" else f"; {sum(counts.values()):,} snapshot rows written under {root}")
@@ -243,11 +247,33 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
     root = local_dir(ctx.state_dir(vertex), "Postgres-CDC")
     os.makedirs(root, exist_ok=True)
     source = load_state(root)
+    release = _hold(ctx, vertex, opts, source)
+    try:
+        return _stream(ctx, vertex, opts, root, source, release)
+    except BaseException:
+        release()
+        raise
+
+
+def _hold(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, source: dict[str, Any] | None) -> Any:
+    """The lock on the stream's slot, held from before its capture (:mod:`.retire`); a new capture's slot
+    must not be one a running stream (another job or attempt with this ``slot.name``) holds."""
+    slot = source["slot"] if source is not None else slot_name(ctx, vertex, opts)
+    if source is None and retire.in_use(opts.conn, slot):
+        raise RuntimeConfigError(f"Postgres-CDC: the replication slot {slot} is in use by a running stream (another "
+                                 "job or attempt with this slot.name): give this source a slot.name of its own, or "
+                                 "stop that stream first")
+    return retire.hold(opts.conn, slot)
+
+
+def _stream(ctx: RunContext, vertex: Vertex, opts: PgCdcOptions, root: str, source: dict[str, Any] | None,
+            release: Any) -> Dataset:
     if source is None:
         refuse_orphan_checkpoint(ctx, ", ".join(opts.tables), root, "Postgres-CDC")
         source = capture(ctx, vertex, opts, root)
     elif sorted(source["tables"]) != sorted(opts.tables):
         raise changed_tables(source["tables"], opts.tables, "Postgres-CDC")
+    retire.exists(opts.conn, source["slot"])
     tables, schemas = {}, {}
     for table in opts.tables:
         directory = table_dir(root, table)
@@ -263,4 +289,4 @@ def read_stream(ctx: RunContext, vertex: Vertex) -> Dataset:
     spec = {"conn": opts.conn, "slot": source["slot"], "publication": source["publication"],
             "snapshot_lsn": source["lsn"], "database": opts.database, "tables": tables}
     _register(ctx.spark)
-    return shared_stream(ctx.spark, NAME, SPEC_OPTION, spec, schemas)
+    return shared_stream(ctx.spark, NAME, SPEC_OPTION, spec, schemas, release)
