@@ -127,8 +127,10 @@ def watermarks(config: Mapping[str, str], partitions: Mapping[str, int]) -> dict
         reader.close()
 
 
-def group_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int]) -> dict[tuple[str, int], int]:
-    """The offsets ``group`` committed (partitions it never committed are left out)."""
+def group_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int],
+                  metadata: str | None = None) -> dict[tuple[str, int], int]:
+    """The offsets ``group`` committed (partitions it never committed are left out; with ``metadata``,
+    so are those it committed with other metadata)."""
     ck = require()
     reader = consumer(config, group)
     try:
@@ -138,7 +140,8 @@ def group_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str
         raise KafkaUnavailable(f"cannot read the offsets consumer group {group!r} committed: {e}") from e
     finally:
         reader.close()
-    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+    return {(tp.topic, tp.partition): tp.offset for tp in found
+            if tp.offset >= 0 and (metadata is None or tp.metadata == metadata)}
 
 
 def offsets_for_time(config: Mapping[str, str], partitions: Mapping[str, int], ms: int) -> dict[tuple[str, int], int]:
@@ -168,18 +171,3 @@ def commit_group(config: Mapping[str, str], group: str, offsets: Mapping[tuple[s
         reader.commit(offsets=parts, asynchronous=False)
     finally:
         reader.close()
-
-
-def tagged_offsets(config: Mapping[str, str], group: str, partitions: Mapping[str, int],
-                   metadata: str) -> dict[tuple[str, int], int]:
-    """The offsets ``group`` committed with ``metadata`` (others are left out)."""
-    ck = require()
-    reader = consumer(config, group)
-    try:
-        wanted = [ck.TopicPartition(t, p) for t, n in partitions.items() for p in range(n)]
-        found = reader.committed(wanted, timeout=TIMEOUT_S) if wanted else []
-    except Exception as e:
-        raise KafkaUnavailable(f"cannot read the offsets consumer group {group!r} committed: {e}") from e
-    finally:
-        reader.close()
-    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0 and tp.metadata == metadata}

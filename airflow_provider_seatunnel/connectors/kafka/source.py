@@ -148,7 +148,7 @@ def _pinned_end(ctx: RunContext, vertex: Vertex, opts: SourceOptions, config: Ma
     which = hashlib.sha256(f"{ctx.pipeline_key}\0{vertex.id}".encode()).hexdigest()[:12]
     side = f"{opts.group}.seatunnel-read-to.{which}"
     tag = hashlib.sha256(f"{ctx.run_id}\0{ctx.pipeline_key}\0{vertex.id}".encode()).hexdigest()[:32]
-    pinned = kc.tagged_offsets(config, side, parts, tag)
+    pinned = kc.group_offsets(config, side, parts, metadata=tag)
     if pinned:
         log.info("Kafka %s: an earlier attempt of this run read up to %s: reading the same range", vertex.ref,
                  _offsets_json(pinned))
