@@ -105,9 +105,13 @@ def configured(env: Any) -> int | None:
 
 def concurrency(ctx: Any, vertex: Any, tables: int, sink: Any = None) -> int:
     """How many of a sink's ``tables`` are written at once (see the module's docstring); 1 unless the
-    sink declares ``concurrent_tables`` (:class:`..spi.Capabilities`)."""
+    sink declares ``concurrent_tables`` (:class:`..spi.Capabilities`), and 1 where its
+    ``allows_concurrent_tables(vertex)`` says the target takes one writer at a time."""
     capable = getattr(getattr(sink, "capabilities", None), "concurrent_tables", False)
     if not capable or tables <= 1 or is_connect(ctx.spark):
+        return 1
+    allows = getattr(sink, "allows_concurrent_tables", None)  # a target that takes one writer at a time
+    if allows is not None and not allows(vertex):
         return 1
     wanted = configured(ctx.plan.env)
     if wanted is None:

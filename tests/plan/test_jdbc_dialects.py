@@ -462,3 +462,16 @@ def test_seatunnels_own_jdbc_e2e_configs_validate_and_generate_their_sql():
                     if read and dialect.name not in ("hive", "phoenix") and "${" not in sql:
                         sqlglot.parse(sql, read=read)  # SeaTunnel's queries in the database's own SQL
     assert {"oracle", "sqlserver", "db2", "dameng", "xugu", "saphana", "iris", "kingbase"} <= seen
+
+
+def test_tables_are_written_one_at_a_time_into_sqlite_only():
+    """SQLite takes one writer per database file: a whole-database job writes its tables in turn there."""
+    from types import SimpleNamespace
+
+    from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR
+
+    def allows(url: str) -> bool:
+        return CONNECTOR.allows_concurrent_tables(SimpleNamespace(config={"url": url}))
+
+    assert not allows("jdbc:sqlite:/tmp/shop.db")
+    assert allows("jdbc:postgresql://127.0.0.1:5432/shop") and allows("jdbc:mysql://127.0.0.1:3306/shop")

@@ -79,6 +79,14 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
 
     check = staticmethod(check)
 
+    def allows_concurrent_tables(self, vertex: Vertex) -> bool:
+        """Several tables written at once, except into SQLite: one writer at a time per database file
+        (a second one fails with ``SQLITE_BUSY``)."""
+        from ..sqlclient.databases import dialect_of
+
+        url = vertex.config.get("url")
+        return not (isinstance(url, str) and dialect_of(url).family == "sqlite")
+
     connection_options = staticmethod(options_from_connection)
 
     def connect_blocker(self, options: Mapping[str, Any]) -> str | None:
