@@ -42,7 +42,7 @@ from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import DataError, RuntimeConfigError
-from ...spi.pysources import register_once
+from ...spi.pysources import register_for_write
 from ...spi.rows import ARRIVAL, ROW_KIND, data_columns
 from ...spi.rows import quote as column
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
@@ -274,7 +274,7 @@ def stage(ctx: RunContext, vertex: Vertex, options: SearchOptions, commit: Commi
     spec = {"endpoint": options.endpoint.to_json(), "staging": staging, "commit_key": commit.key, "token": token,
             "primary_keys": list(options.primary_keys), "key_delimiter": options.key_delimiter,
             "max_batch_size": options.max_batch_size, "max_retry_count": options.max_retry_count}
-    register_once(data.sparkSession, ElasticsearchDataSource)  # a micro-batch's: a session of its own
+    register_for_write(ctx.spark, data, ElasticsearchDataSource)
     data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
     client.refresh(staging)
     staged_docs = client.count(staging)

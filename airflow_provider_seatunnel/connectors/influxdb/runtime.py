@@ -13,7 +13,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
-from ...spi.pysources import register_once
+from ...spi.pysources import register_for_write, register_once
 from ...spi.rows import data_only, with_kind
 from ...spi.twophase import CommitId, Published, Staged
 from ..files.placeholders import expand_table_placeholders
@@ -43,10 +43,14 @@ def _endpoint(options: InfluxOptions) -> Endpoint:
     return options.endpoint
 
 
-def _register(spark: Any) -> None:
+def _register(spark: Any, rows: Any = None) -> None:
+    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
     from .datasource import InfluxDataSource
 
-    register_once(spark, InfluxDataSource)
+    if rows is None:
+        register_once(spark, InfluxDataSource)
+    else:
+        register_for_write(spark, rows, InfluxDataSource)
 
 
 def read(ctx: RunContext, vertex: Vertex) -> Dataset:
@@ -117,7 +121,7 @@ class InfluxSinkVerbs:
                 "partitions": data.rdd.getNumPartitions(), "batch_size": options.batch_size,
                 "write_timeout": options.write_timeout, "max_retries": options.max_retries,
                 "backoff_ms": options.backoff_ms, "max_backoff_ms": options.max_backoff_ms}
-        _register(data.sparkSession)  # a micro-batch's rows belong to a session of their own
+        _register(ctx.spark, data)
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         parts = staging.read_manifest(endpoint, commit_id.key, token) or []
         target = f"{endpoint.label}/{options.database} measurement {measurement!r}"

@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
-from ...spi.pysources import register_once
+from ...spi.pysources import register_for_write, register_once
 from ...spi.rows import ROW_KIND, data_columns, quote, with_kind
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from . import commit as log_
@@ -38,10 +38,14 @@ def options_of(vertex: Vertex) -> MongoOptions:
     return options
 
 
-def _register(spark: Any) -> None:
+def _register(spark: Any, rows: Any = None) -> None:
+    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
     from .datasource import MongoDataSource
 
-    register_once(spark, MongoDataSource)
+    if rows is None:
+        register_once(spark, MongoDataSource)
+    else:
+        register_for_write(spark, rows, MongoDataSource)
 
 
 def _base(options: MongoOptions) -> dict[str, Any]:
@@ -107,7 +111,7 @@ class MongoSinkVerbs:
         stage = log_.stage_name(commit.key, token)
         spec = {**_base(options), "stage": stage, "primary_key": list(options.primary_key),
                 "upsert": options.upsert, "batch": options.batch}
-        _register(df.sparkSession)  # a micro-batch's rows belong to a session of their own
+        _register(ctx.spark, df)
         columns = [F.col(quote(c)) for c in data_columns(df)]
         kind = [F.col(ROW_KIND)] if ROW_KIND in df.columns else []
         df.select(*columns, *kind).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()

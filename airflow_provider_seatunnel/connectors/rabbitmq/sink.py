@@ -29,7 +29,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError
-from ...spi.pysources import register_once
+from ...spi.pysources import register_for_write
 from ..jsoncolumns import json_text
 from .client import RESOURCE_LOCKED, connected, queue_exists, reply_code
 from .options import RECORD_TTL_MS, STREAM_RECORD_TTL_MS, RabbitOptions
@@ -86,7 +86,7 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: RabbitOptions
                 df.write.format("noop").mode("overwrite").save()
                 continue
             rows = ctx.with_write_faults(vertex, df)
-            register_once(rows.sparkSession, RabbitMQDataSource)  # a micro-batch's: a session of its own
+            register_for_write(ctx.spark, rows, RabbitMQDataSource)
             body = json_text(rows).alias("body")
             rows.select(body).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(_spec(options))).save()
             ctx.fault_point("sink.commit", vertex)

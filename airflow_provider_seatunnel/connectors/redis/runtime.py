@@ -18,7 +18,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
-from ...spi.pysources import register_once
+from ...spi.pysources import register_for_write, register_once
 from ...spi.rows import data_only, with_kind
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from .client import connected
@@ -41,10 +41,14 @@ def options_of(vertex: Vertex) -> RedisOptions:
     return options
 
 
-def _register(spark: Any) -> None:
+def _register(spark: Any, rows: Any = None) -> None:
+    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
     from .datasource import RedisDataSource
 
-    register_once(spark, RedisDataSource)
+    if rows is None:
+        register_once(spark, RedisDataSource)
+    else:
+        register_for_write(spark, rows, RedisDataSource)
 
 
 def _base_spec(options: RedisOptions) -> dict[str, Any]:
@@ -108,7 +112,7 @@ class RedisSinkVerbs:
         target = f"{endpoint.label} key {options.key!r}"
         spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
                 "commit_key": commit.key, "token": token}
-        _register(df.sparkSession)  # a micro-batch's rows belong to a session of their own
+        _register(ctx.spark, df)
         data_only(df).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
             parts = read_manifest(client, commit.key, token)
