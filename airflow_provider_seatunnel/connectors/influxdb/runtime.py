@@ -43,14 +43,10 @@ def _endpoint(options: InfluxOptions) -> Endpoint:
     return options.endpoint
 
 
-def _register(spark: Any, rows: Any = None) -> None:
-    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
+def _register(spark: Any) -> None:
     from .datasource import InfluxDataSource
 
-    if rows is None:
-        register_once(spark, InfluxDataSource)
-    else:
-        register_for_write(spark, rows, InfluxDataSource)
+    register_once(spark, InfluxDataSource)
 
 
 def read(ctx: RunContext, vertex: Vertex) -> Dataset:
@@ -105,7 +101,7 @@ class InfluxSinkVerbs:
     def stage(self, ctx: RunContext, vertex: Vertex, commit_id: CommitId, token: int, df: Any) -> Staged:
         """ONE Spark write of the table's points into the staging, at the parallelism the rows arrive at;
         the manifest Spark's commit left gives the parts and their rows."""
-        from .datasource import NAME, SPEC_OPTION, now_ns
+        from .datasource import NAME, SPEC_OPTION, InfluxDataSource, now_ns
 
         options = options_of(vertex)
         endpoint = _endpoint(options)
@@ -121,7 +117,7 @@ class InfluxSinkVerbs:
                 "partitions": data.rdd.getNumPartitions(), "batch_size": options.batch_size,
                 "write_timeout": options.write_timeout, "max_retries": options.max_retries,
                 "backoff_ms": options.backoff_ms, "max_backoff_ms": options.max_backoff_ms}
-        _register(ctx.spark, data)
+        register_for_write(ctx.spark, data, InfluxDataSource)
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         parts = staging.read_manifest(endpoint, commit_id.key, token) or []
         target = f"{endpoint.label}/{options.database} measurement {measurement!r}"

@@ -38,14 +38,10 @@ def options_of(vertex: Vertex) -> MongoOptions:
     return options
 
 
-def _register(spark: Any, rows: Any = None) -> None:
-    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
+def _register(spark: Any) -> None:
     from .datasource import MongoDataSource
 
-    if rows is None:
-        register_once(spark, MongoDataSource)
-    else:
-        register_for_write(spark, rows, MongoDataSource)
+    register_once(spark, MongoDataSource)
 
 
 def _base(options: MongoOptions) -> dict[str, Any]:
@@ -105,13 +101,13 @@ class MongoSinkVerbs:
         each staging its operations); the manifest Spark's commit left names the task attempts and rows."""
         from pyspark.sql import functions as F
 
-        from .datasource import NAME, SPEC_OPTION
+        from .datasource import NAME, SPEC_OPTION, MongoDataSource
 
         options = options_of(vertex)
         stage = log_.stage_name(commit.key, token)
         spec = {**_base(options), "stage": stage, "primary_key": list(options.primary_key),
                 "upsert": options.upsert, "batch": options.batch}
-        _register(ctx.spark, df)
+        register_for_write(ctx.spark, df, MongoDataSource)
         columns = [F.col(quote(c)) for c in data_columns(df)]
         kind = [F.col(ROW_KIND)] if ROW_KIND in df.columns else []
         df.select(*columns, *kind).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()

@@ -41,14 +41,10 @@ def options_of(vertex: Vertex) -> RedisOptions:
     return options
 
 
-def _register(spark: Any, rows: Any = None) -> None:
-    """The data source registered with ``spark``; before a write, also with the session of ``rows``."""
+def _register(spark: Any) -> None:
     from .datasource import RedisDataSource
 
-    if rows is None:
-        register_once(spark, RedisDataSource)
-    else:
-        register_for_write(spark, rows, RedisDataSource)
+    register_once(spark, RedisDataSource)
 
 
 def _base_spec(options: RedisOptions) -> dict[str, Any]:
@@ -104,7 +100,7 @@ class RedisSinkVerbs:
     def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
         """ONE Spark write at the parallelism the engine hands the rows at (one write task, one staging
         list, per partition); the manifest Spark's commit left names the lists and their rows."""
-        from .datasource import NAME, SPEC_OPTION
+        from .datasource import NAME, SPEC_OPTION, RedisDataSource
 
         options = options_of(vertex)
         endpoint = options.endpoint
@@ -112,7 +108,7 @@ class RedisSinkVerbs:
         target = f"{endpoint.label} key {options.key!r}"
         spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
                 "commit_key": commit.key, "token": token}
-        _register(ctx.spark, df)
+        register_for_write(ctx.spark, df, RedisDataSource)
         data_only(df).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
             parts = read_manifest(client, commit.key, token)
