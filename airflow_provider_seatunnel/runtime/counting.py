@@ -175,6 +175,7 @@ def count_rows(df: Any, name: str, deletes: bool = False) -> tuple[Any, Counter]
     key = next(_keys)
     counted = df.where(F.spark_partition_id() > F.lit(-(_MARKER_BASE + key)))
     counter = Counter(spark, key, internals.newest_execution(spark) + 1, name=name)
+    internals.hold(spark.sparkContext.applicationId, counter.since, counter)
     if delete_rows is not None:
         observation = Observation(f"{name}:deletes")
         counter.observed = _Observed(observation)

@@ -27,7 +27,10 @@ import os
 import re
 import sys
 import threading
+import weakref
 import zipfile
+from collections import Counter as _Multiset
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,11 +158,71 @@ STATUS_STORE_METHODS: dict[str, dict[str, tuple[str, ...]]] = {
     "org.apache.spark.scheduler.LiveListenerBus": {"waitUntilEmpty": ("long",)},
 }
 _checked_jvms: set[int] = set()
-#: (application id, execution id) -> {marker key: rows} of finished SQL executions (parsed once)
+#: (application id, execution id) -> {marker key: rows} of finished SQL executions (parsed once);
+#: bounded by :func:`hold`: only executions some living counter may still read are kept
 _finished: dict[tuple[str, int], dict[int, int]] = {}
 #: per application: the first SQL execution :func:`settle` has not yet seen finished
 _settled: dict[str, int] = {}
+#: per application: the ``since`` of every counter still alive (a multiset; see :func:`hold`)
+_held: dict[str, _Multiset[int]] = {}
+#: per application: how many kept executions trigger the next pruning while counters are alive
+_prune_at: dict[str, int] = {}
+_PRUNE_FLOOR = 1024
+#: (application id, since) of counters collected since the last :func:`hold` or :func:`settle`
+_released: deque[tuple[str, int]] = deque()
 _settling = threading.Lock()
+
+
+def hold(app: str, since: int, owner: object) -> None:
+    """A counter (``owner``) reads the executions from ``since`` on for as long as it lives.
+
+    Kept executions older than every living counter's ``since`` can never be read again and are
+    dropped, so a stream of many micro-batches (each counting its rows with counters of its own)
+    keeps a bounded number of them however long it runs; a batch job keeps each table's until its
+    counters are gone. A counter's end is only queued when it is collected (a collection can
+    happen anywhere, even inside this module); the next :func:`hold` or :func:`settle` applies it."""
+    with _settling:
+        _apply_releases()
+        _held.setdefault(app, _Multiset())[since] += 1
+        _prune(app)
+    weakref.finalize(owner, _released.append, (app, since))
+
+
+def _apply_releases() -> None:
+    """The queued ends of counters, applied (under ``_settling``); the applications they leave are pruned."""
+    touched = set()
+    while _released:
+        app, since = _released.popleft()
+        held = _held.get(app)
+        if held is not None:
+            held[since] -= 1
+            if held[since] <= 0:
+                del held[since]
+            touched.add(app)
+    for app in touched:
+        _prune(app)
+
+
+def _prune(app: str) -> None:
+    """Drop the kept executions of ``app`` no living counter can read (under ``_settling``): all of them
+    when none lives, else those older than the oldest ``since``, looked for once their number doubled."""
+    held = _held.get(app)
+    if held and len(_finished) < _prune_at.get(app, _PRUNE_FLOOR):
+        return
+    floor = min(held) if held else None
+    for key in [key for key in list(_finished) if key[0] == app and (floor is None or key[1] < floor)]:
+        _finished.pop(key, None)
+    if held:
+        _prune_at[app] = max(_PRUNE_FLOOR, 2 * len(_finished))
+    else:
+        _held.pop(app, None)
+        _prune_at.pop(app, None)
+
+
+def kept_executions(app: str) -> int:
+    """How many finished executions of ``app`` are kept (for tests and diagnostics)."""
+    with _settling:
+        return sum(1 for key in _finished if key[0] == app)
 
 
 def status_store_problems(spark: Any) -> list[str]:
@@ -261,7 +324,8 @@ def marker_rows(spark: Any, since: int, wait: float) -> dict[int, int]:
             execution = stored.get()
             found = _execution_markers(store, execution_id, execution)
             if execution.completionTime().isDefined():
-                _finished[(app, execution_id)] = found
+                with _settling:
+                    _finished[(app, execution_id)] = found
         for marker_key, value in found.items():
             rows[marker_key] = max(rows.get(marker_key, 0), value)
     return rows
@@ -302,3 +366,5 @@ def settle(spark: Any, wait: float = 10.0) -> None:
             elif first_open is None:
                 first_open = execution_id
         _settled[app] = newest + 1 if first_open is None else first_open
+        _apply_releases()
+        _prune(app)
