@@ -31,6 +31,15 @@ itself and redirects only the loads), each call naming the transaction by its ``
   writes them; ``Transaction already commited`` when done before) and ``/rollback``; an unknown label
   answers ``Transcation Not Exist``.
 
+SelectDB Cloud's internal stage and ``COPY INTO``: ``PUT /copy/upload`` (basic auth, ``fileName``) answers
+``307`` with a presigned address on the backend port (``/stage/<user>/<file>?signature=...``), where a plain
+``PUT`` without credentials stores the file (the newest upload of a name wins); ``POST /copy/query`` with JSON
+``{"cluster", "sql"}`` runs ``COPY INTO `db`.`table` FROM @~('{f1,f2}') PROPERTIES (...)``: the files not copied
+before are parsed (``file.type`` csv or json by line, ``file.column_separator``, ``file.line_delimiter``,
+``__DORIS_DELETE_SIGN__`` with ``copy.use_delete_sign``) and written in one MariaDB transaction; a file copied
+before is filtered, and when none is left the answer is SelectDB's ``No files can be copied, matched N files,
+filtered N files because files may be loading or loaded``.
+
 The MySQL protocol (DDL, queries, the sink's commit log) goes to MariaDB directly. What differs from Doris:
 prepared transactions never time out here; the data model is MariaDB's table; no ``ErrorURL`` is served.
 :attr:`StreamLoadServer.requests` counts the requests by kind, for the tests.
@@ -40,8 +49,11 @@ from __future__ import annotations
 
 import base64
 import collections
+import hashlib
 import json
+import re
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -71,6 +83,8 @@ class StreamLoadServer:
         self.labels: dict[tuple[str, str], int] = {}
         self.next_txn = 1000
         self.requests: collections.Counter[str] = collections.Counter()
+        self.stage: dict[str, bytes] = {}
+        self.copied: set[str] = set()
         self.be = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(backend=True))
         self.fe = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(backend=False))
         for server in (self.be, self.fe):
@@ -292,6 +306,42 @@ class StreamLoadServer:
         txn.state = "VISIBLE"
         return answer
 
+    # SelectDB Cloud's stage and COPY INTO ---------------------------------------------------------------
+
+    def copy_into(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One ``/copy/query`` (the module docstring)."""
+        sql = str(request.get("sql") or "")
+        m = re.match(r"COPY INTO `?([^`.]+)`?\.`?([^`\s]+)`? FROM @~\('\{(.*)\}'\)\s*PROPERTIES\s*\((.*)\)\s*$",
+                     sql, re.DOTALL)
+        if not m or not request.get("cluster"):
+            return {"code": 1, "msg": "failed", "data": {"code": "1", "exception": f"cannot run {sql[:200]!r}"}}
+        db, table, names, props = m.group(1), m.group(2), m.group(3).split(","), m.group(4)
+        properties = {_sql_text(k): _sql_text(v) for k, v in re.findall(r"'((?:[^'\\]|\\.)*)'='((?:[^'\\]|\\.)*)'", props)}
+        with self.lock:
+            matched = [n for n in names if n in self.stage]
+            todo = [n for n in matched if n not in self.copied]
+            if not todo:
+                message = (f"errCode = 2, detailMessage = No files can be copied, matched {len(matched)} files, "
+                           f"filtered {len(matched)} files because files may be loading or loaded")
+                return {"code": 0, "msg": "success", "data": {"code": "0", "result": {"state": "CANCELLED",
+                                                                                     "msg": message}}}
+            self.copied.update(todo)
+            bodies = [self.stage[n] for n in todo]
+        headers = {"format": properties.get("file.type", "csv"), "read_json_by_line": "true",
+                   "column_separator": properties.get("file.column_separator", "\\t"),
+                   "line_delimiter": properties.get("file.line_delimiter", "\\n"),
+                   "hidden_columns": DELETE_SIGN if properties.get("copy.use_delete_sign") == "true" else ""}
+        try:
+            rows = [row for body in bodies for row in self._parse(db, table, headers, body)]
+            self._apply(_Txn(0, db, table, "", rows))
+        except Exception as e:  # the files stay not copied
+            with self.lock:
+                self.copied.difference_update(todo)
+            return {"code": 0, "msg": "success", "data": {"code": "1", "exception": str(e)[:300],
+                                                          "result": {"state": "CANCELLED", "msg": str(e)[:300]}}}
+        return {"code": 0, "msg": "success", "data": {"code": "0", "result": {
+            "state": "FINISHED", "msg": "", "loadedRows": str(len(rows)), "filterRows": "0"}}}
+
     def decide(self, db: str, headers: Any) -> dict[str, Any]:
         operation = str(headers.get("txn_operation") or "").lower()
         label = str(headers.get("label") or "")
@@ -349,12 +399,32 @@ class StreamLoadServer:
             def do_PUT(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if backend and self.path.startswith("/stage/"):  # a presigned address: no credentials
+                    path, _, query = self.path.partition("?")
+                    if query != f"signature={_sign(path)}":
+                        self._answer(403, {"msg": "SignatureDoesNotMatch"})
+                        return
+                    server.requests["stage_put"] += 1
+                    with server.lock:
+                        server.stage[path.rsplit("/", 1)[1]] = body
+                    self._answer(200, {})
+                    return
                 expected = "Basic " + base64.b64encode(f"{server.user}:{server.password}".encode()).decode()
                 if self.headers.get("Authorization") != expected:
                     server.requests["unauthorized"] += 1
                     self._answer(401, {"status": "FAILED", "msg": "Unauthorized"})
                     return
                 parts = self.path.split("?")[0].strip("/").split("/")
+                if parts == ["copy", "upload"]:
+                    server.requests["copy_upload"] += 1
+                    name = str(self.headers.get("fileName") or "")
+                    path = f"/stage/{server.user}/{urllib.parse.quote(name, safe='')}"
+                    self._answer(307, {}, f"http://127.0.0.1:{server.be_port}{path}?signature={_sign(path)}")
+                    return
+                if parts == ["copy", "query"]:
+                    server.requests["copy_query"] += 1
+                    self._answer(200, server.copy_into(json.loads(body or b"{}")))
+                    return
                 if len(parts) == 3 and parts[:2] == ["api", "transaction"] and (backend or parts[2] != "load"):
                     server.requests[f"txn_{parts[2]}"] += 1  # StarRocks: the frontend decides, a backend loads
                     self._answer(200, server.transaction(parts[2], self.headers, body))
@@ -380,6 +450,16 @@ def _value(value: Any) -> Any:
     if isinstance(value, str) and value in ("true", "false"):
         return int(value == "true")
     return value
+
+
+def _sql_text(literal: str) -> str:
+    """A quoted SQL literal's text (backslash escapes undone)."""
+    return re.sub(r"\\(.)", lambda m: m.group(1), literal)
+
+
+def _sign(path: str) -> str:
+    """The stand-in's presigned-address signature of a stage path."""
+    return hashlib.sha256(f"stage:{path}".encode()).hexdigest()[:32]
 
 
 def _json_cell(value: Any) -> Any:

@@ -59,6 +59,7 @@ _BUILTIN_MODULES = {
     "emailsink": "email",
     "doris": "doris",
     "starrocks": "starrocks",
+    "selectdbcloud": "selectdb",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.

@@ -1,4 +1,4 @@
-"""The StarRocks sink at compile time and its load text (no server): SeaTunnel's options plan at the plan's
+"""The StarRocks and SelectDBCloud sinks at compile time and its load text (no server): SeaTunnel's options plan at the plan's
 parallelism without the password, SeaTunnel's rules are located errors, the source still plans as not
 runnable, credentials come from a connection, and rows encode as SeaTunnel's serializers write them (json
 array, csv rows each ending with the row delimiter, ``__op`` with enable_upsert_delete)."""
@@ -100,3 +100,37 @@ def test_the_create_template_and_the_load_text():
             raise AssertionError("a DELETE row without enable_upsert_delete, or bytes not UTF-8, must fail")
         except DataError as e:  # deterministic: a retry would fail the same way
             assert "enable_upsert_delete" in str(e) or "UTF-8" in str(e)
+
+
+SELECTDB = ('load-url = "wh:8080", jdbc-url = "wh:9030", cluster-name = "c1", username = "admin", '
+            'password = "s3lect-s3cret", table.identifier = "db.t"')
+
+
+def test_selectdb_plans_and_its_rules_are_located_errors(plan_of, config_error):
+    from airflow_provider_seatunnel.connectors.selectdb import CONNECTOR as SELECTDB_CONNECTOR
+    from airflow_provider_seatunnel.connectors.selectdb.copy import copy_sql
+    from airflow_provider_seatunnel.connectors.selectdb.options import parse as selectdb_parse
+
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH" }}
+        {SOURCE}
+        sink {{ SelectDBCloud {{ plugin_input = "a", {SELECTDB}, sink.enable-delete = true,
+                                 selectdb.config = {{ file.type = "json" }} }} }}
+    """)
+    assert not plan.warnings and "s3lect-s3cret" not in json.dumps(plan.to_dict())
+    assert get_connector("selectdbcloud") is SELECTDB_CONNECTOR and SELECTDB_CONNECTOR.capabilities.exactly_once
+
+    def first(sink: str):
+        return config_error(f"{SOURCE}\nsink {{ SelectDBCloud {{ {sink} }} }}").problems[0]
+
+    assert first(SELECTDB.replace(', cluster-name = "c1"', "")).key == "cluster-name"
+    assert first(SELECTDB.replace('"db.t"', '"t"')).key == "table.identifier"
+    assert first(SELECTDB.replace('"wh:9030"', '"jdbc:mysql://wh:9030"')).key == "jdbc-url"
+    assert first(SELECTDB + ', selectdb.config = { file.type = "parquet" }').key == "selectdb.config"
+    options = selectdb_parse({"load-url": "wh:8080", "jdbc-url": "wh:9030", "cluster-name": "c", "username": "u",
+                              "table.identifier": "d.t", "sink.enable-delete": True,
+                              "selectdb.config": {"File.Type": "CSV", "file.column_separator": ","}})
+    assert options.format == "csv" and options.endpoint.mysql_host == "wh" and options.endpoint.query_port == 9030
+    assert copy_sql("d", "t", ["f_1.csv"], options.properties) == (
+        "COPY INTO `d`.`t` FROM @~('{f_1.csv}') PROPERTIES ('file.type'='CSV','file.column_separator'=',',"
+        "'copy.async'='false','copy.use_delete_sign'='true')")

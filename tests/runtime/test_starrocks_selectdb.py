@@ -1,21 +1,24 @@
-"""The StarRocks sink against the Stream Load stand-in (tests/streamload_server.py: StarRocks's transaction
+"""The StarRocks and SelectDBCloud sinks against the Stream Load stand-in (tests/streamload_server.py: StarRocks's transaction
 interface in front of a private MariaDB; no StarRocks server installs here): rows loaded as SeaTunnel sends
 them (a json array, csv rows with the columns header) at the plan's parallelism (one transaction per writer:
 begin, load, prepare), SeaTunnel's change-log job with enable_upsert_delete (``__op``), a rerun of a run id
 writing nothing, the save modes, and the exactly-once protocol: a failed write (its transactions rolled
 back), a driver killed after the claim (the restore commits the claimed transactions once) and an overtaken
-older attempt."""
+older attempt. SelectDBCloud (the stand-in's internal stage and COPY INTO): rows staged and copied in the same
+job, a driver killed after the claim and an overtaken attempt, a repeated COPY INTO filtered."""
 
 from __future__ import annotations
 
 import pytest
 
+from airflow_provider_seatunnel.connectors.selectdb import CONNECTOR as SELECTDB
 from airflow_provider_seatunnel.connectors.starrocks import CONNECTOR as STARROCKS
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.fencing import Superseded
 
 SINK = twophase.driver(STARROCKS)  # the engine's two phases over the sink's storage verbs
+SELECT = twophase.driver(SELECTDB)
 DB = "srk"
 
 
@@ -26,8 +29,8 @@ def starrocks():
 
     with mysql.running() as my:
         my.sql(f"CREATE DATABASE {DB}")
-        for table in ("keyed", "plain", "eo", "fenced", "full", "proto"):
-            key = ", PRIMARY KEY (id)" if table in ("keyed", "eo", "fenced") else ""
+        for table in ("keyed", "plain", "eo", "fenced", "full", "proto", "sd_csv", "sd_json", "sd_eo"):
+            key = ", PRIMARY KEY (id)" if table in ("keyed", "eo", "fenced", "sd_json", "sd_eo") else ""
             my.sql(f"CREATE TABLE {DB}.{table} (id BIGINT NOT NULL, name VARCHAR(64), ts DATETIME(6), "
                    f"price DECIMAL(10, 2), ok BOOLEAN{key})")
         my.sql(f"CREATE TABLE {DB}.e2e_table_sink (pk_id BIGINT PRIMARY KEY, name VARCHAR(16), score INT)")
@@ -44,6 +47,12 @@ def block(starrocks, options: str) -> str:
             f'username = "{my.user}", password = "{my.password}", database = "{DB}", labelPrefix = "st", {options}')
 
 
+def selectdb_block(starrocks, options: str) -> str:
+    my = starrocks.db
+    return (f'load-url = "{starrocks.fenodes}", jdbc-url = "127.0.0.1:{my.port}", cluster-name = "c1", '
+            f'username = "{my.user}", password = "{my.password}", sink.label-prefix = "sd", {options}')
+
+
 def rows(starrocks, table: str, order: str = "id") -> list[list[str | None]]:
     return starrocks.db.sql(f"SELECT * FROM {table} ORDER BY {order}", database=DB)
 
@@ -57,9 +66,10 @@ CHANGES = ('{ kind = INSERT, fields = [1, "A", 100] }, { kind = INSERT, fields =
 
 
 def test_rows_and_changes_load_at_the_plans_parallelism_once(run_job, starrocks):
-    """One job, three sinks: json into a keyed table (3 writers), csv into a plain one (at its upstream's 1),
-    and SeaTunnel's change-log job (csv, enable_upsert_delete: UPDATE_BEFORE and DELETE rows delete); a rerun of
-    the same run id loads nothing."""
+    """One job, five sinks: StarRocks json into a keyed table (3 writers), csv into a plain one (at its upstream's
+    1), SeaTunnel's change-log job (csv, enable_upsert_delete: UPDATE_BEFORE and DELETE rows delete), and
+    SelectDBCloud csv (2 staged files) and json files copied at the commit; a rerun of the same run id loads
+    nothing."""
     starrocks.db.sql("INSERT INTO keyed (id, name) VALUES (100, 'old')", database=DB)
     job = f"""
         env {{ job.mode = "BATCH", parallelism = 2 }}
@@ -75,6 +85,10 @@ def test_rows_and_changes_load_at_the_plans_parallelism_once(run_job, starrocks)
                        starrocks.config = {{ format = "CSV", column_separator = "," }} }}
           StarRocks {{ plugin_input = "cdc", {block(starrocks, 'table = "e2e_table_sink"')}, max_retries = 3,
                        starrocks.config = {{ format = "CSV" }}, enable_upsert_delete = true }}
+          SelectDBCloud {{ plugin_input = "fake", {selectdb_block(starrocks, 'table.identifier = "srk.sd_csv"')},
+                           parallelism = 2, selectdb.config = {{ file.type = "csv", file.column_separator = "," }} }}
+          SelectDBCloud {{ plugin_input = "fake", {selectdb_block(starrocks, 'table.identifier = "srk.sd_json"')},
+                           selectdb.config = {{ file.type = "json" }} }}
         }}
     """
     before = dict(starrocks.requests)
@@ -88,16 +102,21 @@ def test_rows_and_changes_load_at_the_plans_parallelism_once(run_job, starrocks)
     assert keyed[1] == ["1", "n1", "2024-01-02 10:00:01.000000", "1.25", "0"] and keyed[0][4] == "1"
     assert len(rows(starrocks, "plain")) == 7
     assert rows(starrocks, "e2e_table_sink", "pk_id") == [["1", "A_1", "100"], ["3", "C", "100"]]
+    assert starrocks.requests["stage_put"] - before.get("stage_put", 0) == 3  # 2 + 1 staged files, one COPY each
+    assert rows(starrocks, "sd_csv") == rows(starrocks, "plain") and rows(starrocks, "sd_json") == keyed[:7]
     assert run_job(job, run_id="A")[0]["status"] == "FINISHED"  # the same run id: committed already
     assert len(rows(starrocks, "plain")) == 7 and starrocks.requests["txn_load"] - before.get("txn_load", 0) == 5
+    assert len(rows(starrocks, "sd_csv")) == 7 and starrocks.requests["stage_put"] - before.get("stage_put", 0) == 3
     assert starrocks.prepared() == []
 
 
-def sink_ctx(plan_of, spark, starrocks, options: str, run_id: str, attempt: int = 1, fault: str | None = None):
+def sink_ctx(plan_of, spark, starrocks, options: str, run_id: str, attempt: int = 1, fault: str | None = None,
+             plugin: str = "StarRocks"):
+    sink = block(starrocks, options) if plugin == "StarRocks" else selectdb_block(starrocks, options)
     plan = plan_of(f"""
         env {{ job.mode = "BATCH" }}
         source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = bigint, name = string }} }} }} }}
-        sink {{ StarRocks {{ plugin_input = "fake", {block(starrocks, options)}, parallelism = 3 }} }}
+        sink {{ {plugin} {{ plugin_input = "fake", {sink}, parallelism = 3 }} }}
     """)
     pipeline = plan.pipelines[0]
     ctx = RunContext(spark, plan, pipeline, run_id, attempt=attempt,
@@ -201,3 +220,36 @@ def test_the_transaction_interface_answers_classified(starrocks):
     with pytest.raises(StreamLoadRefused, match="LABEL_ALREADY_EXISTS"):
         client.begin(DB, "proto", "lbl_1")
     assert starrocks.db.sql("SELECT id FROM proto", database=DB) == [["901"]]
+
+
+def test_selectdb_restores_copy_the_claimed_files_once_and_overtaken_attempts_never(plan_of, spark, starrocks):
+    """SelectDBCloud: a driver killed after the claim leaves nothing visible; the restore's token copies the
+    claimed files (each once: a COPY INTO repeated is filtered); an overtaken attempt's files are never copied."""
+    from airflow_provider_seatunnel.connectors.selectdb.copy import CopyClient, ref_of
+
+    options = 'table.identifier = "srk.sd_eo", selectdb.config = { file.type = "json" }'
+    old_ctx, vertex = sink_ctx(plan_of, spark, starrocks, options, "D1", plugin="SelectDBCloud")
+    old = SELECT.prepare(old_ctx, vertex, frame(spark, 5, start=100))
+    ctx2, _ = sink_ctx(plan_of, spark, starrocks, options, "D1", attempt=2, fault="sink.move@2+1",
+                       plugin="SelectDBCloud")
+    info2 = SELECT.prepare(ctx2, vertex, frame(spark))
+    with pytest.raises(Superseded):
+        SELECT.commit(old_ctx, vertex, old)
+    with pytest.raises(faults.InjectedFault):
+        SELECT.commit(ctx2, vertex, info2)  # claimed, not copied
+    assert rows(starrocks, "sd_eo") == []
+    ctx3, _ = sink_ctx(plan_of, spark, starrocks, options, "D1", attempt=3, plugin="SelectDBCloud")
+    info3 = SELECT.prepare(ctx3, vertex, frame(spark))
+    assert info3.tables[0].committed
+    SELECT.commit(ctx3, vertex, info3)
+    assert [int(r[0]) for r in rows(starrocks, "sd_eo")] == list(range(12))
+    my = starrocks.db
+    client = CopyClient((starrocks.fenodes,), my.user, my.password, 0)
+    claimed = starrocks.db.sql("SELECT detail FROM seatunnel_commit_log WHERE detail LIKE '%\"run_id\": \"D1\"%'",
+                               database=DB)
+    import json
+
+    files = json.loads(claimed[0][0])["txns"]
+    assert len(files) == 3 and all(client.decide(DB, f, "commit") == "already" for f in files)
+    assert client.decide(DB, ref_of("sd_eo", "gone.json", "c1", {"file.type": "json"}), "commit") == "aborted"
+    assert len(rows(starrocks, "sd_eo")) == 12
