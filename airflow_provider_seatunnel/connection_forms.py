@@ -123,6 +123,16 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
                              minimum=1, maximum=65535),
     }, {"hidden-fields": ["schema"], "relabeling": {"host": "Frontend host", "port": "Frontend HTTP port"},
         "placeholders": {"port": "8030", "query_port": "9030"}}),
+    ("seatunnel_starrocks", "SeaTunnelStarRocksConnection", "StarRocks (Apache SeaTunnel StarRocks)", {
+        "query_port": _field("Query port", "the frontends' MySQL-protocol port (default 9030)", "integer",
+                             minimum=1, maximum=65535),
+    }, {"hidden-fields": ["schema"], "relabeling": {"host": "Frontend host", "port": "Frontend HTTP port"},
+        "placeholders": {"port": "8030", "query_port": "9030"}}),
+    ("seatunnel_selectdb", "SeaTunnelSelectDBConnection", "SelectDB Cloud (Apache SeaTunnel SelectDBCloud)", {
+        "query_port": _field("Query port", "the warehouse's MySQL-protocol port (default 9030)", "integer",
+                             minimum=1, maximum=65535),
+    }, {"hidden-fields": ["schema"], "relabeling": {"host": "Warehouse host", "port": "Warehouse HTTP port"},
+        "placeholders": {"port": "8080", "query_port": "9030"}}),
     ("seatunnel_mongodb", "SeaTunnelMongoDBConnection", "MongoDB (Apache SeaTunnel MongoDB)", {
         "srv": _flag("SRV record", "connect with mongodb+srv:// (the host is the SRV name; no port)"),
         "authSource": _field("Authentication database", "default: the schema, when a login is given"),

@@ -5,9 +5,10 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
-:mod:`doris_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
-``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
-each on fresh targets that already hold rows of an earlier run:
+:mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``: :mod:`starrocks_targets`, against the Stream Load
+stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`; ``Http``, ``Email``: :mod:`delivery_targets`), one
+pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of an
+earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -90,6 +91,7 @@ import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
 import rabbitmq_targets  # noqa: E402
+import starrocks_targets  # noqa: E402
 import store_targets  # noqa: E402
 import stream_trials  # noqa: E402
 from basic_targets import (  # noqa: E402
@@ -156,6 +158,11 @@ SINK_TYPES: dict[str, SinkType] = {
                               moves=elasticsearch_targets.MOVES),
     "Doris": SinkType(lambda work, rows, res: doris_targets.doris_sinks(rows, res, Sink), POINTS, 5_000,
                       "prepared transactions", doris_targets.READING, moves=doris_targets.MOVES),
+    "StarRocks": SinkType(lambda work, rows, res: starrocks_targets.starrocks_sinks(rows, res, Sink), POINTS, 5_000,
+                          "open transactions", starrocks_targets.READING, moves=starrocks_targets.MOVES),
+    "SelectDBCloud": SinkType(lambda work, rows, res: starrocks_targets.selectdb_sinks(rows, res, Sink), POINTS,
+                              5_000, "staged files", starrocks_targets.SELECTDB_READING,
+                              moves=starrocks_targets.MOVES),
     "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
                         "staging collections", mongodb_targets.READING),
     "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,

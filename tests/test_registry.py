@@ -32,14 +32,17 @@ def test_every_builtin_name_is_its_modules_connector():
 
 
 def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
-    starrocks = get_connector("starrocks")
-    assert starrocks.name == "StarRocks" and starrocks.capabilities.sections == {SOURCE, SINK}
-    assert not starrocks.can_run(SINK)
+    starrocks = get_connector("starrocks", SOURCE)  # the StarRocks sink runs here; its source plans only
+    assert starrocks.name == "StarRocks" and starrocks.capabilities.sections == {SOURCE}
+    assert not starrocks.can_run(SOURCE) and get_connector("Starrocks", SINK).can_run(SINK)
+    clickhouse = get_connector("clickhouse")
+    assert clickhouse.name == "Clickhouse" and clickhouse.capabilities.sections == {SOURCE, SINK}
+    assert not clickhouse.can_run(SINK)
     assert get_connector("NoSuchPlugin") is None
 
 
 #: the family packages and shared modules of connectors/ (no plugin of their own)
-FAMILIES = {"files", "lakehouse", "values", "common", "javatext", "temporal"}
+FAMILIES = {"files", "lakehouse", "values", "common", "javatext", "temporal", "streamload"}
 
 PROBE = """
 import sys

@@ -101,6 +101,20 @@ class SeaTunnelDorisConnection(_ConnectionType):
     hook_name = "Doris (Apache SeaTunnel Doris)"
 
 
+class SeaTunnelStarRocksConnection(_ConnectionType):
+    conn_type = "seatunnel_starrocks"
+    conn_name_attr = "starrocks_conn_id"
+    default_conn_name = "starrocks_default"
+    hook_name = "StarRocks (Apache SeaTunnel StarRocks)"
+
+
+class SeaTunnelSelectDBConnection(_ConnectionType):
+    conn_type = "seatunnel_selectdb"
+    conn_name_attr = "selectdb_conn_id"
+    default_conn_name = "selectdb_default"
+    hook_name = "SelectDB Cloud (Apache SeaTunnel SelectDBCloud)"
+
+
 class SeaTunnelMongoDBConnection(_ConnectionType):
     conn_type = "seatunnel_mongodb"
     conn_name_attr = "mongo_conn_id"

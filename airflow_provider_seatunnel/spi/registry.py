@@ -58,6 +58,8 @@ _BUILTIN_MODULES = {
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
     "doris": "doris",
+    "starrocks": "starrocks",
+    "selectdbcloud": "selectdb",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -68,7 +70,7 @@ _KNOWN_ELSEWHERE = {
              "Clickhouse", "Kudu", "Cassandra", "Starrocks"),
     SINK: ("S3File", "ActiveMQ",
            "Pulsar", "Socket", "Redis", "Hudi",
-           "StarRocks", "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
+           "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 

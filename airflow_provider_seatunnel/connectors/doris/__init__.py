@@ -83,48 +83,35 @@ class Doris(Connector, FromConnection):
         return endpoint
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> Any:
-        from .sink import CommitLog, target_of
+        from ..streamload.sink import TableLog
+        from .sink import FAMILY
 
-        options = self.options_of(vertex)
-        return _TableLog(self._endpoint(vertex), options, CommitLog, target_of)
+        return TableLog(FAMILY, self._endpoint(vertex), self.options_of(vertex))
 
     def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-        from .sink import stage
+        from ..streamload.sink import stage
+        from .sink import FAMILY
 
-        return stage(ctx, vertex, self.options_of(vertex), commit, token, df)
+        return stage(ctx, vertex, FAMILY, self.options_of(vertex), commit, token, df)
 
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
-        from .sink import publish
+        from ..streamload.sink import publish
+        from .sink import FAMILY
 
-        return publish(ctx, vertex, self._endpoint(vertex), staged)
+        return publish(ctx, vertex, FAMILY, self._endpoint(vertex), staged)
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        from .sink import discard
+        from ..streamload.sink import discard
+        from .sink import FAMILY
 
-        discard(self._endpoint(vertex), staged)
+        discard(FAMILY, self._endpoint(vertex), staged)
 
     def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        from .sink import discard_older, target_of
+        from ..streamload.sink import discard_older, target_of
+        from .sink import FAMILY
 
         database, _ = target_of(self.options_of(vertex), commit.table)
-        return discard_older(self._endpoint(vertex), database, commit, token)
-
-
-class _TableLog:
-    """The commit log of the database each commit's table lands in."""
-
-    def __init__(self, endpoint: Endpoint, options: DorisOptions, log_class: Any, target_of: Any):
-        self.endpoint, self.options, self._log, self._target = endpoint, options, log_class, target_of
-
-    def _of(self, commit: CommitId) -> Any:
-        database, _ = self._target(self.options, commit.table)
-        return self._log(self.endpoint, database)
-
-    def take_token(self, commit: CommitId) -> tuple[int, bool]:
-        return self._of(commit).take_token(commit)  # type: ignore[no-any-return]
-
-    def newest_token(self, commit: CommitId) -> int:
-        return self._of(commit).newest_token(commit)  # type: ignore[no-any-return]
+        return discard_older(FAMILY, self._endpoint(vertex), database, commit, token)
 
 
 CONNECTOR = Doris()

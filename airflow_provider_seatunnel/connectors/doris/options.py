@@ -12,12 +12,14 @@ raises :class:`OptionError` naming the key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...spi import SINK
 from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec
+from ..streamload.encode import unescape as _unescape
+from ..streamload.endpoint import Endpoint
 
 CONN_OPTION = "doris_conn_id"
 SCHEMA_SAVE_MODES = ("RECREATE_SCHEMA", "CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE")
@@ -97,33 +99,6 @@ DEVIATIONS = (
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """The frontends' addresses and credentials (:attr:`label` shows neither credential)."""
-
-    fenodes: tuple[str, ...]
-    query_port: int
-    username: str = field(default="", repr=False)
-    password: str = field(default="", repr=False)
-
-    @property
-    def label(self) -> str:
-        return ",".join(self.fenodes)
-
-    @property
-    def mysql_host(self) -> str:
-        """The host of the first frontend (its MySQL-protocol port is ``query_port``)."""
-        return self.fenodes[0].rpartition(":")[0] or self.fenodes[0]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"fenodes": list(self.fenodes), "query_port": self.query_port, "username": self.username,
-                "password": self.password}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Endpoint:
-        return cls(tuple(d["fenodes"]), int(d["query_port"]), str(d["username"]), str(d["password"]))
-
-
-@dataclass(frozen=True)
 class DorisOptions:
     """One sink block, checked; ``endpoint`` None at compile time when the connection gives it."""
 
@@ -152,12 +127,11 @@ class DorisOptions:
     def line_delimiter(self) -> str:
         return _unescape(self.headers.get("line_delimiter", "\n"))
 
-
-def _unescape(text: str) -> str:
-    """A separator as Stream Load reads it: ``\\t``, ``\\n`` and ``\\xHH`` escapes."""
-    if text.startswith("\\x") and len(text) == 4:
-        return chr(int(text[2:], 16))
-    return text.replace("\\t", "\t").replace("\\n", "\n")
+    def writer_spec(self) -> dict[str, Any]:
+        """What each writer needs beyond the target: the headers, the format and separators, deletes, retries."""
+        return {"headers": dict(self.headers), "format": self.format, "column_separator": self.column_separator,
+                "line_delimiter": self.line_delimiter, "enable_delete": self.enable_delete,
+                "max_retries": self.max_retries}
 
 
 def _fenodes(value: Any) -> tuple[str, ...]:
