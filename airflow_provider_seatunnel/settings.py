@@ -115,8 +115,16 @@ JVM_ARCHIVE_DIR = Setting(
     "directory only this user may enter (created 0700). ``off`` disables class-data sharing. Unset: the "
     "environment variable SEATUNNEL_JVM_ARCHIVE_DIR, else the user cache directory.",
     "/var/cache/airflow/seatunnel-jvm")
+LEAN_SPARK_HOME = Setting(
+    "lean_spark_home", "SEATUNNEL_LEAN_SPARK_HOME", "string",
+    "Where the lean Spark home of pipelines with a local master is kept: the installed PySpark's files as "
+    "symbolic links, without the jars no SeaTunnel job uses (machine learning, graphs, Kubernetes, YARN), so the "
+    "driver JVM does not load them. A directory only this user may enter (created 0700). ``off`` runs every "
+    "pipeline with the installed PySpark's own home. Unset: the environment variable SEATUNNEL_LEAN_SPARK_HOME, "
+    "else the user cache directory.",
+    "/var/cache/airflow/seatunnel-spark-home")
 SETTINGS = (PLAN_CACHE_DIR, PLAN_CACHE_MAX_ENTRIES, PLAN_CACHE_MAX_BYTES, PLAN_CACHE_MAX_ENTRY_BYTES, CHECKPOINT_ROOT,
-            JDBC_DRIVER_PATH, STRICT, JOURNAL_KEY, INCLUDE_PATHS, JVM_ARCHIVE_DIR)
+            JDBC_DRIVER_PATH, STRICT, JOURNAL_KEY, INCLUDE_PATHS, JVM_ARCHIVE_DIR, LEAN_SPARK_HOME)
 
 
 def airflow_conf() -> Any | None:

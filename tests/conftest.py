@@ -99,8 +99,9 @@ def _private_plan_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(autouse=True)
 def _private_class_archives(tmp_path_factory, monkeypatch):
     """The driver JVM's class archives (runtime/jvm_startup.py) of this session: one per worker, made by its
-    first spark-submit, mapped by the others."""
+    first spark-submit, mapped by the others; and the lean Spark home (runtime/lean_home.py) they start from."""
     monkeypatch.setenv("SEATUNNEL_JVM_ARCHIVE_DIR", str(tmp_path_factory.getbasetemp() / "jvm-archives"))
+    monkeypatch.setenv("SEATUNNEL_LEAN_SPARK_HOME", str(tmp_path_factory.getbasetemp() / "spark-home"))
 
 
 @pytest.fixture

@@ -254,7 +254,7 @@ def test_provider_metadata_entry_point():
     assert set(info["config"]["seatunnel"]["options"]) == {
         "plan_cache_dir", "plan_cache_max_entries", "plan_cache_max_bytes", "plan_cache_max_entry_bytes",
         "checkpoint_root", "jdbc_driver_path", "strict", "journal_key", "include_paths",
-        "jvm_archive_dir"}
+        "jvm_archive_dir", "lean_spark_home"}
     # no documentation URL until a page is published (docs/install.md): none in the metadata, none in Airflow
     assert "documentation-url" not in info and "urls" not in PYPROJECT["project"]
     # Airflow itself finds the provider, its extra link, its operator modules, its docs and its config

@@ -29,7 +29,8 @@ from ..plan.compiler import compile_job
 from ..plan.model import JobPlan, PipelinePlan
 from ..runtime.context import now
 from ..runtime.jvm_startup import ClassArchive, archive_for, spark_defaults, startup_conf
-from ..runtime.launcher import APP_FILE, Submission, secret_values, write_plan_file, write_properties_file
+from ..runtime.launcher import APP_FILE, Submission, pyspark_home, secret_values, write_plan_file, write_properties_file
+from ..runtime.lean_home import lean_environment
 from ..runtime.metrics import FINISHED, PipelineMetrics
 from ..runtime.progress import progress_file_of
 from ..runtime.remote import Remote, RemoteAddressError, connect_problems
@@ -381,14 +382,18 @@ class SeaTunnelHook(BaseHook):
             py_files=self.py_files or (str(self.package_zip()) if on_cluster else None),
         )
         conf = dict(submission.conf)
-        if not on_cluster:  # a driver here: its JVM maps the class archive, no UI for a local master
+        if not on_cluster:  # a driver here: the lean Spark home and no UI for a local master, the class archive
+            master = self.spark_connection().master
             environ = {**os.environ, **submission.env}
             defaults = spark_defaults(environ)
+            environ = lean_environment(environ, pyspark_home(), master, conf, defaults)
+            if environ.get("SPARK_HOME") and kwargs["env_vars"] is not None:
+                kwargs["env_vars"]["SPARK_HOME"] = environ["SPARK_HOME"]
             self._archive = archive_for(conf, defaults, environ)
             if detached and self._archive is not None and self._archive.creating is not None:
                 self._archive.finish(False)  # a driver outliving this process publishes no archive: none made
                 self._archive = None
-            conf = startup_conf(conf, defaults, self.spark_connection().master, self._archive)
+            conf = startup_conf(conf, defaults, master, self._archive)
         self._properties = (self.work_dir / f"pipeline-{p.task_id}.properties", conf)
         properties = write_properties_file(conf, self._properties[0])
         kwargs["properties_file"] = str(properties) if properties else None

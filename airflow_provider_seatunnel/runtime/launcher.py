@@ -42,6 +42,7 @@ from ..spi.secrets import embedded, hidden, redaction, scrub
 from .context import now
 from .jars import pipeline_jars
 from .jvm_startup import ClassArchive, archive_for, spark_defaults, spark_defaults_file, startup_conf
+from .lean_home import lean_environment
 from .metrics import PipelineMetrics
 from .session import application_settings, spark_conf
 
@@ -200,12 +201,22 @@ class Submission:
         return [*cmd, self.application, *self.application_args]
 
 
-def local_launch(submission: Submission, master: str, properties_file: Path,
-                 archive: ClassArchive | None = None) -> tuple[list[str], dict[str, str]]:
-    """The command and the environment that run ``submission`` with PySpark's spark-submit on this
-    machine; its Spark settings, with the start-up ones (:func:`.jvm_startup.startup_conf`: no UI
-    for a local master, the driver JVM's class ``archive``), are written to ``properties_file`` first."""
+def launch_environment(submission: Submission, master: str) -> dict[str, str]:
+    """The environment spark-submit runs ``submission`` with on this machine: ours with the submission's,
+    and for a local ``master`` the lean Spark home (:mod:`.lean_home`) unless a setting asks for what it
+    leaves out."""
     env = {**os.environ, **submission.env}
+    return lean_environment(env, pyspark_home(), master, submission.conf, spark_defaults(env))
+
+
+def local_launch(submission: Submission, master: str, properties_file: Path,
+                 archive: ClassArchive | None = None,
+                 environ: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command and the environment that run ``submission`` with PySpark's spark-submit on this
+    machine (``environ``, default :func:`launch_environment`); its Spark settings, with the start-up
+    ones (:func:`.jvm_startup.startup_conf`: no UI for a local master, the driver JVM's class
+    ``archive``), are written to ``properties_file`` first."""
+    env = dict(environ) if environ is not None else launch_environment(submission, master)
     conf = startup_conf(submission.conf, spark_defaults(env), master, archive)
     return submission.command(master, write_properties_file(conf, properties_file, env)), env
 
@@ -310,12 +321,13 @@ def _follow(cmd: Sequence[str], env: Mapping[str, str], log: IO[str],
 def _launch(submission: Submission, master: str, properties_file: Path, log: IO[str],
             progress: Callable[[str], None]) -> tuple[int, str]:
     """Run ``submission`` here (:func:`local_launch`, :func:`_follow`) with the driver JVM's class archive
-    (:mod:`.jvm_startup`): the launch that creates it publishes it when it exits 0."""
-    environ = {**os.environ, **submission.env}
+    (:mod:`.jvm_startup`, keyed to the Spark home :func:`launch_environment` chose): the launch that
+    creates it publishes it when it exits 0."""
+    environ = launch_environment(submission, master)
     archive = archive_for(submission.conf, spark_defaults(environ), environ)
     code: int | None = None
     try:
-        cmd, env = local_launch(submission, master, properties_file, archive)
+        cmd, env = local_launch(submission, master, properties_file, archive, environ)
         code, last = _follow(cmd, env, log, progress)
         return code, last
     finally:

@@ -109,11 +109,13 @@ def without_bundled_pyspark(path: Sequence[str]) -> list[str]:
     """``path`` (a driver's ``sys.path``) without spark-submit's ``pyspark.zip`` when that zip is
     the own copy of a pyspark package importable from ``path`` (``SPARK_HOME`` is the
     pip-installed PySpark) and holds the same version: PySpark is then imported from the package.
+    Likewise its ``py4j-*-src.zip`` when a py4j package importable from ``path`` is the same release.
 
     Python keeps no bytecode for modules it imports from a zip, so a driver importing PySpark
     from spark-submit's zip compiles some two hundred modules on every start (about half a
-    second: benchmarks/driver_startup.py); the package's modules were byte-compiled when it was
-    installed. Any other Spark (a cluster's ``SPARK_HOME``, another version) keeps its zip.
+    second: benchmarks/driver_startup.py), py4j's zip another eighteen; the packages' modules were
+    byte-compiled when they were installed. Any other Spark (a cluster's ``SPARK_HOME``, another
+    version) keeps its zips.
 
     No PySpark internal: it reads files, never PySpark's objects, and when the package's layout
     is not the one it looks for it changes nothing (the driver imports the zip, as any does).
@@ -121,19 +123,33 @@ def without_bundled_pyspark(path: Sequence[str]) -> list[str]:
     directories = {os.path.realpath(p) for p in path if p and not p.endswith(".zip")}
     out = list(path)
     for entry in path:
-        if os.path.basename(entry) != "pyspark.zip":
+        name = os.path.basename(entry)
+        if name == "pyspark.zip":
+            package = Path(os.path.realpath(entry)).parents[2]  # <site>/pyspark: <site>/pyspark/python/lib/x.zip
+            if package.name != "pyspark" or str(package.parent) not in directories:
+                continue
+            installed = [package / "version.py"]
+            inside = "pyspark/version.py"
+        elif name.startswith("py4j-") and name.endswith(".zip"):
+            installed = [Path(d) / "py4j" / "version.py" for d in sorted(directories)]
+            inside = "py4j/version.py"
+        else:
             continue
-        package = Path(os.path.realpath(entry)).parents[2]  # <site>/pyspark from <site>/pyspark/python/lib/pyspark.zip
-        if package.name != "pyspark" or str(package.parent) not in directories:
-            continue
-        try:
-            with zipfile.ZipFile(entry) as bundled:
-                same = bundled.read("pyspark/version.py") == (package / "version.py").read_bytes()
-        except (OSError, KeyError, zipfile.BadZipFile):
-            same = False
-        if same:
+        if _same_file(entry, inside, [p for p in installed if p.is_file()]):
             out.remove(entry)
     return out
+
+
+def _same_file(archive: str, inside: str, files: Sequence[Path]) -> bool:
+    """Whether the zip ``archive``'s member ``inside`` is, byte for byte, one of ``files``."""
+    if not files:
+        return False
+    try:
+        with zipfile.ZipFile(archive) as bundled:
+            data = bundled.read(inside)
+        return any(f.read_bytes() == data for f in files)
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
 
 
 # --- status_store_counts ----------------------------------------------------------------------

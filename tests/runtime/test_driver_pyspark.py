@@ -36,6 +36,20 @@ def test_the_zip_of_the_installed_package_goes_when_it_bundles_the_same_version(
     assert without_bundled_pyspark(["/app", bundle, py4j, site]) == ["/app", py4j, site]
 
 
+def test_the_py4j_zip_goes_when_an_importable_py4j_is_the_same_release(tmp_path):
+    site, bundle = _site(tmp_path, "4.2.0", "4.2.0")
+    (Path(site) / "py4j").mkdir()
+    (Path(site) / "py4j" / "version.py").write_text("__version__ = '0.10.9.9'\n")
+    zips = {}
+    for release in ("0.10.9.9", "0.10.9.8"):
+        zips[release] = str(Path(bundle).with_name(f"py4j-{release}-src.zip"))
+        with zipfile.ZipFile(zips[release], "w") as z:
+            z.writestr("py4j/version.py", f"__version__ = '{release}'\n")
+    assert without_bundled_pyspark([bundle, zips["0.10.9.9"], site]) == [site]
+    assert without_bundled_pyspark([zips["0.10.9.8"], site]) == [zips["0.10.9.8"], site]  # another release stays
+    assert without_bundled_pyspark([zips["0.10.9.9"]]) == [zips["0.10.9.9"]]  # no py4j package on the path
+
+
 def test_a_zip_stays_when_the_package_is_another_version_or_not_importable_or_another_spark(tmp_path):
     site, bundle = _site(tmp_path / "a", "4.2.0", "4.1.0")  # e.g. pyspark-client's files over pyspark's
     assert without_bundled_pyspark([bundle, site]) == [bundle, site]

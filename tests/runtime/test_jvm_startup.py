@@ -214,6 +214,8 @@ def test_the_hook_launch_takes_the_archive_and_its_metrics_release_it(tmp_path, 
         assert ("spark.ui.enabled false" in lines) is creates
         assert len(option) == creates and all("-XX:ArchiveClassesAtExit=" in line for line in option)
         assert len(list((tmp_path / "jvm").glob("*.lock"))) == creates
+        home = (hook.spark_hook._env_vars or {}).get("SPARK_HOME")  # a local driver: the lean Spark home
+        assert (home is not None and Path(home).parent == Path(os.environ["SEATUNNEL_LEAN_SPARK_HOME"])) is creates
         hook.pipeline_metrics(None, "r", 1, "2026-01-01T00:00:00", None)
         assert not list((tmp_path / "jvm").glob("*.lock")) and not list((tmp_path / "jvm").glob("*.jsa"))
     finally:
@@ -232,7 +234,7 @@ sink { LocalFile { plugin_input = "s", path = ${out}, file_format_type = "csv" }
 def test_a_job_runs_with_the_class_archive(tmp_path):
     """A run maps the session's archive (the first run of the session creates it, published whole): under
     ``-Xshare:on`` a JVM that cannot map it refuses to start, so the run passing shows the archive in use.
-    The rows are the job's."""
+    The rows are the job's; the archive is the lean Spark home's."""
     conf = tmp_path / "job.conf"
     conf.write_text(RUN_JOB)
     archives = Path(os.environ["SEATUNNEL_JVM_ARCHIVE_DIR"])  # the session's (tests/conftest.py)
@@ -256,3 +258,7 @@ def test_a_job_runs_with_the_class_archive(tmp_path):
         assert "[cds" not in log.read_text()  # quiet when it writes the archive, and the archive maps
         assert sorted(line for f in out.rglob("*.csv") for line in f.read_text().splitlines()) == ["10,A", "20,B"]
     assert not list(archives.glob("*.part")) and not list(archives.glob("*.lock"))
+    # the driver ran on the lean Spark home (runtime/lean_home.py): the archive is the one keyed to it
+    [lean] = Path(os.environ["SEATUNNEL_LEAN_SPARK_HOME"]).glob("spark-*")
+    assert archive.name == f"driver-{js.archive_key({**os.environ, 'SPARK_HOME': str(lean)})}.jsa"
+    assert not list((lean / "jars").glob("spark-mllib*")) and list((lean / "jars").glob("spark-sql_*"))
