@@ -101,6 +101,13 @@ class SeaTunnelDorisConnection(_ConnectionType):
     hook_name = "Doris (Apache SeaTunnel Doris)"
 
 
+class SeaTunnelCassandraConnection(_ConnectionType):
+    conn_type = "seatunnel_cassandra"
+    conn_name_attr = "cassandra_conn_id"
+    default_conn_name = "cassandra_default"
+    hook_name = "Cassandra (Apache SeaTunnel Cassandra)"
+
+
 class SeaTunnelMongoDBConnection(_ConnectionType):
     conn_type = "seatunnel_mongodb"
     conn_name_attr = "mongo_conn_id"

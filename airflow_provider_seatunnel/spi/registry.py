@@ -58,6 +58,7 @@ _BUILTIN_MODULES = {
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
     "doris": "doris",
+    "cassandra": "cassandra",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -65,10 +66,10 @@ _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
-             "Clickhouse", "Kudu", "Cassandra", "Starrocks"),
+             "Clickhouse", "Kudu", "Starrocks"),
     SINK: ("S3File", "ActiveMQ",
            "Pulsar", "Socket", "Redis", "Hudi",
-           "StarRocks", "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
+           "StarRocks", "Clickhouse", "Kudu", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 
