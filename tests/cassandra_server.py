@@ -247,5 +247,5 @@ if __name__ == "__main__":
     print(node.host, f"(started in {node.started_in:.1f} s)", flush=True)
     try:
         node.process.wait()
-    except KeyboardInterrupt:
+    finally:
         node.stop()

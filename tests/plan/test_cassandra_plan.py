@@ -121,3 +121,31 @@ def test_seatunnels_type_mapping():
     for unsupported in ("DurationType", "ListType(TimestampType)", "TupleType(Int32Type)"):
         with pytest.raises(UnsupportedType):
             seatunnel_type(parsed(unsupported))
+
+
+def test_values_convert_both_ways_by_column_type():
+    import datetime as dt
+    import decimal
+    import uuid
+
+    from cassandra import cqltypes as c
+    from cassandra.util import Date, Time
+
+    from airflow_provider_seatunnel.connectors.cassandra.types import reader, writer
+
+    def t(name):
+        return c.lookup_casstype(name)
+
+    assert reader(t("DecimalType"))(decimal.Decimal("1.25")) == 1.25
+    assert reader(t("IntegerType"))(10 ** 30) == str(10 ** 30)
+    assert reader(t("SetType(UTF8Type)"))({"b", "a"}) == ["a", "b"]
+    assert reader(t("TimeType"))(Time(dt.time(1, 2, 3, 4000))) == dt.time(1, 2, 3, 4000)
+    assert reader(t("SimpleDateType"))(Date(dt.date(2024, 5, 1))) == dt.date(2024, 5, 1)
+    assert reader(t("MapType(UTF8Type, UUIDType)"))({"k": uuid.UUID(int=1)}) == {"k": str(uuid.UUID(int=1))}
+    assert writer(t("UUIDType"))(str(uuid.UUID(int=7))) == uuid.UUID(int=7)
+    assert writer(t("DecimalType"))(0.1) == decimal.Decimal("0.1")
+    assert writer(t("SetType(Int32Type)"))([1, 1, 2]) == {1, 2}
+    assert writer(t("TimestampType"))(dt.date(2024, 5, 1)) == dt.datetime(2024, 5, 1)
+    for name, bad in (("Int32Type", 1.5), ("Int32Type", "x"), ("DoubleType", "1"), ("UTF8Type", b"x")):
+        with pytest.raises((TypeError, ValueError)):
+            writer(t(name))(bad)
