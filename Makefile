@@ -235,6 +235,15 @@ $(OPENSEARCH_REINDEX_JAR): | test-debs
 	$(MVN_GET) -Dartifact=org.opensearch.plugin:transport-netty4-client:$(OPENSEARCH_VERSION) && \
 	$(MVN_GET) -Dartifact=org.opensearch.plugin:reindex-client:$(OPENSEARCH_VERSION) \
 	  || { echo "error: could not fetch OpenSearch with mvn (the Elasticsearch tests fail): check the network to Maven Central" >&2; exit 1; }
+# Apache Cassandra for the Cassandra connector's tests: a single node embedded in a JVM (tests/cassandra_server.py
+# builds its class path from these with mvn, offline, and starts org.apache.cassandra.service.CassandraDaemon with a
+# generated cassandra.yaml): cassandra-all with its dependencies (about 70 MB). 5.0 runs on Java 17.
+CASSANDRA_VERSION := 5.0.6
+CASSANDRA_JAR := $(HOME)/.m2/repository/org/apache/cassandra/cassandra-all/$(CASSANDRA_VERSION)/cassandra-all-$(CASSANDRA_VERSION).jar
+test-deps: $(CASSANDRA_JAR)
+$(CASSANDRA_JAR): | test-debs
+	@$(MVN_GET) -Dartifact=org.apache.cassandra:cassandra-all:$(CASSANDRA_VERSION) \
+	  || { echo "error: could not fetch Apache Cassandra with mvn (the Cassandra tests fail): check the network to Maven Central" >&2; exit 1; }
 # FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
 # from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
 # caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
@@ -275,7 +284,7 @@ parity: check-java test-deps $(STAMP)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
-	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR)
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

@@ -139,6 +139,12 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
     }, {"hidden-fields": [], "relabeling": {"schema": "Authentication database (authSource)"},
         "placeholders": {"port": "27017",
                          "extra": '{"tls": true}: any other field is a connection-string option'}}),
+    ("seatunnel_cassandra", "SeaTunnelCassandraConnection", "Cassandra (Apache SeaTunnel Cassandra)", {
+        "datacenter": _field("Local datacenter", "the datacenter of the driver's load balancing (default "
+                             "datacenter1)"),
+    }, {"hidden-fields": [], "relabeling": {"host": "Hosts (host or host:port, comma-separated)",
+                                            "schema": "Keyspace"},
+        "placeholders": {"port": "9042", "datacenter": "datacenter1"}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -6,9 +6,10 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
 :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``: :mod:`starrocks_targets`, against the Stream Load
-stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`; ``Http``, ``Email``: :mod:`delivery_targets`), one
-pipeline with two sinks of that type, and two kinds of trial, each on fresh targets that already hold rows of an
-earlier run:
+stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
+``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`; ``Http``, ``Email``:
+:mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial, each on fresh targets
+that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -78,6 +79,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import basic_targets  # noqa: E402
+import cassandra_targets  # noqa: E402
 import connect_targets  # noqa: E402
 import delivery_targets  # noqa: E402
 import delta_targets  # noqa: E402
@@ -170,6 +172,9 @@ SINK_TYPES: dict[str, SinkType] = {
     "RabbitMQ": SinkType(lambda work, rows, res: rabbitmq_targets.rabbitmq_sinks(rows, res, Sink),
                          rabbitmq_targets.POINTS, 2_000, "raw messages", rabbitmq_targets.READING,
                          guarantee="at-least-once"),
+    "Cassandra": SinkType(lambda work, rows, res: cassandra_targets.cassandra_sinks(rows, res, Sink),
+                          cassandra_targets.POINTS, 2_000, "commit records", cassandra_targets.READING,
+                          guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",

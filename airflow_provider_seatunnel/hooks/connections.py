@@ -115,6 +115,13 @@ class SeaTunnelSelectDBConnection(_ConnectionType):
     hook_name = "SelectDB Cloud (Apache SeaTunnel SelectDBCloud)"
 
 
+class SeaTunnelCassandraConnection(_ConnectionType):
+    conn_type = "seatunnel_cassandra"
+    conn_name_attr = "cassandra_conn_id"
+    default_conn_name = "cassandra_default"
+    hook_name = "Cassandra (Apache SeaTunnel Cassandra)"
+
+
 class SeaTunnelMongoDBConnection(_ConnectionType):
     conn_type = "seatunnel_mongodb"
     conn_name_attr = "mongo_conn_id"

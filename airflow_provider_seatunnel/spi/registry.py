@@ -60,6 +60,7 @@ _BUILTIN_MODULES = {
     "doris": "doris",
     "starrocks": "starrocks",
     "selectdbcloud": "selectdb",
+    "cassandra": "cassandra",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -67,10 +68,10 @@ _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
-             "Clickhouse", "Kudu", "Cassandra", "Starrocks"),
+             "Clickhouse", "Kudu", "Starrocks"),
     SINK: ("S3File", "ActiveMQ",
            "Pulsar", "Socket", "Redis", "Hudi",
-           "Clickhouse", "Kudu", "Cassandra", "Feishu", "DingTalk"),
+           "Clickhouse", "Kudu", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 

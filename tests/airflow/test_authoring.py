@@ -27,15 +27,15 @@ sink {
 }
 """
 
-CASSANDRA = """
-env { job.name = "cassandra" }
+KUDU = """
+env { job.name = "kudu" }
 source {
   FakeSource { plugin_output = "web", row.num = 3, schema = { fields { id = bigint } } }
   FakeSource { plugin_output = "store", row.num = 3, schema = { fields { id = bigint } } }
 }
 sink {
   Console { plugin_input = "web" }
-  Cassandra { plugin_input = "store", host = "localhost:9042", keyspace = "shop", table = "orders" }
+  Kudu { plugin_input = "store", kudu_masters = "localhost:7051", table_name = "orders" }
 }
 """
 
@@ -168,12 +168,12 @@ def test_a_plugin_that_cannot_run_here_marks_its_task_and_warns(tmp_path):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        dag, group = _group_dag(_conf(tmp_path, CASSANDRA))
+        dag, group = _group_dag(_conf(tmp_path, KUDU))
     (warning,) = [w for w in caught if issubclass(w.category, SeaTunnelPlanWarning)]
-    assert "Cassandra" in str(warning.message) and "cannot run" in str(warning.message)
+    assert "Kudu" in str(warning.message) and "cannot run" in str(warning.message)
     assert warning.filename == __file__  # located at the DAG file's line that built the group
-    blocked, fine = sorted(_pipeline_tasks(dag), key=lambda t: "cassandra" not in t.task_id)
-    assert blocked.task_display_name == "⚠ store → Cassandra" and "Cassandra" in blocked.doc_md
+    blocked, fine = sorted(_pipeline_tasks(dag), key=lambda t: "kudu" not in t.task_id)
+    assert blocked.task_display_name == "⚠ store → Kudu" and "Kudu" in blocked.doc_md
     assert fine.task_display_name == "web → Console" and not fine.doc_md
     assert "cannot run here" in group.tooltip
 
@@ -181,11 +181,11 @@ def test_a_plugin_that_cannot_run_here_marks_its_task_and_warns(tmp_path):
 def test_strict_makes_it_the_import_error(tmp_path, monkeypatch):
     from airflow_provider_seatunnel.config.errors import ConfigError
 
-    conf = _conf(tmp_path, CASSANDRA)
-    with pytest.raises(ConfigError, match="sink\\[1\\] Cassandra"):
+    conf = _conf(tmp_path, KUDU)
+    with pytest.raises(ConfigError, match="sink\\[1\\] Kudu"):
         _group_dag(conf, strict=True)
     monkeypatch.setenv("AIRFLOW__SEATUNNEL__STRICT", "True")  # the [seatunnel] strict setting
-    with pytest.raises(ConfigError, match="Cassandra"):
+    with pytest.raises(ConfigError, match="Kudu"):
         _group_dag(conf)
     dag, _ = _group_dag(conf, strict=False)  # the argument wins over the setting
     assert len(_pipeline_tasks(dag)) == 2
@@ -208,8 +208,8 @@ DAG_FILES = {
         from airflow_provider_seatunnel.operators.seatunnel import SeaTunnelOperator
 
         with DAG("st_warned", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
-            SeaTunnelJobGroup(group_id="job", config="configs/cassandra.conf")
-            SeaTunnelOperator(task_id="alone", config="configs/cassandra.conf", pipeline=2)
+            SeaTunnelJobGroup(group_id="job", config="configs/kudu.conf")
+            SeaTunnelOperator(task_id="alone", config="configs/kudu.conf", pipeline=2)
         """,
     "st_strict.py": """
         from datetime import datetime
@@ -217,7 +217,7 @@ DAG_FILES = {
         from airflow_provider_seatunnel.operators.job_group import SeaTunnelJobGroup
 
         with DAG("st_strict", schedule=None, start_date=datetime(2024, 1, 1)) as dag:
-            SeaTunnelJobGroup(group_id="job", config="configs/cassandra.conf", strict=True)
+            SeaTunnelJobGroup(group_id="job", config="configs/kudu.conf", strict=True)
         """,
     "st_missing.py": """
         from datetime import datetime
@@ -236,7 +236,7 @@ def test_dag_processor_view(tmp_path):
     cannot run here is a parse warning, not an import error, unless strict (problem 4)."""
     folder = tmp_path / "dags"
     (folder / "configs").mkdir(parents=True)
-    (folder / "configs" / "cassandra.conf").write_text(CASSANDRA)
+    (folder / "configs" / "kudu.conf").write_text(KUDU)
     for name, source in DAG_FILES.items():
         (folder / name).write_text(textwrap.dedent(source))
     elsewhere = tmp_path / "elsewhere"
@@ -245,17 +245,17 @@ def test_dag_processor_view(tmp_path):
     assert result["dags"] == ["st_warned"], result["errors"]
     errors = {Path(k).name: v for k, v in result["errors"].items()}
     assert set(errors) == {"st_strict.py", "st_missing.py"}
-    assert "ConfigError" in errors["st_strict.py"] and "sink[1] Cassandra" in errors["st_strict.py"]
+    assert "ConfigError" in errors["st_strict.py"] and "sink[1] Kudu" in errors["st_strict.py"]
     missing = errors["st_missing.py"]
     assert "config file not found: configs/nowhere.conf" in missing
     assert str(folder / "configs" / "nowhere.conf") in missing and "/srv/shared/configs/nowhere.conf" in missing
     (warned,) = [v for k, v in result["warnings"].items() if k.endswith("st_warned.py")]
     assert len(warned) == 2  # the group's and the standalone operator's
-    assert all("SeaTunnelPlanWarning" in w and "Cassandra" in w and "st_warned.py:" in w for w in warned)
+    assert all("SeaTunnelPlanWarning" in w and "Kudu" in w and "st_warned.py:" in w for w in warned)
     names = result["tasks"]["st_warned"]
     assert names["alone"] == "⚠ alone"
     assert sorted(n for t, n in names.items() if t.startswith("job.") and "→" in n) == [
-        "web → Console", "⚠ store → Cassandra"]
+        "web → Console", "⚠ store → Kudu"]
 
 
 RELATIVE_DAG = """
@@ -299,10 +299,10 @@ def test_the_task_fails_before_any_spark_submit(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[1]"}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        op = SeaTunnelOperator(task_id="store", config=CASSANDRA, pipeline=2, retries=3)
+        op = SeaTunnelOperator(task_id="store", config=KUDU, pipeline=2, retries=3)
     with pytest.raises(AirflowFailException, match="cannot run here") as failure:  # not retried
         op.execute({"run_id": "manual__1"})
-    assert "sink[1] Cassandra" in str(failure.value)
+    assert "sink[1] Kudu" in str(failure.value)
     assert op.hook.spark_hook is None  # no spark-submit was prepared, let alone started
     assert op.hook.plan_path is None  # and the private work directory is gone
 

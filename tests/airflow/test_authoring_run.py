@@ -17,7 +17,7 @@ source {
 sink {
   LocalFile { plugin_input = "web", path = "__OUT__", file_format_type = "json" }
   Assert { plugin_input = "web", rules { row_rules = [{ rule_type = MIN_ROW, rule_value = 1 }] } }
-  Cassandra { plugin_input = "store", host = "localhost:9042", keyspace = "shop", table = "orders" }
+  Kudu { plugin_input = "store", kudu_masters = "localhost:7051", table_name = "orders" }
 }
 """
 
@@ -49,7 +49,7 @@ def _utc(stamp: str) -> datetime:
 
 def test_group_run_relative_config_retries_fail_fast_and_metrics(run_dag, airflow_env, tmp_path):
     """Problems 3, 4, 5 and 8 in one run: the config path is relative to the DAG file (the run's working
-    directory is elsewhere); the DAG's default_args give the retries; the Cassandra pipeline fails
+    directory is elsewhere); the DAG's default_args give the retries; the Kudu pipeline fails
     before Spark starts and is not retried; the branching pipeline (200 rows read, written to two
     sinks) and the failed job count no negative failures; times are UTC with an offset."""
     configs = dags_folder(airflow_env, "st_authoring_run") / "configs"
@@ -68,7 +68,7 @@ def test_group_run_relative_config_retries_fail_fast_and_metrics(run_dag, airflo
     metrics = json.loads(xcom.read_text())
     refused = metrics[store]
     assert refused["status"] == "FAILED" and refused["application_id"] is None  # no Spark application
-    assert refused["error"]["deterministic"] and "Cassandra" in refused["error"]["message"]
+    assert refused["error"]["deterministic"] and "Kudu" in refused["error"]["message"]
     assert "nothing was submitted" in log
     ran = metrics[web]
     assert (ran["read_count"], ran["write_count"], ran["failed_count"]) == (200, 400, 0)
