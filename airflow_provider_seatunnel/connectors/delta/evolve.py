@@ -24,23 +24,23 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ...spi.errors import RuntimeConfigError, root_cause
-from ...spi.schemachange import ADD, DROP, KINDS, RENAME, SchemaChange, widens
-from ...spi.twophase import digest
+from ...spi.errors import root_cause
+from ...spi.schemachange import DROP, KINDS, MODIFY, RENAME, SchemaChange
+from ..lakehouse.evolve import PROPERTY, Op, Step, change_id, check_widening, recorded_ids, refusal
+from ..lakehouse.evolve import plan as plan_steps
 from . import fence
 from .tables import TableState, sql_path
 
 log = logging.getLogger("seatunnel.delta")
 
+__all__ = ["CHAR_VARCHAR", "COLUMN_MAPPING", "CREATE_PROPERTIES", "FOLLOWS", "PROPERTY", "TYPE_WIDENING",
+           "change_id", "follow", "plan"]
+
 #: what the Delta sink follows
 FOLLOWS = frozenset(KINDS)
-#: the table property holding the ids of the followed changes (comma separated)
-PROPERTY = "seatunnel.schema_changes"
 COLUMN_MAPPING, TYPE_WIDENING = "delta.columnMapping.mode", "delta.enableTypeWidening"
 #: the properties of a table the sink creates for a pipeline that follows schema changes
 CREATE_PROPERTIES = {COLUMN_MAPPING: "name", TYPE_WIDENING: "true"}
@@ -49,20 +49,8 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING"
 
 
-def change_id(change: SchemaChange) -> str:
-    return digest(change.key, length=16)
-
-
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One change to follow and the DDL it needs (None: the table shows its result already)."""
-
-    change: SchemaChange
-    ddl: str | None
 
 
 def _columns(state: TableState) -> dict[str, tuple[str, str]]:
@@ -75,56 +63,26 @@ def _columns(state: TableState) -> dict[str, tuple[str, str]]:
             for f in schema.fields}
 
 
-def _new_type(current: str, change: SchemaChange) -> str:
-    """The column's type after a type change: a string keeps a declared length when the table's column
-    has one (the source's new ``varchar(n)``, else unbounded)."""
-    new = change.new_type or ""
-    if new != "string" or not current.startswith(("varchar", "char")):
-        return new
-    sql = (change.new_sql or "").lower()
-    length = re.search(r"char\w*\s*\((\d+)\)", sql)
-    return f"varchar({length.group(1)})" if length else "string"
+def ddl(table: str, op: Op) -> str:
+    """The ``ALTER TABLE`` statement of an operation."""
+    if op.kind == "add":
+        return f"ALTER TABLE {table} ADD COLUMNS ({_quote(op.column)} {op.arg})"
+    if op.kind == "drop":
+        return f"ALTER TABLE {table} DROP COLUMN {_quote(op.column)}"
+    if op.kind == "rename":
+        return f"ALTER TABLE {table} RENAME COLUMN {_quote(op.column)} TO {_quote(op.arg)}"
+    return f"ALTER TABLE {table} ALTER COLUMN {_quote(op.column)} TYPE {op.arg}"
 
 
-def _step(table: str, columns: dict[str, tuple[str, str]], change: SchemaChange) -> str | None:
-    """The DDL for ``change`` given the table's columns (updated as if applied), None when not needed."""
-    name = change.column.lower()
-    if change.kind == ADD:
-        if name in columns:
-            return None
-        columns[name] = (change.column, change.new_type or "string")
-        return f"ALTER TABLE {table} ADD COLUMNS ({_quote(change.column)} {change.new_type or 'string'})"
-    if name not in columns:
+def _refusal(state: TableState, step: Step) -> str | None:
+    """Why the table cannot take ``step``'s operation (None: it can)."""
+    change, where = step.change, sql_path(state.path)
+    if step.op is None:
         return None
-    if change.kind == DROP:
-        return f"ALTER TABLE {table} DROP COLUMN {_quote(columns.pop(name)[0])}"
-    if change.kind == RENAME:
-        new = change.new_name or ""
-        if new.lower() in columns:
-            return None
-        old, kind = columns.pop(name)
-        columns[new.lower()] = (new, kind)
-        return f"ALTER TABLE {table} RENAME COLUMN {_quote(old)} TO {_quote(new)}"
-    current = columns[name]
-    new_type = _new_type(current[1], change)
-    if current[1] == new_type or (new_type == "string" and current[1] == "string"):
-        return None
-    columns[name] = (current[0], new_type)
-    return f"ALTER TABLE {table} ALTER COLUMN {_quote(current[0])} TYPE {new_type}"
-
-
-def _refusal(label: str, state: TableState, step: Step) -> str | None:
-    """Why ``step`` cannot be applied to the table (None: it can)."""
-    change = step.change
-    if change.kind == "modify_column" and not widens(change):
-        return "not a safe widening (values could be lost)"
-    if step.ddl is None:
-        return None
-    where = sql_path(state.path)
     if change.kind in (DROP, RENAME) and (state.table_property(COLUMN_MAPPING) or "none") == "none":
         return (f"Delta drops and renames columns only with column mapping; set it on the table first: ALTER TABLE "
                 f"{where} SET TBLPROPERTIES ('{COLUMN_MAPPING}' = 'name')")
-    if change.kind == "modify_column" and change.new_type != "string" and \
+    if change.kind == MODIFY and change.new_type != "string" and \
             (state.table_property(TYPE_WIDENING) or "").lower() != "true":
         return (f"Delta widens a column's type only with type widening; set it on the table first: ALTER TABLE "
                 f"{where} SET TBLPROPERTIES ('{TYPE_WIDENING}' = 'true')")
@@ -138,18 +96,13 @@ def plan(state: TableState, changes: Sequence[SchemaChange], label: str,
     table's history records (read only when the property lacks some)."""
     if not changes or not state.exists:
         return []
-    recorded = set((state.table_property(PROPERTY) or "").split(","))
-    todo = [c for c in changes if change_id(c) not in recorded]
-    if todo:  # applied by a commit a kill kept from being recorded in the property
-        found = noted()
-        todo = [c for c in todo if change_id(c) not in found]
-    columns, table = _columns(state), sql_path(state.path)
-    steps = [Step(c, _step(table, columns, c)) for c in sorted(todo, key=lambda c: c.ordinal)]
+    steps = plan_steps(_columns(state), state.table_property(PROPERTY), changes, noted)
+    where = f"the Delta table {state.path}"
+    check_widening(label, where, steps)
     for step in steps:
-        why = _refusal(label, state, step)
+        why = _refusal(state, step)
         if why:
-            raise RuntimeConfigError(f"{label} cannot follow the schema change {step.change.describe()} into the "
-                                     f"Delta table {state.path}: {why}; nothing after it is written")
+            raise refusal(label, where, step.change, why)
     return steps
 
 
@@ -173,22 +126,22 @@ def follow(spark: Any, state: TableState, changes: Sequence[SchemaChange], label
         return {str(n.get("change_id")) for n in fence.notes(spark, state.path) if n.get("kind") == "schema_change"}
 
     steps = plan(state, changes, label, noted)
+    table = sql_path(state.path)
     for step in steps:
-        if step.ddl is None:
+        if step.op is None:
             log.info("Delta %s: %s recorded (the table had it)", label, step.change.describe())
             continue
         try:
-            _commit(spark, step.ddl, {**note, "kind": "schema_change", "change_id": change_id(step.change),
-                                      "change": step.change.describe()})
+            _commit(spark, ddl(table, step.op), {**note, "kind": "schema_change", "change_id": change_id(step.change),
+                                                 "change": step.change.describe()})
         except Exception as e:
-            if "Concurrent" in root_cause(e) or "CONCURRENT" in root_cause(e):
+            cause = root_cause(e)
+            if "Concurrent" in cause or "CONCURRENT" in cause:
                 raise  # another writer: transient
-            raise RuntimeConfigError(f"{label} cannot follow the schema change {step.change.describe()} into the "
-                                     f"Delta table {state.path}: Delta refused it ({root_cause(e)}); nothing after "
-                                     "it is written") from e
+            raise refusal(label, f"the Delta table {state.path}", step.change, f"Delta refused it ({cause})") from e
         log.info("Delta %s: applied %s to %s", label, step.change.describe(), state.path)
-    ids = ",".join(change_id(c) for c in sorted(changes, key=lambda c: c.ordinal))
+    ids = recorded_ids(changes)
     if steps or (changes and state.exists and state.table_property(PROPERTY) != ids):
-        _commit(spark, f"ALTER TABLE {sql_path(state.path)} SET TBLPROPERTIES ('{PROPERTY}' = '{ids}')",
+        _commit(spark, f"ALTER TABLE {table} SET TBLPROPERTIES ('{PROPERTY}' = '{ids}')",
                 {**note, "kind": "schema_changes_recorded"})
     return [s.change for s in steps]
