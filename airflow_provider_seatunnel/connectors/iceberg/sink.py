@@ -179,6 +179,7 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     columns = data_columns(df)
     ref, catalog, identity = _target(ctx, vertex, opts, commit.table, columns)
     spark = df.sparkSession
+    register(spark, opts.catalog)  # a micro-batch's rows may come with a session of their own
     state = table_state(spark, catalog, ref, opts.branch)
     _check_save_modes(opts, state, identity.scope, spark, catalog, ref)
     if state.exists:  # a CDC source's schema changes, applied once before the rows meet the table (:mod:`.evolve`)
