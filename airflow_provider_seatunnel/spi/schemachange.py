@@ -152,3 +152,21 @@ def widens(change: SchemaChange) -> bool:
     if new == "double":
         return old in ("float", "tinyint", "smallint", "int")
     return False
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() == "true"
+
+
+def pipeline_follows(vertices: Iterable[Any]) -> bool:
+    """Whether a source of the pipeline follows schema changes (``schema-changes.enabled``, or Debezium's
+    ``include.schema.changes``): a lake sink then creates its tables able to take every kind of change."""
+    for v in vertices:
+        if getattr(v, "kind", "") != "source":
+            continue
+        config = getattr(v, "config", None) or {}
+        debezium = config.get("debezium")
+        if _truthy(config.get("schema-changes.enabled")) or (
+                isinstance(debezium, dict) and _truthy(debezium.get("include.schema.changes"))):
+            return True
+    return False

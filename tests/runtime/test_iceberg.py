@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -328,6 +329,40 @@ def test_a_jdbc_catalog_on_postgresql(spark, plan_of, tmp_path, db):
     out = tmp_path / "out"
     run(spark, plan_of, job(source, f'LocalFile {{ plugin_input = "d", path = "{out}", file_format_type = json }}'), "r")
     assert sorted(r["id"] for r in spark.read.json(str(out)).collect()) == [1, 2, 3]
+
+
+@needs_runtime
+def test_schema_changes_of_a_postgres_cdc_stream_follow_into_the_table_once_across_a_restore(spark, plan_of,
+                                                                                             tmp_path, db):
+    """A rename, a drop, a widened type, a longer string and an added column issued between two runs of a
+    Postgres-CDC stream (``schema-changes.enabled``): one Iceberg transaction applies them with their record,
+    the driver dies after it and before the rows' commit, and the restore applies nothing again."""
+    name = f"src_{uuid.uuid4().hex[:8]}"
+    db.sql(f"CREATE TABLE {name} (id int primary key, name varchar(10), score int, junk text); "
+           f"ALTER TABLE {name} REPLICA IDENTITY FULL; INSERT INTO {name} VALUES (1, 'a', 1, 'x')")
+    source = (f'Postgres-CDC {{ plugin_output = "f", base-url = "{db.url}", username = "{db.user}", password = '
+              f'"{db.password}", table-names = ["{db.database}.public.{name}"], schema-changes.enabled = true }}')
+    wh = tmp_path / "wh"
+    plan = plan_of(job(source, ice(wh), "STREAMING", f', checkpoint.root = "{tmp_path / "ck"}"'))
+    stream(spark, plan, "s1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b', 2, 'y'); ALTER TABLE {name} RENAME COLUMN name TO title; "
+           f"ALTER TABLE {name} DROP COLUMN junk; ALTER TABLE {name} ALTER COLUMN score TYPE bigint; "
+           f"ALTER TABLE {name} ALTER COLUMN title TYPE varchar(40); ALTER TABLE {name} ADD COLUMN note text; "
+           f"INSERT INTO {name} VALUES (3, 'a title longer than ten', 5000000000, 'n')")
+    with pytest.raises(PipelineError, match=r"injected fault at sink\.prepared"):
+        stream(spark, plan, "s2", "sink.prepared")
+    stream(spark, plan, "s3")
+    table_name = identifier(_catalog(spark, wh), TableRef("db", "t"))
+    df = spark.table(table_name)
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("id", "int"), ("title", "string"), ("score", "bigint"), ("note", "string")]
+    assert sorted(tuple(r) for r in df.collect()) == [(1, "a", 1, None), (2, "b", 2, None),
+                                                      (3, "a title longer than ten", 5000000000, "n")]
+    table = spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession,
+                                                                                         table_name)
+    # the first schema and one per applied change (the longer string changes nothing): none applied twice
+    assert table.schemas().size() == 5
+    assert len(table.properties().get("seatunnel.schema_changes").split(",")) == 5
 
 
 @pytest.mark.skipif(RUNTIME, reason="this PySpark has an Iceberg runtime")

@@ -398,3 +398,65 @@ def test_an_earlier_slot_a_running_stream_holds_is_kept_and_named(db, caplog):
     for slot in made.values():
         db.sql(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{slot}'")
         db.sql(f"DROP PUBLICATION IF EXISTS {slot}_pub")
+
+
+def test_schema_changes_follow_into_a_delta_table_once_across_a_kill_between_the_ddl_and_the_rows(
+        plan_of, spark, db, tmp_path):
+    """The Delta sink creates the table able to evolve, applies each change as one commit recording it, and
+    a restore after a kill past the DDL (before the rows' commit) neither applies a change again nor loses
+    rows."""
+    name = table(db, "id int primary key, name varchar(10), score int, junk text")
+    db.sql(f"INSERT INTO {name} VALUES (1, 'a', 1, 'x')")
+    lake = tmp_path / "lake"
+    plan = evolving_plan(plan_of, db, name, "", tmp_path,
+                         f'Delta {{ plugin_input = "c", path = "{lake}", primary_keys = ["id"] }}')
+    sync(spark, plan, "d1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b', 2, 'y'); ALTER TABLE {name} RENAME COLUMN name TO title; "
+           f"ALTER TABLE {name} DROP COLUMN junk; ALTER TABLE {name} ALTER COLUMN score TYPE bigint; "
+           f"ALTER TABLE {name} ALTER COLUMN title TYPE varchar(40); ALTER TABLE {name} ADD COLUMN note text; "
+           f"INSERT INTO {name} VALUES (3, 'a title longer than ten', 5000000000, 'n'); "
+           f"UPDATE {name} SET score = 10 WHERE id = 1")
+    with pytest.raises(PipelineError, match=r"injected fault at sink\.prepared"):
+        sync(spark, plan, "d2", faults.from_environment({faults.ENV: "sink.prepared"}))
+    sync(spark, plan, "d3")
+    lake_df = spark.read.format("delta").load(str(lake))
+    assert [(f.name, f.dataType.simpleString()) for f in lake_df.schema.fields] == [
+        ("id", "int"), ("title", "string"), ("score", "bigint"), ("note", "string")]
+    assert sorted(tuple(r) for r in lake_df.collect()) == [(1, "a", 10, None), (2, "b", 2, None),
+                                                           (3, "a title longer than ten", 5000000000, "n")]
+    notes = [json.loads(r[0]) for r in spark.sql(f"DESCRIBE HISTORY delta.`{lake}`").select("userMetadata").collect()
+             if r[0]]
+    applied = [n["change"] for n in notes if n.get("kind") == "schema_change"]
+    assert len(applied) == 5 and len(set(applied)) == 5  # once each: the restore applied none again
+    assert {f"RENAME COLUMN name TO title of public.{name}", f"DROP COLUMN junk of public.{name}"} <= set(applied)
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{lake}`").collect()[0]["properties"]
+    assert detail["delta.columnMapping.mode"] == "name" and len(detail["seatunnel.schema_changes"].split(",")) == 5
+
+
+def test_schema_changes_follow_into_a_paimon_table_in_one_schema_version_once_across_a_restore(
+        plan_of, spark, db, tmp_path):
+    """The Paimon sink applies the changes and their record as one new schema version of the table; a
+    restore after the driver died past it (before the rows' commit) applies nothing again, and the rows
+    written before a rename read back under the new name."""
+    from pypaimon import CatalogFactory
+
+    name = table(db, "id int primary key, name varchar(10), score int, junk text")
+    db.sql(f"INSERT INTO {name} VALUES (1, 'a', 1, 'x')")
+    wh = tmp_path / "wh"
+    plan = evolving_plan(plan_of, db, name, "", tmp_path,
+                         f'Paimon {{ plugin_input = "c", warehouse = "{wh}", database = "db", table = "t" }}')
+    sync(spark, plan, "p1")
+    db.sql(f"INSERT INTO {name} VALUES (2, 'b', 2, 'y'); ALTER TABLE {name} RENAME COLUMN name TO title; "
+           f"ALTER TABLE {name} DROP COLUMN junk; ALTER TABLE {name} ALTER COLUMN score TYPE bigint; "
+           f"ALTER TABLE {name} ADD COLUMN note text; INSERT INTO {name} VALUES (3, 'c', 5000000000, 'n')")
+    with pytest.raises(PipelineError, match=r"injected fault at sink\.prepared"):
+        sync(spark, plan, "p2", faults.from_environment({faults.ENV: "sink.prepared"}))
+    sync(spark, plan, "p3")
+    lake = CatalogFactory.create({"warehouse": str(wh)}).get_table("db.t")
+    assert [(f.name, str(f.type)) for f in lake.table_schema.fields][1:] == [
+        ("title", "STRING"), ("score", "BIGINT"), ("note", "STRING")]
+    builder = lake.new_read_builder()
+    found = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    assert sorted(tuple(r.values()) for r in found) == [(1, "a", 1, None), (2, "b", 2, None), (3, "c", 5000000000, "n")]
+    assert lake.table_schema.id == 1  # the created schema, then one version for every change: none applied twice
+    assert len(lake.table_schema.options["seatunnel.schema_changes"].split(",")) == 4

@@ -42,6 +42,7 @@ from ...spi import (
 )
 from ...spi.options import run_time_options
 from . import checks
+from .evolve import FOLLOWS
 from .options import NAME, SPEC, SourceOptions, parse
 from .sink import DeltaSinkVerbs
 
@@ -74,6 +75,8 @@ class Delta(Connector, SchemaInference, NeedsJars, NeedsSession, Lineage, TableL
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     option_spec = SPEC  # identity: path, warehouse, database, table; the table's two forms: options.table_of
     description = "Reads (batch, time travel, streaming) and writes Delta Lake tables, exactly once."
+    #: a CDC source's added, dropped and renamed columns and widened types (:mod:`.evolve`)
+    follows_schema_changes = FOLLOWS
 
     # compile time ------------------------------------------------------------------------------
 

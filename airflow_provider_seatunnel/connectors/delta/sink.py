@@ -47,10 +47,11 @@ from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only
+from ...spi.schemachange import changes_of, pipeline_follows
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import DELETE, changes, merge_sql, resolve
-from . import fence
+from . import evolve, fence
 from .options import SinkOptions, Table, parse
 from .tables import TableState, ensure_delta, has_rows, sql_path, table_state
 
@@ -164,14 +165,17 @@ class DeltaFence:
 
 
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-    """The save modes that refuse a target, then the table's rows (the last change per key with
-    ``primary_keys``) computed once into Spark's cache: nothing is visible yet."""
+    """The save modes that refuse a target, the schema changes the rows carry (applied: :mod:`.evolve`), then
+    the table's rows (the last change per key with ``primary_keys``) computed once into Spark's cache: the
+    rows are not visible yet."""
     opts = options_of(vertex)
     columns = data_columns(df)
     path, txn = _target(ctx, vertex, commit, columns, token)
     spark = df.sparkSession
     state = table_state(spark, path, txn.app_id, txn.scope)
     _check_save_modes(opts, state, spark, scope_started(spark, state, ctx, txn.scope))
+    # a CDC source's schema changes, each applied once before the rows meet the table (:mod:`.evolve`)
+    evolve.follow(spark, state, changes_of(df.schema), ctx.label(vertex), note(ctx, vertex, commit.table))
     if opts.primary_keys:
         keys = resolve(opts.primary_keys, columns, opts.case_sensitive, "primary_keys")
         rows = changes(df, keys, int(vertex.parallelism))
@@ -213,8 +217,9 @@ def _check_columns(opts: SinkOptions, state: TableState, columns: list[str]) -> 
                                  + ", ".join(clash))
 
 
-def _write(df: Any, path: str, action: str, opts: SinkOptions, txn: Txn, meta: str) -> None:
-    """One DataFrame write to the table: one Delta commit carrying ``txn``."""
+def _write(df: Any, path: str, action: str, opts: SinkOptions, txn: Txn, meta: str, evolving: bool = False) -> None:
+    """One DataFrame write to the table: one Delta commit carrying ``txn``; ``evolving`` (the pipeline
+    follows schema changes): a table it creates has column mapping and type widening (:mod:`.evolve`)."""
     from pyspark.sql import functions as F
 
     if ROW_KIND in df.columns:  # an upsert's rows into a new or emptied table: no DELETE rows to apply
@@ -225,7 +230,8 @@ def _write(df: Any, path: str, action: str, opts: SinkOptions, txn: Txn, meta: s
         if opts.partition_keys:
             writer = writer.partitionBy(*resolve(opts.partition_keys, df.columns, opts.case_sensitive,
                                                  "partition_keys"))
-        for key, value in opts.properties.items():  # table properties of the table this commit creates
+        created = {**(evolve.CREATE_PROPERTIES if evolving else {}), **opts.properties}
+        for key, value in created.items():  # table properties of the table this commit creates
             writer = writer.option(key, value)
     if action == "recreate":
         writer = writer.option("overwriteSchema", "true")
@@ -300,7 +306,7 @@ def _publish(ctx: RunContext, vertex: Vertex, opts: SinkOptions, staged: Staged)
         if action == "merge":
             _merge(df, path, opts, txn, meta)
         else:
-            _write(df, path, action, opts, txn, meta)
+            _write(df, path, action, opts, txn, meta, pipeline_follows(ctx.pipeline.vertices))
     except Exception as e:
         cause = root_cause(e)
         if "Concurrent" in cause or "DELTA_CONCURRENT" in cause:

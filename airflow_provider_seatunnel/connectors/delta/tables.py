@@ -40,6 +40,11 @@ class TableState:
     scope_versions: tuple[int, ...] = ()  # the txnVersions recorded for the app ids starting with it
     columns: tuple[str, ...] = ()
     partition_columns: tuple[str, ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()  # the table's properties (its metadata's configuration)
+    schema_json: str = ""  # the table's schema as Spark's JSON
+
+    def table_property(self, key: str) -> str | None:
+        return dict(self.properties).get(key)
 
     @property
     def exists(self) -> bool:
@@ -120,9 +125,12 @@ def table_state(spark: Any, path: str, app_id: str | None = None, scope: str | N
         committed = int(found.get()) if found.isDefined() else None
     in_scope = [a for a in _lines(txns.keySet().mkString("\n")) if scope is not None and a.startswith(scope)]
     metadata = snapshot.metadata()
+    configuration = jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.configuration())
     return TableState(path, version, committed, bool(in_scope), tuple(int(txns.get(a).get()) for a in in_scope),
                       tuple(str(c) for c in metadata.schema().fieldNames()),
-                      tuple(_lines(metadata.partitionColumns().mkString("\n"))))
+                      tuple(_lines(metadata.partitionColumns().mkString("\n"))),
+                      tuple(sorted((str(k), str(v)) for k, v in dict(configuration).items())),
+                      str(metadata.schemaString()))
 
 
 def has_rows(spark: Any, path: str) -> bool:

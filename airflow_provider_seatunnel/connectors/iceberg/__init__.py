@@ -47,6 +47,7 @@ from ...spi import (
 from ...spi.options import PluginConfig, run_time_options
 from ...spi.schema import TableKeys
 from . import checks
+from .evolve import FOLLOWS
 from .options import CATALOG_CONFIG, CONN_OPTION, CONNECTION_CONFIG, NAME, SPEC, SourceOptions, parse
 from .sink import IcebergSinkVerbs
 
@@ -70,6 +71,8 @@ class Iceberg(Connector, SchemaInference, SourceTables, NeedsJars, NeedsSession,
     option_spec = SPEC  # identity: catalog_name, the connection, namespace, table(s); the rest: checks.check
     secrets = frozenset({"jdbc.password", "jdbc.user", "token", "credential"})  # catalog properties
     description = "Reads (batch, time travel, streaming) and writes Apache Iceberg tables, exactly once."
+    #: a CDC source's added, dropped and renamed columns and widened types (:mod:`.evolve`)
+    follows_schema_changes = FOLLOWS
 
     # compile time ------------------------------------------------------------------------------
 

@@ -56,9 +56,11 @@ from ...spi.errors import PipelineError, RuntimeConfigError, root_cause
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only
 from ...spi.rows import quote as column
+from ...spi.schemachange import changes_of
 from ...spi.twophase import CommitId, Outcome, Published, Staged, StoreFenced, digest
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import DELETE, changes, merge_sql, resolve
+from . import evolve
 from .options import SinkOptions, TableRef, parse
 from .tables import (
     COMMIT_PROPERTY,
@@ -171,14 +173,17 @@ def is_committed(ctx: RunContext, vertex: Vertex, commit: CommitId) -> bool:
 
 
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-    """The save modes that refuse a target, then the rows (the last change per key with primary keys)
-    computed once into Spark's cache: nothing is visible yet."""
+    """The save modes that refuse a target, the schema changes the rows carry, then the rows (the last
+    change per key with primary keys) computed once into Spark's cache: the rows are not visible yet."""
     opts = options_of(vertex)
     columns = data_columns(df)
     ref, catalog, identity = _target(ctx, vertex, opts, commit.table, columns)
     spark = df.sparkSession
+    register(spark, opts.catalog)  # a micro-batch's rows may come with a session of their own
     state = table_state(spark, catalog, ref, opts.branch)
     _check_save_modes(opts, state, identity.scope, spark, catalog, ref)
+    if state.exists:  # a CDC source's schema changes, applied once before the rows meet the table (:mod:`.evolve`)
+        evolve.follow(spark, state.name, changes_of(df.schema), ctx.label(vertex))
     if opts.primary_keys:
         rows = changes(df, resolve(opts.primary_keys, columns, opts.case_sensitive, "iceberg.table.primary-keys"),
                        int(vertex.parallelism))

@@ -35,6 +35,7 @@ from ...spi import (
 from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
 from ..lakehouse.options import checked, key_problems, save_mode_problems
+from .evolve import FOLLOWS
 from .options import (
     HADOOP_CONF,
     NAME,
@@ -78,6 +79,8 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
     capabilities = Capabilities(sections=frozenset({SOURCE, SINK}), committer=True, deletes=True)
     option_spec = SPEC  # identity: warehouse, database, table; options.table_of reports the first missing one
     description = "Reads (batch) and writes Apache Paimon tables through pypaimon, exactly once."
+    #: a CDC source's added, dropped and renamed columns and widened types (:mod:`.evolve`)
+    follows_schema_changes = FOLLOWS
 
     # compile time ------------------------------------------------------------------------------
 

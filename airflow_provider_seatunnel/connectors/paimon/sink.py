@@ -43,11 +43,12 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.options import run_time_options
 from ...spi.rows import ROW_KIND, data_columns, data_only, quote
 from ...spi.schema import table_keys
+from ...spi.schemachange import changes_of
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.fencing import allocate, commit_lock, newest_token
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import changes, resolve
-from . import compat
+from . import compat, evolve
 from .options import SinkOptions, parse
 from .tables import (
     BATCH_PROPERTY,
@@ -200,8 +201,9 @@ class PaimonCommitLog:
 
 
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-    """The save modes that refuse, recreate or create the target, then the rows written as data files
-    by the executors; their commit messages are the staging (kept in the driver: ``cached``)."""
+    """The save modes that refuse, recreate or create the target, the schema changes the rows carry, then
+    the rows written as data files by the executors; their commit messages are the staging (kept in the
+    driver: ``cached``)."""
     # the table is created here with its keys (${primary_key}: this table's); the commit needs none
     opts = options_of(vertex).for_table(commit.table, data_columns(df), table_keys(vertex, commit.table, df))
     entry = entry_of(ctx, vertex, opts, commit.table, data_columns(df))
@@ -209,6 +211,10 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     entry["scope_started"] = bool(existing is not None and commits_of(existing, entry["user"],
                                                                         entry["scope"]).scope_started)
     table = _prepare_target(ctx, vertex, opts, entry, df)
+    catalog = open_catalog(entry["catalog"])  # a CDC source's schema changes, applied once (:mod:`.evolve`)
+    if existing is not None and evolve.follow(catalog, entry["identifier"], table, changes_of(df.schema),
+                                              ctx.label(vertex)):
+        table = catalog.get_table(entry["identifier"])
     rows = _rows(df, opts, table, int(vertex.parallelism))
     if table.bucket_mode().name == "HASH_DYNAMIC":  # one writer owns the bucket index
         rows = rows.coalesce(1)
