@@ -58,6 +58,7 @@ _BUILTIN_MODULES = {
     "mongodb-cdc": "mongodb_cdc",
     "emailsink": "email",
     "doris": "doris",
+    "hbase": "hbase",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
