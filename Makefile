@@ -244,6 +244,17 @@ test-deps: $(CASSANDRA_JAR)
 $(CASSANDRA_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.cassandra:cassandra-all:$(CASSANDRA_VERSION) \
 	  || { echo "error: could not fetch Apache Cassandra with mvn (the Cassandra tests fail): check the network to Maven Central" >&2; exit 1; }
+
+# HBase for the Hbase connector's tests: a standalone HBase (its own ZooKeeper, a master, a region server) and its
+# Thrift 1 gateway in one JVM (tests/hbase_server.py builds its class path from hbase-thrift's dependencies with
+# mvn, offline, and compiles its launcher with javac). Maven Central has HBase 2.6's jars built against Hadoop 2.10
+# only; they run on Java 17 with the --add-opens the fixture passes.
+HBASE_VERSION := 2.6.1
+HBASE_THRIFT_JAR := $(HOME)/.m2/repository/org/apache/hbase/hbase-thrift/$(HBASE_VERSION)/hbase-thrift-$(HBASE_VERSION).jar
+test-deps: $(HBASE_THRIFT_JAR)
+$(HBASE_THRIFT_JAR): | test-debs
+	@$(MVN_GET) -Dartifact=org.apache.hbase:hbase-thrift:$(HBASE_VERSION) \
+	  || { echo "error: could not fetch HBase with mvn (the Hbase tests fail): check the network to Maven Central" >&2; exit 1; }
 # FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
 # from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
 # caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
@@ -284,7 +295,7 @@ parity: check-java test-deps $(STAMP)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
-	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR)
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

@@ -4,9 +4,9 @@ Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jd
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
-``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
-:mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``: :mod:`starrocks_targets`, against the Stream Load
-stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
+``Elasticsearch``: :mod:`elasticsearch_targets`; ``Hbase``: :mod:`hbase_targets`; ``InfluxDB``:
+:mod:`influxdb_targets`; ``Doris``: :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
+:mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
 ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`; ``Http``, ``Email``:
 :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial, each on fresh targets
 that already hold rows of an earlier run:
@@ -85,6 +85,7 @@ import delivery_targets  # noqa: E402
 import delta_targets  # noqa: E402
 import doris_targets  # noqa: E402
 import elasticsearch_targets  # noqa: E402
+import hbase_targets  # noqa: E402
 import hive_targets  # noqa: E402
 import iceberg_targets  # noqa: E402
 import influxdb_targets  # noqa: E402
@@ -165,6 +166,8 @@ SINK_TYPES: dict[str, SinkType] = {
     "SelectDBCloud": SinkType(lambda work, rows, res: starrocks_targets.selectdb_sinks(rows, res, Sink), POINTS,
                               5_000, "staged files", starrocks_targets.SELECTDB_READING,
                               moves=starrocks_targets.MOVES),
+    "Hbase": SinkType(lambda work, rows, res: hbase_targets.hbase_sinks(rows, res, Sink), POINTS, 2_000,
+                      "staging rows", hbase_targets.READING, moves=hbase_targets.MOVES),
     "MongoDB": SinkType(lambda work, rows, res: mongodb_targets.mongodb_sinks(rows, res, Sink), POINTS, 5_000,
                         "staging collections", mongodb_targets.READING),
     "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,

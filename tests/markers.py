@@ -37,6 +37,7 @@ MARKERS = {
     "rabbitmq": "a private RabbitMQ node (make test-deps)",
     "cassandra": "a private Cassandra node (jars from make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
+    "hbase": "a private standalone HBase with its Thrift gateway (jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
     "ftp": "an FTP server (pyftpdlib)",
@@ -57,6 +58,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
     "redis_server": ("redis",), "rabbitmq_server": ("rabbitmq",), "s3": ("s3",), "es": ("opensearch",),
     "ferretdb_server": ("ferretdb",), "influxdb_server": ("influxdb",), "cassandra_server": ("cassandra",),
+    "hbase_server": ("hbase",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
@@ -65,7 +67,7 @@ HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.rabbitmq_server": ("rabbitmq",), "tests.cassandra_server": ("cassandra",),
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
-    "tests.opensearch_server": ("opensearch",),
+    "tests.opensearch_server": ("opensearch",), "tests.hbase_server": ("hbase",),
     "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
     "tests.cluster.services": ("airflow_services", "spark"), "playwright": ("browser",),
     "tests.cluster.celery": ("airflow_services", "airflow", "postgres", "redis", "spark"),

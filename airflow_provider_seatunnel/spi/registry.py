@@ -61,6 +61,7 @@ _BUILTIN_MODULES = {
     "starrocks": "starrocks",
     "selectdbcloud": "selectdb",
     "cassandra": "cassandra",
+    "hbase": "hbase",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
