@@ -34,6 +34,8 @@ input row (the restore must leave each id once, with the input's values).
 ``Kafka source`` turns the job around: the input rows are records of a Kafka topic, read by a
 STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
 checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
+``RabbitMQ source`` does the same in BATCH: the rows are JSON messages of a RabbitMQ queue, filled again before
+each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed.
 
 The stream pairs of :mod:`stream_trials` (``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
 ``MySQL-CDC → Kafka debezium_json``, ``Kafka → LocalFile``) run ``--kill-trials`` trials each: a new stream
@@ -391,6 +393,11 @@ SINK_TYPES: dict[str, SinkType] = {
     "RabbitMQ": SinkType(lambda work, rows, res: rabbitmq_targets.rabbitmq_sinks(rows, res, Sink),
                          rabbitmq_targets.POINTS, 2_000, "raw messages", rabbitmq_targets.READING,
                          guarantee="at-least-once"),
+    "RabbitMQ source": SinkType(
+        lambda work, rows, res: rabbitmq_targets.fresh_queue(make_input(work / "input", rows), res,
+                                                             localfile_sinks(work, rows, res)),
+        POINTS, 500, "raw files / messages left in the queue", rabbitmq_targets.SOURCE_READING,
+        source=rabbitmq_targets.rabbitmq_source, guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",
