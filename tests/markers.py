@@ -35,6 +35,7 @@ MARKERS = {
     "redis": "a private Redis server (make test-deps)",
     "influxdb": "a private InfluxDB 1.x server (Debian's influxdb, make test-deps)",
     "rabbitmq": "a private RabbitMQ node (make test-deps)",
+    "activemq": "a private ActiveMQ Classic broker (jars from make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
@@ -61,7 +62,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
-    "tests.rabbitmq_server": ("rabbitmq",),
+    "tests.rabbitmq_server": ("rabbitmq",), "tests.activemq_server": ("activemq",),
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",),
