@@ -6,6 +6,7 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``InfluxDB``: :mod:`influxdb_targets`; ``Doris``:
 :mod:`doris_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
+``ActiveMQ``: :mod:`activemq_targets`;
 ``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
 each on fresh targets that already hold rows of an earlier run:
 
@@ -79,6 +80,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import activemq_targets  # noqa: E402
 import connect_targets  # noqa: E402
 import delivery_targets  # noqa: E402
 import delta_targets  # noqa: E402
@@ -393,6 +395,8 @@ SINK_TYPES: dict[str, SinkType] = {
     "RabbitMQ": SinkType(lambda work, rows, res: rabbitmq_targets.rabbitmq_sinks(rows, res, Sink),
                          rabbitmq_targets.POINTS, 2_000, "raw messages", rabbitmq_targets.READING,
                          guarantee="at-least-once"),
+    "ActiveMQ": SinkType(lambda work, rows, res: activemq_targets.activemq_sinks(rows, res, Sink), POINTS, 2_000,
+                         "raw messages", activemq_targets.READING),
     "RabbitMQ source": SinkType(
         lambda work, rows, res: rabbitmq_targets.fresh_queue(make_input(work / "input", rows), res,
                                                              localfile_sinks(work, rows, res)),
