@@ -255,6 +255,19 @@ test-deps: $(HBASE_THRIFT_JAR)
 $(HBASE_THRIFT_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.hbase:hbase-thrift:$(HBASE_VERSION) \
 	  || { echo "error: could not fetch HBase with mvn (the Hbase tests fail): check the network to Maven Central" >&2; exit 1; }
+
+# ActiveMQ Classic's broker for the ActiveMQ connector's tests (tests/activemq_server.py): activemq-broker,
+# activemq-stomp and activemq-jaas 5.18 with their dependencies (tests/activemq/pom.xml), copied into
+# .cache/activemq/lib, the broker's whole class path at run time (nothing read from ~/.m2 then); the launcher
+# tests/activemq/Broker.java runs in Java's source-file mode (no javac step).
+ACTIVEMQ_LIB := $(abspath .cache/activemq/lib)
+ACTIVEMQ_JAR := $(ACTIVEMQ_LIB)/activemq-broker-5.18.6.jar
+test-deps: $(ACTIVEMQ_JAR)
+$(ACTIVEMQ_JAR): tests/activemq/pom.xml | test-debs
+	@rm -rf $(ACTIVEMQ_LIB) && mvn -q -B -Dmaven.repo.local=$(M2_REPO) -f tests/activemq/pom.xml \
+	  org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
+	  -DoutputDirectory=$(ACTIVEMQ_LIB) && test -f $@ \
+	  || { echo "error: could not fetch ActiveMQ's broker with mvn (the ActiveMQ tests fail): check the network to Maven Central" >&2; exit 1; }
 # FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
 # from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
 # caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
@@ -280,7 +293,7 @@ $(FERRETDB):
 # JDBC drivers the parity configs use (benchmarks/parity/engines.py names the same). Without the folder the parity
 # tests skip, saying so.
 ZETA_DIR ?= $(firstword $(wildcard $(SEATUNNEL_ZETA_DIR) $(abspath ..)/shared/zeta /work/shared/zeta))
-ZETA_SETUP_ARGS := --connectors kafka,elasticsearch --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
+ZETA_SETUP_ARGS := --connectors kafka,elasticsearch,rabbitmq,influxdb --lib org.postgresql:postgresql:42.7.4,com.mysql:mysql-connector-j:8.4.0
 .PHONY: zeta-setup parity
 test-deps: zeta-setup
 zeta-setup: | test-debs
@@ -295,7 +308,7 @@ parity: check-java test-deps $(STAMP)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
-	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR)
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(ACTIVEMQ_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

@@ -74,3 +74,43 @@ def rabbitmq_sinks(rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     return [sink_cls(f"RabbitMQ {q}", f'RabbitMQ {{ plugin_input = "rows", {server.options()}, queue_name = "{q}" }}',
                      seeder(q), reader(q), raw if q == QUEUES[0] else None, list(OLD)) for q in QUEUES]
 
+
+
+SOURCE_QUEUE = "rf_src"
+SOURCE_READING = (
+    "The input is a durable queue of the private RabbitMQ node (`tests/rabbitmq_server.py`) holding the rows as JSON "
+    "messages, emptied and published again before each trial (the job does not write it). The job is BATCH: the "
+    "RabbitMQ source takes the messages ready at its start and acknowledges them only once both LocalFile sinks "
+    "committed (docs/rabbitmq.md); a run's first read records how many it took, and its restore takes as many "
+    "again (the requeued ones, at the head of the queue). *Visible after attempt 1* is as for LocalFile. *Raw* is "
+    "the data files of the first sink, then the messages left in the source queue, after attempt 1 → after the "
+    "restore: a message left after the restore would be read again by the next run (a duplicate there, never a "
+    "loss here). The guarantee scored is at least once (the source's promise); the restore of the same run id "
+    "is expected to show no duplicate in the targets, since the sinks skip a committed run.")
+
+
+def rabbitmq_source(work: Any, expected: list[Row], resources: Any) -> tuple[str, str]:
+    """The job's source reading the queue :data:`SOURCE_QUEUE`: (env settings, source block). The queue is
+    filled by :func:`fresh_queue`'s seed before each trial."""
+    server = _server(resources)
+    block = (f'RabbitMQ {{ plugin_output = "rows", {server.options()}, queue_name = "{SOURCE_QUEUE}", '
+             "schema = { fields { id = bigint, name = string, grp = string } } }")
+    return "", block
+
+
+def fresh_queue(expected: list[Row], resources: Any, sinks: list[Any]) -> list[Any]:
+    """``sinks`` (two LocalFile sinks) whose first seed also empties the source queue and publishes ``expected``
+    again, and whose second sink's raw count is the messages left in the source queue."""
+    import dataclasses
+
+    server = _server(resources)
+    bodies = [json.dumps({"id": i, "name": n, "grp": g}) for i, n, g in expected]
+    first, second = sinks
+
+    def seed() -> None:
+        server.delete(SOURCE_QUEUE)
+        server.publish(SOURCE_QUEUE, list(bodies))
+        first.seed()
+
+    return [dataclasses.replace(first, seed=seed),
+            dataclasses.replace(second, raw=lambda: server.count(SOURCE_QUEUE))]

@@ -7,9 +7,9 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``Hbase``: :mod:`hbase_targets`; ``InfluxDB``:
 :mod:`influxdb_targets`; ``Doris``: :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
-``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`; ``Http``, ``Email``:
-:mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial, each on fresh targets
-that already hold rows of an earlier run:
+``ActiveMQ``: :mod:`activemq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
+``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
+each on fresh targets that already hold rows of an earlier run:
 
 * **kill**: ``seatunnel-airflow run`` in a subprocess, and SIGKILL of its spark-submit process
   (the driver's JVM; the Python driver dies with it; for the Connect-mode types of connect_targets.py,
@@ -36,6 +36,8 @@ input row (the restore must leave each id once, with the input's values).
 ``Kafka source`` turns the job around: the input rows are records of a Kafka topic, read by a
 STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
 checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
+``RabbitMQ source`` does the same in BATCH: the rows are JSON messages of a RabbitMQ queue, filled again before
+each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed.
 
 The stream pairs of :mod:`stream_trials` (``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
 ``MySQL-CDC → Kafka debezium_json``, ``Kafka → LocalFile``) run ``--kill-trials`` trials each: a new stream
@@ -78,6 +80,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import activemq_targets  # noqa: E402
 import basic_targets  # noqa: E402
 import cassandra_targets  # noqa: E402
 import connect_targets  # noqa: E402
@@ -178,6 +181,13 @@ SINK_TYPES: dict[str, SinkType] = {
     "Cassandra": SinkType(lambda work, rows, res: cassandra_targets.cassandra_sinks(rows, res, Sink),
                           cassandra_targets.POINTS, 2_000, "commit records", cassandra_targets.READING,
                           guarantee="at-least-once"),
+    "ActiveMQ": SinkType(lambda work, rows, res: activemq_targets.activemq_sinks(rows, res, Sink), POINTS, 2_000,
+                         "raw messages", activemq_targets.READING),
+    "RabbitMQ source": SinkType(
+        lambda work, rows, res: rabbitmq_targets.fresh_queue(make_input(work / "input", rows), res,
+                                                             localfile_sinks(work, rows, res)),
+        POINTS, 500, "raw files / messages left in the queue", rabbitmq_targets.SOURCE_READING,
+        source=rabbitmq_targets.rabbitmq_source, guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",

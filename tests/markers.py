@@ -36,6 +36,7 @@ MARKERS = {
     "influxdb": "a private InfluxDB 1.x server (Debian's influxdb, make test-deps)",
     "rabbitmq": "a private RabbitMQ node (make test-deps)",
     "cassandra": "a private Cassandra node (jars from make test-deps)",
+    "activemq": "a private ActiveMQ Classic broker (jars from make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "hbase": "a private standalone HBase with its Thrift gateway (jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
@@ -65,6 +66,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
     "tests.rabbitmq_server": ("rabbitmq",), "tests.cassandra_server": ("cassandra",),
+    "tests.activemq_server": ("activemq",),
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",), "tests.hbase_server": ("hbase",),

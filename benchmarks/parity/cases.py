@@ -3,9 +3,9 @@
 A :class:`Case` names its config (under ``configs/``), the variables it is given besides ``out`` (the target
 folder, one per engine and run), the file outputs it writes under ``out`` (sub-folder -> :class:`FileOut`),
 and whether its rows are random (FakeSource without ``rows``: compared by count, columns and types, not
-values; partition folders by their keys and number, not their values). Jdbc, Kafka and Elasticsearch cases name
-their target (``postgres``, ``mariadb``, ``kafka``, ``elasticsearch``): the runner starts the test server and passes
-its address. ``ci`` marks the fast subset tests/parity runs.
+values; partition folders by their keys and number, not their values). Jdbc, Kafka, Elasticsearch, RabbitMQ and
+InfluxDB cases name their target (``postgres``, ``mariadb``, ``kafka``, ``elasticsearch``, ``rabbitmq``,
+``influxdb``): the runner starts the test server and passes its address. ``ci`` marks the fast subset tests/parity runs.
 """
 
 from __future__ import annotations
@@ -106,6 +106,10 @@ CASES: tuple[Case, ...] = (
     _ours("j_mariadb", target="mariadb"),
     _ours("q_kafka_json", target="kafka"),
     _ours("e_elasticsearch_sink", target="elasticsearch"),
+    _ours("m_rabbitmq_sink", target="rabbitmq"),
+    _ours("m_rabbitmq_source", target="rabbitmq", files={"json": FileOut("json")}),
+    _ours("n_influxdb_sink", target="influxdb"),
+    _ours("n_influxdb_source", target="influxdb", files={"whole": FileOut("json"), "uneven": FileOut("json")}),
 )
 
 

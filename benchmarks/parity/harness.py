@@ -198,4 +198,8 @@ def _output(run: EngineRun, out: Path, target: Target | None, variables: dict[st
         return Output(run, out, records=tuple(target.read_records(variables["topic"])))
     if target.kind == "elasticsearch":
         return Output(run, out, records=tuple(target.read_documents(variables["index"])))
+    if target.kind == "rabbitmq":
+        return Output(run, out, records=tuple(target.read_messages(variables)))
+    if target.kind == "influxdb":
+        return Output(run, out, records=tuple(target.read_points(variables)))
     return Output(run, out, table=target.read_table(variables["table"]))
