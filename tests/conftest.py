@@ -44,8 +44,9 @@ LONG_FIRST = (
     "tests/runtime/test_mysql_cdc.py", "tests/runtime/test_jdbc_sink.py", "tests/runtime/test_paimon.py",
     "tests/runtime/test_hive.py", "tests/airflow/test_connect_mode.py", "tests/airflow/test_operator.py",
     "tests/airflow/test_connect_jdbc.py", "tests/airflow/test_connect_streaming.py",
-    "tests/airflow/test_task_face.py", "tests/airflow/test_spark_link.py", "tests/airflow/test_asset_triggered.py",
-    "tests/plan/test_properties.py", "tests/runtime/test_cassandra.py",
+    "tests/airflow/test_task_face.py", "tests/airflow/test_spark_link.py", "tests/plan/test_properties.py",
+    "tests/runtime/test_cassandra.py", "tests/runtime/test_hbase.py", "tests/runtime/test_postgres_cdc.py",
+    "tests/runtime/test_starrocks_selectdb.py", "tests/runtime/test_activemq.py",
 )
 
 
