@@ -25,6 +25,7 @@ from typing import Any
 from ..spi import SINK, get_connector
 from ..spi.sessions import is_connect
 from ..spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether
+from . import tables
 from .counting import Counter, _Observed
 
 _names = itertools.count(1)
@@ -115,7 +116,10 @@ class Paired(TablesTogether):
 
 def read(w: Any, vertex: Any, connector: Any) -> Paired:
     """``vertex``'s tables read together (:func:`pairs` said so), with their shared counts."""
-    data = connector.read_together(w.ctx, vertex)
+    sink = w.by_id[w.down[vertex.id][0]]
+    # as many groups as the sink writes at once (its bound, not the tables': unknown before the read)
+    groups = tables.concurrency(w.ctx, sink, 1 << 20, get_connector(sink.plugin))
+    data = connector.read_together(w.ctx, vertex, groups)
     return Paired(data, tuple(data.groups), SharedCounts())
 
 

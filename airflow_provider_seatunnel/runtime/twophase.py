@@ -239,7 +239,7 @@ def _stage_shared(sink: StagesShared, ctx: RunContext, vertex: Vertex, group: Ta
         for one in staged or members:
             _discard_quietly(sink, ctx, vertex, one)
         raise
-    log.info("%s: staged %d tables read together with one write", vertex.ref, len(staged))
+    log.info("%s: staged %d tables with one write (read together)", vertex.ref, len(staged))
     for one in staged:
         _staged_note(vertex, one)
     return staged

@@ -56,9 +56,11 @@ class TablesTogether(dict):  # type: ignore[type-arg]
 
 @runtime_checkable
 class ReadsTogether(Protocol):
-    """A BATCH source that can read groups of its tables as one DataFrame each (see the module)."""
+    """A BATCH source that can read groups of its tables as one DataFrame each (see the module); the
+    tables of one row type in at least ``groups`` groups when there are tables enough (the runtime
+    writes that many groups at once)."""
 
-    def read_together(self, ctx: RunContext, vertex: Vertex) -> TablesTogether: ...
+    def read_together(self, ctx: RunContext, vertex: Vertex, groups: int) -> TablesTogether: ...
 
 
 @runtime_checkable

@@ -54,7 +54,7 @@ def _job(url: str, driver: str, user: str, password: str, target: str, prefix: s
     conn = f'url = "{url}", driver = "{driver}", user = "{user}", password = "{password}"'
     tables = ", ".join(f'{{ table_path = "{prefix}{t}" }}' for t, _ in [*SAME, OTHER])
     return f"""
-        env {{ job.mode = "BATCH", parallelism = 2 }}
+        env {{ job.mode = "BATCH", parallelism = 2, multi_table.concurrent_tables = 1 }}
         source {{ Jdbc {{ {conn}, plugin_output = "db", split.size = 100, table_list = [{tables}] }} }}
         sink {{ Jdbc {{ {conn}, plugin_input = "db", generate_sink_sql = true, table = "{target}",
                        primary_keys = ["${{primary_key}}"], schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST" }} }}
@@ -92,7 +92,7 @@ def test_postgres_tables_read_together_land_equal_with_their_own_counts(run_job,
     caplog.set_level(logging.INFO, logger="seatunnel")
     job = _job(pgdb.url, "org.postgresql.Driver", pgdb.user, pgdb.password, "copy.${table_name}", "public.")
     metrics = run_job(job, run_id="together-pg")
-    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables read together" in caplog.text
+    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables with one write (read together)" in caplog.text
     assert "with one query in 7 task(s)" in caplog.text  # big's 5 splits, the 5 others in 2 (as many as readers)
     assert _per_table(metrics, "per_table_read") == EXPECTED
     assert _per_table(metrics, "per_table") == EXPECTED
@@ -132,7 +132,7 @@ def test_mariadb_tables_read_together_land_equal_with_their_own_counts(run_job, 
     driver = "com.mysql.cj.jdbc.Driver" if mysql.connector_j() else "org.mariadb.jdbc.Driver"
     job = _job(my.url, driver, my.user, my.password, "c_${table_name}", "")
     metrics = run_job(job, run_id="together-my")
-    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables read together" in caplog.text
+    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables with one write (read together)" in caplog.text
     assert _per_table(metrics, "per_table_read") == EXPECTED
     assert _per_table(metrics, "per_table") == EXPECTED
     copies = _checksums(my.sql, [f"c_{t}" for t in NAMES], my.database, False)

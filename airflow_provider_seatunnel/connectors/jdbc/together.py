@@ -65,9 +65,10 @@ def pruning_verified(family: str, product: str, version: str) -> bool:
     return False
 
 
-def row_groups(signatures: Sequence[Hashable], most: int = MAX_GROUP) -> list[list[int]]:
-    """The positions of the tables sharing one row type (``signatures``), in groups of at most ``most``,
-    of even sizes, in table order; a table whose row type no other table shares is in no group."""
+def row_groups(signatures: Sequence[Hashable], parts: int = 1, most: int = MAX_GROUP) -> list[list[int]]:
+    """The positions of the tables sharing one row type (``signatures``), in groups of even sizes, in
+    table order: at most ``most`` tables a group, at least ``parts`` groups of a row type while each
+    keeps two tables; a table whose row type no other table shares is in no group."""
     by_type: dict[Hashable, list[int]] = {}
     for i, signature in enumerate(signatures):
         by_type.setdefault(signature, []).append(i)
@@ -75,7 +76,7 @@ def row_groups(signatures: Sequence[Hashable], most: int = MAX_GROUP) -> list[li
     for members in by_type.values():
         if len(members) < 2:
             continue
-        count = math.ceil(len(members) / most)
+        count = max(math.ceil(len(members) / most), min(max(1, parts), math.ceil(len(members) / 2)))
         size = math.ceil(len(members) / count)
         out += [members[i:i + size] for i in range(0, len(members), size)]
     return sorted(out)
@@ -186,22 +187,23 @@ def _view(frame: Any, number: int, table: _Table) -> Any:
     return with_catalog_keys(view, table.keys) if table.keys is not None and not table.keys.empty else view
 
 
-def read_together(ctx: RunContext, vertex: Vertex) -> TablesTogether:
-    """The source's tables, those of one row type read together (see the module); every table's own
-    DataFrame too (a view of its group's), in the source's order."""
+def read_together(ctx: RunContext, vertex: Vertex, groups: int = 1) -> TablesTogether:
+    """The source's tables, those of one row type read together (see the module) in at least ``groups``
+    groups (:func:`row_groups`); every table's own DataFrame too (a view of its group's), in the
+    source's order."""
     config = vertex.config
     conn = connection_of(config)
     ensure_driver(ctx.spark, conn, ctx.plan.env, config)
     readers = max(1, int(vertex.parallelism))
     specs = source_tables(config, vertex.output, conn)
     prunes, learnt = _learn(ctx.spark, conn, specs, config) if len(specs) > 1 else (False, [])
-    positions = row_groups([tuple(t.described) for t in learnt]) if prunes else []
+    positions = row_groups([tuple(t.described) for t in learnt], groups) if prunes else []
     frames: dict[str, Any] = {}
-    groups = []
+    found = []
     for members in positions:
         tables = [learnt[i] for i in members]
         frame = _group_frame(ctx.spark, conn, tables, config, readers)
-        groups.append(TableGroup(frame, tuple(t.spec.table_id for t in tables)))
+        found.append(TableGroup(frame, tuple(t.spec.table_id for t in tables)))
         for number, table in enumerate(tables):
             frames[table.spec.table_id] = _view(frame, number, table)
     out = {}
@@ -211,4 +213,4 @@ def read_together(ctx: RunContext, vertex: Vertex) -> TablesTogether:
             key = primary_key_columns(df) if splits < readers else ()
             frames[spec.table_id] = over_readers(df, splits, readers, key)
         out[spec.table_id] = frames[spec.table_id]
-    return TablesTogether(out, groups)
+    return TablesTogether(out, found)
