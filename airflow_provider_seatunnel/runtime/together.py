@@ -6,6 +6,9 @@ nothing else, that sink taking only this input, at the source's parallelism (no 
 between), and staging from a group (:class:`..spi.together.StagesShared`). Anything else between
 them (a transform, a second consumer) gets the source's plain ``read``.
 
+A table of a group reaches the sink as its row type (:class:`..spi.together.TableView`); its own
+DataFrame is built only where it is written or passed through on its own.
+
 Counting stays per table. A table's own DataFrame of a group is never run, so its rows are counted
 where the group's DataFrame is written: one observation over it counts each table's number
 (:class:`SharedCounts`), and both the table's read counter and its write counter answer from it
@@ -24,7 +27,7 @@ from typing import Any
 
 from ..spi import SINK, get_connector
 from ..spi.sessions import is_connect
-from ..spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether
+from ..spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether, rows_of
 from . import tables
 from .counting import Counter, _Observed
 
@@ -108,7 +111,7 @@ class Paired(TablesTogether):
 
     def counted(self, table: str) -> Any:
         """A table's own DataFrame, counted by the action that runs it (a table written on its own)."""
-        return self.counts.observe(self[table], {table: 0}, None)
+        return self.counts.observe(rows_of(self[table]), {table: 0}, None)
 
     def with_tables(self, tables: Mapping[str, Any]) -> Paired:
         return Paired(tables, self.groups, self.counts)

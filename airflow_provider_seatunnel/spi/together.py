@@ -4,9 +4,9 @@ DataFrame, and a sink that stages such a group straight from it.
 A copy of hundreds of small tables pays per table for what Spark does per DataFrame: resolving the
 table's schema through its own JDBC connection when the DataFrame is built, and one read task (its
 own connection and query) in the write job. A source that can read several tables with one
-DataFrame (:class:`ReadsTogether`) answers a :class:`TablesTogether`: every table's own DataFrame as
-usual (a view of its group's rows: what the checks, the save modes and a table staged alone use),
-plus the groups (:class:`TableGroup`): one DataFrame per group whose column :attr:`TableGroup.tag`
+DataFrame (:class:`ReadsTogether`) answers a :class:`TablesTogether`: every table (a table of a group
+as a :class:`TableView`: its row type, and its rows on demand; any other as its DataFrame), plus the
+groups (:class:`TableGroup`): one DataFrame per group whose column :attr:`TableGroup.tag`
 holds each row's table number (table ``i`` of :attr:`TableGroup.tables` has number ``i``).
 
 The runtime asks for it only where nothing but a sink that can stage from a group
@@ -18,7 +18,7 @@ number in the group.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -40,6 +40,32 @@ class TableGroup:
 
     def number(self, table: str) -> int:
         return self.tables.index(table)
+
+
+class TableView:
+    """One table of a group before anything reads it: its row type (``schema``, a StructType with the
+    table's own catalog keys; ``columns``), which is all the checks, the keys and the save modes ask
+    of a table, built without Spark; ``rows()`` the DataFrame of its rows (the group's, filtered by
+    its number), built on first use, for a table written or passed through on its own."""
+
+    def __init__(self, schema: Any, rows: Callable[[], Any]):
+        self.schema = schema
+        self._rows = rows
+        self._built: Any = None
+
+    @property
+    def columns(self) -> list[str]:
+        return [f.name for f in self.schema.fields]
+
+    def rows(self) -> Any:
+        if self._built is None:
+            self._built = self._rows()
+        return self._built
+
+
+def rows_of(df: Any) -> Any:
+    """A table's DataFrame: ``df`` itself, or the rows of a :class:`TableView`."""
+    return df.rows() if isinstance(df, TableView) else df
 
 
 class TablesTogether(dict):  # type: ignore[type-arg]
@@ -66,12 +92,12 @@ class ReadsTogether(Protocol):
 @runtime_checkable
 class StagesShared(StagesTogether, Protocol):
     """A :class:`.twophase.StagesTogether` sink that stages tables of one group from the group's
-    DataFrame: ``items`` are the tables' ``(commit, token, own DataFrame)`` (their own DataFrames for
-    what a table's save modes and keys need), ``numbers`` their numbers in ``group`` (the rows of other
+    DataFrame: ``items`` are the tables' ``(commit, token, view)`` (:class:`TableView`: the row type a
+    table's save modes and keys need), ``numbers`` their numbers in ``group`` (the rows of other
     numbers are not staged); one :class:`Staged` per item, in order."""
 
     def stage_shared(self, ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]],
                      group: TableGroup, numbers: Sequence[int]) -> list[Staged]: ...
 
 
-__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesShared", "TableGroup", "TablesTogether"]
+__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesShared", "TableGroup", "TableView", "TablesTogether", "rows_of"]

@@ -22,12 +22,13 @@ import logging
 import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ...spi import RunContext, Vertex
 from ...spi.rows import with_kind
-from ...spi.schema import with_catalog_keys
-from ...spi.together import TAG_COLUMN, TableGroup, TablesTogether
+from ...spi.schema import TableKeys, schema_with_catalog_keys, with_catalog_keys
+from ...spi.together import TAG_COLUMN, TableGroup, TablesTogether, TableView
 from ..sqlclient.connection import Conn, connect, connection_of, ensure_driver, pool_of
 from ..sqlclient.dialects import Dialect
 from ..sqlclient.errors import reraise
@@ -179,7 +180,7 @@ def _group_frame(spark: Any, conn: Conn, tables: list[_Table], config: Mapping[s
     return over_readers(with_kind(as_read(df, dialect, tables[0].columns)), len(predicates), readers)
 
 
-def _view(frame: Any, number: int, table: _Table) -> Any:
+def _rows(frame: Any, number: int, table: _Table) -> Any:
     """One table's own DataFrame: its rows of the group's, without the number, with its catalog keys."""
     from pyspark.sql import functions as F
 
@@ -187,10 +188,17 @@ def _view(frame: Any, number: int, table: _Table) -> Any:
     return with_catalog_keys(view, table.keys) if table.keys is not None and not table.keys.empty else view
 
 
+def _view(frame: Any, schema: Any, number: int, table: _Table) -> TableView:
+    """One table of a group: its row type (the group's, with its own catalog keys: built in Python),
+    its rows when asked (:func:`_rows`)."""
+    keys = table.keys if table.keys is not None else TableKeys()
+    return TableView(schema_with_catalog_keys(schema, keys, (TAG_COLUMN,)), partial(_rows, frame, number, table))
+
+
 def read_together(ctx: RunContext, vertex: Vertex, groups: int = 1) -> TablesTogether:
     """The source's tables, those of one row type read together (see the module) in at least ``groups``
-    groups (:func:`row_groups`); every table's own DataFrame too (a view of its group's), in the
-    source's order."""
+    groups (:func:`row_groups`), each of them a :class:`...spi.together.TableView` (its rows a view of
+    its group's); the others as :meth:`Jdbc.read` reads them; in the source's order."""
     config = vertex.config
     conn = connection_of(config)
     ensure_driver(ctx.spark, conn, ctx.plan.env, config)
@@ -204,8 +212,9 @@ def read_together(ctx: RunContext, vertex: Vertex, groups: int = 1) -> TablesTog
         tables = [learnt[i] for i in members]
         frame = _group_frame(ctx.spark, conn, tables, config, readers)
         found.append(TableGroup(frame, tuple(t.spec.table_id for t in tables)))
+        schema = frame.schema  # the group's row type, asked once
         for number, table in enumerate(tables):
-            frames[table.spec.table_id] = _view(frame, number, table)
+            frames[table.spec.table_id] = _view(frame, schema, number, table)
     out = {}
     for spec in specs:
         if spec.table_id not in frames:
