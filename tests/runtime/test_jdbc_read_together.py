@@ -99,6 +99,12 @@ def test_postgres_tables_read_together_land_equal_with_their_own_counts(run_job,
     tables = [*NAMES, OTHER[0]]
     assert _checksums(pgdb.sql, NAMES, "copy", True) == _checksums(pgdb.sql, NAMES, "public", True)
     assert pgdb.sql("SELECT count(*), min(at)::text FROM copy.odd") == [["12", "2024-01-02"]]
+    # the created targets keep the source's types, as a table read on its own does (the union keeps them)
+    assert pgdb.sql("SELECT column_name, data_type, character_maximum_length, numeric_precision, numeric_scale "
+                    "FROM information_schema.columns WHERE table_schema = 'copy' AND table_name = 's_2' "
+                    "ORDER BY ordinal_position") == [["id", "integer", None, "32", "0"],
+                                                    ["name", "character varying", "40", None, None],
+                                                    ["amount", "numeric", None, "10", "2"]]
     assert pgdb.sql("SELECT count(*) FROM copy.seatunnel_commits WHERE run_id = 'together-pg'") == [[str(len(tables))]]
     assert pgdb.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
 
