@@ -19,7 +19,7 @@ from ..spi.errors import PipelineError
 from ..spi.sessions import end_run
 from . import faults, twophase
 from .context import RunContext, now
-from .counting import count_rows, rows_per_table
+from .counting import Counter, count_rows, rows_per_table
 from .metrics import finished_metrics
 from .progress import Progress, interval_of
 from .walk import Walk, walk
@@ -86,10 +86,18 @@ def _prepare_sinks(w: Walk, say: Callable[[str], None], prepared: list[tuple[Pla
         for v in w.sinks():
             connector = w.connectors[v.id]
             deletes = not connector.capabilities.deletes and w.inputs_change(v.id)
-            counted, counters = {}, []
+            counted: dict[str, Any] = {}
+            counters: list[tuple[str, Counter]] = []
+            paired = next((w.together[u] for u in w.up[v.id] if u in w.together), None)
             for table, df in w.sink_input(v.id).items():
-                counted[table], counter = count_rows(df, f"write:{v.id}:{table}", deletes=deletes)
+                counter: Counter
+                if paired is not None and paired.grouped(table):  # counted by its group's write (.together)
+                    counted[table], counter = df, paired.counter(ctx.spark, f"write:{v.id}:{table}")
+                else:
+                    counted[table], counter = count_rows(df, f"write:{v.id}:{table}", deletes=deletes)
                 counters.append((table, counter))
+            if paired is not None:
+                counted = paired.with_tables(counted)
             if progress is not None:
                 progress.watch_sink(ctx.label(v), [c for _, c in counters])
             say(f"{ctx.label(v)}: writing")

@@ -31,11 +31,14 @@ unchanged, so the executor and the streaming loop handle both kinds.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from ..spi import RunContext, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
+from ..spi.together import StagesShared, TableGroup
 from ..spi.twophase import (
     CommitId,
     Outcome,
@@ -48,7 +51,7 @@ from ..spi.twophase import (
     TableSaveModes,
     is_two_phase,
 )
-from . import counting, tables
+from . import counting, tables, together
 
 log = logging.getLogger("seatunnel.runtime")
 
@@ -57,15 +60,17 @@ def commit_id(ctx: RunContext, vertex: Vertex, table: str) -> CommitId:
     return CommitId(ctx.run_id, ctx.pipeline_key, vertex.ref, table)
 
 
-def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any) -> Staged:
+def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str, df: Any,
+                counted: Callable[[], Any] | None = None) -> Staged:
     """Phase one's start for one table: its commit id and attempt token; a table this run committed
-    already only passes its rows through (``committed``); otherwise the save modes, then the staging of
-    older tokens discarded. The answer carries the token (nothing staged yet unless ``committed``)."""
+    already only passes its rows through (``committed``; ``counted``: the DataFrame to pass, when not
+    ``df``); otherwise the save modes, then the staging of older tokens discarded. The answer carries
+    the token (nothing staged yet unless ``committed``)."""
     cid = commit_id(ctx, vertex, table)
     token, committed = sink.commit_log(ctx, vertex).take_token(cid)
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
-        getattr(sink, "pass_through", _count_only)(ctx, vertex, df)
+        getattr(sink, "pass_through", _count_only)(ctx, vertex, df if counted is None else counted())
         counting.settle(getattr(ctx, "spark", None))
         try:  # the attempt that committed may have died before it dropped its staging
             _discard_older(sink, ctx, vertex, cid, token)
@@ -164,8 +169,14 @@ def _prepare_grouped(sink: StagesTogether, ctx: RunContext, vertex: Vertex, data
     spark = ctx.spark if workers > 1 else None
     fail = _failing(ctx, vertex)
     claims: list[Staged] = []
-    tables.each_table(spark, [(t, partial(claim_table, sink, ctx, vertex, t, df)) for t, df in data.items()],
-                      workers, claims.append, fail)
+    shared = sink if isinstance(sink, StagesShared) else None
+    paired = data if isinstance(data, together.Paired) and shared is not None else None
+    tables.each_table(spark, [(t, partial(claim_table, sink, ctx, vertex, t, df,
+                                          partial(paired.counted, t) if paired and paired.grouped(t) else None))
+                              for t, df in data.items()], workers, claims.append, fail)
+    work: list[tuple[str, Callable[[], list[Staged]]]] = []
+    if paired is not None and shared is not None:
+        work, claims, data = _from_groups(shared, ctx, vertex, paired, claims)
     by_key: dict[Any, list[Staged]] = {}
     alone: list[Staged] = []
     for claim in claims:
@@ -179,8 +190,59 @@ def _prepare_grouped(sink: StagesTogether, ctx: RunContext, vertex: Vertex, data
         members.sort(key=lambda c: c.commit.table)
         size = max(1, min(MAX_GROUP, -(-len(members) // max(1, workers))))
         groups += [members[i:i + size] for i in range(0, len(members), size)]
-    work = [(_group_label(group), partial(_stage_group, sink, ctx, vertex, group, data)) for group in groups]
+    work += [(_group_label(group), partial(_stage_group, sink, ctx, vertex, group, data)) for group in groups]
     tables.each_table(spark, work, workers, done.extend, fail, first_alone=False)
+
+
+def _from_groups(sink: StagesShared, ctx: RunContext, vertex: Vertex, data: together.Paired,
+                 claims: list[Staged]) -> tuple[list[tuple[str, Callable[[], list[Staged]]]], list[Staged], dict]:
+    """The claimed tables of the source's groups staged from their group's DataFrame: one write per
+    group and ``stage_key``; the work, the claims left (committed ones, tables of no group, and those
+    without a key: staged as any table, from their own DataFrames counted on their own), and the
+    tables' DataFrames for them."""
+    by_table = {c.commit.table: c for c in claims if not c.committed}
+    taken: set[str] = set()
+    frames = dict(data)
+    work: list[tuple[str, Callable[[], list[Staged]]]] = []
+    for group in data.groups:
+        by_key: dict[Any, list[Staged]] = {}
+        for table in group.tables:
+            claim = by_table.get(table)
+            if claim is None:
+                continue
+            key = sink.stage_key(ctx, vertex, claim.commit, data[table])
+            if key is None:
+                frames[table] = data.counted(table)
+            else:
+                by_key.setdefault(key, []).append(claim)
+        for members in by_key.values():
+            taken.update(c.commit.table for c in members)
+            work.append((_group_label(members), partial(_stage_shared, sink, ctx, vertex, group, members, data)))
+    return work, [c for c in claims if c.commit.table not in taken], frames
+
+
+def _stage_shared(sink: StagesShared, ctx: RunContext, vertex: Vertex, group: TableGroup, members: list[Staged],
+                  data: together.Paired) -> list[Staged]:
+    """One write of ``members``' rows from their group's DataFrame, then each table's token read again;
+    the write discarded when any of it fails or was superseded."""
+    numbers = {c.commit.table: group.number(c.commit.table) for c in members}
+    frame = ctx.with_write_faults(vertex, together.group_frame(data, group, numbers))
+    staged: list[Staged] = []
+    try:
+        items = [(c.commit, c.token, data[c.commit.table]) for c in members]
+        staged = sink.stage_shared(ctx, vertex, items, replace(group, frame=frame), list(numbers.values()))
+        if len(staged) != len(members):
+            raise ValueError(f"{vertex.ref}: stage_shared answered {len(staged)} times for {len(members)} tables")
+        for one in staged:
+            _not_superseded(sink, ctx, vertex, one)
+    except BaseException:
+        for one in staged or members:
+            _discard_quietly(sink, ctx, vertex, one)
+        raise
+    log.info("%s: staged %d tables with one write (read together)", vertex.ref, len(staged))
+    for one in staged:
+        _staged_note(vertex, one)
+    return staged
 
 
 def _group_label(group: list[Staged], shown: int = 8) -> str:

@@ -21,6 +21,7 @@ from ..spi.errors import DataError, PipelineError
 from ..spi.rows import ARRIVAL, ROW_KIND
 from ..spi.sessions import is_connect
 from ..spi.sharedstream import SharedStream
+from . import together
 from .context import RunContext
 from .counting import Counter, count_rows
 
@@ -44,6 +45,7 @@ class Walk:
     schema_only: bool = False  # built for the row types only: no counting, nothing persisted
     given: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # source id -> its tables, not read
     shared: dict[str, SharedStream] = field(default_factory=dict)  # sources whose tables share one capture
+    together: dict[str, together.Paired] = field(default_factory=dict)  # sources read together (BATCH)
 
     def sinks(self) -> list[PlanVertex]:
         return [self.by_id[vid] for vid in self.order if self.by_id[vid].kind == SINK]
@@ -200,11 +202,27 @@ def _read_by_name(w: Walk, vid: str) -> bool:
                for d in w.down[vid])
 
 
+def _read_together(w: Walk, v: PlanVertex, connector: Any) -> dict:
+    """A source's tables read together (:mod:`.together`): a grouped table is counted by its group's
+    write, the others as any source's."""
+    data = w.together[v.id] = together.read(w, v, connector)
+    out = {}
+    for table, df in data.items():
+        if data.grouped(table):
+            w.source_counters.setdefault(v.id, []).append(data.counter(w.ctx.spark, f"read:{v.id}:{table}"))
+            out[table] = df
+        else:
+            out[table] = w._count_source(v.id, table, df)
+    return out
+
+
 def _vertex_output(w: Walk, v: PlanVertex, connector: Any) -> dict:
     ctx = w.ctx
     if v.kind == SOURCE:
         if v.id in w.given:
             return dict(w.given[v.id])
+        if together.pairs(w, v, connector):
+            return _read_together(w, v, connector)
         data = connector.read_stream(ctx, v) if w.streaming else connector.read(ctx, v)
         if isinstance(data, SharedStream):
             w.shared[v.id] = data

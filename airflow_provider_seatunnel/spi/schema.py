@@ -347,6 +347,21 @@ def with_catalog_keys(df: Any, keys: TableKeys, *extra: Any) -> Any:
     return df.select(*columns, *extra)
 
 
+def schema_with_catalog_keys(schema: Any, keys: TableKeys, dropped: tuple[str, ...] = ()) -> Any:
+    """The StructType of :func:`with_catalog_keys` for a DataFrame of ``schema`` (its columns
+    ``dropped`` left out), built in Python: no DataFrame, no call into the JVM."""
+    import json
+
+    from pyspark.sql.types import StructField, StructType
+
+    named = {c for c in ([*keys.primary_key[1]] if keys.primary_key else [])}
+    named |= {c for k in keys.constraint_keys for c, _ in k.columns}
+    text = json.dumps(keys.to_json(), sort_keys=True)
+    return StructType([StructField(f.name, f.dataType, f.nullable,
+                                   {**f.metadata, CATALOG_KEYS_METADATA: text} if f.name in named else f.metadata)
+                       for f in schema.fields if f.name not in dropped])
+
+
 def table_keys(vertex: Any, table: str, df: Any = None) -> TableKeys:
     """The catalog keys of ``table`` as the plan carries them to a sink (``catalog`` of its vertex:
     declared by the source, kept by every transform that kept their columns), else as the data's

@@ -14,7 +14,8 @@ Both read and write at the parallelism the plan gives the vertex, never at a fig
 
 * **Source** (``read``, :mod:`.source`): ``query``, ``table_path`` or ``table_list`` (each item its
   own table), split as SeaTunnel's splitters decide; the splits are distributed over
-  ``vertex.parallelism`` readers, one Spark partition each.
+  ``vertex.parallelism`` readers, one Spark partition each. Where the runtime asks
+  (``read_together``, :mod:`.together`), tables of one row type are read by one query per group.
 * **Sink** (storage verbs, :mod:`.sink`; the engine runs the two phases): exactly-once without XA,
   keyed by run id, pipeline, sink and table. ``stage`` writes each table into a staging table with
   ``vertex.parallelism`` writers, after the save modes (:mod:`.savemodes`, once per run);
@@ -59,6 +60,7 @@ from .lineage import assets, table_assets
 from .options import DEVIATIONS, SPEC
 from .sink import JdbcSinkVerbs
 from .source import over_readers, primary_key_columns, read_table, source_tables
+from .together import read_together
 
 __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 
@@ -146,6 +148,10 @@ class Jdbc(Connector, SchemaInference, NeedsJars, Lineage, TableLineage, BatchSo
             key = primary_key_columns(df) if splits < readers else ()
             out[spec.table_id] = over_readers(df, splits, readers, key)
         return out
+
+    #: tables of one row type read as one DataFrame per group (:class:`...spi.together.ReadsTogether`),
+    #: where the database skips the branches a task does not read (:mod:`.together`)
+    read_together = staticmethod(read_together)
 
 
 CONNECTOR = Jdbc()

@@ -30,6 +30,7 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, added_columns, arrival_order, data_columns, quote
 from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
+from ...spi.together import TableGroup
 from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
@@ -127,12 +128,13 @@ def _keyed(target: Target) -> bool:
     return bool(target.primary_keys) and target.query is None
 
 
-def _staged_rows_of(df: Any, target: Target, tag: int | None = None) -> tuple[Any, dict[str, str]]:
+def _staged_rows_of(df: Any, target: Target, tag: int | str | None = None) -> tuple[Any, dict[str, str]]:
     """:func:`staging_frame`'s columns before the rows move (the arrival order numbered where keys
-    keep the last change); ``tag``: the table's number in a shared staging table (:data:`TAG_COLUMN`)."""
+    keep the last change); ``tag``: the table's number in a shared staging table (:data:`TAG_COLUMN`),
+    or the column of ``df`` holding each row's number."""
     from pyspark.sql import functions as F
 
-    names = data_columns(df)
+    names = [c for c in data_columns(df) if not isinstance(tag, str) or c != tag]
     types = {f.name: f.dataType for f in df.schema.fields}
     exprs, casts = [], {}
     for name in names:
@@ -143,19 +145,20 @@ def _staged_rows_of(df: Any, target: Target, tag: int | None = None) -> tuple[An
     kind = F.col(ROW_KIND) if ROW_KIND in df.columns else F.lit(0)
     # the arrival order is numbered before the rows move: the shuffle by key keeps no order
     order = [arrival_order(df).alias(SEQ_COLUMN)] if _keyed(target) else []
-    tagged = [] if tag is None else [F.lit(tag).cast("int").alias(TAG_COLUMN)]
+    tagged = [] if tag is None else [(F.col(tag) if isinstance(tag, str) else F.lit(tag)).cast("int").alias(TAG_COLUMN)]
     return df.select(*exprs, kind.cast("short").alias(KIND_COLUMN), *order, *tagged), casts
 
 
-def _last_per_key(out: Any, target: Target, names: list[str], parallelism: int) -> Any:
-    """With primary keys: only the last change per key, UPDATE_BEFORE rows dropped, in ``parallelism``
-    partitions grouped by key."""
+def _last_per_key(out: Any, target: Target, names: list[str], parallelism: int, tagged: bool = False) -> Any:
+    """With primary keys: only the last change per key (per table number too when ``tagged``: several
+    tables' rows), UPDATE_BEFORE rows dropped, in ``parallelism`` partitions grouped by key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if not _keyed(target):
         return out
-    keys = [F.col(quote(k)) for k in resolve_keys(target.primary_keys, names)]
+    keys = [F.col(TAG_COLUMN)] if tagged else []
+    keys += [F.col(quote(k)) for k in resolve_keys(target.primary_keys, names)]
     window = Window.partitionBy(*keys).orderBy(F.col(SEQ_COLUMN).desc())
     return (out.where(F.col(KIND_COLUMN) != 1)
             .repartition(parallelism, *keys)
@@ -331,6 +334,48 @@ def _kept_metadata(field: Any) -> str:
                       sort_keys=True, default=str)
 
 
+def _parts(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[tuple]:
+    """Each table's (commit, token, columns, keys, target), its save modes and added columns applied."""
+    parts = []
+    for commit, token, df in items:
+        columns = data_columns(df)
+        keys = table_keys(vertex, commit.table, df)
+        config, target = target_of(vertex.config, commit.table, columns, keys)
+        _before_write(ctx, vertex, target, config, df)
+        parts.append((commit, token, columns, keys, target))
+    return parts
+
+
+def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]], group: TableGroup,
+                 numbers: Sequence[int]) -> list[Staged]:
+    """Tables of one :func:`stage_key` staged with ONE Spark JDBC write of their group's DataFrame
+    (:class:`...spi.together.StagesShared`): as :func:`stage_tables`, each table's rows numbered in
+    :data:`TAG_COLUMN` by its number in the group (the last change per key kept per number)."""
+    from pyspark.sql import functions as F
+
+    parts = _parts(ctx, vertex, items)
+    first_commit, first_token, columns0, keys0, target0 = parts[0]
+    config0, _ = target_of(vertex.config, first_commit.table, columns0, keys0)
+    staging = staging_name(first_commit, first_token)
+    frame = group.frame
+    if len(numbers) < len(group.tables):
+        frame = frame.where(F.col(group.tag).isin(*numbers))
+    rows, casts = _staged_rows_of(frame, target0, group.tag)
+    staged = _last_per_key(rows, target0, columns0, vertex.parallelism, tagged=True)
+    if not _keyed(target0):
+        staged = staged.coalesce(vertex.parallelism)
+    counts = [F.count(F.when(F.col(TAG_COLUMN) == n, 1)).alias(f"t{n}") for n in numbers]
+    found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
+    _index_tags(ctx, target0, staging)
+    out = []
+    for n, (commit, token, columns, keys, target) in zip(numbers, parts, strict=True):
+        count = int(found[f"t{n}"])
+        out.append(Staged(commit, token, target.label, count, ((staging, count),),
+                          {"staging": staging, "tag": int(n), "columns": columns, "casts": casts,
+                           "keys": keys.to_json()}))
+    return out
+
+
 def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[Staged]:
     """Several tables of one :func:`stage_key` staged with ONE Spark JDBC write: each table's save modes
     and added columns first, then their rows, each numbered in :data:`TAG_COLUMN` (the last change per
@@ -339,13 +384,7 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
     from pyspark.sql import functions as F
 
-    parts = []
-    for commit, token, df in items:
-        columns = data_columns(df)
-        keys = table_keys(vertex, commit.table, df)
-        config, target = target_of(vertex.config, commit.table, columns, keys)
-        _before_write(ctx, vertex, target, config, df)
-        parts.append((commit, token, columns, keys, target))
+    parts = _parts(ctx, vertex, items)
     first_commit, first_token, columns0, _, target0 = parts[0]
     config0, _ = target_of(vertex.config, first_commit.table, columns0, parts[0][3])
     staging = staging_name(first_commit, first_token)
@@ -391,6 +430,9 @@ class JdbcSinkVerbs:
     #: several tables of one key share one staging write (:class:`...spi.twophase.StagesTogether`)
     stage_key = staticmethod(stage_key)
     stage_together = staticmethod(stage_tables)
+    #: the tables of a group a source read together, staged from the group's DataFrame
+    #: (:class:`...spi.together.StagesShared`)
+    stage_shared = staticmethod(stage_shared)
     publish = staticmethod(publish_table)
     #: the engine commits every table in one call (:class:`...spi.twophase.PublishesTogether`): one
     #: transaction per database for all its tables

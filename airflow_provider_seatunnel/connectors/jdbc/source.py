@@ -278,7 +278,6 @@ def _base_query(spec: SourceTable, config: Mapping[str, Any], dialect: Dialect) 
 
 def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, Any]) -> tuple[Any, int]:
     """One table's DataFrame (with the row kind) and its number of splits (one partition each)."""
-    from pyspark.sql import functions as F
 
     base = _base_query(spec, config, conn.dialect)
     what = f"cannot read {spec.table_path or 'the query'} from {conn.safe_url}"
@@ -303,7 +302,21 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
             df = spark.read.format("jdbc").options(**options, dbtable=table).load()
     except Exception as e:
         raise reraise(e, what, conn) from None
-    if conn.dialect.family == "sqlite":
+    df = as_read(df, conn.dialect, columns)
+    splits = len(predicates) if predicates else 1
+    if keys is not None and not keys.empty and ROW_KIND not in df.columns:
+        return with_catalog_keys(df, keys, kind_literal().alias(ROW_KIND)), splits  # one step, not two
+    if keys is not None and not keys.empty:
+        df = with_catalog_keys(df, keys)
+    return with_kind(df), splits
+
+
+def as_read(df: Any, dialect: Dialect, columns: list[tuple[str, int, int]]) -> Any:
+    """A JDBC read's DataFrame with the columns Spark cannot map turned into their types: SQLite's
+    dates read as text, and ``time`` columns."""
+    from pyspark.sql import functions as F
+
+    if dialect.family == "sqlite":
         texts = {name: _SQLITE_TEXT_CASTS[code] for name, code, _ in columns if code in _SQLITE_TEXT_CASTS}
         df = df.select(*[F.expr(f"try_cast({quote(c)} AS {texts[c]})").alias(c) if c in texts else F.col(quote(c))
                          for c in df.columns])
@@ -311,12 +324,7 @@ def read_table(spark: Any, conn: Conn, spec: SourceTable, config: Mapping[str, A
     if times:
         df = df.select(*[F.date_format(F.col(quote(c)), "HH:mm:ss.SSSSSS").cast("time").alias(c)
                          if c in times else F.col(quote(c)) for c in df.columns])
-    splits = len(predicates) if predicates else 1
-    if keys is not None and not keys.empty and ROW_KIND not in df.columns:
-        return with_catalog_keys(df, keys, kind_literal().alias(ROW_KIND)), splits  # one step, not two
-    if keys is not None and not keys.empty:
-        df = with_catalog_keys(df, keys)
-    return with_kind(df), splits
+    return df
 
 
 #: SQLite: java.sql.Types code -> what Spark reads the column as (see :func:`_custom_schema`)

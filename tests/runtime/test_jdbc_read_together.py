@@ -1,0 +1,146 @@
+"""A Jdbc ``table_list`` copied into a Jdbc sink reads its tables of one row type together
+(connectors/jdbc/together.py, runtime/together.py): one UNION ALL query per group, its tasks the
+splits of a large table and batches of small ones, staged by one write. Against real servers
+(PostgreSQL, tests/pg.py; MariaDB, tests/mysql.py): every target equals its source (count and an
+ordered checksum), per-table counts are each table's own, a table of another row type is read on
+its own, and a restore after a failed commit writes every table exactly once."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
+from airflow_provider_seatunnel.spi.errors import PipelineError
+from tests import mysql, pg
+
+#: (table, rows): one that splits (split.size 100), small ones, an empty one; all of one row type
+SAME = [("big", 450), ("s_1", 7), ("s_2", 30), ("s_3", 1), ("s_4", 99), ("empty", 0)]
+#: a table of another row type (read on its own)
+OTHER = ("odd", 12)
+
+
+def _setup(family: str) -> str:
+    if family == "pg":
+        rows = "SELECT g, 'n-' || g || '-{t}', g * 1.5 FROM generate_series(1, {n}) g"
+        odd = f"CREATE TABLE odd (id int PRIMARY KEY, at date); INSERT INTO odd SELECT g, DATE '2024-01-01' + g " \
+              f"FROM generate_series(1, {OTHER[1]}) g"
+    else:
+        rows = "SELECT seq, CONCAT('n-', seq, '-{t}'), seq * 1.5 FROM seq_1_to_{n}"
+        odd = f"CREATE TABLE odd (id int PRIMARY KEY, at date); INSERT INTO odd SELECT seq, DATE '2024-01-01' " \
+              f"+ INTERVAL seq DAY FROM seq_1_to_{OTHER[1]}"
+    out = []
+    for t, n in SAME:
+        out.append(f"CREATE TABLE {t} (id int PRIMARY KEY, name varchar(40), amount decimal(10,2))")
+        if n:
+            out.append(f"INSERT INTO {t} " + rows.format(t=t, n=n))
+    return "; ".join([*out, odd])
+
+
+@pytest.fixture(scope="module")
+def pgdb():
+    with pg.running(_setup("pg")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def my():
+    with mysql.running(_setup("my")) as server:
+        yield server
+
+
+def _job(url: str, driver: str, user: str, password: str, target: str, prefix: str) -> str:
+    conn = f'url = "{url}", driver = "{driver}", user = "{user}", password = "{password}"'
+    tables = ", ".join(f'{{ table_path = "{prefix}{t}" }}' for t, _ in [*SAME, OTHER])
+    return f"""
+        env {{ job.mode = "BATCH", parallelism = 2, multi_table.concurrent_tables = 1 }}
+        source {{ Jdbc {{ {conn}, plugin_output = "db", split.size = 100, table_list = [{tables}] }} }}
+        sink {{ Jdbc {{ {conn}, plugin_input = "db", generate_sink_sql = true, table = "{target}",
+                       primary_keys = ["${{primary_key}}"], schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST" }} }}
+    """
+
+
+def _checksums(sql, tables: list[str], schema: str, pg_family: bool) -> dict[str, tuple[str, str]]:
+    """Each table's count and ordered checksum (md5 of its rows as text, in key order)."""
+    out = {}
+    for t in tables:
+        if pg_family:
+            row = sql(f"SELECT count(*), md5(coalesce(string_agg(id || '|' || t.*::text, ',' ORDER BY id), '')) "
+                      f"FROM {schema}.{t} t")
+        else:
+            row = sql(f"SELECT count(*), md5(coalesce(group_concat(CONCAT_WS('|', id, name, amount) ORDER BY id), ''))"
+                      f" FROM {schema}.{t}")
+        out[t] = tuple(row[0])
+    return out
+
+
+def _per_table(metrics: list[dict], key: str) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for m in metrics:
+        for tables in m[key].values():
+            for table, rows in tables.items():
+                found[table.rsplit(".", 1)[-1]] = rows
+    return found
+
+
+EXPECTED = {t: n for t, n in [*SAME, OTHER]}
+NAMES = [t for t, _ in SAME]
+
+
+def test_postgres_tables_read_together_land_equal_with_their_own_counts(run_job, pgdb, caplog):
+    caplog.set_level(logging.INFO, logger="seatunnel")
+    job = _job(pgdb.url, "org.postgresql.Driver", pgdb.user, pgdb.password, "copy.${table_name}", "public.")
+    metrics = run_job(job, run_id="together-pg")
+    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables with one write (read together)" in caplog.text
+    assert "with one query in 7 task(s)" in caplog.text  # big's 5 splits, the 5 others in 2 (as many as readers)
+    assert _per_table(metrics, "per_table_read") == EXPECTED
+    assert _per_table(metrics, "per_table") == EXPECTED
+    tables = [*NAMES, OTHER[0]]
+    assert _checksums(pgdb.sql, NAMES, "copy", True) == _checksums(pgdb.sql, NAMES, "public", True)
+    assert pgdb.sql("SELECT count(*), min(at)::text FROM copy.odd") == [["12", "2024-01-02"]]
+    # the created targets keep the source's types, as a table read on its own does (the union keeps them)
+    assert pgdb.sql("SELECT column_name, data_type, character_maximum_length, numeric_precision, numeric_scale "
+                    "FROM information_schema.columns WHERE table_schema = 'copy' AND table_name = 's_2' "
+                    "ORDER BY ordinal_position") == [["id", "integer", None, "32", "0"],
+                                                    ["name", "character varying", "40", None, None],
+                                                    ["amount", "numeric", None, "10", "2"]]
+    assert pgdb.sql("SELECT count(*) FROM copy.seatunnel_commits WHERE run_id = 'together-pg'") == [[str(len(tables))]]
+    assert pgdb.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
+
+
+def test_postgres_restore_after_a_failed_commit_writes_every_table_once(run_job, pgdb, monkeypatch):
+    job = _job(pgdb.url, "org.postgresql.Driver", pgdb.user, pgdb.password, "again.${table_name}", "public.")
+    real = jdbc_commit.publish_tables
+    calls = []
+
+    def publish_half(ctx, vertex, staged):  # the first attempt commits the first three tables, then dies
+        calls.append(1)
+        if len(calls) == 1:
+            real(ctx, vertex, staged[:3])
+            raise RuntimeError("killed during the commit")
+        return real(ctx, vertex, staged)
+
+    from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
+
+    monkeypatch.setattr(JDBC, "publish_all", publish_half)
+    with pytest.raises(PipelineError):
+        run_job(job, run_id="together-restore")
+    metrics = run_job(job, run_id="together-restore")  # the restore: three committed, four to write
+    assert _per_table(metrics, "per_table_read") == EXPECTED  # committed ones pass their rows through
+    assert _checksums(pgdb.sql, NAMES, "again", True) == _checksums(pgdb.sql, NAMES, "public", True)
+    assert pgdb.sql("SELECT count(*) FROM again.seatunnel_commits WHERE run_id = 'together-restore'") == [["7"]]
+    assert pgdb.sql("SELECT count(*) FROM again.odd") == [["12"]]
+
+
+def test_mariadb_tables_read_together_land_equal_with_their_own_counts(run_job, my, caplog):
+    caplog.set_level(logging.INFO, logger="seatunnel")
+    driver = "com.mysql.cj.jdbc.Driver" if mysql.connector_j() else "org.mariadb.jdbc.Driver"
+    job = _job(my.url, driver, my.user, my.password, "c_${table_name}", "")
+    metrics = run_job(job, run_id="together-my")
+    assert "reading 6 tables of one row type" in caplog.text and "staged 6 tables with one write (read together)" in caplog.text
+    assert _per_table(metrics, "per_table_read") == EXPECTED
+    assert _per_table(metrics, "per_table") == EXPECTED
+    copies = _checksums(my.sql, [f"c_{t}" for t in NAMES], my.database, False)
+    assert list(copies.values()) == list(_checksums(my.sql, NAMES, my.database, False).values())
+    assert my.sql("SELECT count(*) FROM c_odd") == [["12"]]

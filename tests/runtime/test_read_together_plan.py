@@ -1,0 +1,94 @@
+"""Tables read together without Spark: which databases prune a UNION ALL's branches, how tables
+group by row type, the group's query and its predicates (connectors/jdbc/together.py), and when the
+runtime pairs a source's groups with its sink (runtime/together.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
+from airflow_provider_seatunnel.connectors.jdbc.together import (
+    group_predicates,
+    pruning_verified,
+    row_groups,
+    union_sql,
+)
+from airflow_provider_seatunnel.runtime import together
+from airflow_provider_seatunnel.spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether
+
+
+@pytest.mark.parametrize(("family", "product", "version", "expected"), [
+    ("postgresql", "PostgreSQL", "15.18 (Debian 15.18-0+deb12u1)", True),
+    ("postgresql", "Redshift", "8.0.2", False),  # PostgreSQL's dialect, another planner: not checked
+    ("mysql", "MySQL", "5.5.5-10.11.19-MariaDB-0+deb12u1-log", True),  # MySQL Connector/J's prefix
+    ("mysql", "MariaDB", "10.3.39-MariaDB", True),
+    ("mysql", "MariaDB", "10.2.44-MariaDB", False),  # no pushdown into a UNION before 10.3
+    ("mysql", "MySQL", "8.0.36", False),  # MySQL's pushdown into a UNION could not be checked here
+    ("oracle", "Oracle", "19c", False),
+])
+def test_only_databases_checked_to_prune_branches_read_together(family, product, version, expected):
+    assert pruning_verified(family, product, version) is expected
+
+
+def test_tables_group_by_row_type_in_even_groups_of_at_most_the_limit():
+    a, b, c = ("int",), ("text",), ("date",)
+    signatures = [a, b, a, c, a, a, b, a]
+    assert row_groups(signatures, most=64) == [[0, 2, 4, 5, 7], [1, 6]]  # c alone: read on its own
+    assert row_groups(signatures, most=2) == [[0, 2], [1, 6], [4, 5], [7]]  # 5 tables: 2 + 2 + 1
+    assert row_groups([a] * 130, most=64) == [list(range(0, 44)), list(range(44, 88)), list(range(88, 130))]
+    assert row_groups([a, b, c]) == []
+    # at least as many groups as the sink writes at once, while each keeps two tables
+    assert row_groups(signatures, parts=2) == [[0, 2, 4], [1, 6], [5, 7]]
+    assert row_groups([a] * 200, parts=4) == [list(range(i, i + 50)) for i in range(0, 200, 50)]
+    assert row_groups([a] * 3, parts=4) == [[0, 1], [2]]
+
+
+def test_the_group_query_numbers_each_tables_rows():
+    sql = union_sql(["SELECT * FROM t0", "SELECT * FROM (SELECT * FROM t1) w WHERE x > 1"], '"__st_table"')
+    assert sql == ('SELECT st_b.*, 0 AS "__st_table" FROM (SELECT * FROM t0) st_b UNION ALL '
+                   'SELECT st_b.*, 1 AS "__st_table" FROM (SELECT * FROM (SELECT * FROM t1) w WHERE x > 1) st_b')
+
+
+def test_predicates_split_large_tables_and_batch_small_ones():
+    splits = [None, ['("id" >= 1 AND "id" <= 5) OR "id" IS NULL', '"id" >= 6 AND "id" <= 9'], None, ["x = 1"]]
+    assert group_predicates("tag", splits, readers=2) == [
+        'tag = 1 AND (("id" >= 1 AND "id" <= 5) OR "id" IS NULL)',  # the null keys stay with the first split
+        'tag = 1 AND ("id" >= 6 AND "id" <= 9)',
+        "tag = 3 AND (x = 1)",
+        "tag = 0", "tag = 2",  # two whole tables, as many predicates as readers
+    ]
+    whole = group_predicates("tag", [None] * 64, readers=2)
+    assert len(whole) == 4 and whole[0] == f"tag IN ({', '.join(map(str, range(16)))})"  # 16 tables a task
+    numbers = [int(n) for p in whole for n in p.removeprefix("tag IN (").rstrip(")").split(", ")]
+    assert numbers == list(range(64))  # every table in exactly one predicate
+    assert group_predicates("tag", [None] * 3, readers=8) == ["tag = 0", "tag = 1", "tag = 2"]
+
+
+def test_a_group_knows_its_tables_numbers():
+    group = TableGroup(object(), ("db.a", "db.b"))
+    data = TablesTogether({"db.a": 1, "db.b": 2, "db.c": 3}, [group])
+    assert group.number("db.b") == 1 and data.group_of("db.a") is group and data.group_of("db.c") is None
+
+
+def _walk(sink_plugin="Jdbc", sink_parallelism=2, streaming=False, downstream=("sink",), up=("src",)):
+    src = SimpleNamespace(id="src", kind="source", plugin="Jdbc", parallelism=2)
+    sink = SimpleNamespace(id="sink", kind="sink", plugin=sink_plugin, parallelism=sink_parallelism, multi_table=True)
+    other = SimpleNamespace(id="other", kind="transform", plugin="Sql", parallelism=2)
+    return SimpleNamespace(streaming=streaming, schema_only=False, ctx=SimpleNamespace(spark=None),
+                           down={"src": list(downstream)}, up={"sink": list(up)},
+                           by_id={"src": src, "sink": sink, "other": other}), src
+
+
+def test_the_runtime_reads_together_only_straight_into_a_sink_that_stages_from_groups():
+    assert isinstance(JDBC, ReadsTogether) and isinstance(JDBC, StagesShared)
+    w, src = _walk()
+    assert together.pairs(w, src, JDBC)
+    assert not together.pairs(*_walk(sink_parallelism=3), JDBC)  # a repartition between
+    assert not together.pairs(*_walk(streaming=True), JDBC)
+    assert not together.pairs(*_walk(downstream=("other",)), JDBC)  # a transform between
+    assert not together.pairs(*_walk(downstream=("sink", "other")), JDBC)  # a second consumer
+    assert not together.pairs(*_walk(up=("src", "another")), JDBC)  # the sink unions another input
+    assert not together.pairs(*_walk(sink_plugin="Console"), JDBC)  # a sink that cannot stage from a group
+    assert not together.pairs(w, src, object())  # a source that cannot read together
