@@ -12,7 +12,6 @@ machine. ``python -m tests.cassandra_server`` starts one and prints its address.
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import maven_jars
 from .servers import free_port, stop_process
 
 CASSANDRA_VERSION = "5.0.6"
@@ -77,28 +77,7 @@ class CassandraUnavailable(RuntimeError):
 
 def classpath() -> str:
     """The node's class path, resolved offline by Maven once and cached while every jar in it exists."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    pom, cached = CACHE / "pom.xml", CACHE / f"classpath-{CASSANDRA_VERSION}.txt"
-    if cached.exists() and pom.exists() and pom.read_text() == POM:
-        jars = cached.read_text().strip()
-        if jars and all(Path(j).is_file() for j in jars.split(os.pathsep)):
-            return jars
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise CassandraUnavailable(f"no mvn on PATH: {INSTALL_HINT}")
-    pom.write_text(POM)
-    out = CACHE / f"classpath-{CASSANDRA_VERSION}.{os.getpid()}.tmp"
-    repository = os.path.join(os.path.expanduser("~"), ".m2", "repository")
-    done = subprocess.run([mvn, "-o", "-q", "-B", "-f", str(pom), f"-Dmaven.repo.local={repository}",
-                           "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
-                           "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if done.returncode != 0 or not out.exists():
-        out.unlink(missing_ok=True)
-        raise CassandraUnavailable(f"Maven could not resolve Cassandra's jars offline: {INSTALL_HINT}\n"
-                                   f"{(done.stdout + done.stderr)[-2000:]}")
-    out.replace(cached)
-    return cached.read_text().strip()
+    return maven_jars.classpath(CACHE, POM, CASSANDRA_VERSION, "Cassandra", CassandraUnavailable, INSTALL_HINT)
 
 
 def config(root: Path, native: int, storage: int) -> str:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import maven_jars
 from .servers import free_port, stop_process
 
 KAFKA_VERSION = "4.2.0"
@@ -78,28 +79,7 @@ class KafkaUnavailable(RuntimeError):
 
 def classpath() -> str:
     """The broker's class path, built offline by Maven once and cached while every jar in it exists."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    pom, cached = CACHE / "pom.xml", CACHE / f"classpath-{KAFKA_VERSION}.txt"
-    if cached.exists() and pom.exists() and pom.read_text() == POM:
-        jars = cached.read_text().strip()
-        if jars and all(Path(j).is_file() for j in jars.split(os.pathsep)):
-            return jars
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise KafkaUnavailable(f"no mvn on PATH: {INSTALL_HINT}")
-    pom.write_text(POM)
-    out = CACHE / f"classpath-{KAFKA_VERSION}.{os.getpid()}.tmp"
-    repository = os.path.join(os.path.expanduser("~"), ".m2", "repository")  # where `make test-deps` put them
-    done = subprocess.run([mvn, "-o", "-q", "-B", "-f", str(pom), f"-Dmaven.repo.local={repository}",
-                           "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
-                           "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if done.returncode != 0 or not out.exists():
-        out.unlink(missing_ok=True)
-        tail = (done.stdout + done.stderr)[-2000:]
-        raise KafkaUnavailable(f"Maven could not resolve Kafka's jars offline: {INSTALL_HINT}\n{tail}")
-    out.replace(cached)  # atomic: a concurrent session reads either no file or a whole one
-    return cached.read_text().strip()
+    return maven_jars.classpath(CACHE, POM, KAFKA_VERSION, "Kafka", KafkaUnavailable, INSTALL_HINT)
 
 
 def _cluster_id() -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import maven_jars
 from .servers import free_port, stop_process
 
 OPENSEARCH_VERSION = "2.19.6"
@@ -66,52 +67,12 @@ class OpenSearchUnavailable(RuntimeError):
 
 def classpath() -> str:
     """The node's class path, resolved offline by Maven once and cached while every jar in it exists."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    pom, cached = CACHE / "pom.xml", CACHE / f"classpath-{OPENSEARCH_VERSION}.txt"
-    if cached.exists() and pom.exists() and pom.read_text() == POM:
-        jars = cached.read_text().strip()
-        if jars and all(Path(j).is_file() for j in jars.split(os.pathsep)):
-            return jars
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise OpenSearchUnavailable(f"no mvn on PATH: {INSTALL_HINT}")
-    pom.write_text(POM)
-    out = CACHE / f"classpath-{OPENSEARCH_VERSION}.{os.getpid()}.tmp"
-    repository = os.path.join(os.path.expanduser("~"), ".m2", "repository")
-    done = subprocess.run([mvn, "-o", "-q", "-B", "-f", str(pom), f"-Dmaven.repo.local={repository}",
-                           "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath",
-                           "-Dmdep.includeScope=runtime", f"-Dmdep.outputFile={out}"],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if done.returncode != 0 or not out.exists():
-        out.unlink(missing_ok=True)
-        raise OpenSearchUnavailable(f"Maven could not resolve OpenSearch's jars offline: {INSTALL_HINT}\n"
-                                    f"{(done.stdout + done.stderr)[-2000:]}")
-    out.replace(cached)
-    return cached.read_text().strip()
+    return maven_jars.classpath(CACHE, POM, OPENSEARCH_VERSION, "OpenSearch", OpenSearchUnavailable, INSTALL_HINT)
 
 
 def launcher(jars: str) -> Path:
     """The compiled launcher's directory (compiled again when the source changed)."""
-    target = CACHE / "launcher"
-    stamp = target / "EmbeddedNode.source"
-    source = LAUNCHER.read_text()
-    if stamp.exists() and stamp.read_text() == source and (target / "EmbeddedNode.class").exists():
-        return target
-    javac = shutil.which("javac")
-    if javac is None:
-        raise OpenSearchUnavailable(f"no javac on PATH: {INSTALL_HINT}")
-    work = Path(tempfile.mkdtemp(prefix="launcher-", dir=CACHE))
-    done = subprocess.run([javac, "-d", str(work), "-cp", jars, str(LAUNCHER)], capture_output=True, text=True)
-    if done.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        raise OpenSearchUnavailable(f"javac failed on {LAUNCHER}: {done.stderr[-2000:]}")
-    (work / "EmbeddedNode.source").write_text(source)
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        work.rename(target)
-    except OSError:  # another session compiled it meanwhile
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+    return maven_jars.compiled_launcher(CACHE, LAUNCHER, jars, OpenSearchUnavailable, INSTALL_HINT)
 
 
 @dataclass
