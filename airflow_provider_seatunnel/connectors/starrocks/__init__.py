@@ -19,16 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...spi import SINK, Capabilities, ConnectionInfo, Connector, FromConnection, RunContext, Vertex
-from ...spi.options import JobConfig, OptionError, PluginConfig, Problem
-from ...spi.twophase import CommitId, Published, Staged
-from ..streamload.endpoint import Endpoint
-from .options import CONN_OPTION, DEVIATIONS, SPEC, StarRocksOptions, parse
+from ...spi import SINK, Capabilities, ConnectionInfo, Connector, FromConnection
+from ..streamload.connector import StreamLoadSink
+from .options import CONN_OPTION, DEVIATIONS, SPEC, parse
 
 __all__ = ["CONNECTOR", "DEVIATIONS", "StarRocks"]
 
 
-class StarRocks(Connector, FromConnection):
+class StarRocks(StreamLoadSink, Connector, FromConnection):
     name = "StarRocks"
     connection_option = CONN_OPTION
     conn_type = "starrocks"
@@ -36,25 +34,10 @@ class StarRocks(Connector, FromConnection):
     #: The source (StarRocks's scan over Thrift) is SeaTunnel's plugin known to run elsewhere: it plans only.
     capabilities = Capabilities(sections=frozenset({SINK}), committer=True, deletes=True)
     option_spec = SPEC
+    parse_options = staticmethod(parse)
     description = "Writes rows into StarRocks tables exactly once (Stream Load transactions, two-phase commit)."
     #: the transactions' commits are steps after the claim: ``sink.move`` fires before the claim and after it
     moves_in_steps = True
-
-    # compile time ------------------------------------------------------------------------------
-
-    def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """SeaTunnel's rules beyond the spec (nodeUrls as host:port, base-url as a MySQL JDBC URL, the load
-        format), located at their keys."""
-        if SPEC.valid(plugin.options, plugin.section) is None:
-            return []
-        try:
-            parse(plugin.options, need_endpoint=False)
-        except OptionError as e:
-            return [job.problem(e.message, plugin, key=e.key, hint=e.hint)]
-        conn = plugin.get(CONN_OPTION)
-        if conn is not None and not str(conn).strip():
-            return [job.problem(f"{CONN_OPTION} must name an Airflow connection", plugin, key=CONN_OPTION)]
-        return []
 
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """``nodeUrls``, ``base-url``, ``username`` and ``password`` from a connection."""
@@ -66,51 +49,6 @@ class StarRocks(Connector, FromConnection):
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:
         return "nodeUrls" not in options
-
-    # sink: the storage verbs -------------------------------------------------------------------
-
-    def options_of(self, vertex: Vertex) -> StarRocksOptions:
-        """The block's options, checked again (a hand-written plan skips the compiler)."""
-        try:
-            return parse(vertex.config)
-        except OptionError as e:
-            raise e.at_run_time() from None
-
-    def _endpoint(self, vertex: Vertex) -> Endpoint:
-        endpoint = self.options_of(vertex).endpoint
-        assert endpoint is not None
-        return endpoint
-
-    def commit_log(self, ctx: RunContext, vertex: Vertex) -> Any:
-        from ..streamload.sink import TableLog
-        from .sink import FAMILY
-
-        return TableLog(FAMILY, self._endpoint(vertex), self.options_of(vertex))
-
-    def stage(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
-        from ..streamload.sink import stage
-        from .sink import FAMILY
-
-        return stage(ctx, vertex, FAMILY, self.options_of(vertex), commit, token, df)
-
-    def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
-        from ..streamload.sink import publish
-        from .sink import FAMILY
-
-        return publish(ctx, vertex, FAMILY, self._endpoint(vertex), staged)
-
-    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        from ..streamload.sink import discard
-        from .sink import FAMILY
-
-        discard(FAMILY, self._endpoint(vertex), staged)
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        from ..streamload.sink import discard_older, target_of
-        from .sink import FAMILY
-
-        database, _ = target_of(self.options_of(vertex), commit.table)
-        return discard_older(FAMILY, self._endpoint(vertex), database, commit, token)
 
 
 CONNECTOR = StarRocks()
