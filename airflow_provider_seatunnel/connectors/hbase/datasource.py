@@ -30,7 +30,8 @@ from .commit import COMMITS, STAGING, delete_prefix, manifest_column, part_prefi
 from .options import ROWKEY_FIELD, Gateway
 
 NAME = "seatunnel_hbase"
-SPEC_OPTION = "seatunnel.hbase.spec"
+#: the option holding the spec: Spark's redaction rule (``secret``) hides its value in plans
+SPEC_OPTION = "seatunnel.hbase.secret"
 #: rows per staging request at most (a request also stops at ``write_buffer_size`` bytes)
 MAX_BATCH_ROWS = 2000
 
