@@ -5,19 +5,27 @@ the first time that session asks for it (registering again is harmless but not f
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
-from .sessions import session_key
-
-_REGISTERED: set[tuple[str, str]] = set()
+#: per live session object: the data sources registered with it. Keyed by the object itself (weakly), never by
+#: an id or a name: a session stopped and collected can leave its id(), or its application's id, to a new
+#: session that has registered nothing
+_REGISTERED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
 
 
 def register_once(spark: Any, source: type) -> None:
     """Register ``source`` (a Python data source class) with ``spark``, once per session."""
-    key = (session_key(spark), f"{source.__module__}.{source.__qualname__}")
-    if key not in _REGISTERED:
-        spark.dataSource.register(source)
-        _REGISTERED.add(key)
+    name = f"{source.__module__}.{source.__qualname__}"
+    with _LOCK:
+        done = _REGISTERED.setdefault(spark, set())
+        if name in done:
+            return
+    spark.dataSource.register(source)
+    with _LOCK:
+        done.add(name)
 
 
 def register_for_write(spark: Any, df: Any, source: type) -> None:
