@@ -93,13 +93,26 @@ def test_pyspark_and_pyspark_client_are_capped_at_one_release_the_main_environme
     assert [_line_cap(s) for s in (f"<={caps['pyspark']}", ">=4.1")] == ["<5", ">=4.1"]
 
 
+def _parse(path: Path) -> ast.Module:
+    """``path``'s syntax tree. CPython before 3.11.8 keeps the AST validator's recursion depth in state shared by
+    threads, so a parse racing another thread's parse in this process can fail with "AST constructor recursion
+    depth mismatch" (a SystemError that says nothing of the source): such a parse is tried again."""
+    for attempt in range(3):
+        try:
+            return ast.parse(path.read_text(), str(path))
+        except SystemError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 def test_pyhocon_is_a_test_dependency_that_no_module_imports():
     names = {Requirement(r).name for r in PYPROJECT["project"]["dependencies"]}
     assert "pyhocon" not in names
     assert "pyhocon" in {Requirement(r).name for r in PYPROJECT["project"]["optional-dependencies"]["test"]}
     importers = []
     for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(_parse(path)):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
                        else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             importers += [str(path) for m in modules if m.split(".")[0] == "pyhocon"]
