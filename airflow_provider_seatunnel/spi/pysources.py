@@ -16,13 +16,28 @@ _REGISTERED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionar
 _LOCK = threading.Lock()
 
 
+def _session_lacks(spark: Any, source: type) -> bool:
+    """Whether a classic session's JVM no longer knows ``source`` (asked only where a record says it was
+    registered: a record that outlived what it records must not stop the registration). Spark Connect sessions
+    and any answer but "known" are taken as they are recorded."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        return False
+    try:
+        return not bool(jsession.sessionState().dataSourceManager().dataSourceExists(source.name()))  # type: ignore[attr-defined]
+    except Exception:  # py4j's error, or a Spark without these methods: trust the record
+        return False
+
+
 def register_once(spark: Any, source: type) -> None:
-    """Register ``source`` (a Python data source class) with ``spark``, once per session."""
+    """Register ``source`` (a Python data source class) with ``spark``, once per session (again when the
+    session's JVM has lost it)."""
     name = f"{source.__module__}.{source.__qualname__}"
     with _LOCK:
         done = _REGISTERED.setdefault(spark, set())
-        if name in done:
-            return
+        recorded = name in done
+    if recorded and not _session_lacks(spark, source):
+        return
     spark.dataSource.register(source)
     with _LOCK:
         done.add(name)
