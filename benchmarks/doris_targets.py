@@ -46,23 +46,28 @@ def _servers(resources: Any) -> Any:
     return resources.streamload
 
 
+def seeder(my: Any, table: str, keyed: bool) -> Callable[[], None]:
+    """Before a trial: ``table`` of the stand-in's MariaDB created again holding the earlier run's row (keyed: by
+    ``id``, with a stale row the input replaces); the plain table's seed also drops the sinks' commit log."""
+    def seed() -> None:
+        old = [*OLD, (0, "stale", "g9")] if keyed else OLD
+        values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
+        my.sql(("DROP TABLE IF EXISTS seatunnel_commit_log; " if not keyed else "")
+               + f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id BIGINT"
+               + (" PRIMARY KEY" if keyed else "") + f", name LONGTEXT, grp LONGTEXT); "
+               f"INSERT INTO {table} VALUES {values}")
+    return seed
+
+
+def reader(my: Any, table: str) -> Callable[[], list[Row]]:
+    """The rows a reader of ``table`` sees now."""
+    return lambda: [(int(i), str(n), str(g)) for i, n, g in my.sql(f"SELECT id, name, grp FROM {table}")]
+
+
 def doris_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> list[Any]:
     """The two sinks of the trials (``sink_cls``: :class:`restore_faults.Sink`)."""
     server = _servers(resources)
     my = server.db
-
-    def seeder(table: str, keyed: bool) -> Callable[[], None]:
-        def seed() -> None:
-            old = [*OLD, (0, "stale", "g9")] if keyed else OLD
-            values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
-            my.sql(("DROP TABLE IF EXISTS seatunnel_commit_log; " if not keyed else "")
-                   + f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id BIGINT"
-                   + (" PRIMARY KEY" if keyed else "") + f", name LONGTEXT, grp LONGTEXT); "
-                   f"INSERT INTO {table} VALUES {values}")
-        return seed
-
-    def reader(table: str) -> Callable[[], list[Row]]:
-        return lambda: [(int(i), str(n), str(g)) for i, n, g in my.sql(f"SELECT id, name, grp FROM {table}")]
 
     def prepared() -> int:
         return len(server.prepared())
@@ -72,8 +77,9 @@ def doris_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> list
     return [
         sink_cls("Doris plain", f'Doris {{ plugin_input = "rows", {conn}, table = "rf_doris_plain", '
                                 'doris.config = { format = "csv", column_separator = "," } }',
-                 seeder("rf_doris_plain", False), reader("rf_doris_plain"), prepared, list(OLD)),
+                 seeder(my, "rf_doris_plain", False), reader(my, "rf_doris_plain"), prepared, list(OLD)),
         sink_cls("Doris keyed", f'Doris {{ plugin_input = "rows", {conn}, table = "rf_doris_keyed", '
                                 'doris.config = { format = "json", read_json_by_line = "true" } }',
-                 seeder("rf_doris_keyed", True), reader("rf_doris_keyed"), None, [*OLD, (0, "stale", "g9")], True),
+                 seeder(my, "rf_doris_keyed", True), reader(my, "rf_doris_keyed"), None,
+                 [*OLD, (0, "stale", "g9")], True),
     ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from doris_targets import _servers
+from doris_targets import _servers, reader, seeder
 
 Row = tuple[int, str, str]
 OLD: list[Row] = [(-1, "old", "g0")]
@@ -43,19 +43,6 @@ def starrocks_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> 
     server = _servers(resources)
     my = server.db
 
-    def seeder(table: str, keyed: bool) -> Callable[[], None]:
-        def seed() -> None:
-            old = [*OLD, (0, "stale", "g9")] if keyed else OLD
-            values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
-            my.sql(("DROP TABLE IF EXISTS seatunnel_commit_log; " if not keyed else "")
-                   + f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id BIGINT"
-                   + (" PRIMARY KEY" if keyed else "") + f", name LONGTEXT, grp LONGTEXT); "
-                   f"INSERT INTO {table} VALUES {values}")
-        return seed
-
-    def reader(table: str) -> Callable[[], list[Row]]:
-        return lambda: [(int(i), str(n), str(g)) for i, n, g in my.sql(f"SELECT id, name, grp FROM {table}")]
-
     def open_transactions() -> int:
         return len(server.prepared())
 
@@ -64,10 +51,10 @@ def starrocks_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> 
     return [
         sink_cls("StarRocks plain", f'StarRocks {{ plugin_input = "rows", {conn}, table = "rf_sr_plain", '
                                     'starrocks.config = { format = "CSV", column_separator = "," } }',
-                 seeder("rf_sr_plain", False), reader("rf_sr_plain"), open_transactions, list(OLD)),
+                 seeder(my, "rf_sr_plain", False), reader(my, "rf_sr_plain"), open_transactions, list(OLD)),
         sink_cls("StarRocks keyed", f'StarRocks {{ plugin_input = "rows", {conn}, table = "rf_sr_keyed", '
                                     'starrocks.config = { format = "JSON" } }',
-                 seeder("rf_sr_keyed", True), reader("rf_sr_keyed"), None, [*OLD, (0, "stale", "g9")], True),
+                 seeder(my, "rf_sr_keyed", True), reader(my, "rf_sr_keyed"), None, [*OLD, (0, "stale", "g9")], True),
     ]
 
 
@@ -84,19 +71,6 @@ def selectdb_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> l
     server = _servers(resources)
     my = server.db
 
-    def seeder(table: str, keyed: bool) -> Callable[[], None]:
-        def seed() -> None:
-            old = [*OLD, (0, "stale", "g9")] if keyed else OLD
-            values = ", ".join(f"({i}, '{n}', '{g}')" for i, n, g in old)
-            my.sql(("DROP TABLE IF EXISTS seatunnel_commit_log; " if not keyed else "")
-                   + f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id BIGINT"
-                   + (" PRIMARY KEY" if keyed else "") + f", name LONGTEXT, grp LONGTEXT); "
-                   f"INSERT INTO {table} VALUES {values}")
-        return seed
-
-    def reader(table: str) -> Callable[[], list[Row]]:
-        return lambda: [(int(i), str(n), str(g)) for i, n, g in my.sql(f"SELECT id, name, grp FROM {table}")]
-
     def staged() -> int:
         with server.lock:
             return len(set(server.stage) - server.copied)
@@ -107,8 +81,8 @@ def selectdb_sinks(rows: int, resources: Any, sink_cls: Callable[..., Any]) -> l
         sink_cls("SelectDBCloud plain", f'SelectDBCloud {{ plugin_input = "rows", {conn}, table.identifier = '
                                         f'"{my.database}.rf_sd_plain", selectdb.config = {{ file.type = "csv", '
                                         'file.column_separator = "," } }',
-                 seeder("rf_sd_plain", False), reader("rf_sd_plain"), staged, list(OLD)),
+                 seeder(my, "rf_sd_plain", False), reader(my, "rf_sd_plain"), staged, list(OLD)),
         sink_cls("SelectDBCloud keyed", f'SelectDBCloud {{ plugin_input = "rows", {conn}, table.identifier = '
                                         f'"{my.database}.rf_sd_keyed", selectdb.config = {{ file.type = "json" }} }}',
-                 seeder("rf_sd_keyed", True), reader("rf_sd_keyed"), None, [*OLD, (0, "stale", "g9")], True),
+                 seeder(my, "rf_sd_keyed", True), reader(my, "rf_sd_keyed"), None, [*OLD, (0, "stale", "g9")], True),
     ]
