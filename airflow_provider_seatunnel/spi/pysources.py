@@ -1,7 +1,11 @@
 """PySpark Python data sources a connector registers with the session that reads through them.
 
 :func:`register_once` registers a :class:`pyspark.sql.datasource.DataSource` subclass with a session
-the first time that session asks for it (registering again is harmless but not free)."""
+the first time that session asks for it (registering again is harmless but not free), and makes that session
+the calling thread's active one: Spark finds a Python data source by its name in the *active* session's
+registry when it plans the read or write, not in the registry of the session the DataFrame belongs to. Another
+session made active on the same thread since (PySpark's ``createDataFrame`` activates its own session; a second
+session for Hive support does) would answer ``DATA_SOURCE_NOT_EXIST``."""
 
 from __future__ import annotations
 
@@ -16,38 +20,36 @@ _REGISTERED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionar
 _LOCK = threading.Lock()
 
 
-def _session_lacks(spark: Any, source: type) -> bool:
-    """Whether a classic session's JVM no longer knows ``source`` (asked only where a record says it was
-    registered: a record that outlived what it records must not stop the registration). Spark Connect sessions
-    and any answer but "known" are taken as they are recorded."""
+def activate(spark: Any) -> None:
+    """Make ``spark`` the calling thread's active session in its JVM, as PySpark's own ``createDataFrame``
+    does (classic sessions; a Spark Connect session resolves data sources on its server by its own id)."""
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
-        return False
-    try:
-        return not bool(jsession.sessionState().dataSourceManager().dataSourceExists(source.name()))  # type: ignore[attr-defined]
-    except Exception:  # py4j's error, or a Spark without these methods: trust the record
-        return False
+        return
+    spark.__class__._get_j_spark_session_class(spark._jvm).setActiveSession(jsession)
 
 
 def register_once(spark: Any, source: type) -> None:
-    """Register ``source`` (a Python data source class) with ``spark``, once per session (again when the
-    session's JVM has lost it)."""
+    """Register ``source`` (a Python data source class) with ``spark``, once per session, and make ``spark``
+    the thread's active session, where Spark looks the source up."""
     name = f"{source.__module__}.{source.__qualname__}"
     with _LOCK:
         done = _REGISTERED.setdefault(spark, set())
         recorded = name in done
-    if recorded and not _session_lacks(spark, source):
-        return
-    spark.dataSource.register(source)
-    with _LOCK:
-        done.add(name)
+    if not recorded:
+        spark.dataSource.register(source)
+        with _LOCK:
+            done.add(name)
+    activate(spark)
 
 
 def register_for_write(spark: Any, df: Any, source: type) -> None:
     """Register ``source`` with ``spark`` (once) and with the session of ``df``, the rows about to be
     written through it, when that is another: a STREAMING micro-batch's rows belong to a session cloned
-    when the query started, which never sees later registrations (registered again at each call)."""
+    when the query started, which never sees later registrations (registered again at each call). The
+    session of ``df`` is left active: the write looks the source up there."""
     register_once(spark, source)
     own = df.sparkSession
     if own is not spark:
         own.dataSource.register(source)
+        activate(own)
