@@ -141,9 +141,10 @@ def test_table_list_reads_tables_of_several_databases(plan_of, spark, my):
 
 @pytest.mark.parametrize("driver", sorted({DRIVER, "org.mariadb.jdbc.Driver"}))
 def test_catalog_keys_read_once_per_database_are_the_keys_read_per_table(spark, my, driver):
-    """A ``table_list``'s keys from one catalog listing per database (where the driver lists a whole
-    database) equal the per-table ones (MySQL Connector/J wants a table name: it is asked per table)."""
+    """A ``table_list``'s keys from one catalog listing per database (one query over
+    ``information_schema.STATISTICS``: Connector/J's catalog wants a table name) equal the per-table ones."""
     from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
+    from tests.runtime.test_jdbc_whole_database import Counting
     from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver
     from airflow_provider_seatunnel.connectors.sqlclient.databases import dialect_of
     from airflow_provider_seatunnel.connectors.sqlclient.pool import close_pools
@@ -157,10 +158,12 @@ def test_catalog_keys_read_once_per_database_are_the_keys_read_per_table(spark, 
     dialect = dialect_of(url)
     memo: dict = {}
     with connect(spark, conn) as connection:
-        each = [(catalog_keys(connection, p, dialect), primary_key(connection, p, dialect)) for p in paths]
-        once = [(catalog_keys(connection, p, dialect, memo), primary_key(connection, p, dialect, memo)) for p in paths]
+        alone, batched = Counting(connection), Counting(connection)
+        each = [(catalog_keys(alone, p, dialect), primary_key(alone, p, dialect)) for p in paths]
+        once = [(catalog_keys(batched, p, dialect, memo), primary_key(batched, p, dialect, memo)) for p in paths]
     close_pools(spark)
     assert once == each
+    assert alone.calls >= 3 * len(paths) and batched.calls == 2  # one query per database (other, seatunnel_test)
     assert each[0][0].primary_key == ("PRIMARY", ("b", "a")) and each[0][1] is None and each[1][1] == "id"
     assert [(k.name, [c for c, _ in k.columns]) for k in each[0][0].constraint_keys] == [
         ("c_b", ["c", "b"]), ("c_u", ["c"])]

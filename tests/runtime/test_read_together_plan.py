@@ -1,5 +1,5 @@
 """Tables read together without Spark: which databases prune a UNION ALL's branches, how tables
-group by row type, the group's query and its predicates (connectors/jdbc/together.py), and when the
+group by row type, the group's query, the one query of many tables' split bounds and its predicates (connectors/jdbc/together.py), and when the
 runtime pairs a source's groups with its sink (runtime/together.py)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
+from airflow_provider_seatunnel.connectors.jdbc.source import SourceTable, bounds_sql, needs_bounds
 from airflow_provider_seatunnel.connectors.jdbc.together import (
     group_predicates,
     pruning_verified,
@@ -49,6 +50,25 @@ def test_the_group_query_numbers_each_tables_rows():
     sql = union_sql(["SELECT * FROM t0", "SELECT * FROM (SELECT * FROM t1) w WHERE x > 1"], '"__st_table"')
     assert sql == ('SELECT st_b.*, 0 AS "__st_table" FROM (SELECT * FROM t0) st_b UNION ALL '
                    'SELECT st_b.*, 1 AS "__st_table" FROM (SELECT * FROM (SELECT * FROM t1) w WHERE x > 1) st_b')
+
+
+def test_one_query_asks_the_split_bounds_of_many_tables():
+    sql = bounds_sql([("SELECT * FROM t0", '"id"'), ("SELECT * FROM (SELECT * FROM t1) w WHERE x > 1", '"k"')])
+    assert sql == ('SELECT 0, COUNT(*), MIN("id"), MAX("id") FROM (SELECT * FROM t0) st_jdbc_bounds UNION ALL '
+                   'SELECT 1, COUNT(*), MIN("k"), MAX("k") FROM (SELECT * FROM (SELECT * FROM t1) w WHERE x > 1) '
+                   'st_jdbc_bounds')
+
+
+@pytest.mark.parametrize(("query", "partition_column", "column", "expected"), [
+    (None, None, ("id", 4, 0), True),  # a table split by its primary key: rows and bounds asked
+    (None, "name", ("name", 12, 0), True),  # a string key: its rows decide the buckets
+    ("SELECT * FROM t", "id", ("id", 4, 0), False),  # the fixed splitter: partition_num, its own bounds
+    (None, None, ("at", 93, 0), False),  # a key that cannot split: one split, nothing asked
+    (None, None, None, False),  # no key
+])
+def test_only_tables_the_dynamic_splitter_splits_ask_bounds(query, partition_column, column, expected):
+    spec = SourceTable("db.t", query, None if query else "db.t", partition_column, None, None, None)
+    assert needs_bounds(spec, column) is expected
 
 
 def test_predicates_split_large_tables_and_batch_small_ones():

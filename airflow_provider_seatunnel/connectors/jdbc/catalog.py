@@ -4,12 +4,14 @@ catalog keys (the primary key and the other indexes, as SeaTunnel's Jdbc catalog
 Batched: with the job's memo of the connection's pool (:attr:`..sqlclient.pool.Pool.memo`), the keys of
 every table of a schema are read at once and kept for the job: the primary keys by one
 ``getPrimaryKeys`` of the driver's catalog without a table name, the indexes (on PostgreSQL) by one
-query over ``pg_catalog`` giving the rows pgJDBC's ``getIndexInfo`` gives per table. A ``table_list``
-of a hundred tables of one PostgreSQL schema asks twice, not three hundred times. Elsewhere the
-indexes are asked per table (drivers' ``getIndexInfo`` needs a table name: some refuse, some answer
-nothing). A driver that refuses ``getPrimaryKeys`` without a table name (MySQL's Connector/J, the
-Python drivers' catalog), an unqualified PostgreSQL table looked up in every schema, or no memo: the
-table is asked on its own, as before.
+query over ``pg_catalog`` giving the rows pgJDBC's ``getIndexInfo`` gives per table; on MySQL and
+MariaDB both by one query over ``information_schema.STATISTICS`` (Connector/J wants a table name for
+either). A ``table_list`` of a hundred tables of one PostgreSQL schema asks twice, of one MySQL
+database once, not three hundred times. Elsewhere the indexes are asked per table (drivers'
+``getIndexInfo`` needs a table name: some refuse, some answer nothing). A driver that refuses
+``getPrimaryKeys`` without a table name (the Python drivers' catalog; Connector/J where that view
+cannot be read), an unqualified PostgreSQL table looked up in every schema, or no memo: the table is
+asked on its own, as before.
 """
 
 from __future__ import annotations
@@ -110,11 +112,48 @@ def _pg_schema_indexes(connection: Any, schema: str) -> list[IndexRow]:
 SCHEMA_INDEXES = {"postgresql": _pg_schema_indexes}
 
 
+def _my_schema_keys(connection: Any, catalog: str | None, schema: str | None) -> dict[str, Keys] | None:
+    """Every key of a MySQL (MariaDB) database's tables from ONE ``information_schema.STATISTICS``
+    query, as Connector/J's ``getPrimaryKeys`` and ``getIndexInfo`` list them per table (both read
+    ``SHOW KEYS``, whose rows that view holds): the primary key is the index ``PRIMARY``; None where
+    the database has no such view or no database is named (asked per table then)."""
+    from ..sqlclient.connection import query
+
+    if catalog is None or schema is not None:
+        return None
+    try:
+        rows = query(connection, "SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, COLLATION "
+                                 "FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ?", (catalog,))
+    except Exception:  # a MySQL-family database without the view (or not allowed to read it)
+        return None
+    found: dict[str, Keys] = {}
+    indexes: list[IndexRow] = []
+    for table, index, non_unique, position, column, sort in rows:
+        if table is None or position is None:
+            continue
+        if index == "PRIMARY" and column is not None:
+            keys = found.setdefault(table, Keys())
+            keys.primary[int(position)] = column
+            keys.primary_name = index
+        indexes.append((table, index, str(non_unique).strip() == "0", int(position), column, sort))
+    _add_indexes(indexes, found)
+    return found
+
+
+#: family -> every key (primary and indexes) of one schema's tables in one query, where the driver's
+#: ``getPrimaryKeys`` needs a table name (MySQL's Connector/J refuses a whole database)
+SCHEMA_KEYS = {"mysql": _my_schema_keys}
+
+
 def _listed(connection: Any, dialect: Dialect, catalog: str | None, schema: str | None, table: str | None,
             indexes: bool) -> tuple[dict[str, Keys], bool]:
     """The keys the catalog lists for ``table`` (None: every table of the schema), by table name, and
     whether the indexes are in: for a whole schema only where :data:`SCHEMA_INDEXES` has a query (the
     drivers' ``getIndexInfo`` needs a table: some refuse, some answer with nothing)."""
+    if table is None and indexes and dialect.family in SCHEMA_KEYS:
+        whole = SCHEMA_KEYS[dialect.family](connection, catalog, schema)
+        if whole is not None:
+            return whole, True
     meta = connection.getMetaData()
     found: dict[str, Keys] = {}
     _read_primary(meta.getPrimaryKeys(catalog, schema, table), found, table)

@@ -197,10 +197,10 @@ def _key_kind(type_code: int, scale: int) -> tuple[str | None, bool]:
     return None, False
 
 
-def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],
-            columns: list[tuple[str, int, int]], memo: MutableMapping[Any, Any] | None = None) -> list[str] | None:
-    """The WHERE condition of each split (None: one split reading everything)."""
-    fixed = bool(spec.query and spec.partition_column)
+def split_key(connection: Any, conn: Conn, spec: SourceTable, columns: list[tuple[str, int, int]],
+              memo: MutableMapping[Any, Any] | None = None) -> tuple[str, int, int] | None:
+    """The column (name, type code, scale) a table splits by: its ``partition_column``, else (a
+    ``table_path``) its one-column primary key; None: it reads in one split."""
     key = spec.partition_column
     if key is None and spec.table_path and not spec.query:
         key = primary_key(connection, path_parts(spec.table_path), conn.dialect, memo)
@@ -212,6 +212,33 @@ def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: M
         close = difflib.get_close_matches(key.lower(), list(by_name), n=1)
         raise config_error(f"partition_column '{key}' is not a column of the source"
                            + (f"; did you mean '{by_name[close[0]][0]}'?" if close else ""))
+    return column
+
+
+def needs_bounds(spec: SourceTable, column: tuple[str, int, int] | None) -> bool:
+    """Whether the dynamic splitter asks the table's rows and key bounds (:func:`bounds_sql`) to split it
+    by ``column`` (:func:`split_key`)."""
+    return column is not None and not (spec.query and spec.partition_column) and \
+        _key_kind(column[1], column[2])[0] is not None
+
+
+def bounds_sql(items: Sequence[tuple[str, str]]) -> str:
+    """ONE query of the row count and the key's MIN and MAX of each ``(base query, quoted key column)``
+    item: a row ``(position, COUNT(*), MIN, MAX)`` per item (the keys of one type: the branches of a
+    ``UNION ALL``)."""
+    return " UNION ALL ".join(f"SELECT {i}, COUNT(*), MIN({key}), MAX({key}) FROM ({base}) st_jdbc_bounds"
+                              for i, (base, key) in enumerate(items))
+
+
+def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: Mapping[str, Any],
+            columns: list[tuple[str, int, int]], memo: MutableMapping[Any, Any] | None = None,
+            bounds: Sequence[str | None] | None = None) -> list[str] | None:
+    """The WHERE condition of each split (None: one split reading everything); ``bounds``: the rows,
+    MIN and MAX of the dynamic splitter's key, when asked already (:func:`bounds_sql`)."""
+    fixed = bool(spec.query and spec.partition_column)
+    column = split_key(connection, conn, spec, columns, memo)
+    if column is None:
+        return None
     name, code, scale = column
     kind, integral = _key_kind(code, scale)
     if kind is None:
@@ -219,7 +246,7 @@ def _splits(connection: Any, conn: Conn, spec: SourceTable, base: str, config: M
             raise config_error(f"partition_column '{name}' must be a numeric or string column")
         return None
     if not fixed:
-        return _dynamic_splits(connection, conn.dialect, name, kind, integral, base, config)
+        return _dynamic_splits(connection, conn.dialect, name, kind, integral, base, config, bounds)
     if code in _DECIMAL_TYPES and scale > 0:
         raise config_error(f"partition_column '{name}' is a decimal with {scale} decimal places: the split key "
                            "must be an integer or a string")
@@ -245,12 +272,14 @@ def _fixed_splits(connection: Any, dialect: Dialect, spec: SourceTable, name: st
 
 
 def _dynamic_splits(connection: Any, dialect: Dialect, name: str, kind: str, integral: bool, base: str,
-                    config: Mapping[str, Any]) -> list[str] | None:
-    """``ceil(rows / split.size)`` splits over the key's range (null keys in the first one)."""
+                    config: Mapping[str, Any], bounds: Sequence[str | None] | None = None) -> list[str] | None:
+    """``ceil(rows / split.size)`` splits over the key's range (null keys in the first one); ``bounds``
+    (rows, MIN, MAX) when asked already."""
     split_size = source_options(config)["split.size"]
     col = dialect.column(name)
-    (rows_text, low_text, high_text), = query(
-        connection, f"SELECT COUNT(*), MIN({col}), MAX({col}) FROM ({base}) st_jdbc_bounds")
+    if bounds is None:
+        bounds, = query(connection, f"SELECT COUNT(*), MIN({col}), MAX({col}) FROM ({base}) st_jdbc_bounds")
+    rows_text, low_text, high_text = bounds
     count = max(1, math.ceil(int(rows_text or 0) / split_size))
     if count == 1:
         return None

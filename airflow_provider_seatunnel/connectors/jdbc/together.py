@@ -29,7 +29,7 @@ from ...spi import RunContext, Vertex
 from ...spi.rows import with_kind
 from ...spi.schema import TableKeys, schema_with_catalog_keys, with_catalog_keys
 from ...spi.together import TAG_COLUMN, TableGroup, TablesTogether, TableView
-from ..sqlclient.connection import Conn, connect, connection_of, ensure_driver, pool_of
+from ..sqlclient.connection import Conn, connect, connection_of, ensure_driver, pool_of, query
 from ..sqlclient.dialects import Dialect
 from ..sqlclient.errors import reraise
 from .catalog import catalog_keys
@@ -39,11 +39,14 @@ from .source import (
     _base_query,
     _splits,
     as_read,
+    bounds_sql,
+    needs_bounds,
     over_readers,
     path_parts,
     primary_key_columns,
     read_table,
     source_tables,
+    split_key,
 )
 
 log = logging.getLogger("seatunnel.jdbc")
@@ -52,6 +55,8 @@ log = logging.getLogger("seatunnel.jdbc")
 MAX_GROUP = 64
 #: tables that read in one split: at most this many share one predicate (one task)
 TABLES_PER_TASK = 16
+#: at most this many tables' split bounds asked with one query
+BOUNDS_BATCH = 100
 
 
 def pruning_verified(family: str, product: str, version: str) -> bool:
@@ -138,21 +143,61 @@ class _Table:
         return [(name, code, scale) for name, code, scale, _t, _p in self.described]
 
 
+def _described(connection: Any, conn: Conn, specs: list[SourceTable], config: Mapping[str, Any],
+               memo: Any) -> list[tuple[str, list[tuple[str, int, int, str, int]], tuple[str, int, int] | None]]:
+    """Each table's base query, columns and split key (:func:`.source.split_key`)."""
+    out = []
+    for spec in specs:
+        base = _base_query(spec, config, conn.dialect)
+        try:
+            described = _describe(connection, base)
+            key = split_key(connection, conn, spec, [(n, c, s) for n, c, s, _t, _p in described], memo)
+        except Exception as e:
+            raise reraise(e, f"cannot read {spec.table_path or 'the query'} from {conn.safe_url}", conn) from None
+        out.append((base, described, key))
+    return out
+
+
+def _bounds(connection: Any, conn: Conn, specs: list[SourceTable], learnt: list[tuple]) -> dict[int, list[str | None]]:
+    """The rows, MIN and MAX of the split key of every table the dynamic splitter splits
+    (:func:`.source.needs_bounds`), by its position: one query (:func:`.source.bounds_sql`) per
+    :data:`BOUNDS_BATCH` tables whose keys are of one type, not one per table."""
+    by_type: dict[tuple, list[int]] = {}
+    for i, (spec, (_base, described, key)) in enumerate(zip(specs, learnt, strict=True)):
+        if needs_bounds(spec, key):
+            assert key is not None
+            by_type.setdefault(next(d[1:] for d in described if d[0] == key[0]), []).append(i)
+    out: dict[int, list[str | None]] = {}
+    for positions in by_type.values():
+        for start in range(0, len(positions), BOUNDS_BATCH):
+            batch = positions[start:start + BOUNDS_BATCH]
+            sql = bounds_sql([(learnt[i][0], conn.dialect.column(learnt[i][2][0])) for i in batch])
+            try:
+                rows = query(connection, sql)
+            except Exception as e:
+                names = ", ".join(str(specs[i].table_path or specs[i].table_id) for i in batch[:4])
+                raise reraise(e, f"cannot read the key bounds of {names}… from {conn.safe_url}", conn) from None
+            for row in rows:
+                out[batch[int(str(row[0]))]] = row[1:]
+    return out
+
+
 def _learn(spark: Any, conn: Conn, specs: list[SourceTable], config: Mapping[str, Any]) -> tuple[bool, list[_Table]]:
     """Whether the database prunes branches, and each table's columns, splits and catalog keys (one
-    borrowed connection for all of them)."""
+    borrowed connection for all of them; the catalog keys one listing per schema, the split bounds one
+    query per batch of tables: :func:`_bounds`)."""
     memo = pool_of(spark, conn).memo
     out = []
     with connect(spark, conn) as connection:
         meta = connection.getMetaData()
         prunes = pruning_verified(conn.dialect.family, str(meta.getDatabaseProductName()),
                                   str(meta.getDatabaseProductVersion()))
-        for spec in specs:
-            base = _base_query(spec, config, conn.dialect)
+        learnt = _described(connection, conn, specs, config, memo)
+        bounds = _bounds(connection, conn, specs, learnt)
+        for i, (spec, (base, described, _key)) in enumerate(zip(specs, learnt, strict=True)):
             try:
-                described = _describe(connection, base)
                 columns = [(n, c, s) for n, c, s, _t, _p in described]
-                splits = _splits(connection, conn, spec, base, config, columns, memo)
+                splits = _splits(connection, conn, spec, base, config, columns, memo, bounds.get(i))
                 keys = catalog_keys(connection, path_parts(spec.table_path), conn.dialect, memo) \
                     if spec.table_path and not spec.query else None
             except Exception as e:
