@@ -144,10 +144,10 @@ def test_catalog_keys_read_once_per_database_are_the_keys_read_per_table(spark, 
     """A ``table_list``'s keys from one catalog listing per database (one query over
     ``information_schema.STATISTICS``: Connector/J's catalog wants a table name) equal the per-table ones."""
     from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
-    from tests.runtime.test_jdbc_whole_database import Counting
     from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver
     from airflow_provider_seatunnel.connectors.sqlclient.databases import dialect_of
     from airflow_provider_seatunnel.connectors.sqlclient.pool import close_pools
+    from tests.runtime.test_jdbc_whole_database import Counting
 
     my.sql("CREATE TABLE IF NOT EXISTS keyed (a INT, b VARCHAR(10), c INT, PRIMARY KEY (b, a), UNIQUE KEY c_u (c), "
            "KEY c_b (c DESC, b))")

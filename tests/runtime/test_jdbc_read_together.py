@@ -144,3 +144,57 @@ def test_mariadb_tables_read_together_land_equal_with_their_own_counts(run_job, 
     copies = _checksums(my.sql, [f"c_{t}" for t in NAMES], my.database, False)
     assert list(copies.values()) == list(_checksums(my.sql, NAMES, my.database, False).values())
     assert my.sql("SELECT count(*) FROM c_odd") == [["12"]]
+
+
+#: tables whose shapes differ from SAME's in one detail each (a length, a sign or scale, a charset, a string key)
+SHAPES = {
+    "pg": ["CREATE TABLE w_1 (id int PRIMARY KEY, name varchar(41), amount decimal(10,2))",
+           "CREATE TABLE u_1 (id bigint PRIMARY KEY, name varchar(40), amount decimal(10,2))",
+           "CREATE TABLE c_1 (id int PRIMARY KEY, name varchar(40), amount decimal(10,3))",
+           "CREATE TABLE k_1 (code varchar(10) PRIMARY KEY, n int); INSERT INTO k_1 VALUES ('a', 1), ('b', 2)"],
+    "my": ["CREATE TABLE w_1 (id int PRIMARY KEY, name varchar(41), amount decimal(10,2))",
+           "CREATE TABLE u_1 (id int unsigned PRIMARY KEY, name varchar(40), amount decimal(10,2))",
+           "CREATE TABLE c_1 (id int PRIMARY KEY, name varchar(40) CHARACTER SET latin1, amount decimal(10,2))",
+           "CREATE TABLE k_1 (code varchar(10) PRIMARY KEY, n int); INSERT INTO k_1 VALUES ('a', 1), ('b', 2)"],
+}
+
+
+@pytest.mark.parametrize("family", ["pg", "my"])
+def test_many_tables_learnt_in_few_queries_equal_each_table_asked_alone(spark, request, family, monkeypatch):
+    """Columns asked once per signature, split bounds in one query per key type, keys one listing per
+    schema: each table's columns, splits and catalog keys as its own statements give them."""
+    from airflow_provider_seatunnel.connectors.jdbc import together
+    from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys
+    from airflow_provider_seatunnel.connectors.jdbc.source import _base_query, _splits, path_parts, source_tables
+    from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver
+    from airflow_provider_seatunnel.connectors.sqlclient.pool import close_pools
+
+    server = request.getfixturevalue("pgdb" if family == "pg" else "my")
+    server.sql("; ".join(SHAPES[family]))
+    driver = "org.postgresql.Driver" if family == "pg" else (
+        "com.mysql.cj.jdbc.Driver" if mysql.connector_j() else "org.mariadb.jdbc.Driver")
+    conn = Conn(server.url, driver, server.user, server.password)
+    ensure_driver(spark, conn)
+    names = [*NAMES, OTHER[0], "w_1", "u_1", "c_1", "k_1"]
+    config = {"url": server.url, "driver": driver, "split.size": 100,
+              "table_list": [{"table_path": ("public." if family == "pg" else "") + t} for t in names]}
+    specs = source_tables(config, "db", conn)
+    described, bounds = [], []
+    real_describe, real_query = together._describe, together.query
+    monkeypatch.setattr(together, "_describe", lambda *a: described.append(1) or real_describe(*a))
+    monkeypatch.setattr(together, "query", lambda *a: bounds.append(1) or real_query(*a))
+    try:
+        _, learnt = together._learn(spark, conn, specs, config)
+        with connect(spark, conn) as connection:
+            for spec, table in zip(specs, learnt, strict=True):
+                base = _base_query(spec, config, conn.dialect)
+                alone = real_describe(connection, base)
+                assert table.described == alone, spec.table_path
+                columns = [(n, c, s) for n, c, s, _t, _p in alone]
+                assert table.splits == _splits(connection, conn, spec, base, config, columns), spec.table_path
+                assert table.keys == catalog_keys(connection, path_parts(str(spec.table_path)), conn.dialect)
+    finally:
+        close_pools(spark)
+    assert len(described) == 6  # SAME's shape, odd, w_1, u_1, c_1, k_1: one each
+    assert len(bounds) == 3  # one query per key type: the int keys, u_1's wider one, k_1's string key
+    assert len(learnt[0].splits or []) == 5  # big: 450 rows, split.size 100

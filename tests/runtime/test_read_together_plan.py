@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
+from airflow_provider_seatunnel.connectors.jdbc.columns import signatures
 from airflow_provider_seatunnel.connectors.jdbc.source import SourceTable, bounds_sql, needs_bounds
 from airflow_provider_seatunnel.connectors.jdbc.together import (
     group_predicates,
@@ -57,6 +58,16 @@ def test_one_query_asks_the_split_bounds_of_many_tables():
     assert sql == ('SELECT 0, COUNT(*), MIN("id"), MAX("id") FROM (SELECT * FROM t0) st_jdbc_bounds UNION ALL '
                    'SELECT 1, COUNT(*), MIN("k"), MAX("k") FROM (SELECT * FROM (SELECT * FROM t1) w WHERE x > 1) '
                    'st_jdbc_bounds')
+
+
+def test_a_tables_signature_is_its_columns_definitions_in_order():
+    rows = [("b", 2, "name", "varchar(40)"), ("a", 2, "name", "varchar(40)"), ("a", 1, "id", "int(11)"),
+            ("b", 1, "id", "int(11)"), ("c", 1, "id", "int(11) unsigned"), ("c", "2", "name", "varchar(40)"),
+            ("d", 1, "name", "varchar(40)"), ("d", 2, "id", "int(11)")]
+    found = signatures(rows)
+    assert found["a"] == found["b"] == (("id", "int(11)"), ("name", "varchar(40)"))
+    assert found["c"] != found["a"]  # another type
+    assert found["d"] != found["a"]  # the same columns in another order
 
 
 @pytest.mark.parametrize(("query", "partition_column", "column", "expected"), [

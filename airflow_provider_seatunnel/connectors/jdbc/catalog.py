@@ -211,6 +211,12 @@ def _where(connection: Any, parts: list[str], dialect: Dialect, generic_catalog:
     return catalog, schema, parts[-1]
 
 
+def table_where(connection: Any, parts: list[str], dialect: Dialect) -> tuple[str | None, ...]:
+    """(catalog, schema, table) of a table's canonical ``parts`` as the catalog lists them (a MySQL
+    table without a database: the URL's)."""
+    return _where(connection, parts, dialect, False)
+
+
 def primary_key(connection: Any, parts: list[str], dialect: Dialect,
                 memo: MutableMapping[Any, Any] | None = None) -> str | None:
     """The table's primary key column when it has exactly one (a name the generic dialect leaves
@@ -242,4 +248,4 @@ def catalog_keys(connection: Any, parts: list[str], dialect: Dialect,
     return TableKeys()
 
 
-__all__ = ["Keys", "catalog_keys", "primary_key"]
+__all__ = ["Keys", "catalog_keys", "primary_key", "table_where"]

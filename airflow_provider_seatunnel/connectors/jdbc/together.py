@@ -33,6 +33,7 @@ from ..sqlclient.connection import Conn, connect, connection_of, ensure_driver, 
 from ..sqlclient.dialects import Dialect
 from ..sqlclient.errors import reraise
 from .catalog import catalog_keys
+from .columns import signature as column_signature
 from .options import source_options
 from .source import (
     SourceTable,
@@ -145,12 +146,20 @@ class _Table:
 
 def _described(connection: Any, conn: Conn, specs: list[SourceTable], config: Mapping[str, Any],
                memo: Any) -> list[tuple[str, list[tuple[str, int, int, str, int]], tuple[str, int, int] | None]]:
-    """Each table's base query, columns and split key (:func:`.source.split_key`)."""
+    """Each table's base query, columns and split key (:func:`.source.split_key`); the columns asked
+    once per signature (:mod:`.columns`), a table of no known signature on its own."""
     out = []
+    seen: dict[Any, list[tuple[str, int, int, str, int]]] = {}
     for spec in specs:
         base = _base_query(spec, config, conn.dialect)
         try:
-            described = _describe(connection, base)
+            shape = column_signature(connection, path_parts(spec.table_path), conn.dialect, memo) \
+                if spec.table_path and not spec.query else None
+            described = seen.get(shape) if shape is not None else None
+            if described is None:
+                described = _describe(connection, base)
+                if shape is not None:
+                    seen[shape] = described
             key = split_key(connection, conn, spec, [(n, c, s) for n, c, s, _t, _p in described], memo)
         except Exception as e:
             raise reraise(e, f"cannot read {spec.table_path or 'the query'} from {conn.safe_url}", conn) from None
