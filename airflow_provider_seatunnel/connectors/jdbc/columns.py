@@ -5,10 +5,11 @@ type codes, scales, type names, precisions) once per shape, not once per table.
 A table's signature is what decides its result columns: each column's name and full type as the
 catalog stores it, in order: on MySQL and MariaDB ``information_schema.COLUMNS`` (``COLUMN_TYPE``,
 which holds the length, precision, scale, ``unsigned`` and ``zerofill``, with the character set and
-collation), on PostgreSQL ``pg_attribute`` (the type's oid and its modifier). Two tables of one
-signature give the same result columns, so the columns learnt of one serve the other. A table the
-listing does not hold (an unqualified PostgreSQL name, a view of another schema, a name in another
-case), a ``query``, and every other database: asked on their own.
+collation, and ``EXTRA``: an ``INVISIBLE`` column is not in ``SELECT *``), on PostgreSQL
+``pg_attribute`` (the type's oid and its modifier). Two tables of one signature give the same
+result columns, so the columns learnt of one serve the other. A table the listing does not hold (an
+unqualified PostgreSQL name, a view of another schema, a name in another case), a ``query``, and
+every other database: asked on their own.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _my_columns(connection: Any, catalog: str | None, schema: str | None) -> dic
     if catalog is None or schema is not None:
         return None
     return signatures(query(connection, "SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, "
-                                        "CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS "
+                                        "CHARACTER_SET_NAME, COLLATION_NAME, EXTRA FROM information_schema.COLUMNS "
                                         "WHERE TABLE_SCHEMA = ?", (catalog,)))
 
 
