@@ -5,15 +5,18 @@ The sink writes plain INSERTs (no ``primary_keys``), so a table committed twice 
 restore fails on the created key), and one skipped shows none. Per trial, on a fresh target database:
 
 1. attempt 1 of a run id (``seatunnel-airflow run --run-id R --attempt 1``) is SIGKILLed (its spark-submit
-   process, the driver's JVM; the Python driver dies with it: :func:`restore_faults.run_cli`) at a random
-   moment, alternating: **writes**, 0 to ``--write-window`` seconds after the sink starts writing (the
-   tables being staged, several at once); **commit**, inside the open commit transaction of the
-   database's tables, once it has moved a random number (1 to N) of them: the benchmark watches the
-   target's ``pg_locks`` after the sink reported its rows prepared and kills when one session holds
-   the write locks of that many target tables (the transaction is not committed yet: the moved
-   tables roll back). Without a commit seen within ``--commit-wait`` seconds of the prepared line it
-   kills then (before the commit). Recorded: the phase (last progress line) at the kill, and the
-   tables the open commit had moved;
+   process, the driver's JVM; the Python driver dies with it: :func:`restore_faults.run_cli`), alternating:
+
+   * **writes**, while the tables are staged (several at once): 0-5 s after the first per-table progress
+     line reporting at least a random number (0 to 90 % of N) of tables with rows written, at the latest
+     ``--write-window`` seconds after the writes began;
+   * **commit**, inside the open commit transaction of the database's tables, once it has moved a random
+     number (1 to N) of them: after the sink reported its rows prepared, the benchmark watches the
+     target's ``pg_locks`` and kills when one session holds the write locks of that many target tables
+     (not committed yet: the moved tables roll back). Without that within ``--commit-wait`` seconds of
+     the prepared line it kills then.
+
+   Recorded: the phase at the kill (the last phase line before it) and the tables the open commit had moved;
 2. the restore: the same command, ``--attempt 2``, must exit 0;
 3. every target table is compared with its source (count and ordered checksum), and the commit log
    (``seatunnel_commits``) must hold exactly one row per table for the run id; recorded too: how many
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -60,12 +64,22 @@ def committed(target: wd.Target, run_id: str) -> int:
             return 0
 
 
-def killer(kind: str, delay: float) -> Any:
-    """When to SIGKILL a ``writes`` trial: ``delay`` seconds after the progress line that opens the writes."""
+#: the per-table progress line (every ``progress.interval``, 10 s): how many tables have rows written so far
+_WRITTEN = re.compile(r"progress per table: (\d+) of \d+ tables have rows written")
+
+
+def write_killer(tables: int, jitter: float, window: float) -> Any:
+    """When to SIGKILL a ``writes`` trial: ``jitter`` seconds after the first per-table progress line that
+    reports at least ``tables`` tables with rows written (the staging writes under way, whatever the load
+    makes them last); at the latest ``window`` seconds after the writes began."""
 
     def due(events: list[tuple[float, str]], elapsed: float) -> bool:
-        at = next((t for t, line in events if ": writing" in line), None)
-        return at is not None and elapsed >= at + delay
+        began = next((t for t, line in events if ": writing" in line), None)
+        if began is None:
+            return False
+        reached = next((t for t, line in events if (m := _WRITTEN.search(line)) and t >= began
+                        and int(m.group(1)) >= tables), None)
+        return elapsed >= (began + window if reached is None else min(reached + jitter, began + window))
 
     return due
 
@@ -124,12 +138,13 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, conf:
           target: wd.Target, expected: dict[str, Any], tables: list[str]) -> dict[str, Any]:
     target.fresh()
     run_id = f"wholedb-restore-{n:03d}-{time.time_ns()}"
-    delay = rng.uniform(0, args.write_window)
+    written, jitter = rng.randint(0, len(tables) * 9 // 10), rng.uniform(0, 5.0)
     moved = rng.randint(1, len(tables))
     load = os.getloadavg()[0]
     commit_kill = CommitKiller(target, moved, args.commit_wait)
+    kill = write_killer(written, jitter, args.write_window) if kind == "writes" else commit_kill
     try:
-        first = rf.run_cli(conf, work, run_id, 1, kill=killer(kind, delay) if kind == "writes" else commit_kill)
+        first = rf.run_cli(conf, work, run_id, 1, kill=kill)
     finally:
         commit_kill.close()
     for pid in rf._drivers_of(run_id):  # a Python driver that outlived its JVM
@@ -142,7 +157,7 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, conf:
     missing = sorted(t for t in wrong if got[t] is None or got[t][0] == 0)
     log_rows = committed(target, run_id)
     out = {"trial": n, "kind": kind}
-    out.update({"delay_s": round(delay, 1)} if kind == "writes" else
+    out.update({"kill_after_written": written, "jitter_s": round(jitter, 1)} if kind == "writes" else
                {"kill_after_moved": moved, "moved_in_open_commit": commit_kill.moved})
     out.update({"killed_at_s": None if first.killed_at is None else round(first.killed_at, 1),
                 "phase_at_kill": phase_at(first),
@@ -161,7 +176,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--write-window", type=float, default=240.0, help="seconds after writing starts to kill in")
+    ap.add_argument("--write-window", type=float, default=240.0,
+                    help="a writes kill lands at the latest this many seconds after the writes began")
     ap.add_argument("--commit-wait", type=float, default=120.0,
                     help="seconds after the prepared line to wait for the commit to move tables before killing")
     ap.add_argument("--seed", type=int, default=7)
@@ -196,7 +212,9 @@ def report(kept: list[dict[str, Any]]) -> str:
              "Kill in *commit*: from seed 3801 on, the kill waits for the open commit transaction to have moved a "
              "random number of tables (seen in `pg_locks`); *moved* is the count seen just before the kill (those "
              "tables roll back with the transaction). Earlier commit kills were timed 0-10 s after the prepared "
-             "line (moved: not recorded). *Phase*: the last progress line before the kill.", "",
+             "line (moved: not recorded). Kill in *writes*: from seed 3811 on, 0-5 s after the per-table progress "
+             "line reports a random number of tables written; earlier, 0-240 s after the writes began (at a low "
+             "load the run could end first: killed at *None*). *Phase*: the last phase line before the kill.", "",
              "| # | tables | kill in | killed at s | phase | moved | tables committed by attempt 1 | restore exit "
              "| restore s | equal | doubled | missing | log rows | exactly once | load | at |",
              "|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
