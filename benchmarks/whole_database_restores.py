@@ -7,9 +7,9 @@ restore fails on the created key), and one skipped shows none. Per trial, on a f
 1. attempt 1 of a run id (``seatunnel-airflow run --run-id R --attempt 1``) is SIGKILLed (its spark-submit
    process, the driver's JVM; the Python driver dies with it: :func:`restore_faults.run_cli`), alternating:
 
-   * **writes**, while the tables are staged (several at once): 0-5 s after the first per-table progress
-     line reporting at least a random number (0 to 90 % of N) of tables with rows written, at the latest
-     ``--write-window`` seconds after the writes began;
+   * **writes**, while the tables are staged (several at once): 0-5 s after the first, second or third
+     per-table progress line of the writes (every 10 s, before the sink reports its rows prepared), at the
+     latest ``--write-window`` seconds after the writes began;
    * **commit**, inside the open commit transaction of the database's tables, once it has moved a random
      number (1 to N) of them: after the sink reported its rows prepared, the benchmark watches the
      target's ``pg_locks`` and kills when one session holds the write locks of that many target tables
@@ -65,21 +65,24 @@ def committed(target: wd.Target, run_id: str) -> int:
 
 
 #: the per-table progress line (every ``progress.interval``, 10 s): how many tables have rows written so far
-_WRITTEN = re.compile(r"progress per table: (\d+) of \d+ tables have rows written")
+_WRITTEN = re.compile(r"progress per table: (\d+) of (\d+) tables have rows written")
 
 
-def write_killer(tables: int, jitter: float, window: float) -> Any:
-    """When to SIGKILL a ``writes`` trial: ``jitter`` seconds after the first per-table progress line that
-    reports at least ``tables`` tables with rows written (the staging writes under way, whatever the load
-    makes them last); at the latest ``window`` seconds after the writes began."""
+def write_killer(skip: int, jitter: float, window: float) -> Any:
+    """When to SIGKILL a ``writes`` trial: ``jitter`` seconds after the ``skip + 1``-th per-table progress line
+    of the writes (after the "writing" line, before the "prepared" one, some table still unwritten): the
+    staging writes under way, whatever the load makes them last. At the latest ``window`` seconds after
+    the writes began."""
 
     def due(events: list[tuple[float, str]], elapsed: float) -> bool:
         began = next((t for t, line in events if ": writing" in line), None)
         if began is None:
             return False
-        reached = next((t for t, line in events if (m := _WRITTEN.search(line)) and t >= began
-                        and int(m.group(1)) >= tables), None)
-        return elapsed >= (began + window if reached is None else min(reached + jitter, began + window))
+        ended = next((t for t, line in events if ": prepared " in line), None)
+        during = [t for t, line in events if (m := _WRITTEN.search(line)) and began <= t
+                  and (ended is None or t < ended) and int(m.group(1)) < int(m.group(2))]
+        at = during[skip] + jitter if len(during) > skip else began + window
+        return elapsed >= min(at, began + window)
 
     return due
 
@@ -138,11 +141,11 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, conf:
           target: wd.Target, expected: dict[str, Any], tables: list[str]) -> dict[str, Any]:
     target.fresh()
     run_id = f"wholedb-restore-{n:03d}-{time.time_ns()}"
-    written, jitter = rng.randint(0, len(tables) * 9 // 10), rng.uniform(0, 5.0)
+    skip, jitter = rng.randint(0, 2), rng.uniform(0, 5.0)
     moved = rng.randint(1, len(tables))
     load = os.getloadavg()[0]
     commit_kill = CommitKiller(target, moved, args.commit_wait)
-    kill = write_killer(written, jitter, args.write_window) if kind == "writes" else commit_kill
+    kill = write_killer(skip, jitter, args.write_window) if kind == "writes" else commit_kill
     try:
         first = rf.run_cli(conf, work, run_id, 1, kill=kill)
     finally:
@@ -157,7 +160,7 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, conf:
     missing = sorted(t for t in wrong if got[t] is None or got[t][0] == 0)
     log_rows = committed(target, run_id)
     out = {"trial": n, "kind": kind}
-    out.update({"kill_after_written": written, "jitter_s": round(jitter, 1)} if kind == "writes" else
+    out.update({"progress_lines_skipped": skip, "jitter_s": round(jitter, 1)} if kind == "writes" else
                {"kill_after_moved": moved, "moved_in_open_commit": commit_kill.moved})
     out.update({"killed_at_s": None if first.killed_at is None else round(first.killed_at, 1),
                 "phase_at_kill": phase_at(first),
@@ -212,9 +215,11 @@ def report(kept: list[dict[str, Any]]) -> str:
              "Kill in *commit*: from seed 3801 on, the kill waits for the open commit transaction to have moved a "
              "random number of tables (seen in `pg_locks`); *moved* is the count seen just before the kill (those "
              "tables roll back with the transaction). Earlier commit kills were timed 0-10 s after the prepared "
-             "line (moved: not recorded). Kill in *writes*: from seed 3811 on, 0-5 s after the per-table progress "
-             "line reports a random number of tables written; earlier, 0-240 s after the writes began (at a low "
-             "load the run could end first: killed at *None*). *Phase*: the last phase line before the kill.", "",
+             "line (moved: not recorded). Kill in *writes*: from seed 3821 on, 0-5 s after the 1st-3rd per-table "
+             "progress line of the writes; seed 3811, after the progress line reporting a random number of "
+             "tables written (high numbers came only after the writes: phase *prepared*); earlier, 0-240 s after "
+             "the writes began (at a low load the run could end first: killed at *None*). *Phase*: the last "
+             "phase line before the kill.", "",
              "| # | tables | kill in | killed at s | phase | moved | tables committed by attempt 1 | restore exit "
              "| restore s | equal | doubled | missing | log rows | exactly once | load | at |",
              "|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
