@@ -50,6 +50,9 @@ per trial whose source changes while SIGKILLs hit it, as an ``available_now`` sy
 Each run of a type replaces that type's entry in benchmarks/results/restore_faults.json (all
 types by default; the kinds of trial given a count of 0 keep their recorded trials);
 benchmarks/results/restore_faults.md is rendered from every type recorded there.
+
+The harness (running the command line, killing it, scoring a trial: ``run_cli``, ``Trial``, ``score``…) is
+:mod:`restore_harness`, importable from here too; the report's rendering is :mod:`restore_report`.
 """
 
 from __future__ import annotations
@@ -62,15 +65,11 @@ import random
 import re
 import shutil
 import signal
-import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -97,6 +96,7 @@ import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
 import rabbitmq_targets  # noqa: E402
+import restore_report  # noqa: E402
 import starrocks_targets  # noqa: E402
 import store_targets  # noqa: E402
 import stream_trials  # noqa: E402
@@ -113,10 +113,21 @@ from basic_targets import (  # noqa: E402
     mysql_sinks,
     redis_sinks,
 )
+from restore_harness import (  # noqa: E402  (the harness's names stay importable from here)
+    Run,
+    Trial,
+    _children,
+    _difference,
+    _drivers_of,
+    _sample,
+    _state,
+    _stopped,
+    run_cli,
+    score,
+)
 
 _postgres, _mysql = basic_targets._postgres, basic_targets._mysql
 
-CLI = str(Path(sys.executable).parent / "seatunnel-airflow")
 #: short-lived drivers: C1 only and a serial GC halve the CPU a spark-submit costs on 2 cores
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 POINTS = ("sink.write", "sink.prepared", "sink.move", "sink.commit", "pipeline.committed")
@@ -253,175 +264,11 @@ sink {{
 """
 
 
-@dataclass
-class Run:
-    code: int
-    seconds: float
-    events: list[tuple[float, str]]  # (seconds since start, progress line)
-    killed_at: float | None = None
-    stdout: str = ""
-    stderr: str = ""
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def _drivers_of(run_id: str) -> list[int]:
-    """Python drivers (runtime/app.py) of ``run_id`` still alive."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(c.endswith(b"runtime/app.py") for c in cmd) and run_id.encode() in cmd and b"python" in cmd[0]:
-                found.append(int(entry))
-    return found
-
-
-def run_cli(conf: Path, work: Path, run_id: str, attempt: int, faults: str | None = None,
-            kill: Callable[[list[tuple[float, str]], float], bool] | None = None,
-            watch: Callable[[subprocess.Popen, list[tuple[float, str]]], None] | None = None,
-            connect: tuple[connect_targets.Server, str] | None = None) -> Run:
-    """``seatunnel-airflow run``; ``kill(events, elapsed)`` is polled and, when it says so, SIGKILLs spark-submit;
-    ``watch(process, events)`` is told the process and its live list of progress events once it started.
-    ``connect``: (server, crash) runs on that Spark Connect server; a kill then SIGKILLs the command line
-    itself (crash "client") or restarts the server (crash "server")."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("SEATUNNEL_FAULTS", None)
-    if faults:
-        env["SEATUNNEL_FAULTS"] = faults
-    cmd = [CLI, "run", str(conf), "--run-id", run_id, "--attempt", str(attempt)]
-    if connect is None:
-        cmd += ["--master", "local[2]", "--work-dir", str(work / f"work-{run_id}-{attempt}")]
-    else:
-        extra, extra_env = connect_targets.command(connect[0])
-        cmd += extra
-        env.update(extra_env)
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
-    events: list[tuple[float, str]] = []
-    out_lines: list[str] = []
-    err: list[str] = []
-    threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True).start()
-
-    def pump() -> None:
-        for line in proc.stdout:
-            out_lines.append(line)
-            m = re.match(r"pipeline \d+: (.*)", line)  # a progress line (not "submitted", "FAILED"...)
-            if m:
-                events.append((time.monotonic() - t0, m.group(1).strip()))
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    if watch is not None:
-        watch(proc, events)
-    killed_at = None
-    while proc.poll() is None:
-        if kill is not None and killed_at is None and kill(events, time.monotonic() - t0):
-            if connect is not None:
-                killed_at = time.monotonic() - t0
-                connect_targets.crash(proc, *connect)
-            else:
-                submits = _children(proc.pid)
-                for pid in submits:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                if submits:
-                    killed_at = time.monotonic() - t0
-        time.sleep(0.01)
-    reader.join(10)
-    return Run(proc.returncode, time.monotonic() - t0, events, killed_at, "".join(out_lines), "".join(err))
 
 
 # ------------------------------------------------------------------------------------------------
 # trials
 # ------------------------------------------------------------------------------------------------
-
-@dataclass
-class Trial:
-    n: int
-    kind: str
-    what: str
-    first_code: int = 0
-    stopped: str = ""
-    after_first: list[str] = field(default_factory=list)
-    raw_after_first: list[int] = field(default_factory=list)
-    raw_after_restore: list[int] = field(default_factory=list)
-    restore_code: int = 0
-    lost: int = 0
-    duplicated: int = 0
-    orphans: int = 0
-    seconds: float = 0.0
-    details: list[str] = field(default_factory=list)  # per sink: the rows lost and duplicated (a few)
-    false_success: int = 0  # overlap: an attempt exited 0 before its targets held every row
-    why: list[str] = field(default_factory=list)  # overlap: why an attempt failed (its error line)
-    guarantee: str = "exactly-once"  # the sink type's promise, which ``ok`` checks
-
-    @property
-    def ok(self) -> bool:
-        if self.guarantee == "at-least-once":  # duplicates and partial deliveries allowed; no row lost
-            return self.restore_code == 0 and self.lost == 0 and self.orphans == 0
-        return (self.restore_code == 0 and self.lost == 0 and self.duplicated == 0 and self.orphans == 0
-                and "PARTIAL" not in self.after_first and not self.false_success)
-
-
-def _state(rows: list[Row], sink: Sink, expected: list[Row]) -> str:
-    if Counter(rows) == Counter(sink.old):
-        return "old"
-    if Counter(rows) == Counter(sink.final(expected)):
-        return "all"
-    return "PARTIAL"
-
-
-def _difference(rows: list[Row], wanted: list[Row]) -> tuple[Counter, Counter]:
-    """(lost, extra) as multisets of full rows: a wrong value counts as one lost and one extra row."""
-    got, want = Counter(rows), Counter(wanted)
-    return want - got, got - want
-
-
-def _sample(rows: Counter, limit: int = 5) -> str:
-    items = sorted(rows.items())
-    text = ", ".join(f"{r}" + (f"×{c}" if c > 1 else "") for r, c in items[:limit])
-    return text + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
-
-
-def _stopped(run: Run) -> str:
-    """Where attempt 1 stopped: its last progress event, shortened."""
-    if run.code == 0:
-        return "completed"
-    last = run.events[-1][1] if run.events else "before any progress"
-    m = re.search(r"injected fault at ([\w.]+)", last)
-    if m:
-        return f"fault at {m.group(1)}"
-    last = re.sub(r"^(Job \S+, )?Pipeline \[\(\d+/\d+\)\] \S+: ", "", last)
-    return "after: " + re.sub(r" \(attempt .*", "", last)[:50]
-
-
-def score(t: Trial, sinks: list[Sink], expected: list[Row]) -> None:
-    """Count into ``t`` the rows each sink lost and duplicated against what it must hold now."""
-    for s in sinks:
-        lost, extra = _difference(s.read(), s.final(expected))
-        t.lost += sum(lost.values())
-        t.duplicated += sum(extra.values())
-        if lost or extra:
-            t.details.append(f"{s.name}: lost {sum(lost.values())} [{_sample(lost)}], "
-                             f"extra {sum(extra.values())} [{_sample(extra)}]")
-
 
 def trial(n: int, run_id: str, kind: str, what: str, conf: Path, work: Path, sinks: list[Sink],
           expected: list[Row], faults: str | None = None, kill: Callable | None = None,
@@ -596,135 +443,9 @@ def main() -> int:
     return 0 if ok else 1
 
 
-# ------------------------------------------------------------------------------------------------
-# the report
-# ------------------------------------------------------------------------------------------------
-
-def _exactly_once(trials: list[Trial]) -> int:
-    """The trials that kept their type's promise (exactly once, or for an at-least-once type no row lost)."""
-    return sum(t.ok for t in trials)
-
-
-def _verdict(trials: list[Trial]) -> str:
-    if trials and all(t.guarantee == "at-least-once" for t in trials):
-        return f"at least once: {_exactly_once(trials)} of {len(trials)} lost no row"
-    return f"{_exactly_once(trials)} of {len(trials)}"
-
-
 def render(recorded: dict[str, Any]) -> str:
-    """The Markdown report: a summary over the sink types, then a section per type."""
-    order = [n for n in SINK_TYPES if n in recorded] + [n for n in recorded if n not in SINK_TYPES]
-    by_type = {n: [Trial(**t) for t in recorded[n]["trials"]] for n in order}
-    lines = [
-        "# Restores after crashes: exactly-once check",
-        "",
-        "Generated by `python benchmarks/restore_faults.py` (`--sink TYPE` reruns one type; each type's raw "
-        "results are in `restore_faults.json`). Per sink type, one pipeline with two sinks of that type; "
-        "each trial crashes attempt 1 (SIGKILL of the spark-submit process from outside at a random moment, or a "
-        "fault injected with `SEATUNNEL_FAULTS`), then runs `seatunnel-airflow run` again with the same `--run-id` "
-        "and `--attempt 2`, and compares the full rows (multisets) of every target with the expected ones. "
-        "Overlap trials (`benchmarks/overlap.py`) run attempts 1 and 2 of one run id at the same time (together, "
-        "staggered, attempt 1 paused with SIGSTOP around its commit, or its target locked from outside) and "
-        "check every row lands exactly once and no attempt reports success before its rows are committed. "
-        "`local[2]` on a shared, loaded machine.",
-        "",
-        "## Summary",
-        "",
-        "| sink type | rows | trials | SIGKILLs | injected faults | overlapping attempts | exactly-once "
-        "| restores that failed | rows lost | rows duplicated | half-committed targets seen | drivers left running |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name in order:
-        ts = by_type[name]
-        lines.append(f"| {name} | {recorded[name]['rows']:,} | {len(ts)} | {sum(t.kind == 'kill' for t in ts)} | "
-                     f"{sum(t.kind == 'fault' for t in ts)} | {sum(t.kind == 'overlap' for t in ts)} | "
-                     f"{_verdict(ts)} | "
-                     f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
-                     f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
-                     f"{sum(t.orphans for t in ts)} |")
-    every = [t for ts in by_type.values() for t in ts if t.guarantee != "at-least-once"]
-    lines += ["", f"**{_exactly_once(every)} of {len(every)} trials exactly-once** "
-                  f"({'all' if _exactly_once(every) == len(every) else 'NOT all'})."]
-    loose = [t for ts in by_type.values() for t in ts if t.guarantee == "at-least-once"]
-    if loose:
-        lines[-1] += (f" Sinks whose store takes no part in a commit (at least once): **{_exactly_once(loose)} of "
-                      f"{len(loose)} trials lost no row**, {sum(t.duplicated for t in loose):,} rows delivered twice.")
-    for name in order:
-        lines += ["", *_section(name, recorded[name], by_type[name])]
-    return "\n".join(lines) + "\n"
-
-
-def _section(name: str, meta: dict[str, Any], trials: list[Trial]) -> list[str]:
-    kind = SINK_TYPES.get(name)
-    bad = [t for t in trials if not t.ok]
-    given = "CSV (4 files)" if kind is None or kind.source is None else "the source described below"
-    lines = [f"## {name}", ""]
-    if meta.get("stream"):
-        lines += [stream_trials.describe(name, meta), ""]
-    else:
-        lines += [
-            f"Run on {meta['generated']} UTC; {meta['cpus']} CPUs, Python {meta['python']}, seed {meta['seed']}. "
-            f"Job: {meta['rows']:,} rows of {given} → one pipeline with {len(meta['sinks'])} sinks: "
-            + ", ".join(meta["sinks"]) + f". An undisturbed run takes {meta['baseline_seconds']:.1f} s (the first "
-            f"sink starts writing at {meta['writing_at']:.1f} s). Fault points: "
-            + ", ".join(f"`{p}`" for p in meta["points"]) + ".",
-            "",
-        ]
-    if kind is not None:
-        lines += [kind.reading, ""]
-    lines += [
-        "| trials | kind | restores that failed | rows lost | rows duplicated | half-committed targets seen "
-        "| drivers left running |",
-        "|---:|---|---:|---:|---:|---:|---:|",
-    ]
-    crash = {"client": "SIGKILLs of the Connect client (the command line)",
-             "server": "Spark Connect server kills and restarts"}.get(kind.connect if kind is not None else None,
-                                                                    "SIGKILLs of spark-submit")
-    kinds = {"kill": crash + (" while the source changes" if meta.get("stream") else ""),
-             "fault": "injected fault", "overlap": "two attempts at once"}
-    for k, label in kinds.items():
-        ts = [t for t in trials if t.kind == k]
-        if not ts:
-            continue
-        lines.append(f"| {len(ts)} | {label} | "
-                     f"{sum(t.restore_code != 0 for t in ts)} | {sum(t.lost for t in ts)} | "
-                     f"{sum(t.duplicated for t in ts)} | {sum('PARTIAL' in t.after_first for t in ts)} | "
-                     f"{sum(t.orphans for t in ts)} |")
-    stops = Counter(t.stopped for t in trials)
-    lines += [
-        "",
-        f"**{len(trials) - len(bad)} of {len(trials)} trials "
-        + ("at least once, no row lost" if kind is not None and kind.guarantee == "at-least-once" else "exactly-once")
-        + f"** ({'all' if not bad else 'NOT all'}); median trial (crash + restore) "
-        f"{statistics.median(t.seconds for t in trials):.1f} s.",
-        "",
-        "Where attempt 1 stopped: " + ", ".join(f"{k} ({v})" for k, v in stops.most_common()) + ".",
-        "",
-    ]
-    reasons = Counter(re.sub(r"attempt \d+: ", "", w)[:160] for t in trials for w in t.why)
-    if reasons:
-        lines += ["Why attempts of overlap trials failed (an overtaken attempt is refused; the other commits): "
-                  + "; ".join(f"`{k}` ({v})" for k, v in reasons.most_common(6)) + ".", ""]
-    for t in bad:
-        lines.append(f"* Trial {t.n} ({t.what}) did NOT keep its promise ({t.guarantee}): restore exit "
-                     f"{t.restore_code}, visible after "
-                     f"attempt 1 {' / '.join(t.after_first)}, drivers left {t.orphans}"
-                     + "".join(f"; {d}" for d in t.details) + ".")
-    if bad:
-        lines.append("")
-    raw = kind.raw_label if kind is not None else "leftovers" if meta.get("stream") else "raw"
-    lines += [
-        f"### {name}: trials",
-        "",
-        f"| # | crash | attempt 1 exit | stopped at | visible after attempt 1 | {raw} | restore exit "
-        "| lost | duplicated | s |",
-        "|---:|---|---:|---|---|---|---:|---:|---:|---:|",
-    ]
-    for t in trials:
-        raws = f"{' / '.join(map(str, t.raw_after_first))} → {' / '.join(map(str, t.raw_after_restore))}"
-        lines.append(f"| {t.n} | {t.what} | {t.first_code} | {t.stopped} | {' / '.join(t.after_first)} | "
-                     f"{raws} | {t.restore_code} | {t.lost} | {t.duplicated} | {t.seconds:.0f} |")
-    return lines
+    """The Markdown report of ``recorded`` (:func:`restore_report.render` over :data:`SINK_TYPES`)."""
+    return restore_report.render(recorded, SINK_TYPES)
 
 
 if __name__ == "__main__":

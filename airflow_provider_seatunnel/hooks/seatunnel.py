@@ -6,11 +6,13 @@ file, so no secret reaches the command line. What a pipeline's spark-submit gets
 :class:`..runtime.launcher.Submission`, as for the command line's ``run``. The values the plan's
 redaction hides (:mod:`..spi.secrets`) are registered with Airflow's log masker and masked in
 the metrics (the XCom value).
+
+The connections a job's blocks name are resolved by :mod:`.credentials`, the plan's warnings and
+blockers come from :mod:`.plan_checks`; their names stay importable from here.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -18,7 +20,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import quote
 
 from airflow.sdk import BaseHook
@@ -34,7 +36,6 @@ from ..runtime.lean_home import lean_environment
 from ..runtime.metrics import FINISHED, PipelineMetrics
 from ..runtime.progress import progress_file_of
 from ..runtime.remote import Remote, RemoteAddressError, connect_problems
-from ..spi import ConnectionInfo, FromConnection, get_connector
 from ..spi.errors import PipelineError, exit_failure
 from ..spi.safe_files import open_write
 from ..spi.secrets import (
@@ -45,6 +46,11 @@ from ..spi.secrets import (
     redaction,
 )
 from .connections import seatunnel_spark_submit_hook, spark_master
+from .credentials import SparkConnection, connection_info, missing_spark_connection, with_connections
+from .plan_checks import compile_warnings, not_runnable, one_task_id, pipeline_warnings
+
+__all__ = ["SeaTunnelHook", "SeaTunnelPipelineFailed", "SparkConnection", "compile_warnings", "connection_info",
+           "missing_spark_connection", "not_runnable", "one_task_id", "pipeline_warnings", "with_connections"]
 
 
 class SeaTunnelPipelineFailed(AirflowException):
@@ -54,124 +60,6 @@ class SeaTunnelPipelineFailed(AirflowException):
         super().__init__(message)
         self.metrics = dict(metrics)
         self.deterministic = bool((self.metrics.get("error") or {}).get("deterministic"))
-
-
-def connection_info(conn_id: str) -> ConnectionInfo:
-    """The Airflow connection ``conn_id`` as connectors see it, with the deployment's switches
-    (Airflow's ``[providers.jdbc] allow_driver_*_in_extra``)."""
-    from ..settings import airflow_conf
-
-    conn = BaseHook.get_connection(conn_id)
-    conf = airflow_conf()
-    settings = {f"allow_{key}_in_extra": bool(conf is not None and conf.getboolean(
-        "providers.jdbc", f"allow_{key}_in_extra", fallback=False)) for key in ("driver_path", "driver_class")}
-    return ConnectionInfo(conn_id=conn_id, conn_type=str(conn.conn_type or ""), host=conn.host,
-                          port=int(conn.port) if conn.port else None, schema=conn.schema, login=conn.login,
-                          password=conn.password, extra=dict(conn.extra_dejson or {}), settings=settings)
-
-
-def with_connections(plan: JobPlan, default_conn_id: str | None = None) -> JobPlan:
-    """The plan with each block's address and credentials taken from the Airflow connection its
-    connector's option names (``jdbc_conn_id``, ``redis_conn_id``: :class:`..spi.FromConnection`),
-    else, for a ``jdbc_conn_id`` block that takes one, from ``default_conn_id``. Options the block
-    sets itself win; each connection is looked up once. Run time only: the values reach only the
-    private plan file."""
-    from dataclasses import replace
-
-    defaults = {"jdbc_conn_id": default_conn_id} if default_conn_id else {}
-    looked_up: dict[str, ConnectionInfo] = {}
-
-    def resolved(vertex: Any) -> Any:
-        connector = get_connector(vertex.plugin)
-        if not isinstance(connector, FromConnection):
-            return vertex
-        option = connector.connection_option
-        conn_id = vertex.config.get(option)
-        if conn_id is None and defaults.get(option) and connector.takes_default_connection(vertex.config):
-            conn_id = defaults[option]
-        if not conn_id:
-            return vertex
-        if str(conn_id) not in looked_up:
-            looked_up[str(conn_id)] = connection_info(str(conn_id))
-        given = connector.connection_options(looked_up[str(conn_id)])
-        return replace(vertex, config={**given, **vertex.config})
-
-    pipelines = tuple(replace(p, vertices=tuple(resolved(v) for v in p.vertices)) for p in plan.pipelines)
-    return replace(plan, pipelines=pipelines)
-
-
-def pipeline_warnings(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
-    """The plan's compile warnings (an unknown option and its "did you mean", a ``plugin_input``
-    naming nothing, a deprecated option, what cannot run here...) that concern ``pipeline`` (or the
-    whole job): a warning located at a block belongs to the pipelines containing that block; one
-    located nowhere, to every pipeline."""
-    refs = None if pipeline is None else {v.ref for v in pipeline.vertices}
-    found = []
-    for warning in plan.warnings:
-        ref = str(warning.get("plugin") or "").split(" ", 1)[0]
-        if refs is None or not ref or ref in refs:
-            found.append(Problem(**warning))
-    return found
-
-
-def compile_warnings(plan: JobPlan, pipelines: Iterable[PipelinePlan]) -> list[Problem]:
-    """The compile warnings of ``pipelines`` other than what cannot run here (:func:`not_runnable`
-    reports those), each once."""
-    from ..spi import NOT_RUNNABLE
-
-    found: list[Problem] = []
-    for pipeline in pipelines:
-        found += [p for p in pipeline_warnings(plan, pipeline) if p.code != NOT_RUNNABLE and p not in found]
-    return found
-
-
-def not_runnable(plan: JobPlan, pipeline: PipelinePlan | None = None) -> list[Problem]:
-    """What ``validate`` refuses in ``pipeline`` (or in the whole job), as errors: a plugin this
-    package cannot run (a SeaTunnel plugin it only knows by name, an unknown one) or an option a
-    connector cannot honour here (the plan's ``not-runnable`` warnings, :func:`pipeline_warnings`)."""
-    from dataclasses import replace
-
-    from ..spi import NOT_RUNNABLE
-
-    return [replace(p, severity="error") for p in pipeline_warnings(plan, pipeline) if p.code == NOT_RUNNABLE]
-
-
-def one_task_id(plan: JobPlan, task_id: str | None) -> JobPlan:
-    """The plan with the pipeline ``task_id`` names under that very id: its Airflow task's, as parsed.
-    A task id hashes the pipeline's sources and sinks, so one compiled with this run's rendered
-    variables (a templated path, an incremental window in a query) may differ in its hash from the
-    parsed one; the run then uses the parsed id everywhere (its log, metrics, errors, commits), one
-    id per pipeline. A STREAMING pipeline keeps its compiled id: that id names its checkpoint, which
-    a stream whose source changed must not resume."""
-    if not task_id or plan.mode.upper() == "STREAMING":
-        return plan
-    try:
-        compiled = plan.pipeline(task_id)
-    except KeyError:
-        return plan  # not this job's pipeline: the operator reports it
-    if compiled.task_id == task_id or any(p.task_id == task_id for p in plan.pipelines):
-        return plan
-    from dataclasses import replace
-
-    return replace(plan, pipelines=tuple(replace(p, task_id=task_id) if p is compiled else p
-                                         for p in plan.pipelines))
-
-
-def missing_spark_connection(conn_id: str) -> str:
-    """Why a task whose Spark connection does not exist fails (not retried: a retry finds none either)."""
-    example = json.dumps({"conn_type": "spark", "host": "local[*]"})
-    return (f"the Spark connection {conn_id!r} is not defined: every pipeline task needs one (it names the Spark "
-            f"master; without it spark-submit would go to YARN). Create it, e.g. for Spark on this machine: "
-            f"AIRFLOW_CONN_{conn_id.upper()}='{example}' or `airflow connections add {conn_id} --conn-type spark "
-            f"--conn-host 'local[*]'`; or give the task another spark_conn_id (not retried)")
-
-
-class SparkConnection(NamedTuple):
-    """Where a Spark connection submits to: ``master``, ``deploy_mode`` (None: client) and its ``extra``."""
-
-    master: str
-    deploy_mode: str | None
-    extra: Mapping[str, Any]
 
 
 class SeaTunnelHook(BaseHook):

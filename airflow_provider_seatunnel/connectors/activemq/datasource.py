@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceWriter, WriterCommitMessage
 
+from ...spi.specsource import SpecSource
 from .client import connected, drain
 from .options import RECORD_TTL_MS, Endpoint
 from .stomp import queue
@@ -28,15 +29,14 @@ SPEC_OPTION = "seatunnel.activemq.secret"
 TASK_HEADER = "seatunnel-task"
 
 
-class ActiveMQDataSource(DataSource):
+class ActiveMQDataSource(SpecSource):
     """``df.write.format("seatunnel_activemq")`` of one string column, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(dict(json.loads(self.options[SPEC_OPTION])))
+        return _Writer(self.spec)
 
 
 @dataclass

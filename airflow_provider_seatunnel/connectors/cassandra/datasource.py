@@ -16,14 +16,14 @@ The whole spec (endpoint with credentials, what to read or write) travels in one
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError, PipelineError
+from ...spi.specsource import SpecSource
 from .client import consistency, quote, session_of
 from .options import Endpoint
 from .types import reader, writer
@@ -36,22 +36,17 @@ FETCH_SIZE = 5000
 MAX_IN_FLIGHT = 64
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class CassandraDataSource(DataSource):
+class CassandraDataSource(SpecSource):
     """``spark.read.format("seatunnel_cassandra")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(_spec(self.options), [f.name for f in schema.fields])
+        return _Writer(self.spec, [f.name for f in schema.fields])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -23,12 +23,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from ...spi import RunContext
 from ...spi.errors import RuntimeConfigError
 from ...spi.rows import ROW_KIND
 from ...spi.sharedstream import TABLE_COLUMN, SharedStream
+from ...spi.specsource import SpecSource
 from .schemachange import snapshot_names
 
 KIND_COLUMN = "__st_kind"
@@ -95,22 +96,15 @@ class SnapshotThenChanges(DataSourceStreamReader):
         yield from self.changes(partition.start, partition.end)
 
 
-class ChangeStreamSource(DataSource):
+class ChangeStreamSource(SpecSource):
     """A CDC connector's PySpark data source: ``spark.readStream.format(<format_name>)`` with the job's spec
     (JSON) in the option ``spec_option`` streams through ``stream_reader``. A connector declares the three as
     class attributes of a subclass (registered by class: Spark pickles it by reference)."""
 
-    format_name: ClassVar[str]
-    #: the option holding the spec; its name matches Spark's redaction pattern (the spec holds the password)
-    spec_option: ClassVar[str]
     stream_reader: ClassVar[type[SnapshotThenChanges]]
 
-    @classmethod
-    def name(cls) -> str:
-        return cls.format_name
-
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return self.stream_reader(json.loads(self.options[self.spec_option]))
+        return self.stream_reader(self.spec)
 
 
 def snapshot_files(directory: str) -> list[str]:

@@ -28,11 +28,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError, PipelineError
 from ...spi.rows import ROW_KIND
 from ...spi.schema import DataType, parse_fields
+from ...spi.specsource import SpecSource
 from ..values import ValueFormatError, convert, to_json
 from .client import Client, SearchError, quote
 from .mapping import doc_id, document, hit_value
@@ -43,18 +44,17 @@ NAME = "seatunnel_elasticsearch"
 SPEC_OPTION = "seatunnel.elasticsearch.secret"
 
 
-class ElasticsearchDataSource(DataSource):
+class ElasticsearchDataSource(SpecSource):
     """``spark.read.format("seatunnel_elasticsearch")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(json.loads(self.options[SPEC_OPTION]))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(json.loads(self.options[SPEC_OPTION]), [f.name for f in schema.fields])
+        return _Writer(self.spec, [f.name for f in schema.fields])
 
 
 # ------------------------------------------------------------------------------------------------

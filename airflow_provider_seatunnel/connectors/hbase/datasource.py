@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError
 from ...spi.schema import parse_type
+from ...spi.specsource import SpecSource
 from .client import connected
 from .codec import CellError, decoder, encoder
 from .commit import COMMITS, STAGING, delete_prefix, manifest_column, part_prefix
@@ -36,22 +37,17 @@ SPEC_OPTION = "seatunnel.hbase.secret"
 MAX_BATCH_ROWS = 2000
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class HbaseDataSource(DataSource):
+class HbaseDataSource(SpecSource):
     """``spark.read.format("seatunnel_hbase")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(_spec(self.options), [f.name for f in schema.fields])
+        return _Writer(self.spec, [f.name for f in schema.fields])
 
 
 # ------------------------------------------------------------------------------------------------

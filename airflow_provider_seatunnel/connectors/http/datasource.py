@@ -16,15 +16,15 @@ The block's options (with the connection's, credentials included) travel in one 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 
 from ...spi.errors import RuntimeConfigError
+from ...spi.specsource import SpecSource
 from .options import HttpOptions, OptionError, parse
 from .records import page_of
 from .request import build, send
@@ -105,22 +105,17 @@ def read_partition(o: HttpOptions, part: HttpPartition) -> Iterator[tuple[Any, .
                 page += 1
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class HttpDataSource(DataSource):
+class HttpDataSource(SpecSource):
     """``spark.read.format("seatunnel_http")`` / ``spark.readStream...``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _StreamReader(_spec(self.options))
+        return _StreamReader(self.spec)
 
 
 class _Reader(DataSourceReader):

@@ -14,14 +14,14 @@ whose name Spark's redaction rule matches: plans and the UI show it as ``*******
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
+from ...spi.specsource import SpecSource
 from . import client
 from .options import Endpoint
 from .points import PointWriter, row_reader
@@ -32,22 +32,17 @@ NAME = "seatunnel_influxdb"
 SPEC_OPTION = "seatunnel.influxdb.secret"
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class InfluxDataSource(DataSource):
+class InfluxDataSource(SpecSource):
     """``spark.read.format("seatunnel_influxdb")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(_spec(self.options), [f.name for f in schema.fields])
+        return _Writer(self.spec, [f.name for f in schema.fields])
 
 
 @dataclass

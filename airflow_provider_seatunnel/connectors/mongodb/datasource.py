@@ -18,17 +18,17 @@ The whole spec (the uri with its credentials, what to read or stage) travels in 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError
 from ...spi.rows import ROW_KIND
 from ...spi.schema import parse_fields
+from ...spi.specsource import SpecSource
 from .bsonrows import MongoValueError, document_writer, row_reader, text_of
 from .client import connected
 from .commit import MANIFEST, staged_op
@@ -42,22 +42,17 @@ NOT_IMPLEMENTED = 238
 log = logging.getLogger("seatunnel.mongodb")
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class MongoDataSource(DataSource):
+class MongoDataSource(SpecSource):
     """``spark.read.format("seatunnel_mongodb")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(_spec(self.options), schema)
+        return _Writer(self.spec, schema)
 
 
 # ------------------------------------------------------------------------------------------------

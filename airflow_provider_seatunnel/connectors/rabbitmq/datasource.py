@@ -8,13 +8,13 @@ name Spark's redaction rule matches: plans and the UI show it as ``*********(red
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceWriter, WriterCommitMessage
 
+from ...spi.specsource import SpecSource
 from .client import connected
 from .options import Endpoint
 
@@ -23,15 +23,14 @@ NAME = "seatunnel_rabbitmq"
 SPEC_OPTION = "seatunnel.rabbitmq.secret"
 
 
-class RabbitMQDataSource(DataSource):
+class RabbitMQDataSource(SpecSource):
     """``df.write.format("seatunnel_rabbitmq")`` of one string column, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(dict(json.loads(self.options[SPEC_OPTION])))
+        return _Writer(self.spec)
 
 
 @dataclass
@@ -81,12 +80,14 @@ class _Writer(DataSourceWriter):
 # STREAMING reads: a consumer in Spark's driver-side Python worker of the query
 # ------------------------------------------------------------------------------------------------
 
-class RabbitMQStreamSource(DataSource):
+STREAM_NAME = "seatunnel_rabbitmq_stream"
+
+
+class RabbitMQStreamSource(SpecSource):
     """``spark.readStream.format("seatunnel_rabbitmq_stream")``: message bodies as micro-batches."""
 
-    @classmethod
-    def name(cls) -> str:
-        return STREAM_NAME
+    format_name = STREAM_NAME
+    spec_option = SPEC_OPTION
 
     def schema(self) -> str:
         return "body binary"
@@ -94,7 +95,5 @@ class RabbitMQStreamSource(DataSource):
     def streamReader(self, schema: Any) -> Any:
         from .stream import QueueStreamReader
 
-        return QueueStreamReader(dict(json.loads(self.options[SPEC_OPTION])))
+        return QueueStreamReader(self.spec)
 
-
-STREAM_NAME = "seatunnel_rabbitmq_stream"

@@ -22,10 +22,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceReader, DataSourceWriter, InputPartition, WriterCommitMessage
 
 from ...spi.errors import DataError
 from ...spi.schema import Schema, parse_fields
+from ...spi.specsource import SpecSource
 from ..values import ValueFormatError, convert, hash_fields, hash_json, key_text, row_of, rows_of_json, serializer
 from .client import connected
 from .options import HASH_KEY_FIELD, Endpoint
@@ -36,22 +37,17 @@ NAME = "seatunnel_redis"
 SPEC_OPTION = "seatunnel.redis.secret"
 
 
-def _spec(options: Mapping[str, str]) -> dict[str, Any]:
-    return dict(json.loads(options[SPEC_OPTION]))
-
-
-class RedisDataSource(DataSource):
+class RedisDataSource(SpecSource):
     """``spark.read.format("seatunnel_redis")`` / ``df.write.format(...)``, given the spec option."""
 
-    @classmethod
-    def name(cls) -> str:
-        return NAME
+    format_name = NAME
+    spec_option = SPEC_OPTION
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(_spec(self.options))
+        return _Reader(self.spec)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(_spec(self.options), [f.name for f in schema.fields])
+        return _Writer(self.spec, [f.name for f in schema.fields])
 
 
 # ------------------------------------------------------------------------------------------------
