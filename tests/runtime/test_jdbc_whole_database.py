@@ -12,7 +12,6 @@ import time
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
-from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
 from airflow_provider_seatunnel.connectors.jdbc import sink as jdbc_sink
 from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_container
@@ -247,19 +246,20 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
                 for name in ("a", "b", "c")}
 
     info = JDBC_2PC.prepare(ctx(1), sink, data())
-    recorded = []
-    real = jdbc_commit._record_commit
+    moved = []
+    first = ctx(1)
+    real = first.fault_point
 
-    def killed_at_the_second(*args, **kwargs):
-        recorded.append(1)
-        if len(recorded) == 2:
+    def killed_at_the_second(point, vertex):  # the second table's rows moved, no table recorded yet
+        moved.append(point)
+        if moved.count("sink.commit") == 2:
             raise RuntimeError("killed between two tables")
-        return real(*args, **kwargs)
+        return real(point, vertex)
 
     with monkeypatch.context() as m:
-        m.setattr(jdbc_commit, "_record_commit", killed_at_the_second)
+        m.setattr(first, "fault_point", killed_at_the_second)
         with pytest.raises(PipelineError, match="killed between two tables"):
-            JDBC_2PC.commit(ctx(1), sink, info)
+            JDBC_2PC.commit(first, sink, info)
     committed = "SELECT count(*) FROM seatunnel_commits WHERE run_id = 'grouped-1'"
     assert db.sql(committed) == [["0"]]  # the first table's move rolled back with the second's
     assert db.sql("SELECT count(*) FROM grouped_a") == [["0"]]

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
@@ -35,14 +36,17 @@ from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
 from ..sqlclient.errors import reraise, statement_errors
+from .bulk import batched, publish_tables
+from .bulk import newest_tokens as bulk_newest_tokens
+from .bulk import take_tokens as bulk_take_tokens
 from .commit import (
+    FENCES_TABLE,
     drop_quietly,
     drop_staging,
     ensure_bookkeeping,
     is_committed,
     newest_token,
     publish_table,
-    publish_tables,
     retire_table,
     take_token,
 )
@@ -53,6 +57,7 @@ from .statements import TAG_COLUMN
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
+T = TypeVar("T")
 
 STAGING_PREFIX = "st_stage_"
 SEQ_COLUMN = "__st_seq"
@@ -186,20 +191,46 @@ class JdbcCommitLog:
         """The next token of ``commit`` and whether the log has its record; the bookkeeping tables
         are created first (a PostgreSQL database a creating save mode names, too)."""
         config, target = target_of(self.vertex.config, commit.table, None)
+        return self._guarded(target, config, lambda connection: (
+            take_token(connection, target, self.ctx, self.vertex, commit.long_key),
+            is_committed(connection, target, commit.long_key)))
+
+    def take_tokens(self, commits: Sequence[CommitId]) -> list[tuple[int, bool]]:
+        """:meth:`take_token` of each commit; the commits next to one bookkeeping location of the
+        families :func:`.bulk.batched` keeps all in one transaction (:func:`.bulk.take_tokens`)."""
+        out: dict[CommitId, tuple[int, bool]] = {}
+        homes: dict[tuple, list[tuple[CommitId, Mapping[str, Any], Target]]] = {}
+        for commit in commits:
+            config, target = target_of(self.vertex.config, commit.table, None)
+            if not batched(target):
+                out[commit] = self.take_token(commit)
+                continue
+            homes.setdefault(_home_key(target), []).append((commit, config, target))
+        for members in homes.values():
+            _, home_config, home = members[0]
+            labels = {c.long_key: t.label for c, _, t in members}
+            found = self._guarded(home, home_config, partial(bulk_take_tokens, target=home, ctx=self.ctx,
+                                                             vertex=self.vertex, labels=labels))
+            out.update((c, found[c.long_key]) for c, _, _ in members)
+        return [out[c] for c in commits]
+
+    def _guarded(self, target: Target, config: Mapping[str, Any], take: Callable[[Any], T]) -> T:
+        """``take`` on a connection to the target's database once its bookkeeping tables are there (its
+        PostgreSQL database created first when a creating save mode names one that is missing)."""
         ensure_driver(self.ctx.spark, target.conn, self.ctx.plan.env, config)
         try:
             try:
-                return self._take(target, config, commit)
+                return self._take(target, config, take)
             except RuntimeConfigError as e:
                 if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or \
                         sink_options(config)["schema_save_mode"] not in _CREATING:
                     raise
                 create_database(self.ctx.spark, target)
-                return self._take(target, config, commit)
+                return self._take(target, config, take)
         except Exception as e:
             raise reraise(e, f"cannot prepare {target.label} on {target.conn.safe_url}", target.conn) from None
 
-    def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
+    def _take(self, target: Target, config: Mapping[str, Any], take: Callable[[Any], T]) -> T:
         pool = pool_of(self.ctx.spark, target.conn)  # the job's facts about this database
         ready = container_ready(target) if sink_options(config)["schema_save_mode"] in _CREATING \
             else ("bookkeeping", target.home, False)
@@ -209,13 +240,36 @@ class JdbcCommitLog:
                 ensure_bookkeeping(connection, target)
 
             pool.once(ready, prepare)  # once per job and schema, not per table; its other tables wait
-            token = take_token(connection, target, self.ctx, self.vertex, commit.long_key)
-            return token, is_committed(connection, target, commit.long_key)
+            return take(connection)
 
     def newest_token(self, commit: CommitId) -> int:
         _, target = target_of(self.vertex.config, commit.table, None)
         with connect(self.ctx.spark, target.conn) as connection:
             return newest_token(connection, target, commit.long_key)
+
+    def newest_tokens(self, commits: Sequence[CommitId]) -> list[int]:
+        """:meth:`newest_token` of each commit, with one query per bookkeeping location where
+        :func:`.bulk.batched`."""
+        out: dict[CommitId, int] = {}
+        homes: dict[tuple, list[tuple[CommitId, Target]]] = {}
+        for commit in commits:
+            _, target = target_of(self.vertex.config, commit.table, None)
+            if batched(target):
+                homes.setdefault(_home_key(target), []).append((commit, target))
+            else:
+                out[commit] = self.newest_token(commit)
+        for members in homes.values():
+            target = members[0][1]
+            with connect(self.ctx.spark, target.conn) as connection:
+                found = bulk_newest_tokens(connection, target, [c.long_key for c, _ in members])
+            out.update((c, found[c.long_key]) for c, _ in members)
+        return [out[c] for c in commits]
+
+
+def _home_key(target: Target) -> tuple:
+    """Where a target's bookkeeping lives: its database (URL, login) and its fence table."""
+    conn = target.conn
+    return (conn.url, conn.user, tuple(sorted(conn.connection_properties().items())), target.qualified(FENCES_TABLE))
 
 
 def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) -> list[str]:
@@ -444,6 +498,8 @@ class JdbcSinkVerbs:
 
     def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
         """Drop the staging tables of the last :data:`_OLDER_STAGING` tokens (attempts that died)."""
+        if token <= 1:  # no earlier attempt
+            return 0
         _, target = target_of(vertex.config, commit.table, None)
         with connect(ctx.spark, target.conn) as connection:
             for older in range(max(1, token - _OLDER_STAGING), token):
