@@ -64,28 +64,28 @@ def _key(key: str) -> str:
     return f"'{key}'"
 
 
-def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
 
-def _in(keys: Sequence[str]) -> str:
+def in_list(keys: Sequence[str]) -> str:
     return ", ".join(_key(k) for k in keys)
 
 
 def _tokens(connection: Any, fences: str, keys: Sequence[str]) -> dict[str, int]:
     out: dict[str, int] = {}
-    for part in _chunks(keys):
-        for key, token in query(connection, f"SELECT commit_id, token FROM {fences} WHERE commit_id IN ({_in(part)})"):
-            out[str(key)] = int(token or 0)
+    for part in chunks(keys):
+        rows = query(connection, f"SELECT commit_id, token FROM {fences} WHERE commit_id IN ({in_list(part)})")
+        out.update((str(key), int(token or 0)) for key, token in rows)
     return out
 
 
 def _committed(connection: Any, commits: str, keys: Sequence[str]) -> set[str]:
     out: set[str] = set()
-    for part in _chunks(keys):
+    for part in chunks(keys):
         out.update(str(r[0]) for r in query(connection, f"SELECT commit_id FROM {commits} WHERE commit_id IN "
-                                                        f"({_in(part)})"))
+                                                        f"({in_list(part)})"))
     return out
 
 
@@ -99,13 +99,13 @@ def _take_all(connection: Any, target: Target, ctx: RunContext, vertex: Vertex,
     fences, keys = target.qualified(FENCES_TABLE), sorted(labels)
     attempt = int(ctx.attempt)
     updated = sum(execute(connection, f"UPDATE {fences} SET token = token + 1, attempt = {attempt}, "
-                                      f"taken_at = CURRENT_TIMESTAMP WHERE commit_id IN ({_in(part)})")
-                  for part in _chunks(keys))
+                                      f"taken_at = CURRENT_TIMESTAMP WHERE commit_id IN ({in_list(part)})")
+                  for part in chunks(keys))
     present = _tokens(connection, fences, keys)
     if len(present) != updated:  # a row inserted after the UPDATE: not incremented by it
         raise _Conflict
     missing = [k for k in keys if k not in present]
-    for part in _chunks(missing):
+    for part in chunks(missing):
         rows = ", ".join(f"({_key(k)}, 1, 0, ?, ?, ?, ?, {attempt}, CURRENT_TIMESTAMP)" for k in part)
         params = tuple(v for k in part for v in (ctx.run_id, ctx.pipeline_key, vertex.ref, labels[k]))
         execute(connection, f"INSERT INTO {fences} (commit_id, token, claims, run_id, pipeline, sink, table_name, "
@@ -154,7 +154,7 @@ Member = tuple[int, dict, Target, dict[str, Any]]
 def _claim_all(connection: Any, fences: str, members: Sequence[Member]) -> bool:
     """Every member's fence row locked for this transaction if it still holds the attempt's token."""
     claimed = 0
-    for part in _chunks(members):
+    for part in chunks(members):
         holds = " OR ".join(f"(commit_id = {_key(e['commit_id'])} AND token = {int(e['token'])})"
                             for _, _, _, e in part)
         claimed += execute(connection, f"UPDATE {fences} SET claims = claims + 1 WHERE {holds}")
@@ -187,7 +187,7 @@ def _record_all(connection: Any, commits: str, ctx: RunContext, vertex: Vertex,
                 moved: Sequence[tuple[Member, int]]) -> bool:
     """One commit-log row per table; False when fewer rows went in than tables."""
     inserted = 0
-    for part in _chunks(moved):
+    for part in chunks(moved):
         rows = ", ".join(f"({_key(m[3]['commit_id'])}, ?, ?, ?, ?, {int(ctx.attempt)}, {int(n)}, CURRENT_TIMESTAMP)"
                          for m, n in part)
         params = tuple(v for m, _ in part for v in (ctx.run_id, ctx.pipeline_key, vertex.ref, m[2].label))
@@ -196,7 +196,7 @@ def _record_all(connection: Any, commits: str, ctx: RunContext, vertex: Vertex,
     return inserted == len(moved)
 
 
-def _run_all(connection: Any, statements: Sequence[str]) -> int:
+def run_all(connection: Any, statements: Sequence[str]) -> int:
     """Parameterless statements on one JDBC statement object (one call into the JVM each); the rows
     they changed."""
     if not hasattr(connection, "createStatement"):  # a Python driver's connection (Spark Connect)
@@ -234,7 +234,7 @@ def publish_fast(ctx: RunContext, vertex: Vertex, connection: Any,
             if dropped is not None:
                 log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref,
                          dropped, target.label)
-            rows = _run_all(connection, move_statements(target, entry, config))
+            rows = run_all(connection, move_statements(target, entry, config))
             ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
             moved.append((m, rows))
             out[i] = Published(Outcome.PUBLISHED, rows=rows)

@@ -51,7 +51,14 @@ from .commit import (
     take_token,
 )
 from .options import mask, sink_options
-from .savemodes import container_ready, create_container, create_database, save_mode_once
+from .savemodes import (
+    at_once,
+    container_ready,
+    create_container,
+    create_database,
+    save_mode_once,
+    save_modes_once_many,
+)
 from .schemachange import FOLLOWS, follow_changes
 from .statements import TAG_COLUMN
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
@@ -390,14 +397,35 @@ def _kept_metadata(field: Any) -> str:
 
 def _parts(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[tuple]:
     """Each table's (commit, token, columns, keys, target), its save modes and added columns applied."""
-    parts = []
+    parts, prepared = [], []
     for commit, token, df in items:
         columns = data_columns(df)
         keys = table_keys(vertex, commit.table, df)
         config, target = target_of(vertex.config, commit.table, columns, keys)
-        _before_write(ctx, vertex, target, config, df)
+        prepared.append((target, config, df))
         parts.append((commit, token, columns, keys, target))
+    _before_writes(ctx, vertex, prepared)
     return parts
+
+
+def _before_writes(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[Target, Mapping[str, Any], Any]]) -> None:
+    """:func:`_before_write` of several tables: their save modes at once on one connection where
+    :func:`.savemodes.at_once` says so, else table by table."""
+    batch = [(target, config, df.schema) for target, config, df in items]
+    if at_once(batch):
+        conn = batch[0][0].conn
+        try:
+            with connect(ctx.spark, conn) as connection:
+                applied = save_modes_once_many(ctx, vertex, connection, batch)
+                for target, _, schema in batch if applied else ():
+                    follow_changes(vertex, connection, target, schema)
+                    add_columns(vertex, connection, target, schema)
+        except Exception as e:
+            raise reraise(e, f"cannot prepare {len(batch)} tables on {conn.safe_url}", conn) from None
+        if applied:
+            return
+    for target, config, df in items:
+        _before_write(ctx, vertex, target, config, df)
 
 
 def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]], group: TableGroup,
