@@ -31,7 +31,7 @@ from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, added_columns, arrival_order, data_columns, quote
 from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
-from ...spi.together import TableGroup
+from ...spi.together import TableGroup, tag_counts
 from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
@@ -446,7 +446,7 @@ def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     staged = _last_per_key(rows, target0, columns0, vertex.parallelism, tagged=True)
     if not _keyed(target0):
         staged = staged.coalesce(vertex.parallelism)
-    counts = [F.count(F.when(F.col(TAG_COLUMN) == n, 1)).alias(f"t{n}") for n in numbers]
+    counts = tag_counts(TAG_COLUMN, numbers)
     found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
     _index_tags(ctx, target0, staging)
     out = []
@@ -464,7 +464,6 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     key kept per table), into one staging table named after the first table's commit and token (a later
     attempt of that table drops it with its older staging). Each table's rows are counted on their own;
     the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
-    from pyspark.sql import functions as F
 
     parts = _parts(ctx, vertex, items)
     first_commit, first_token, columns0, _, target0 = parts[0]
@@ -479,7 +478,7 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     for frame, _ in frames[1:]:
         union = union.union(frame)
     staged = union.coalesce(vertex.parallelism)  # the tables' partitions written by the sink's writers
-    counts = [F.count(F.when(F.col(TAG_COLUMN) == tag, 1)).alias(f"t{tag}") for tag in range(len(parts))]
+    counts = tag_counts(TAG_COLUMN, range(len(parts)))
     found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
     _index_tags(ctx, target0, staging)
     out = []
