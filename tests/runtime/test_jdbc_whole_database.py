@@ -31,7 +31,7 @@ from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import PipelineError
 from airflow_provider_seatunnel.spi.fencing import Superseded
-from airflow_provider_seatunnel.spi.rows import with_kind
+from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
 
 JDBC_2PC = twophase.driver(JDBC)
 
@@ -319,8 +319,12 @@ def test_a_table_an_overlapping_attempt_took_over_is_superseded_and_the_others_c
     assert db.sql("SELECT count(*) FROM seatunnel_commits WHERE run_id = 'over-1'") == [["3"]]
     assert db.sql("SELECT count(*) FROM over_b") == [["3"]]
     fresh = RunContext(spark, plan, p, "over-2", attempt=1)  # a run whose tables all commit: at once
-    JDBC_2PC.commit(fresh, sink, JDBC_2PC.prepare(fresh, sink, data()))
+    changes = data()  # a: id 1 deleted, id 4 inserted; the others' DELETE statements are left out
+    changes["a"] = spark.createDataFrame([(1, "a1", 3), (4, "a4", 0)], f"id int, name string, {ROW_KIND} tinyint")
+    JDBC_2PC.commit(fresh, sink, JDBC_2PC.prepare(fresh, sink, changes))
     assert len(answers) == 2 and isinstance(answers[1], dict) and len(answers[1]) == 3
+    assert db.sql("SELECT id FROM over_a ORDER BY id") == [["2"], ["3"], ["4"]]
+    assert db.sql("SELECT count(*) FROM over_c") == [["3"]]
     assert db.sql("SELECT count(*) FROM seatunnel_savemodes WHERE run_id = 'over-2'") == [["3"]]
     assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
     close_pools(spark)

@@ -39,7 +39,7 @@ from ..sqlclient.errors import state_of, statement_errors
 from .commit import COMMITS_TABLE, FENCES_TABLE, drop_data_once, warn_plain_deletes
 from .commit import publish_tables as publish_one_by_one
 from .statements import TAG_COLUMN, move_statements
-from .target import Target
+from .target import KIND_COLUMN, Target
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -161,26 +161,33 @@ def _claim_all(connection: Any, fences: str, members: Sequence[Member]) -> bool:
     return claimed == len(members)
 
 
-def _staged_counts(connection: Any, members: Sequence[Member]) -> bool:
-    """Whether every member's staging still holds the rows its attempt wrote: one count per staging
-    table (per number for a shared one)."""
+def _staged_counts(connection: Any, members: Sequence[Member]) -> set[int] | None:
+    """Whether every member's staging still holds the rows its attempt wrote (None: not), counted once
+    per staging table (per number for a shared one); the members (positions) whose staged rows hold
+    no DELETE row."""
     by_staging: dict[str, list[Member]] = {}
     for m in members:
         by_staging.setdefault(m[2].qualified(m[3]["staging"]), []).append(m)
+    no_deletes: set[int] = set()
     for staging, parts in by_staging.items():
         dialect = parts[0][2].dialect
+        deletes = f"COUNT(CASE WHEN {dialect.column(KIND_COLUMN)} = 3 THEN 1 END)"
         if any(e.get("tag") is not None for _, _, _, e in parts):
             tag = dialect.column(TAG_COLUMN)
-            rows = query(connection, f"SELECT {tag}, COUNT(*) FROM {staging} GROUP BY {tag}")
-            counts = {int(t): int(n or 0) for t, n in rows if t is not None}
-            if any(e.get("tag") is None or counts.get(int(e["tag"]), 0) != int(e["staged_rows"])
-                   for _, _, _, e in parts):
-                return False
+            rows = query(connection, f"SELECT {tag}, COUNT(*), {deletes} FROM {staging} GROUP BY {tag}")
+            counts = {int(t): (int(n or 0), int(d or 0)) for t, n, d in rows if t is not None}
+        elif len(parts) == 1:
+            (n, d), = query(connection, f"SELECT COUNT(*), {deletes} FROM {staging} st_rows")
+            counts = {-1: (int(n or 0), int(d or 0))}
         else:
-            (found,), = query(connection, f"SELECT COUNT(*) FROM {staging} st_rows")
-            if len(parts) != 1 or int(found or 0) != int(parts[0][3]["staged_rows"]):
-                return False
-    return True
+            return None
+        for i, _, _, e in parts:
+            found, deleted = counts.get(-1 if e.get("tag") is None else int(e["tag"]), (0, 0))
+            if found != int(e["staged_rows"]):
+                return None
+            if not deleted:
+                no_deletes.add(i)
+    return no_deletes
 
 
 def _record_all(connection: Any, commits: str, ctx: RunContext, vertex: Vertex,
@@ -218,12 +225,16 @@ def publish_fast(ctx: RunContext, vertex: Vertex, connection: Any,
     by_home: dict[str, list[Member]] = {}
     for m in members:
         by_home.setdefault(m[2].qualified(FENCES_TABLE), []).append(m)
+    no_deletes: set[int] = set()
     for fences, part in by_home.items():
         keys = [e["commit_id"] for _, _, _, e in part]
-        if not _claim_all(connection, fences, part) or \
-                _committed(connection, part[0][2].qualified(COMMITS_TABLE), keys) or \
-                not _staged_counts(connection, part):
+        if not _claim_all(connection, fences, part) or _committed(connection, part[0][2].qualified(COMMITS_TABLE),
+                                                                  keys):
             return None
+        found = _staged_counts(connection, part)
+        if found is None:
+            return None
+        no_deletes |= found
     out: dict[int, Published] = {}
     for part in by_home.values():
         moved = []
@@ -234,7 +245,7 @@ def publish_fast(ctx: RunContext, vertex: Vertex, connection: Any,
             if dropped is not None:
                 log.info("Jdbc %s: data_save_mode DROP_DATA deleted %d rows of %s in the commit", vertex.ref,
                          dropped, target.label)
-            rows = run_all(connection, move_statements(target, entry, config))
+            rows = run_all(connection, move_statements(target, entry, config, no_deletes=i in no_deletes))
             ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
             moved.append((m, rows))
             out[i] = Published(Outcome.PUBLISHED, rows=rows)

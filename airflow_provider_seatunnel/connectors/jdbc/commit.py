@@ -19,7 +19,10 @@ table under its own savepoint (:func:`publish_tables`):
    ``seatunnel_savemodes``, inserted under a savepoint, makes it once per run and sink);
 5. the move statements, the log row (with the rows moved);
 
-then one COMMIT for every table of the database; then the stagings are dropped. A kill anywhere
+then one COMMIT for every table of the database; then the stagings are dropped. The same steps for
+every table at once, with a few statements for all of them, come first where the caller passes them
+(:func:`.bulk.publish_fast`); when one table cannot publish they are rolled back and the tables go
+one savepoint at a time as above. A kill anywhere
 before the database commit rolls every table of the transaction back; a retry after it finds each
 table's log row.
 
