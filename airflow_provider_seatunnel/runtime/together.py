@@ -27,7 +27,7 @@ from typing import Any
 
 from ..spi import SINK, get_connector
 from ..spi.sessions import is_connect
-from ..spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether, rows_of
+from ..spi.together import ReadsTogether, StagesShared, TableGroup, TablesTogether, rows_of, tag_counts
 from . import tables
 from .counting import Counter, _Observed
 
@@ -60,8 +60,8 @@ class SharedCounts:
         from pyspark.sql import functions as F
 
         observation = Observation(f"together:{next(_names)}")
-        metrics = [(F.count(F.when(F.col(tag) == F.lit(n), 1)) if tag is not None else F.count(F.lit(1)))
-                   .alias(f"t{n}") for n in numbers.values()]
+        metrics = (tag_counts(tag, numbers.values()) if tag is not None else
+                   [F.count(F.lit(1)).alias(f"t{n}") for n in numbers.values()])
         observed = _Observed(observation)
         with self._lock:
             for table, n in numbers.items():

@@ -49,6 +49,7 @@ from ..spi.twophase import (
     StagesTogether,
     StorageVerbs,
     TableSaveModes,
+    TakesTokens,
     is_two_phase,
 )
 from . import counting, tables, together
@@ -68,6 +69,15 @@ def claim_table(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, table: str,
     the token (nothing staged yet unless ``committed``)."""
     cid = commit_id(ctx, vertex, table)
     token, committed = sink.commit_log(ctx, vertex).take_token(cid)
+    return claimed(sink, ctx, vertex, cid, (token, committed), df, counted)
+
+
+def claimed(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, cid: CommitId, taken: tuple[int, bool], df: Any,
+            counted: Callable[[], Any] | None = None) -> Staged:
+    """:func:`claim_table` once the token was taken (``taken``: the token and whether the log has the
+    commit's record)."""
+    token, committed = taken
+    table = cid.table
     if committed:
         log.info("%s: table %s of run %s is committed already; nothing to write", vertex.ref, table, ctx.run_id)
         getattr(sink, "pass_through", _count_only)(ctx, vertex, df if counted is None else counted())
@@ -126,6 +136,19 @@ def _not_superseded(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged:
         raise Superseded(staged.target, staged.token, newest, vertex.ref)
 
 
+def _none_superseded(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, staged: list[Staged]) -> None:
+    """:func:`_not_superseded` of every table of one write: their tokens read at once where the commit
+    log can (:class:`..spi.twophase.TakesTokens`)."""
+    commit_log = sink.commit_log(ctx, vertex)
+    if not isinstance(commit_log, TakesTokens) or len(staged) < 2:
+        for one in staged:
+            _not_superseded(sink, ctx, vertex, one)
+        return
+    for one, newest in zip(staged, commit_log.newest_tokens([s.commit for s in staged]), strict=True):
+        if newest > one.token:
+            raise Superseded(one.target, one.token, newest, vertex.ref)
+
+
 def _staged_note(vertex: Vertex, staged: Staged) -> None:
     log.info("%s: staged %s for %s (attempt token %d)", vertex.ref,
              f"{staged.rows} rows" if staged.rows >= 0 else "the rows", staged.target, staged.token)
@@ -171,9 +194,18 @@ def _prepare_grouped(sink: StagesTogether, ctx: RunContext, vertex: Vertex, data
     claims: list[Staged] = []
     shared = sink if isinstance(sink, StagesShared) else None
     paired = data if isinstance(data, together.Paired) and shared is not None else None
-    tables.each_table(spark, [(t, partial(claim_table, sink, ctx, vertex, t, df,
-                                          partial(paired.counted, t) if paired and paired.grouped(t) else None))
-                              for t, df in data.items()], workers, claims.append, fail)
+    def counted(t: str) -> Callable[[], Any] | None:
+        return partial(paired.counted, t) if paired and paired.grouped(t) else None
+
+    commit_log = sink.commit_log(ctx, vertex)
+    if isinstance(commit_log, TakesTokens):  # every table's token at once, then the rest per table
+        cids = [commit_id(ctx, vertex, t) for t in data]
+        taken = commit_log.take_tokens(cids)
+        claiming = [(cid.table, partial(claimed, sink, ctx, vertex, cid, one, data[cid.table], counted(cid.table)))
+                    for cid, one in zip(cids, taken, strict=True)]
+    else:
+        claiming = [(t, partial(claim_table, sink, ctx, vertex, t, df, counted(t))) for t, df in data.items()]
+    tables.each_table(spark, claiming, workers, claims.append, fail)
     work: list[tuple[str, Callable[[], list[Staged]]]] = []
     if paired is not None and shared is not None:
         work, claims, data = _from_groups(shared, ctx, vertex, paired, claims)
@@ -233,8 +265,7 @@ def _stage_shared(sink: StagesShared, ctx: RunContext, vertex: Vertex, group: Ta
         staged = sink.stage_shared(ctx, vertex, items, replace(group, frame=frame), list(numbers.values()))
         if len(staged) != len(members):
             raise ValueError(f"{vertex.ref}: stage_shared answered {len(staged)} times for {len(members)} tables")
-        for one in staged:
-            _not_superseded(sink, ctx, vertex, one)
+        _none_superseded(sink, ctx, vertex, staged)
     except BaseException:
         for one in staged or members:
             _discard_quietly(sink, ctx, vertex, one)
@@ -265,8 +296,7 @@ def _stage_group(sink: StagesTogether, ctx: RunContext, vertex: Vertex, group: l
         if len(staged) != len(group):
             raise ValueError(f"{vertex.ref}: stage_together answered {len(staged)} times for {len(group)} tables")
         counting.settle(getattr(ctx, "spark", None))  # the tables' counts kept before later writes push them out
-        for one in staged:
-            _not_superseded(sink, ctx, vertex, one)
+        _none_superseded(sink, ctx, vertex, staged)
     except BaseException:
         for one in staged or group:
             _discard_quietly(sink, ctx, vertex, one)

@@ -18,7 +18,7 @@ number in the group.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,6 +63,16 @@ class TableView:
         return self._built
 
 
+def tag_counts(tag: str, numbers: Iterable[int]) -> list[Any]:
+    """One aggregate per number of ``numbers``, named ``t<number>``: the rows whose column ``tag``
+    holds that number. Each is one SQL expression, built with one call into Spark's JVM (column,
+    literal, comparison, ``when``, ``count`` and alias would be six per table)."""
+    from pyspark.sql import functions as F
+
+    column = "`" + tag.replace("`", "``") + "`"
+    return [F.expr(f"count(CASE WHEN {column} = {int(n)} THEN 1 END) AS t{int(n)}") for n in numbers]
+
+
 def rows_of(df: Any) -> Any:
     """A table's DataFrame: ``df`` itself, or the rows of a :class:`TableView`."""
     return df.rows() if isinstance(df, TableView) else df
@@ -100,4 +110,5 @@ class StagesShared(StagesTogether, Protocol):
                      group: TableGroup, numbers: Sequence[int]) -> list[Staged]: ...
 
 
-__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesShared", "TableGroup", "TableView", "TablesTogether", "rows_of"]
+__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesShared", "TableGroup", "TableView", "TablesTogether", "rows_of",
+           "tag_counts"]

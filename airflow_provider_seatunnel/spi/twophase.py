@@ -132,6 +132,17 @@ class CommitLog(Protocol):
     def newest_token(self, commit: CommitId) -> int: ...
 
 
+@runtime_checkable
+class TakesTokens(Protocol):
+    """A :class:`CommitLog` that also answers for many commits at once (a few statements for all of
+    them): each answer as ``take_token``/``newest_token`` gives it for that commit, in order. Each
+    commit keeps its own token: a newer attempt of one table supersedes that table alone."""
+
+    def take_tokens(self, commits: Sequence[CommitId]) -> list[tuple[int, bool]]: ...
+
+    def newest_tokens(self, commits: Sequence[CommitId]) -> list[int]: ...
+
+
 @dataclass(frozen=True)
 class StoreFenced:
     """The commit log of a store that fences attempts itself: its commit carries the commit's identity
@@ -218,4 +229,4 @@ class TableSaveModes(Protocol):
 
 
 __all__ = ["CommitId", "CommitLog", "Outcome", "Prepared", "Published", "PublishesTogether", "Staged",
-           "StagesTogether", "StorageVerbs", "StoreFenced", "TableSaveModes", "digest", "is_two_phase"]
+           "StagesTogether", "StorageVerbs", "StoreFenced", "TableSaveModes", "TakesTokens", "digest", "is_two_phase"]

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
-from airflow_provider_seatunnel.connectors.jdbc import commit as jdbc_commit
+from airflow_provider_seatunnel.connectors.jdbc import bulk as jdbc_bulk
 from airflow_provider_seatunnel.connectors.jdbc import sink as jdbc_sink
 from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_container
@@ -30,7 +30,8 @@ from airflow_provider_seatunnel.connectors.sqlclient.pyconnection import open_co
 from airflow_provider_seatunnel.runtime import twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext
 from airflow_provider_seatunnel.spi.errors import PipelineError
-from airflow_provider_seatunnel.spi.rows import with_kind
+from airflow_provider_seatunnel.spi.fencing import Superseded
+from airflow_provider_seatunnel.spi.rows import ROW_KIND, with_kind
 
 JDBC_2PC = twophase.driver(JDBC)
 
@@ -247,19 +248,20 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
                 for name in ("a", "b", "c")}
 
     info = JDBC_2PC.prepare(ctx(1), sink, data())
-    recorded = []
-    real = jdbc_commit._record_commit
+    moved = []
+    first = ctx(1)
+    real = first.fault_point
 
-    def killed_at_the_second(*args, **kwargs):
-        recorded.append(1)
-        if len(recorded) == 2:
+    def killed_at_the_second(point, vertex):  # the second table's rows moved, no table recorded yet
+        moved.append(point)
+        if moved.count("sink.commit") == 2:
             raise RuntimeError("killed between two tables")
-        return real(*args, **kwargs)
+        return real(point, vertex)
 
     with monkeypatch.context() as m:
-        m.setattr(jdbc_commit, "_record_commit", killed_at_the_second)
+        m.setattr(first, "fault_point", killed_at_the_second)
         with pytest.raises(PipelineError, match="killed between two tables"):
-            JDBC_2PC.commit(ctx(1), sink, info)
+            JDBC_2PC.commit(first, sink, info)
     committed = "SELECT count(*) FROM seatunnel_commits WHERE run_id = 'grouped-1'"
     assert db.sql(committed) == [["0"]]  # the first table's move rolled back with the second's
     assert db.sql("SELECT count(*) FROM grouped_a") == [["0"]]
@@ -275,6 +277,55 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
     for name in ("a", "b", "c"):
         assert db.sql(f"SELECT id, name FROM grouped_{name} ORDER BY id") == [[str(i), f"{name}{i}"] for i in (1, 2, 3)]
     assert db.sql(committed) == [["3"]]
+    assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
+    close_pools(spark)
+
+
+def test_a_table_an_overlapping_attempt_took_over_is_superseded_and_the_others_commit(plan_of, spark, db,
+                                                                                     monkeypatch):
+    """The tables of a database take their tokens and commit with a few statements for all of them; a
+    table whose token a newer attempt took sends the commit back to one savepoint per table: the
+    others commit, that one is superseded and its staging dropped."""
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int, name = string }} }} }} }}
+        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "over_${{table_name}}",
+                       primary_keys = ["id"] }} }}
+    """)
+    p = plan.pipelines[0]
+    sink = p.sinks[0]
+    answers: list[object] = []
+    real = jdbc_bulk.publish_fast
+    monkeypatch.setattr(jdbc_bulk, "publish_fast", lambda *a: answers.append(real(*a)) or answers[-1])
+
+    def data():
+        return {name: with_kind(spark.createDataFrame([(i, f"{name}{i}") for i in range(1, 4)], "id int, name string"))
+                for name in ("a", "b", "c")}
+
+    first = RunContext(spark, plan, p, "over-1", attempt=1)
+    info = JDBC_2PC.prepare(first, sink, data())
+    assert [s.token for s in info.tables] == [1, 1, 1]
+    newer = RunContext(spark, plan, p, "over-1", attempt=2)  # an overlapping retry took b's token
+    assert JDBC.commit_log(newer, sink).take_tokens([twophase.commit_id(newer, sink, "b")]) == [(2, False)]
+    with pytest.raises(Superseded):
+        JDBC_2PC.commit(first, sink, info)
+    assert answers == [None]  # declined: committed table by table
+    assert db.sql("SELECT table_name FROM seatunnel_commits WHERE run_id = 'over-1' ORDER BY 1") == [
+        ["over_a"], ["over_c"]]
+    assert db.sql("SELECT count(*) FROM over_a") == [["3"]] and db.sql("SELECT count(*) FROM over_b") == [["0"]]
+    retry = JDBC_2PC.prepare(newer, sink, data())  # the retry: a and c committed, b staged again
+    assert [(s.committed, s.token) for s in retry.tables] == [(True, 2), (False, 3), (True, 2)]
+    JDBC_2PC.commit(newer, sink, retry)
+    assert db.sql("SELECT count(*) FROM seatunnel_commits WHERE run_id = 'over-1'") == [["3"]]
+    assert db.sql("SELECT count(*) FROM over_b") == [["3"]]
+    fresh = RunContext(spark, plan, p, "over-2", attempt=1)  # a run whose tables all commit: at once
+    changes = data()  # a: id 1 deleted, id 4 inserted; the others' DELETE statements are left out
+    changes["a"] = spark.createDataFrame([(1, "a1", 3), (4, "a4", 0)], f"id int, name string, {ROW_KIND} tinyint")
+    JDBC_2PC.commit(fresh, sink, JDBC_2PC.prepare(fresh, sink, changes))
+    assert len(answers) == 2 and isinstance(answers[1], dict) and len(answers[1]) == 3
+    assert db.sql("SELECT id FROM over_a ORDER BY id") == [["2"], ["3"], ["4"]]
+    assert db.sql("SELECT count(*) FROM over_c") == [["3"]]
+    assert db.sql("SELECT count(*) FROM seatunnel_savemodes WHERE run_id = 'over-2'") == [["3"]]
     assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
     close_pools(spark)
 

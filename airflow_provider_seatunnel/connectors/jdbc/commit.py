@@ -19,7 +19,10 @@ table under its own savepoint (:func:`publish_tables`):
    ``seatunnel_savemodes``, inserted under a savepoint, makes it once per run and sink);
 5. the move statements, the log row (with the rows moved);
 
-then one COMMIT for every table of the database; then the stagings are dropped. A kill anywhere
+then one COMMIT for every table of the database; then the stagings are dropped. The same steps for
+every table at once, with a few statements for all of them, come first where the caller passes them
+(:func:`.bulk.publish_fast`); when one table cannot publish they are rolled back and the tables go
+one savepoint at a time as above. A kill anywhere
 before the database commit rolls every table of the transaction back; a retry after it finds each
 table's log row.
 
@@ -34,7 +37,7 @@ after the retention finds no record: it writes again what it wrote then.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -209,7 +212,8 @@ def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
     return publish_tables(ctx, vertex, [staged])[0]
 
 
-def publish_tables(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) -> list[Published]:
+def publish_tables(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged],
+                   fast: Fast | None = None) -> list[Published]:
     """The tables' commits, one database transaction per database (URL and login) for all its tables,
     taken in the order of their names (concurrent clones lock fence rows in the same order); the
     answers in the order of ``staged``. Per table, under its own savepoint: if the attempt's token is
@@ -230,21 +234,26 @@ def publish_tables(ctx: RunContext, vertex: Vertex, staged: Sequence[Staged]) ->
     answers: dict[int, Published] = {}
     for members in groups.values():
         members.sort(key=lambda m: (m[2].label, m[3]["commit_id"]))
-        answers.update(_publish_group(ctx, vertex, members))
+        answers.update(_publish_group(ctx, vertex, members, fast))
     return [answers[i] for i in range(len(staged))]
 
 
-def _publish_group(ctx: RunContext, vertex: Vertex,
-                   members: list[tuple[int, dict, Target, dict[str, Any]]]) -> dict[int, Published]:
-    """One transaction over the tables of one database (see :func:`publish_tables`)."""
+def _publish_group(ctx: RunContext, vertex: Vertex, members: list[tuple[int, dict, Target, dict[str, Any]]],
+                   fast: Fast | None = None) -> dict[int, Published]:
+    """One transaction over the tables of one database (see :func:`publish_tables`): every table at
+    once by ``fast`` where it answers, else (rolled back) one savepoint per table."""
     conn = members[0][2].conn
     label = members[0][2].label if len(members) == 1 else f"{len(members)} tables"
     out: dict[int, Published] = {}
     try:
         with connect(ctx.spark, conn, autocommit=False) as connection:
             try:
-                for i, config, target, entry in members:
-                    out[i] = _publish_one(ctx, vertex, connection, target, entry, config)
+                found = _try_fast(ctx, vertex, connection, members, fast)
+                if found is not None:
+                    out = found
+                else:
+                    for i, config, target, entry in members:
+                        out[i] = _publish_one(ctx, vertex, connection, target, entry, config)
                 connection.commit()
             except BaseException:
                 rollback_quietly(connection)
@@ -256,6 +265,28 @@ def _publish_group(ctx: RunContext, vertex: Vertex,
     except Exception as e:
         raise reraise(e, f"cannot commit into {label}", conn) from None
     return out
+
+
+#: a commit of every table of one database at once (:func:`.bulk.publish_fast`): their answers, or None
+Fast = Callable[[RunContext, Vertex, Any, Sequence[tuple[int, dict, Target, dict[str, Any]]]],
+                "dict[int, Published] | None"]
+
+
+def _try_fast(ctx: RunContext, vertex: Vertex, connection: Any, members: list[tuple[int, dict, Target, dict[str, Any]]],
+              fast: Fast | None) -> dict[int, Published] | None:
+    """``fast``'s answers for several tables, or None (its statements rolled back): the tables then go
+    one savepoint at a time, which answers each table's own outcome or raises its own error."""
+    if fast is None or len(members) < 2:
+        return None
+    savepoint = connection.setSavepoint()
+    try:
+        found = fast(ctx, vertex, connection, members)
+    except statement_errors() as e:
+        log.info("Jdbc %s: committing table by table (%s)", vertex.ref, mask(str(e), members[0][2].conn.password))
+        found = None
+    if found is None:
+        connection.rollback(savepoint)
+    return found
 
 
 def _publish_one(ctx: RunContext, vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any],
@@ -292,7 +323,18 @@ def _staged_rows(connection: Any, staging: str) -> int:
     return int(found or 0)
 
 
-def _drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Target,
+def warn_plain_deletes(vertex: Vertex, connection: Any, target: Target, entry: Mapping[str, Any]) -> None:
+    """Without primary keys (and a ``query``), a warning counting the DELETE/UPDATE_BEFORE rows staged,
+    which are written as plain rows."""
+    if target.query is None and not target.primary_keys:
+        (deletes,), = query(connection, f"SELECT COUNT(*) FROM {staged_source(target, entry)} s WHERE "
+                                        f"s.{target.dialect.column(KIND_COLUMN)} IN (1, 3)")
+        if int(deletes or 0):
+            log.warning("Jdbc %s: %s DELETE/UPDATE_BEFORE rows are written as plain rows (set "
+                        "primary_keys to apply them)", vertex.ref, deletes)
+
+
+def drop_data_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Target,
                     config: Mapping[str, Any]) -> int | None:
     """``DROP_DATA``: delete the target's rows in this transaction if no earlier commit of the run
     (or stream) did; the rows deleted, or None when it was done before."""
@@ -320,13 +362,8 @@ def _move_and_record(ctx: RunContext, vertex: Vertex, connection: Any, target: T
     found = _staged_rows(connection, staging)
     if found != int(entry["staged_rows"]):
         return Published(Outcome.MISMATCH, found=found, where=f"table {entry['staging']}")
-    if target.query is None and not target.primary_keys:
-        (deletes,), = query(connection, f"SELECT COUNT(*) FROM {staging} s WHERE "
-                                        f"s.{target.dialect.column(KIND_COLUMN)} IN (1, 3)")
-        if int(deletes or 0):
-            log.warning("Jdbc %s: %s DELETE/UPDATE_BEFORE rows are written as plain rows (set "
-                        "primary_keys to apply them)", vertex.ref, deletes)
-    dropped = _drop_data_once(ctx, vertex, connection, target, config)
+    warn_plain_deletes(vertex, connection, target, entry)
+    dropped = drop_data_once(ctx, vertex, connection, target, config)
     moved = sum(execute(connection, sql) for sql in move_statements(target, entry, config))
     ctx.fault_point("sink.commit", vertex)  # data moved, commit not recorded
     if not _record_commit(connection, target, ctx, vertex, entry, moved):

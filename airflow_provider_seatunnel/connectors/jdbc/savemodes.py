@@ -17,7 +17,7 @@ columns from the data's Spark types (:meth:`..sqlclient.dialects.Dialect.sql_typ
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...spi import RunContext, Vertex
@@ -25,9 +25,10 @@ from ...spi.rows import HIDDEN
 from ...spi.twophase import digest
 from ..sqlclient.connection import connect, execute, pool_of, query, rollback_quietly
 from ..sqlclient.errors import state_of, statement_errors
+from .bulk import batched, chunks, in_list, run_all
 from .commit import SAVEMODES_TABLE
 from .options import config_error, sink_options, text
-from .target import Target, resolve_keys, table_exists, target_of
+from .target import Target, listed_tables, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
 
@@ -196,6 +197,90 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
         raise
     finally:
         connection.setAutoCommit(True)
+
+
+#: the save modes :func:`save_modes_once_many` applies to many tables at once: at most a CREATE TABLE each
+_AT_ONCE = {"schema_save_mode": ("CREATE_SCHEMA_WHEN_NOT_EXIST", "ERROR_WHEN_SCHEMA_NOT_EXIST", "IGNORE"),
+            "data_save_mode": ("APPEND_DATA", "DROP_DATA")}
+
+#: one table of :func:`save_modes_once_many`: its target, its sink options, its Spark schema
+Item = tuple[Target, Mapping[str, Any], Any]
+
+
+def at_once(items: Sequence[Item]) -> bool:
+    """Whether :func:`save_modes_once_many` can apply the tables' save modes (else one by one): several
+    tables of one database and schema of the families :func:`.bulk.batched` keeps, but not MySQL's
+    (its DDL commits the open transaction), each a target table with a save mode that at most creates it."""
+    if len(items) < 2:
+        return False
+    first = items[0][0]
+    return all(batched(t) and t.dialect.family != "mysql" and t.table is not None and t.conn.url == first.conn.url
+               and t.conn.user == first.conn.user and t.home == first.home
+               and all(sink_options(c)[k] in allowed for k, allowed in _AT_ONCE.items()) for t, c, _ in items)
+
+
+def save_modes_once_many(ctx: RunContext, vertex: Vertex, connection: Any, items: Sequence[Item]) -> bool:
+    """:func:`save_mode_once` of several tables (:func:`at_once` said so) in ONE transaction: the markers
+    looked up with one query, the tables next to them listed once (:func:`.target.listed_tables`), the
+    markers of the tables not done yet inserted with one statement and their CREATE TABLE statements
+    run. False (nothing done, rolled back) when a concurrent clone inserted a marker first: the caller
+    applies them one by one then, which finds that clone's markers."""
+    target0 = items[0][0]
+    marker = target0.qualified(SAVEMODES_TABLE)
+    keyed = [(digest(ctx.save_mode_run_id, vertex.ref, t.label, length=64), t, c, schema) for t, c, schema in items]
+    connection.setAutoCommit(False)
+    try:
+        done = {str(r[0]) for part in chunks([k for k, _, _, _ in keyed])
+                for r in query(connection, f"SELECT savemode_id FROM {marker} WHERE savemode_id IN ({in_list(part)})")}
+        todo = [one for one in keyed if one[0] not in done]
+        if not todo:
+            connection.rollback()
+            return True
+        listed = listed_tables(connection, target0)
+        planned = [(key, t, _planned(t, c, schema, listed.has(t, t.ide(t.table or "")))) for key, t, c, schema in todo]
+        statements = [one for _, _, (each, _) in planned for one in each]
+        if statements and container_ready(target0) not in pool_of(ctx.spark, target0.conn).memo:
+            create_container(connection, target0)
+        for part in chunks(planned):
+            rows = ", ".join(f"({in_list([key])}, ?, ?, ?, ?, CURRENT_TIMESTAMP)" for key, _, _ in part)
+            params = tuple(v for _, t, (_, actions) in part
+                           for v in (ctx.run_id, vertex.ref, t.label, "; ".join(actions)[:4000]))
+            try:
+                execute(connection, f"INSERT INTO {marker} (savemode_id, run_id, sink, table_name, actions, done_at) "
+                                    f"VALUES {rows}", params)
+            except statement_errors() as e:
+                if state_of(e).startswith("23"):  # a concurrent clone applied some of them
+                    connection.rollback()
+                    return False
+                raise
+        run_all(connection, statements)
+        connection.commit()
+    except BaseException:
+        rollback_quietly(connection)
+        raise
+    finally:
+        connection.setAutoCommit(True)
+    for _, _, (_, actions) in planned:
+        for action in actions:
+            log.info("Jdbc %s: save mode: %s", vertex.ref, action)
+    return True
+
+
+def _planned(target: Target, config: Mapping[str, Any], schema: Any, exists: bool) -> tuple[list[str], list[str]]:
+    """The statements and the actions of one table's save modes (:data:`_AT_ONCE`'s), the table
+    existing or not."""
+    o = sink_options(config)
+    statements, actions = [], []
+    if not exists and o["schema_save_mode"] == "ERROR_WHEN_SCHEMA_NOT_EXIST":
+        raise config_error(f"The sink table not exist: {target.label} (schema_save_mode = ERROR_WHEN_SCHEMA_NOT_EXIST)")
+    if not exists and o["schema_save_mode"] == "CREATE_SCHEMA_WHEN_NOT_EXIST":
+        statements = [create_table_sql(target, schema, config),
+                      *(after.format(table=target.ident) for after in target.dialect.after_create)]
+        actions.append(f"created {target.label}")
+        exists = True
+    if o["data_save_mode"] == "DROP_DATA" and exists:
+        actions.append(f"{DROP_AT_COMMIT} {target.label}")
+    return statements, actions
 
 
 #: seconds a MySQL attempt waits for another one applying the same save modes

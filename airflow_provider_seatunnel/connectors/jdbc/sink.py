@@ -22,37 +22,49 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
 from ...spi.rows import ADDED_COLUMN, ROW_KIND, added_columns, arrival_order, data_columns, quote
 from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
-from ...spi.together import TableGroup
+from ...spi.together import TableGroup, tag_counts
 from ...spi.twophase import CommitId, Staged
 from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
 from ..sqlclient.errors import reraise, statement_errors
+from .bulk import batched, publish_tables
+from .bulk import newest_tokens as bulk_newest_tokens
+from .bulk import take_tokens as bulk_take_tokens
 from .commit import (
+    FENCES_TABLE,
     drop_quietly,
     drop_staging,
     ensure_bookkeeping,
     is_committed,
     newest_token,
     publish_table,
-    publish_tables,
     retire_table,
     take_token,
 )
 from .options import mask, sink_options
-from .savemodes import container_ready, create_container, create_database, save_mode_once
+from .savemodes import (
+    at_once,
+    container_ready,
+    create_container,
+    create_database,
+    save_mode_once,
+    save_modes_once_many,
+)
 from .schemachange import FOLLOWS, follow_changes
 from .statements import TAG_COLUMN
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
 log = logging.getLogger("seatunnel.jdbc")
+T = TypeVar("T")
 
 STAGING_PREFIX = "st_stage_"
 SEQ_COLUMN = "__st_seq"
@@ -186,20 +198,46 @@ class JdbcCommitLog:
         """The next token of ``commit`` and whether the log has its record; the bookkeeping tables
         are created first (a PostgreSQL database a creating save mode names, too)."""
         config, target = target_of(self.vertex.config, commit.table, None)
+        return self._guarded(target, config, lambda connection: (
+            take_token(connection, target, self.ctx, self.vertex, commit.long_key),
+            is_committed(connection, target, commit.long_key)))
+
+    def take_tokens(self, commits: Sequence[CommitId]) -> list[tuple[int, bool]]:
+        """:meth:`take_token` of each commit; the commits next to one bookkeeping location of the
+        families :func:`.bulk.batched` keeps all in one transaction (:func:`.bulk.take_tokens`)."""
+        out: dict[CommitId, tuple[int, bool]] = {}
+        homes: dict[tuple, list[tuple[CommitId, Mapping[str, Any], Target]]] = {}
+        for commit in commits:
+            config, target = target_of(self.vertex.config, commit.table, None)
+            if not batched(target):
+                out[commit] = self.take_token(commit)
+                continue
+            homes.setdefault(_home_key(target), []).append((commit, config, target))
+        for members in homes.values():
+            _, home_config, home = members[0]
+            labels = {c.long_key: t.label for c, _, t in members}
+            found = self._guarded(home, home_config, partial(bulk_take_tokens, target=home, ctx=self.ctx,
+                                                             vertex=self.vertex, labels=labels))
+            out.update((c, found[c.long_key]) for c, _, _ in members)
+        return [out[c] for c in commits]
+
+    def _guarded(self, target: Target, config: Mapping[str, Any], take: Callable[[Any], T]) -> T:
+        """``take`` on a connection to the target's database once its bookkeeping tables are there (its
+        PostgreSQL database created first when a creating save mode names one that is missing)."""
         ensure_driver(self.ctx.spark, target.conn, self.ctx.plan.env, config)
         try:
             try:
-                return self._take(target, config, commit)
+                return self._take(target, config, take)
             except RuntimeConfigError as e:
                 if getattr(e, "sql_state", None) != "3D000" or target.base_conn is None or \
                         sink_options(config)["schema_save_mode"] not in _CREATING:
                     raise
                 create_database(self.ctx.spark, target)
-                return self._take(target, config, commit)
+                return self._take(target, config, take)
         except Exception as e:
             raise reraise(e, f"cannot prepare {target.label} on {target.conn.safe_url}", target.conn) from None
 
-    def _take(self, target: Target, config: Mapping[str, Any], commit: CommitId) -> tuple[int, bool]:
+    def _take(self, target: Target, config: Mapping[str, Any], take: Callable[[Any], T]) -> T:
         pool = pool_of(self.ctx.spark, target.conn)  # the job's facts about this database
         ready = container_ready(target) if sink_options(config)["schema_save_mode"] in _CREATING \
             else ("bookkeeping", target.home, False)
@@ -209,13 +247,36 @@ class JdbcCommitLog:
                 ensure_bookkeeping(connection, target)
 
             pool.once(ready, prepare)  # once per job and schema, not per table; its other tables wait
-            token = take_token(connection, target, self.ctx, self.vertex, commit.long_key)
-            return token, is_committed(connection, target, commit.long_key)
+            return take(connection)
 
     def newest_token(self, commit: CommitId) -> int:
         _, target = target_of(self.vertex.config, commit.table, None)
         with connect(self.ctx.spark, target.conn) as connection:
             return newest_token(connection, target, commit.long_key)
+
+    def newest_tokens(self, commits: Sequence[CommitId]) -> list[int]:
+        """:meth:`newest_token` of each commit, with one query per bookkeeping location where
+        :func:`.bulk.batched`."""
+        out: dict[CommitId, int] = {}
+        homes: dict[tuple, list[tuple[CommitId, Target]]] = {}
+        for commit in commits:
+            _, target = target_of(self.vertex.config, commit.table, None)
+            if batched(target):
+                homes.setdefault(_home_key(target), []).append((commit, target))
+            else:
+                out[commit] = self.newest_token(commit)
+        for members in homes.values():
+            target = members[0][1]
+            with connect(self.ctx.spark, target.conn) as connection:
+                found = bulk_newest_tokens(connection, target, [c.long_key for c, _ in members])
+            out.update((c, found[c.long_key]) for c, _ in members)
+        return [out[c] for c in commits]
+
+
+def _home_key(target: Target) -> tuple:
+    """Where a target's bookkeeping lives: its database (URL, login) and its fence table."""
+    conn = target.conn
+    return (conn.url, conn.user, tuple(sorted(conn.connection_properties().items())), target.qualified(FENCES_TABLE))
 
 
 def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) -> list[str]:
@@ -336,14 +397,35 @@ def _kept_metadata(field: Any) -> str:
 
 def _parts(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[tuple]:
     """Each table's (commit, token, columns, keys, target), its save modes and added columns applied."""
-    parts = []
+    parts, prepared = [], []
     for commit, token, df in items:
         columns = data_columns(df)
         keys = table_keys(vertex, commit.table, df)
         config, target = target_of(vertex.config, commit.table, columns, keys)
-        _before_write(ctx, vertex, target, config, df)
+        prepared.append((target, config, df))
         parts.append((commit, token, columns, keys, target))
+    _before_writes(ctx, vertex, prepared)
     return parts
+
+
+def _before_writes(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[Target, Mapping[str, Any], Any]]) -> None:
+    """:func:`_before_write` of several tables: their save modes at once on one connection where
+    :func:`.savemodes.at_once` says so, else table by table."""
+    batch = [(target, config, df.schema) for target, config, df in items]
+    if at_once(batch):
+        conn = batch[0][0].conn
+        try:
+            with connect(ctx.spark, conn) as connection:
+                applied = save_modes_once_many(ctx, vertex, connection, batch)
+                for target, _, schema in batch if applied else ():
+                    follow_changes(vertex, connection, target, schema)
+                    add_columns(vertex, connection, target, schema)
+        except Exception as e:
+            raise reraise(e, f"cannot prepare {len(batch)} tables on {conn.safe_url}", conn) from None
+        if applied:
+            return
+    for target, config, df in items:
+        _before_write(ctx, vertex, target, config, df)
 
 
 def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]], group: TableGroup,
@@ -364,7 +446,7 @@ def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     staged = _last_per_key(rows, target0, columns0, vertex.parallelism, tagged=True)
     if not _keyed(target0):
         staged = staged.coalesce(vertex.parallelism)
-    counts = [F.count(F.when(F.col(TAG_COLUMN) == n, 1)).alias(f"t{n}") for n in numbers]
+    counts = tag_counts(TAG_COLUMN, numbers)
     found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
     _index_tags(ctx, target0, staging)
     out = []
@@ -382,7 +464,6 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     key kept per table), into one staging table named after the first table's commit and token (a later
     attempt of that table drops it with its older staging). Each table's rows are counted on their own;
     the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
-    from pyspark.sql import functions as F
 
     parts = _parts(ctx, vertex, items)
     first_commit, first_token, columns0, _, target0 = parts[0]
@@ -397,7 +478,7 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     for frame, _ in frames[1:]:
         union = union.union(frame)
     staged = union.coalesce(vertex.parallelism)  # the tables' partitions written by the sink's writers
-    counts = [F.count(F.when(F.col(TAG_COLUMN) == tag, 1)).alias(f"t{tag}") for tag in range(len(parts))]
+    counts = tag_counts(TAG_COLUMN, range(len(parts)))
     found = _write_staging(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, counts)
     _index_tags(ctx, target0, staging)
     out = []
@@ -444,6 +525,8 @@ class JdbcSinkVerbs:
 
     def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
         """Drop the staging tables of the last :data:`_OLDER_STAGING` tokens (attempts that died)."""
+        if token <= 1:  # no earlier attempt
+            return 0
         _, target = target_of(vertex.config, commit.table, None)
         with connect(ctx.spark, target.conn) as connection:
             for older in range(max(1, token - _OLDER_STAGING), token):

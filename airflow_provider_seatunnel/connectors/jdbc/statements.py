@@ -110,8 +110,11 @@ def staged_source(target: Target, entry: Mapping[str, Any]) -> str:
     return f"(SELECT * FROM {staging} WHERE {target.dialect.column(TAG_COLUMN)} = {int(tag)})"
 
 
-def move_statements(target: Target, entry: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
-    """The statements moving staged rows into the target (run in the commit transaction)."""
+def move_statements(target: Target, entry: Mapping[str, Any], config: Mapping[str, Any],
+                    no_deletes: bool = False) -> list[str]:
+    """The statements moving staged rows into the target (run in the commit transaction); ``no_deletes``:
+    the staging holds no DELETE row of the table (counted in this transaction), so the statement
+    deleting their keys is left out."""
     dialect = target.dialect
     columns, casts = list(entry["columns"]), dict(entry.get("casts") or {})
     staging = staged_source(target, entry)
@@ -127,13 +130,15 @@ def move_statements(target: Target, entry: Mapping[str, Any], config: Mapping[st
               f"FROM {staging} s")
     if not target.primary_keys:
         return [insert]
-    return _keyed_statements(target, columns, names, staging, insert, select, config)
+    moves = _keyed_statements(target, columns, names, staging, insert, select, config)
+    return moves[1:] if no_deletes else moves
 
 
 def _keyed_statements(target: Target, columns: list[str], names: list[str], staging: str, insert: str,
                       select: Callable[[str], str], config: Mapping[str, Any]) -> list[str]:
-    """With primary keys: DELETE rows delete, then INSERT/UPDATE_AFTER rows are upserted (or, with
-    ``enable_upsert = false``, inserted and updated; with ``support_upsert_by_insert_only``, inserted)."""
+    """With primary keys: DELETE rows delete (the first statement), then INSERT/UPDATE_AFTER rows are
+    upserted (or, with ``enable_upsert = false``, inserted and updated; with
+    ``support_upsert_by_insert_only``, inserted)."""
     dialect, ident = target.dialect, target.ident
     kind = f"s.{dialect.column(KIND_COLUMN)}"
     keys = resolve_keys(target.primary_keys, columns)

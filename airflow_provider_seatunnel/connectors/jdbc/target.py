@@ -184,9 +184,9 @@ def resolve_keys(keys: list[str], columns: list[str]) -> list[str]:
     return out
 
 
-def table_exists(connection: Any, target: Target, name: str) -> bool:
-    """Whether the table ``name`` (canonical part form) exists next to the target: in its schema
-    (MySQL: database)."""
+def _where(connection: Any, target: Target) -> tuple[Any, list[str | None], list[str | None], Any]:
+    """The metadata, the catalogs and schemas the target's tables are listed under, and the LIKE
+    pattern matching exactly a name (:func:`table_exists`, :func:`listed_tables`)."""
     meta = connection.getMetaData()
     if target.dialect.family == "mysql":
         catalogs = [unquote(target.database) if target.database else connection.getCatalog()]
@@ -201,6 +201,43 @@ def table_exists(connection: Any, target: Target, name: str) -> bool:
             return text
         return text.replace(escape, escape * 2).replace("_", escape + "_").replace("%", escape + "%")
 
+    return meta, catalogs, schemas, pattern
+
+
+def listed_tables(connection: Any, target: Target) -> Listed:
+    """Every table next to the target (its schema; MySQL: database), listed once: what
+    :func:`table_exists` answers for any name there, without a catalog query per name."""
+    meta, catalogs, schemas, pattern = _where(connection, target)
+    found: set[tuple[str | None, str]] = set()
+    for catalog in catalogs:
+        for schema in schemas:
+            result = meta.getTables(catalog, pattern(schema), None, None)
+            try:
+                while result.next():
+                    found.add((result.getString("TABLE_SCHEM"), str(result.getString("TABLE_NAME"))))
+            finally:
+                result.close()
+    return Listed(frozenset(found), tuple(schemas))
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The (schema, name) of the tables :func:`listed_tables` found, and the schemas it looked in."""
+
+    tables: frozenset[tuple[str | None, str]]
+    schemas: tuple[str | None, ...]
+
+    def has(self, target: Target, name: str) -> bool:
+        """:func:`table_exists`' answer for the table ``name`` (canonical part form)."""
+        return any((schema, candidate) in self.tables or (None, candidate) in self.tables
+                   or (schema is None and any(n == candidate for _, n in self.tables))
+                   for schema in self.schemas for candidate in target.dialect.lookups(name))
+
+
+def table_exists(connection: Any, target: Target, name: str) -> bool:
+    """Whether the table ``name`` (canonical part form) exists next to the target: in its schema
+    (MySQL: database)."""
+    meta, catalogs, schemas, pattern = _where(connection, target)
     for catalog in catalogs:
         for schema in schemas:
             for candidate in target.dialect.lookups(name):
