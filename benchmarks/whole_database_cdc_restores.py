@@ -13,7 +13,9 @@ checkpoint:
    micro-batch was logged (change micro-batches being written and committed);
 2. the writer goes on for ``--after`` s, then stops;
 3. the restore: the same command on the same checkpoint; once every target table equals its source (count and
-   ordered checksum), it is stopped (SIGTERM, as an operator stops a stream);
+   ordered checksum), it is stopped (SIGTERM to its driver, as ``SeaTunnelOperator.on_kill`` stops a stream:
+   :func:`whole_database_cdc.stop`), and the seconds until the command exited and its exit code recorded
+   (0: stopped cleanly; SIGKILLed, -9, after 180 s);
 4. recorded: whether every table was equal, how many showed doubled or missing rows, the readers seen (the
    most replication slots of the source database at once), and the seconds each phase took.
 
@@ -122,14 +124,15 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, sourc
     equal = wc.wait_equal(source, target, tables, restore, args.limit)
     restore_s = round(time.monotonic() - t1, 1)
     w2.stop.set()
-    wc.stop("ours", restore)
+    stop_s = wc.stop("ours", restore)
     expected, got = source.checksums(tables), target.checksums(tables)
     wrong = sorted(t for t in tables if got[t] != expected[t])
     doubled = sorted(t for t in wrong if got[t] is not None and expected[t] is not None and got[t][0] > expected[t][0])
     missing = sorted(t for t in wrong if got[t] is None or (expected[t] is not None and got[t][0] < expected[t][0]))
     out = {"trial": n, "source": args.source, "tables": len(tables), "kind": kind, "delay_s": round(delay, 1),
            "killed_at_s": killed_at, "batches_logged_before_kill": batches_before_kill, "inserted": inserted[0],
-           "restore_s": restore_s, "restore_exit": restore.returncode, "tables_equal": len(tables) - len(wrong),
+           "restore_s": restore_s, "restore_exit": restore.returncode, "stop_s": stop_s,
+           "tables_equal": len(tables) - len(wrong),
            "tables_doubled": len(doubled), "tables_missing": len(missing),
            "slots_max": max(w1.slots_max, w2.slots_max), "exactly_once": equal and not wrong,
            "load_before": round(load, 2), "unequal": wrong[:5], "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
@@ -177,13 +180,15 @@ def report(kept: list[dict[str, Any]]) -> str:
              "source (count and ordered checksum) after the restore.", "",
              f"Trials: {len(kept)}, exactly once: {sum(t['exactly_once'] for t in kept)}.", "",
              "| # | source | tables | kill in | killed at s | batches before | rows inserted | restore s | equal "
-             "| doubled | missing | slots at once | exactly once | load | at |",
-             "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+             "| doubled | missing | slots at once | exactly once | stop s | exit | load | at |",
+             "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|"]
     for t in kept:
         lines.append(f"| {t['trial']} | {t['source']} | {t['tables']} | {t['kind']} | {t['killed_at_s']} "
                      f"| {t['batches_logged_before_kill']} | {t['inserted']} | {t['restore_s']} | {t['tables_equal']} "
                      f"| {t['tables_doubled']} | {t['tables_missing']} | {t['slots_max']} "
-                     f"| {'yes' if t['exactly_once'] else 'NO'} | {t['load_before']} | {t['at']} |")
+                     f"| {'yes' if t['exactly_once'] else 'NO'} | {t.get('stop_s', '-')} "
+                     f"| {t.get('restore_exit', '-')} "
+                     f"| {t['load_before']} | {t['at']} |")
     return "\n".join(lines) + "\n"
 
 
