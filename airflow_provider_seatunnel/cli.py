@@ -1,8 +1,9 @@
 """``seatunnel-airflow``: validate, plan and run SeaTunnel job configs.
 
 Everything printed goes through :func:`_out`, which escapes terminal control characters.
-Exit codes: 0 success; 1 a pipeline failed (``run``); 2 a bad config (ConfigError) or
-bad arguments. A ConfigError is printed as its message, never as a traceback. What is printed
+Exit codes: 0 success, a STREAMING ``run`` stopped by SIGTERM or SIGINT included (its queries
+stop after their running micro-batch); 1 a pipeline failed (``run``); 2 a bad config (ConfigError)
+or bad arguments. A ConfigError is printed as its message, never as a traceback. What is printed
 hides secrets by :mod:`.spi.secrets`' rule; ``run`` removes its work directory (the plan with
 its secrets, the properties files, metrics and logs) when it ends, unless ``--keep-work-dir``.
 """
@@ -163,8 +164,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_remote(args, plan, pipelines)
     master = args.master or str(plan.env.get("spark.master") or "local[*]")
     job = run_pipelines(plan, pipelines, master=master, run_id=args.run_id, work_dir=args.work_dir,
-                        max_parallel=args.max_parallel, attempt=args.attempt, keep_work_dir=args.keep_work_dir)
+                        max_parallel=args.max_parallel, attempt=args.attempt, keep_work_dir=args.keep_work_dir,
+                        stop=_stop_on_signals(plan))
     return _report(args, job)
+
+
+def _stop_on_signals(plan: Any) -> threading.Event | None:
+    """A STREAMING run's stop: SIGTERM or SIGINT to this command sets it, and the pipelines' queries stop
+    between micro-batches (their drivers get SIGTERM); the command then exits 0 with what they wrote.
+    None for a BATCH run (the signals keep their default: the command ends)."""
+    if str(plan.mode).upper() != "STREAMING":
+        return None
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
 
 
 def _run_remote(args: argparse.Namespace, plan: Any, pipelines: list[Any]) -> int:
@@ -187,10 +201,7 @@ def _run_remote(args: argparse.Namespace, plan: Any, pipelines: list[Any]) -> in
         _out(f"error: {', '.join(names)} do not apply with --remote (the server has its master; nothing is "
               "written locally)", file=sys.stderr)
         return EXIT_CONFIG
-    stop = threading.Event()
-    if str(plan.mode).upper() == "STREAMING":  # SIGTERM / Ctrl-C: the queries stop between micro-batches
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+    stop = _stop_on_signals(plan) or threading.Event()  # STREAMING: the queries stop between micro-batches
     job = run_remote_pipelines(plan, pipelines, remote, run_id=args.run_id, attempt=args.attempt,
                                max_parallel=args.max_parallel, options=faults.from_environment(), stop=stop)
     return _report(args, job)

@@ -231,26 +231,33 @@ def start(engine: str, conf: Path, work: Path, zeta: Path | None, w: Watch) -> s
     return proc
 
 
-def stop(engine: str, proc: subprocess.Popen) -> None:
-    """Ours: SIGTERM to the Python driver (runtime/app.py), as an operator stops a stream: the queries stop
-    after their running micro-batch and the command exits; Zeta, whose streaming job runs until cancelled:
-    its process group killed."""
+def stop(engine: str, proc: subprocess.Popen, limit: float = 180.0) -> float:
+    """Ours: SIGTERM to the pipelines' Python drivers (``runtime/app.py``; found as ``SeaTunnelOperator.on_kill``
+    finds them: :func:`pipeline_drivers`), as an operator stops a stream: the queries stop after their running
+    micro-batch and the command exits 0; the command itself when no driver runs (yet). Never the spark-submit
+    JVM, whose command line names the app too: a SIGTERM there ends the driver with SIGKILL and the command
+    with 1. Zeta, whose streaming job runs until cancelled: its process group killed. After ``limit``
+    seconds, SIGKILL to the process group. Returns the seconds the command took to exit."""
     import psutil
 
-    with contextlib.suppress(psutil.Error, ProcessLookupError):  # the command may have ended already
-        if engine == "zeta":
+    from airflow_provider_seatunnel.runtime.launcher import pipeline_drivers
+
+    t0 = time.monotonic()
+    if engine == "zeta":
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        top = psutil.Process(proc.pid)
-        drivers = [p for p in top.children(recursive=True) if any(a.endswith("runtime/app.py") for a in p.cmdline())]
-        for p in drivers or [top]:
-            with contextlib.suppress(psutil.Error):
-                p.terminate()
+    elif proc.poll() is None:
+        for p in pipeline_drivers(root=proc.pid) or [proc]:
+            with contextlib.suppress(psutil.Error, OSError):  # it may have ended meanwhile
+                p.send_signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(180)
+        proc.wait(limit)
+    took = time.monotonic() - t0
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+    return round(took, 1)
 
 
 def wait_equal(source: Any, target: wd.Target, tables: list[str], proc: subprocess.Popen, limit: float) -> bool:

@@ -9,7 +9,8 @@ With ``--remote`` no Spark starts here: the pipeline runs as a session of that S
 never from the command line), and the metrics file is written the same way: a deferred task's
 driver on Spark Connect (``operators/deferrable.py``).
 
-Exit codes: 0 the pipeline committed; 1 it failed (the metrics file says why, and
+Exit codes: 0 the pipeline committed (a STREAMING one also when SIGTERM or SIGINT stopped it: its
+queries stop after their running micro-batch); 1 it failed (the metrics file says why, and
 whether retrying can help); 2 the plan, the arguments or ``SEATUNNEL_FAULTS`` are unusable.
 
 A run with the ``--run-id`` of an earlier run is a restore: sinks that committed do not
@@ -70,10 +71,12 @@ def _die_with_parent() -> None:
         pass
 
 
-def _stop_on_sigterm(log: logging.Logger, label: str) -> threading.Event:
-    """An event SIGTERM (and SIGINT) sets: a streaming pipeline then stops its queries gracefully
-    (running micro-batches finish and commit) and exits 0 with what it wrote."""
-    stop = threading.Event()
+def _stop_on_sigterm(log: logging.Logger, label: str, stop: threading.Event | None = None) -> threading.Event:
+    """An event SIGTERM (and SIGINT) sets (``stop``, or a new one): a streaming pipeline then stops its
+    queries gracefully (running micro-batches finish and commit; a stop before they started starts none)
+    and exits 0 with what it wrote. Installed as soon as the plan is read, so that a SIGTERM while Spark
+    starts stops the stream too, and again once the session exists (PySpark sets its own SIGINT handler)."""
+    stop = stop or threading.Event()
 
     def handle(signum: int, _frame: Any) -> None:
         log.warning("%s: %s received: stopping the streaming queries after their running micro-batch", label,
@@ -114,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot read the plan %s: %s", args.plan, e)
         return 2
     label = f"Pipeline [({pipeline.id}/{len(plan.pipelines)})] {pipeline.task_id}"
+    stop = _stop_on_sigterm(log, f"Job {plan.name}, {label}") if (
+        plan.mode == "STREAMING" and not args.remote) else None
     started = now()
     try:
         options = faults.from_environment()
@@ -141,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         if plan.mode == "STREAMING":  # Structured Streaming queries; SIGTERM stops them between micro-batches
             from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
 
-            stop = _stop_on_sigterm(log, f"Job {plan.name}, {label}")
+            stop = _stop_on_sigterm(log, f"Job {plan.name}, {label}", stop)
             metrics = run_streaming_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg), stop=stop)
         else:
             metrics = run_pipeline(ctx, on_event=lambda msg: log.info("%s: %s", label, msg))

@@ -441,27 +441,56 @@ class WorkDir:
                 break  # something else lives there now
 
 
+def _forward_stop(stop: threading.Event, plan_file: Path, done: threading.Event,
+                  say: Callable[[str], None]) -> None:
+    """Once ``stop`` is set and until ``done``: SIGTERM to each pipeline driver of ``plan_file`` below this
+    process, once each, a driver that starts later included (it stops its queries after their running
+    micro-batch; a driver still starting stops them before they start)."""
+    import psutil
+
+    signalled: set[int] = set()
+    while not done.wait(0.5):
+        if not stop.is_set():
+            continue
+        for driver in pipeline_drivers(str(plan_file)):
+            if driver.pid in signalled:
+                continue
+            signalled.add(driver.pid)
+            say(f"stop requested: SIGTERM to the pipeline driver {driver.pid}; its queries stop after their "
+                "running micro-batch")
+            with contextlib.suppress(psutil.Error):
+                driver.send_signal(signal.SIGTERM)
+
+
 def run_pipelines(plan: JobPlan, pipelines: Sequence[PipelinePlan], *, master: str = "local[*]",
                   run_id: str | None = None, work_dir: Path | None = None, max_parallel: int | None = None,
-                  say: Callable[[str], None] = print, attempt: int = 1, keep_work_dir: bool = False) -> dict[str, Any]:
+                  say: Callable[[str], None] = print, attempt: int = 1, keep_work_dir: bool = False,
+                  stop: threading.Event | None = None) -> dict[str, Any]:
     """Run ``pipelines`` concurrently through spark-submit; return the job's metrics.
 
     ``run_id`` of an earlier run makes this a restore; ``attempt`` (1, 2, ...) is the retry number
     the pipelines see (an Airflow task's try number). The work directory (``work_dir``, default a
     new temporary one) is removed afterwards, failed or not (see :meth:`WorkDir.remove`), unless
     ``keep_work_dir``: then the job's metrics name it (``work_dir``) and each pipeline's log
-    (``log``). The plan's secrets are masked in what is said and in the metrics."""
+    (``log``). The plan's secrets are masked in what is said and in the metrics. ``stop`` (a
+    STREAMING run's; the command line sets it on SIGTERM or SIGINT): once set, each pipeline's
+    driver gets SIGTERM (:func:`_forward_stop`) and stops its queries gracefully."""
     from .summary import job_metrics
 
     secrets = secret_values(plan)
     workspace = WorkDir.open(work_dir)
+    done = threading.Event()
     try:
         run = _Run(plan, write_plan_file(plan, workspace.path), run_id or default_run_id(), int(attempt), master,
                    lambda text: say(scrub(text, secrets)))
+        if stop is not None:
+            threading.Thread(target=_forward_stop, args=(stop, run.plan_file, done, run.tell), daemon=True,
+                             name="seatunnel-stop").start()
         workers = max(1, min(max_parallel or len(pipelines), len(pipelines)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results = [m.redacted(secrets) for m in pool.map(run.pipeline, pipelines)]
     finally:
+        done.set()
         if not keep_work_dir:
             workspace.remove(pipelines)
     if not keep_work_dir:

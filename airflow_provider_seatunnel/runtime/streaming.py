@@ -326,6 +326,9 @@ def _run_queries(ctx: RunContext, queries: list[_Query], info: StreamInfo, stop:
     """Start ``queries`` and wait until they end, fail (raised) or ``stop`` is set (then stopped
     gracefully: returns why)."""
     p = ctx.pipeline
+    if stop.is_set():  # stopped while Spark started or the sources were prepared: no query starts
+        say("stopping: stop requested before the queries started; none is started")
+        return "stop requested"
     for q in queries:  # a schema change the sink cannot follow: nothing is written
         try:
             refuse_unfollowed(changes_of(q.df.schema), follows(q.connector), ctx.label(q.vertex))
