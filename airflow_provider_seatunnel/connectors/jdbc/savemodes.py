@@ -23,7 +23,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.rows import HIDDEN
 from ...spi.twophase import digest
-from ..sqlclient.connection import connect, execute, pool_of, query, rollback_quietly
+from ..sqlclient.connection import connect, execute, pool_of, query, rollback_quietly, transaction
 from ..sqlclient.errors import state_of, statement_errors
 from .bulk import batched, chunks, in_list, run_all
 from .commit import SAVEMODES_TABLE
@@ -172,8 +172,7 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
         _save_mode_once_locked(ctx, vertex, connection, target, config, schema, key)
         return
     marker = target.qualified(SAVEMODES_TABLE)
-    connection.setAutoCommit(False)
-    try:
+    with transaction(connection):
         if query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
             connection.rollback()
             return
@@ -192,11 +191,6 @@ def save_mode_once(ctx: RunContext, vertex: Vertex, connection: Any, target: Tar
         connection.commit()
         for action in done:
             log.info("Jdbc %s: save mode: %s", vertex.ref, action)
-    except BaseException:
-        rollback_quietly(connection)
-        raise
-    finally:
-        connection.setAutoCommit(True)
 
 
 #: the save modes :func:`save_modes_once_many` applies to many tables at once: at most a CREATE TABLE each
@@ -228,8 +222,7 @@ def save_modes_once_many(ctx: RunContext, vertex: Vertex, connection: Any, items
     target0 = items[0][0]
     marker = target0.qualified(SAVEMODES_TABLE)
     keyed = [(digest(ctx.save_mode_run_id, vertex.ref, t.label, length=64), t, c, schema) for t, c, schema in items]
-    connection.setAutoCommit(False)
-    try:
+    with transaction(connection):
         done = {str(r[0]) for part in chunks([k for k, _, _, _ in keyed])
                 for r in query(connection, f"SELECT savemode_id FROM {marker} WHERE savemode_id IN ({in_list(part)})")}
         todo = [one for one in keyed if one[0] not in done]
@@ -255,11 +248,6 @@ def save_modes_once_many(ctx: RunContext, vertex: Vertex, connection: Any, items
                 raise
         run_all(connection, statements)
         connection.commit()
-    except BaseException:
-        rollback_quietly(connection)
-        raise
-    finally:
-        connection.setAutoCommit(True)
     for _, _, (_, actions) in planned:
         for action in actions:
             log.info("Jdbc %s: save mode: %s", vertex.ref, action)
@@ -300,18 +288,12 @@ def _save_mode_once_locked(ctx: RunContext, vertex: Vertex, connection: Any, tar
     try:
         if query(connection, f"SELECT 1 FROM {marker} WHERE savemode_id = ?", (key,)):
             return
-        connection.setAutoCommit(False)
-        try:
+        with transaction(connection):
             done = apply_save_modes(connection, target, config, schema)
             execute(connection, f"INSERT INTO {marker} (savemode_id, run_id, sink, table_name, actions, done_at) "
                                 "VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
                     (key, ctx.run_id, vertex.ref, target.label, "; ".join(done)[:4000]))
             connection.commit()
-        except BaseException:
-            rollback_quietly(connection)
-            raise
-        finally:
-            connection.setAutoCommit(True)
         for action in done:
             log.info("Jdbc %s: save mode: %s", vertex.ref, action)
     finally:

@@ -373,6 +373,20 @@ def rollback_quietly(connection: Any) -> None:
         connection.rollback()
 
 
+@contextmanager
+def transaction(connection: Any) -> Iterator[Any]:
+    """``connection`` with auto-commit off for the block, which commits (or rolls back) itself: an
+    exception rolls back what is open and goes on; auto-commit is on again after the block."""
+    connection.setAutoCommit(False)
+    try:
+        yield connection
+    except BaseException:
+        rollback_quietly(connection)
+        raise
+    finally:
+        connection.setAutoCommit(True)
+
+
 def execute(connection: Any, sql: str, params: tuple = ()) -> int:
     """Run one statement; its update count (0 for DDL)."""
     statement = connection.prepareStatement(sql)
