@@ -281,6 +281,40 @@ def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_
     close_pools(spark)
 
 
+def test_each_tables_staged_rows_are_counted_in_the_staging_table_and_checked_against_the_write(plan_of, spark, db,
+                                                                                                 monkeypatch):
+    """Tables sharing one staging write (one at a time: one group): each table's rows counted by its number
+    in the staging table; a staging table holding other rows than the write wrote fails the stage (nothing
+    is left staged)."""
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH", multi_table.concurrent_tables = 1 }}
+        source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int, name = string }} }} }} }}
+        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "counted_${{table_name}}",
+                       primary_keys = ["id"] }} }}
+    """)
+    p = plan.pipelines[0]
+    sink = p.sinks[0]
+
+    def data():
+        return {name: with_kind(spark.createDataFrame([(i, name) for i in range(1, rows + 1)], "id int, name string"))
+                for name, rows in (("a", 3), ("b", 1), ("c", 2))}
+
+    info = JDBC_2PC.prepare(RunContext(spark, plan, p, "counted-1"), sink, data())
+    assert [s.rows for s in info.tables] == [3, 1, 2]
+    JDBC_2PC.commit(RunContext(spark, plan, p, "counted-1"), sink, info)
+    real = jdbc_sink._index_tags
+
+    def and_a_stray_row(ctx, target, staging):  # between the write and the count
+        real(ctx, target, staging)
+        db.sql(f"INSERT INTO {staging} SELECT * FROM {staging} LIMIT 1")
+
+    monkeypatch.setattr(jdbc_sink, "_index_tags", and_a_stray_row)
+    with pytest.raises(RuntimeError, match=r"holds 7 rows of tables \[0, 1, 2\], the write wrote 6"):
+        JDBC_2PC.prepare(RunContext(spark, plan, p, "counted-2"), sink, data())
+    assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
+    close_pools(spark)
+
+
 def test_a_table_an_overlapping_attempt_took_over_is_superseded_and_the_others_commit(plan_of, spark, db,
                                                                                      monkeypatch):
     """The tables of a database take their tokens and commit with a few statements for all of them; a
