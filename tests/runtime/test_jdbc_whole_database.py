@@ -230,13 +230,19 @@ def raw_dialect():
 # one transaction per database, exactly once
 # ------------------------------------------------------------------------------------------------
 
-def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_of, spark, db, monkeypatch):
-    plan = plan_of(f"""
-        env {{ job.mode = "BATCH" }}
+def keyed_plan(plan_of, db, prefix: str, env: str = ""):
+    """FakeSource tables (id, name) into Jdbc tables ``<prefix>_<table>`` upserted on ``id``; ``env`` adds
+    settings to the job's ``env``."""
+    return plan_of(f"""
+        env {{ job.mode = "BATCH"{", " + env if env else ""} }}
         source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int, name = string }} }} }} }}
-        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "grouped_${{table_name}}",
+        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "{prefix}_${{table_name}}",
                        primary_keys = ["id"] }} }}
     """)
+
+
+def test_every_table_of_a_database_commits_in_one_transaction_exactly_once(plan_of, spark, db, monkeypatch):
+    plan = keyed_plan(plan_of, db, "grouped")
     p = plan.pipelines[0]
     sink = p.sinks[0]
 
@@ -286,12 +292,7 @@ def test_each_tables_staged_rows_are_counted_in_the_staging_table_and_checked_ag
     """Tables sharing one staging write (one at a time: one group): each table's rows counted by its number
     in the staging table; a staging table holding other rows than the write wrote fails the stage (nothing
     is left staged)."""
-    plan = plan_of(f"""
-        env {{ job.mode = "BATCH", multi_table.concurrent_tables = 1 }}
-        source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int, name = string }} }} }} }}
-        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "counted_${{table_name}}",
-                       primary_keys = ["id"] }} }}
-    """)
+    plan = keyed_plan(plan_of, db, "counted", "multi_table.concurrent_tables = 1")
     p = plan.pipelines[0]
     sink = p.sinks[0]
 
@@ -320,12 +321,7 @@ def test_a_table_an_overlapping_attempt_took_over_is_superseded_and_the_others_c
     """The tables of a database take their tokens and commit with a few statements for all of them; a
     table whose token a newer attempt took sends the commit back to one savepoint per table: the
     others commit, that one is superseded and its staging dropped."""
-    plan = plan_of(f"""
-        env {{ job.mode = "BATCH" }}
-        source {{ FakeSource {{ plugin_output = "fake", schema = {{ fields {{ id = int, name = string }} }} }} }}
-        sink {{ Jdbc {{ {conn_options(db)}, generate_sink_sql = true, table = "over_${{table_name}}",
-                       primary_keys = ["id"] }} }}
-    """)
+    plan = keyed_plan(plan_of, db, "over")
     p = plan.pipelines[0]
     sink = p.sinks[0]
     answers: list[object] = []

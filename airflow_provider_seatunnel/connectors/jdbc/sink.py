@@ -205,14 +205,8 @@ class JdbcCommitLog:
     def take_tokens(self, commits: Sequence[CommitId]) -> list[tuple[int, bool]]:
         """:meth:`take_token` of each commit; the commits next to one bookkeeping location of the
         families :func:`.bulk.batched` keeps all in one transaction (:func:`.bulk.take_tokens`)."""
-        out: dict[CommitId, tuple[int, bool]] = {}
-        homes: dict[tuple, list[tuple[CommitId, Mapping[str, Any], Target]]] = {}
-        for commit in commits:
-            config, target = target_of(self.vertex.config, commit.table, None)
-            if not batched(target):
-                out[commit] = self.take_token(commit)
-                continue
-            homes.setdefault(_home_key(target), []).append((commit, config, target))
+        alone, homes = self._by_home(commits)
+        out = {commit: self.take_token(commit) for commit in alone}
         for members in homes.values():
             _, home_config, home = members[0]
             labels = {c.long_key: t.label for c, _, t in members}
@@ -257,20 +251,31 @@ class JdbcCommitLog:
     def newest_tokens(self, commits: Sequence[CommitId]) -> list[int]:
         """:meth:`newest_token` of each commit, with one query per bookkeeping location where
         :func:`.bulk.batched`."""
-        out: dict[CommitId, int] = {}
-        homes: dict[tuple, list[tuple[CommitId, Target]]] = {}
-        for commit in commits:
-            _, target = target_of(self.vertex.config, commit.table, None)
-            if batched(target):
-                homes.setdefault(_home_key(target), []).append((commit, target))
-            else:
-                out[commit] = self.newest_token(commit)
+        alone, homes = self._by_home(commits)
+        out = {commit: self.newest_token(commit) for commit in alone}
         for members in homes.values():
-            target = members[0][1]
+            target = members[0][2]
             with connect(self.ctx.spark, target.conn) as connection:
-                found = bulk_newest_tokens(connection, target, [c.long_key for c, _ in members])
-            out.update((c, found[c.long_key]) for c, _ in members)
+                found = bulk_newest_tokens(connection, target, [c.long_key for c, _, _ in members])
+            out.update((c, found[c.long_key]) for c, _, _ in members)
         return [out[c] for c in commits]
+
+    def _by_home(self, commits: Sequence[CommitId]) -> tuple[list[CommitId], dict[tuple, list[_Member]]]:
+        """The commits asked one by one (their target's family is not :func:`.bulk.batched`), and the
+        others by where their bookkeeping lives (:func:`_home_key`), each with its sink options and target."""
+        alone: list[CommitId] = []
+        homes: dict[tuple, list[_Member]] = {}
+        for commit in commits:
+            config, target = target_of(self.vertex.config, commit.table, None)
+            if batched(target):
+                homes.setdefault(_home_key(target), []).append((commit, config, target))
+            else:
+                alone.append(commit)
+        return alone, homes
+
+
+#: a commit of :meth:`JdbcCommitLog._by_home`: the commit, its table's sink options, its target
+_Member = tuple[CommitId, Mapping[str, Any], Target]
 
 
 def _home_key(target: Target) -> tuple:
@@ -305,12 +310,16 @@ def add_columns(vertex: Vertex, connection: Any, target: Target, schema: Any) ->
     return added
 
 
-def _newest_or_zero(ctx: RunContext, target: Target, commit: CommitId) -> int:
+def _raise_if_superseded(ctx: RunContext, vertex: Vertex, target: Target, commit: CommitId, token: int) -> None:
+    """Superseded when a newer attempt took ``commit`` over (and dropped this attempt's staging): asked only
+    to explain a failure, so an unanswered question raises nothing."""
     try:
         with connect(ctx.spark, target.conn) as connection:
-            return newest_token(connection, target, commit.long_key)
-    except Exception:  # the question is only asked to explain a failure
-        return 0
+            newest = newest_token(connection, target, commit.long_key)
+    except Exception:
+        return
+    if newest > token:
+        raise Superseded(target.label, token, newest, vertex.ref) from None  # the failure it explains: its cause
 
 
 def _before_write(ctx: RunContext, vertex: Vertex, target: Target, config: Mapping[str, Any], df: Any) -> None:
@@ -348,9 +357,7 @@ def _write_staging(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int
          .mode("overwrite" if columns_sql is None else "append").save())
         return dict(written.get)
     except Exception as e:
-        newest = _newest_or_zero(ctx, target, commit)
-        if newest > token:  # a newer attempt took over and dropped this attempt's staging mid-write
-            raise Superseded(target.label, token, newest, vertex.ref) from None
+        _raise_if_superseded(ctx, vertex, target, commit, token)  # its staging dropped mid-write
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
 
 
@@ -504,16 +511,12 @@ def _write_tagged(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int,
         with connect(ctx.spark, target.conn) as connection:
             rows = query(connection, f"SELECT {column}, COUNT(*) FROM {target.qualified(staging)} GROUP BY {column}")
     except Exception as e:
-        newest = _newest_or_zero(ctx, target, commit)
-        if newest > token:  # a newer attempt took over and dropped this attempt's staging
-            raise Superseded(target.label, token, newest, vertex.ref) from None
+        _raise_if_superseded(ctx, vertex, target, commit, token)
         raise reraise(e, f"cannot count the staging table of {target.label}", target.conn) from None
     counted = {int(n if n is not None else -1): int(c or 0) for n, c in rows}  # no number: a mismatch
     wanted = {int(n) for n in numbers}
     if sum(counted.values()) != written or not counted.keys() <= wanted:
-        newest = _newest_or_zero(ctx, target, commit)
-        if newest > token:
-            raise Superseded(target.label, token, newest, vertex.ref)
+        _raise_if_superseded(ctx, vertex, target, commit, token)
         raise RuntimeError(f"{vertex.ref}: the staging table {staging} of {target.label} holds "
                            f"{sum(counted.values())} rows of tables {sorted(counted)}, the write wrote {written} "
                            f"of tables {sorted(wanted)}")
