@@ -51,7 +51,7 @@ class SharedCounts:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._of: dict[str, tuple[_Observed, str]] = {}
+        self._of: dict[str, tuple[_Observed | _Known, str]] = {}
 
     def observe(self, df: Any, numbers: Mapping[str, int], tag: str | None) -> Any:
         """``df`` counted in the action that writes it: the rows of each table of ``numbers`` (table ->
@@ -68,6 +68,13 @@ class SharedCounts:
                 self._of[table] = (observed, f"t{n}")
         return df.observe(observation, *metrics)
 
+    def record(self, rows: Mapping[str, int]) -> None:
+        """Tables counted without an observation: their rows as the sink staged every one of them."""
+        known = _Known({f"t{i}": n for i, n in enumerate(rows.values())})
+        with self._lock:
+            for i, table in enumerate(rows):
+                self._of[table] = (known, f"t{i}")
+
     def rows(self, table: str, wait: float) -> int | None:
         """The table's rows once the action counting them ended (None before, or when none counts them)."""
         with self._lock:
@@ -76,6 +83,16 @@ class SharedCounts:
             return None
         values = found[0].get(wait)
         return None if values is None else int(values[found[1]])
+
+
+class _Known:
+    """Counts known already (:meth:`SharedCounts.record`), answered as an observation's are."""
+
+    def __init__(self, values: dict[str, int]):
+        self.values = values
+
+    def get(self, wait: float) -> dict[str, int]:
+        return self.values
 
 
 @dataclass
@@ -126,15 +143,16 @@ def read(w: Any, vertex: Any, connector: Any) -> Paired:
     return Paired(data, tuple(data.groups), SharedCounts())
 
 
-def group_frame(data: Paired, group: TableGroup, numbers: Mapping[str, int]) -> Any:
+def group_frame(data: Paired, group: TableGroup, numbers: Mapping[str, int], observed: bool = True) -> Any:
     """The group's DataFrame to write the tables ``numbers`` (table -> number) from: their rows alone
-    (unless they are all of the group's), counted per table by the write."""
+    (unless they are all of the group's), counted per table by the write (``observed``; else the sink
+    stages every row and its counts are :meth:`SharedCounts.record`-ed)."""
     from pyspark.sql import functions as F
 
     frame = group.frame
     if len(numbers) < len(group.tables):
         frame = frame.where(F.col(group.tag).isin(*sorted(numbers.values())))
-    return data.counts.observe(frame, numbers, group.tag)
+    return data.counts.observe(frame, numbers, group.tag) if observed else frame
 
 
 __all__ = ["Paired", "SharedCounts", "TableCounter", "group_frame", "pairs", "read"]

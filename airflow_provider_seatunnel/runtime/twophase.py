@@ -38,7 +38,7 @@ from typing import Any
 
 from ..spi import RunContext, Vertex
 from ..spi.fencing import StagingMismatch, Superseded
-from ..spi.together import StagesShared, TableGroup
+from ..spi.together import StagesEveryRow, StagesShared, TableGroup
 from ..spi.twophase import (
     CommitId,
     Outcome,
@@ -258,19 +258,25 @@ def _stage_shared(sink: StagesShared, ctx: RunContext, vertex: Vertex, group: Ta
     """One write of ``members``' rows from their group's DataFrame, then each table's token read again;
     the write discarded when any of it fails or was superseded."""
     numbers = {c.commit.table: group.number(c.commit.table) for c in members}
-    frame = ctx.with_write_faults(vertex, together.group_frame(data, group, numbers))
+    items = [(c.commit, c.token, data[c.commit.table]) for c in members]
     staged: list[Staged] = []
     try:
-        items = [(c.commit, c.token, data[c.commit.table]) for c in members]
+        # a sink staging every row it is given counts the tables: no aggregate per table for every row
+        every = isinstance(sink, StagesEveryRow) and sink.stages_every_row(ctx, vertex, items, group,
+                                                                            list(numbers.values()))
+        frame = ctx.with_write_faults(vertex, together.group_frame(data, group, numbers, observed=not every))
         staged = sink.stage_shared(ctx, vertex, items, replace(group, frame=frame), list(numbers.values()))
         if len(staged) != len(members):
             raise ValueError(f"{vertex.ref}: stage_shared answered {len(staged)} times for {len(members)} tables")
         _none_superseded(sink, ctx, vertex, staged)
+        if every:
+            data.counts.record({one.commit.table: one.rows for one in staged})
     except BaseException:
         for one in staged or members:
             _discard_quietly(sink, ctx, vertex, one)
         raise
-    log.info("%s: staged %d tables with one write (read together)", vertex.ref, len(staged))
+    log.info("%s: staged %d tables with one write (read together%s)", vertex.ref, len(staged),
+             "; every row staged, counted in the staging" if every else "")
     for one in staged:
         _staged_note(vertex, one)
     return staged

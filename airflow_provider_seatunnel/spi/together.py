@@ -37,9 +37,16 @@ class TableGroup:
     frame: Any
     tables: tuple[str, ...]
     tag: str = TAG_COLUMN
+    #: by table number: the columns no two of the table's rows in ``frame`` share, every row an INSERT
+    #: (a key the database enforces, read by one statement: one snapshot); None (or no entry): unknown
+    distinct: tuple[tuple[str, ...] | None, ...] = ()
 
     def number(self, table: str) -> int:
         return self.tables.index(table)
+
+    def distinct_by(self, number: int) -> tuple[str, ...] | None:
+        """The columns table ``number``'s rows are distinct by (see :attr:`distinct`), None: unknown."""
+        return self.distinct[number] if 0 <= number < len(self.distinct) else None
 
 
 class TableView:
@@ -110,5 +117,16 @@ class StagesShared(StagesTogether, Protocol):
                      group: TableGroup, numbers: Sequence[int]) -> list[Staged]: ...
 
 
-__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesShared", "TableGroup", "TableView", "TablesTogether", "rows_of",
-           "tag_counts"]
+@runtime_checkable
+class StagesEveryRow(Protocol):
+    """A :class:`StagesShared` sink that can say, before the write, whether ``stage_shared`` of these
+    tables stages every row of theirs it is given (none merged by key, none dropped): each answer's
+    ``rows`` is then the table's rows in the group, and the runtime counts the tables from those
+    instead of observing the write (an aggregate per table for every row)."""
+
+    def stages_every_row(self, ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]],
+                         group: TableGroup, numbers: Sequence[int]) -> bool: ...
+
+
+__all__ = ["TAG_COLUMN", "ReadsTogether", "StagesEveryRow", "StagesShared", "TableGroup", "TableView",
+           "TablesTogether", "rows_of", "tag_counts"]

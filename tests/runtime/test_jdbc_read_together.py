@@ -50,14 +50,15 @@ def my():
         yield server
 
 
-def _job(url: str, driver: str, user: str, password: str, target: str, prefix: str) -> str:
+def _job(url: str, driver: str, user: str, password: str, target: str, prefix: str, split_size: int = 100,
+         names: list[str] | None = None, keys: str = '"${primary_key}"') -> str:
     conn = f'url = "{url}", driver = "{driver}", user = "{user}", password = "{password}"'
-    tables = ", ".join(f'{{ table_path = "{prefix}{t}" }}' for t, _ in [*SAME, OTHER])
+    tables = ", ".join(f'{{ table_path = "{prefix}{t}" }}' for t in names or [t for t, _ in [*SAME, OTHER]])
     return f"""
         env {{ job.mode = "BATCH", parallelism = 2, multi_table.concurrent_tables = 1 }}
-        source {{ Jdbc {{ {conn}, plugin_output = "db", split.size = 100, table_list = [{tables}] }} }}
+        source {{ Jdbc {{ {conn}, plugin_output = "db", split.size = {split_size}, table_list = [{tables}] }} }}
         sink {{ Jdbc {{ {conn}, plugin_input = "db", generate_sink_sql = true, table = "{target}",
-                       primary_keys = ["${{primary_key}}"], schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST" }} }}
+                       primary_keys = [{keys}], schema_save_mode = "CREATE_SCHEMA_WHEN_NOT_EXIST" }} }}
     """
 
 
@@ -107,6 +108,33 @@ def test_postgres_tables_read_together_land_equal_with_their_own_counts(run_job,
                                                     ["amount", "numeric", None, "10", "2"]]
     assert pgdb.sql("SELECT count(*) FROM copy.seatunnel_commits WHERE run_id = 'together-pg'") == [[str(len(tables))]]
     assert pgdb.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]
+
+
+def test_postgres_tables_read_whole_by_their_primary_key_are_staged_unmerged_and_counted_in_the_staging(
+        run_job, pgdb, caplog):
+    caplog.set_level(logging.INFO, logger="seatunnel")
+    job = _job(pgdb.url, "org.postgresql.Driver", pgdb.user, pgdb.password, "whole.${table_name}", "public.",
+               split_size=100_000)  # no table splits: each read by one statement, distinct by its key
+    metrics = run_job(job, run_id="together-whole")
+    assert "staged 6 tables with one write (read together; every row staged, counted in the staging)" in caplog.text
+    assert _per_table(metrics, "per_table_read") == EXPECTED
+    assert _per_table(metrics, "per_table") == EXPECTED
+    assert _checksums(pgdb.sql, NAMES, "whole", True) == _checksums(pgdb.sql, NAMES, "public", True)
+
+
+def test_postgres_rows_sharing_the_sinks_key_are_merged_and_counted_as_read(run_job, pgdb, caplog):
+    caplog.set_level(logging.INFO, logger="seatunnel")
+    # the source's key (id, v) is wider than the sink's (id): rows of one id are merged to the last one
+    pgdb.sql("CREATE SCHEMA dup; " + "; ".join(
+        f"CREATE TABLE dup.d_{i} (id int, v int, name text, PRIMARY KEY (id, v)); "
+        f"INSERT INTO dup.d_{i} SELECT g % 3, g, 'n' || g FROM generate_series(1, 10) g" for i in (1, 2)))
+    job = _job(pgdb.url, "org.postgresql.Driver", pgdb.user, pgdb.password, "merged.${table_name}", "dup.",
+               split_size=100_000, names=["d_1", "d_2"], keys='"id"')
+    metrics = run_job(job, run_id="together-merged")
+    assert "staged 2 tables with one write (read together)" in caplog.text
+    assert _per_table(metrics, "per_table_read") == {"d_1": 10, "d_2": 10}  # the rows the source gave the sink
+    for t in ("d_1", "d_2"):
+        assert pgdb.sql(f"SELECT count(*), count(DISTINCT id) FROM merged.{t}") == [["3", "3"]]
 
 
 def test_postgres_restore_after_a_failed_commit_writes_every_table_once(run_job, pgdb, monkeypatch):

@@ -13,6 +13,7 @@ import pytest
 
 from airflow_provider_seatunnel.connectors.jdbc import CONNECTOR as JDBC
 from airflow_provider_seatunnel.connectors.jdbc import bulk as jdbc_bulk
+from airflow_provider_seatunnel.connectors.jdbc import shared as jdbc_shared
 from airflow_provider_seatunnel.connectors.jdbc import sink as jdbc_sink
 from airflow_provider_seatunnel.connectors.jdbc.catalog import catalog_keys, primary_key
 from airflow_provider_seatunnel.connectors.jdbc.savemodes import create_container
@@ -303,13 +304,13 @@ def test_each_tables_staged_rows_are_counted_in_the_staging_table_and_checked_ag
     info = JDBC_2PC.prepare(RunContext(spark, plan, p, "counted-1"), sink, data())
     assert [s.rows for s in info.tables] == [3, 1, 2]
     JDBC_2PC.commit(RunContext(spark, plan, p, "counted-1"), sink, info)
-    real = jdbc_sink._index_tags
+    real = jdbc_shared._index_tags
 
     def and_a_stray_row(ctx, target, staging):  # between the write and the count
         real(ctx, target, staging)
         db.sql(f"INSERT INTO {staging} SELECT * FROM {staging} LIMIT 1")
 
-    monkeypatch.setattr(jdbc_sink, "_index_tags", and_a_stray_row)
+    monkeypatch.setattr(jdbc_shared, "_index_tags", and_a_stray_row)
     with pytest.raises(RuntimeError, match=r"holds 7 rows of tables \[0, 1, 2\], the write wrote 6"):
         JDBC_2PC.prepare(RunContext(spark, plan, p, "counted-2"), sink, data())
     assert db.sql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'st_stage_%'") == [["0"]]

@@ -123,3 +123,50 @@ def test_the_runtime_reads_together_only_straight_into_a_sink_that_stages_from_g
     assert not together.pairs(*_walk(up=("src", "another")), JDBC)  # the sink unions another input
     assert not together.pairs(*_walk(sink_plugin="Console"), JDBC)  # a sink that cannot stage from a group
     assert not together.pairs(w, src, object())  # a source that cannot read together
+
+
+def _target(keys):
+    from airflow_provider_seatunnel.connectors.jdbc.target import target_of
+
+    config = {"url": "jdbc:postgresql://127.0.0.1:1/db", "driver": "org.postgresql.Driver", "user": "u",
+              "password": "p", "generate_sink_sql": True, "table": "copy.${table_name}",
+              **({"primary_keys": keys} if keys else {})}
+    return target_of(config, "db.public.a", ["id", "v", "name"])[1]
+
+
+@pytest.mark.parametrize(("sink_keys", "distinct", "merged"), [
+    (["id"], [("id",), ("id",)], False),  # each table's rows distinct by the sink's key: none merged
+    (["ID", "v"], [("id",), ("v", "id")], False),  # a superset of each table's key, names in any case
+    (["id"], [("id", "v"), ("id",)], True),  # one table's key is wider than the sink's: two rows may share an id
+    (["id"], [("id",), None], True),  # a table whose rows are not known distinct (a split read, no key)
+    (["id"], [], True),  # a source that says nothing
+    (None, [None, None], False),  # no sink keys: every row is staged anyway
+])
+def test_a_shared_staging_merges_rows_by_key_unless_each_tables_rows_are_distinct_by_its_keys(sink_keys, distinct,
+                                                                                               merged):
+    from airflow_provider_seatunnel.connectors.jdbc.shared import _merges_rows
+
+    group = TableGroup(object(), ("db.public.a", "db.public.b"), distinct=tuple(distinct))
+    assert _merges_rows(_target(sink_keys), ["id", "v", "name"], group, [0, 1]) is merged
+
+
+def test_only_the_tables_a_shared_staging_writes_decide_whether_it_merges():
+    from airflow_provider_seatunnel.connectors.jdbc.shared import _merges_rows
+
+    group = TableGroup(object(), ("db.public.a", "db.public.b"), distinct=(("id",), None))
+    assert not _merges_rows(_target(["id"]), ["id", "v", "name"], group, [0])
+    assert _merges_rows(_target(["id"]), ["id", "v", "name"], group, [1])
+
+
+def test_a_table_is_distinct_by_its_primary_key_only_when_one_statement_reads_it():
+    from airflow_provider_seatunnel.connectors.jdbc.together import _distinct, _Table
+    from airflow_provider_seatunnel.spi.schema import TableKeys
+
+    keyed = TableKeys(("pk", ("id", "v")))
+    whole = _Table(None, "SELECT 1", [], None, keyed)
+    one_split = _Table(None, "SELECT 1", [], ["id >= 0"], keyed)
+    splits = _Table(None, "SELECT 1", [], ["id < 5", "id >= 5"], keyed)
+    assert _distinct(whole) == ("id", "v") and _distinct(one_split) == ("id", "v")
+    assert _distinct(splits) is None  # a query per split: a row whose split column changes can be read twice
+    assert _distinct(_Table(None, "SELECT 1", [], None, TableKeys())) is None  # no primary key
+    assert _distinct(_Table(None, "SELECT 1", [], None, None)) is None  # a query: its keys unknown

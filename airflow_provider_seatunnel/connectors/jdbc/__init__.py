@@ -58,9 +58,9 @@ from ..sqlclient.connection import connection_of, ensure_driver, options_from_co
 from .checks import check, key_problems
 from .lineage import assets, table_assets
 from .options import DEVIATIONS, SPEC
-from .sink import JdbcSinkVerbs
 from .source import over_readers, primary_key_columns, read_table, source_tables
 from .together import read_together
+from .verbs import JdbcSinkVerbs
 
 __all__ = ["CONNECTOR", "DEVIATIONS", "Jdbc"]
 

@@ -1,4 +1,4 @@
-"""The Jdbc sink's storage verbs (:class:`JdbcSinkVerbs`); the engine (``runtime/twophase.py``) runs
+"""The Jdbc sink's storage verbs (:class:`.verbs.JdbcSinkVerbs`); the engine (``runtime/twophase.py``) runs
 the two phases over them, per upstream table:
 
 * the commit log (:class:`JdbcCommitLog`) is ``seatunnel_fences`` and ``seatunnel_commits`` next to
@@ -6,7 +6,8 @@ the two phases over them, per upstream table:
   mode makes; a PostgreSQL database too);
 * ``stage``: the save modes once per run (:mod:`.savemodes`), the columns a source's schema change
   added, then ONE Spark JDBC write (``batch_size`` rows per batch) into the attempt's staging table
-  ``st_stage_<table>_<hash of run, pipeline, sink, table>_<token>`` next to the target;
+  ``st_stage_<table>_<hash of run, pipeline, sink, table>_<token>`` next to the target; tables of one
+  database, row type and keys share one write and one staging table (:mod:`.shared`);
 * ``publish_all``: one database transaction per database for all its tables
   (:func:`.commit.publish_tables`); ``discard``: the staging
   table dropped; a table this run committed already only passes its rows through Spark's ``noop``
@@ -14,52 +15,46 @@ the two phases over them, per upstream table:
 vertex's parallelism: the engine hands the sink its rows in that many partitions, and with
 ``primary_keys`` the rows are grouped by key into that many partitions, where only the last change
 per key is kept (UPDATE_BEFORE rows dropped, as SeaTunnel's buffered executor does), ordered as
-the rows arrived.
+the rows arrived; rows a source says are distinct by the keys are staged as they come
+(:func:`.shared._merges_rows`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
 from ...spi import RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.fencing import Superseded
-from ...spi.rows import ADDED_COLUMN, ROW_KIND, added_columns, arrival_order, data_columns, quote
-from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
-from ...spi.together import TableGroup
+from ...spi.rows import ADDED_COLUMN, ROW_KIND, arrival_order, data_columns, quote
+from ...spi.schema import table_keys
 from ...spi.twophase import CommitId, Staged
-from ..sqlclient.connection import connect, ensure_driver, execute, pool_of, query
+from ..sqlclient.connection import connect, ensure_driver, execute, pool_of
 from ..sqlclient.dialects import Dialect, flat
-from ..sqlclient.errors import reraise, statement_errors
-from .bulk import batched, publish_tables
+from ..sqlclient.errors import reraise
+from .bulk import batched
 from .bulk import newest_tokens as bulk_newest_tokens
 from .bulk import take_tokens as bulk_take_tokens
 from .commit import (
     FENCES_TABLE,
     drop_quietly,
-    drop_staging,
     ensure_bookkeeping,
     is_committed,
     newest_token,
-    publish_table,
-    retire_table,
     take_token,
 )
-from .options import mask, sink_options
+from .options import sink_options
 from .savemodes import (
-    at_once,
     container_ready,
     create_container,
     create_database,
     save_mode_once,
-    save_modes_once_many,
 )
-from .schemachange import FOLLOWS, follow_changes
+from .schemachange import follow_changes
 from .statements import TAG_COLUMN
 from .target import KIND_COLUMN, Target, resolve_keys, table_exists, target_of
 
@@ -140,10 +135,11 @@ def _keyed(target: Target) -> bool:
     return bool(target.primary_keys) and target.query is None
 
 
-def _staged_rows_of(df: Any, target: Target, tag: int | str | None = None) -> tuple[Any, dict[str, str]]:
+def _staged_rows_of(df: Any, target: Target, tag: int | str | None = None,
+                    merged: bool = True) -> tuple[Any, dict[str, str]]:
     """:func:`staging_frame`'s columns before the rows move (the arrival order numbered where keys
-    keep the last change); ``tag``: the table's number in a shared staging table (:data:`TAG_COLUMN`),
-    or the column of ``df`` holding each row's number."""
+    keep the last change, unless not ``merged``: rows distinct by key); ``tag``: the table's number in
+    a shared staging table (:data:`TAG_COLUMN`), or the column of ``df`` holding each row's number."""
     from pyspark.sql import functions as F
 
     names = [c for c in data_columns(df) if not isinstance(tag, str) or c != tag]
@@ -156,7 +152,7 @@ def _staged_rows_of(df: Any, target: Target, tag: int | str | None = None) -> tu
             casts[name] = cast
     kind = F.col(ROW_KIND) if ROW_KIND in df.columns else F.lit(0)
     # the arrival order is numbered before the rows move: the shuffle by key keeps no order
-    order = [arrival_order(df).alias(SEQ_COLUMN)] if _keyed(target) else []
+    order = [arrival_order(df).alias(SEQ_COLUMN)] if merged and _keyed(target) else []
     tagged = [] if tag is None else [(F.col(tag) if isinstance(tag, str) else F.lit(tag)).cast("int").alias(TAG_COLUMN)]
     return df.select(*exprs, kind.cast("short").alias(KIND_COLUMN), *order, *tagged), casts
 
@@ -376,200 +372,3 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
                               [F.count(F.lit(1)).alias("rows")])["rows"])
     return Staged(commit, token, target.label, rows, ((staging, rows),),
                   {"staging": staging, "columns": columns, "casts": casts, "keys": keys.to_json()})
-
-
-def stage_key(ctx: RunContext, vertex: Vertex, commit: CommitId, df: Any) -> tuple | None:
-    """Which tables may share one staging write (:func:`stage_tables`): those into one database and
-    schema (URL, login, where the staging lives), with the same row type (names, types and the metadata a
-    write may use), keys and batch size. None (the
-    table stages alone): a sink ``query``, or columns a schema change adds."""
-    if added_columns(df):
-        return None
-    keys = table_keys(vertex, commit.table, df)
-    config, target = target_of(vertex.config, commit.table, data_columns(df), keys)
-    if target.table is None or target.query is not None or target.dialect.family not in SHARED_STAGING:
-        return None
-    conn = target.conn
-    return (conn.url, conn.user, tuple(sorted(conn.connection_properties().items())), target.home,
-            tuple(target.primary_keys), sink_options(config)["batch_size"],
-            tuple((f.name, f.dataType.simpleString(), _kept_metadata(f)) for f in df.schema.fields))
-
-
-def _kept_metadata(field: Any) -> str:
-    """A column's metadata as the staging write may use it (a declared ``varchar(n)``), the table's own
-    catalog keys left out."""
-    return json.dumps({k: v for k, v in (field.metadata or {}).items() if k != CATALOG_KEYS_METADATA},
-                      sort_keys=True, default=str)
-
-
-def _parts(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[tuple]:
-    """Each table's (commit, token, columns, keys, target), its save modes and added columns applied."""
-    parts, prepared = [], []
-    for commit, token, df in items:
-        columns = data_columns(df)
-        keys = table_keys(vertex, commit.table, df)
-        config, target = target_of(vertex.config, commit.table, columns, keys)
-        prepared.append((target, config, df))
-        parts.append((commit, token, columns, keys, target))
-    _before_writes(ctx, vertex, prepared)
-    return parts
-
-
-def _before_writes(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[Target, Mapping[str, Any], Any]]) -> None:
-    """:func:`_before_write` of several tables: their save modes at once on one connection where
-    :func:`.savemodes.at_once` says so, else table by table."""
-    batch = [(target, config, df.schema) for target, config, df in items]
-    if at_once(batch):
-        conn = batch[0][0].conn
-        try:
-            with connect(ctx.spark, conn) as connection:
-                applied = save_modes_once_many(ctx, vertex, connection, batch)
-                for target, _, schema in batch if applied else ():
-                    follow_changes(vertex, connection, target, schema)
-                    add_columns(vertex, connection, target, schema)
-        except Exception as e:
-            raise reraise(e, f"cannot prepare {len(batch)} tables on {conn.safe_url}", conn) from None
-        if applied:
-            return
-    for target, config, df in items:
-        _before_write(ctx, vertex, target, config, df)
-
-
-def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]], group: TableGroup,
-                 numbers: Sequence[int]) -> list[Staged]:
-    """Tables of one :func:`stage_key` staged with ONE Spark JDBC write of their group's DataFrame
-    (:class:`...spi.together.StagesShared`): as :func:`stage_tables`, each table's rows numbered in
-    :data:`TAG_COLUMN` by its number in the group (the last change per key kept per number)."""
-    from pyspark.sql import functions as F
-
-    parts = _parts(ctx, vertex, items)
-    first_commit, first_token, columns0, keys0, target0 = parts[0]
-    config0, _ = target_of(vertex.config, first_commit.table, columns0, keys0)
-    staging = staging_name(first_commit, first_token)
-    frame = group.frame
-    if len(numbers) < len(group.tables):
-        frame = frame.where(F.col(group.tag).isin(*numbers))
-    rows, casts = _staged_rows_of(frame, target0, group.tag)
-    staged = _last_per_key(rows, target0, columns0, vertex.parallelism, tagged=True)
-    if not _keyed(target0):
-        staged = staged.coalesce(vertex.parallelism)
-    found = _write_tagged(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, numbers)
-    out = []
-    for n, (commit, token, columns, keys, target) in zip(numbers, parts, strict=True):
-        count = found[n]
-        out.append(Staged(commit, token, target.label, count, ((staging, count),),
-                          {"staging": staging, "tag": int(n), "columns": columns, "casts": casts,
-                           "keys": keys.to_json()}))
-    return out
-
-
-def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId, int, Any]]) -> list[Staged]:
-    """Several tables of one :func:`stage_key` staged with ONE Spark JDBC write: each table's save modes
-    and added columns first, then their rows, each numbered in :data:`TAG_COLUMN` (the last change per
-    key kept per table), into one staging table named after the first table's commit and token (a later
-    attempt of that table drops it with its older staging). Each table's rows are counted on their own;
-    the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
-
-    parts = _parts(ctx, vertex, items)
-    first_commit, first_token, columns0, _, target0 = parts[0]
-    config0, _ = target_of(vertex.config, first_commit.table, columns0, parts[0][3])
-    staging = staging_name(first_commit, first_token)
-    frames = []
-    for tag, ((_, _, columns, _, target), (_, _, df)) in enumerate(zip(parts, items, strict=True)):
-        rows, casts = _staged_rows_of(df, target, tag)
-        # each table's last change per key where its rows are (a source spread by the same key: no shuffle)
-        frames.append((_last_per_key(rows, target, columns, vertex.parallelism), casts))
-    union = frames[0][0]
-    for frame, _ in frames[1:]:
-        union = union.union(frame)
-    staged = union.coalesce(vertex.parallelism)  # the tables' partitions written by the sink's writers
-    found = _write_tagged(ctx, vertex, first_commit, first_token, target0, config0, staged, staging,
-                          range(len(parts)))
-    out = []
-    for tag, ((commit, token, columns, keys, target), (_, casts)) in enumerate(zip(parts, frames, strict=True)):
-        rows = found[tag]
-        out.append(Staged(commit, token, target.label, rows, ((staging, rows),),
-                          {"staging": staging, "tag": tag, "columns": columns, "casts": casts,
-                           "keys": keys.to_json()}))
-    return out
-
-
-def _write_tagged(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, target: Target,
-                  config: Mapping[str, Any], staged: Any, staging: str, numbers: Iterable[int]) -> dict[int, int]:
-    """ONE staging write of several tables' rows (numbered in :data:`TAG_COLUMN`), then each number's rows
-    counted in the staging table (one ``GROUP BY`` over the indexed column), which must add up to the rows
-    the write observed. One observed count, not one per table: Spark pays an aggregate per table for
-    every row it writes (a group of 50 tables: a tenth of the write's CPU). A newer attempt that took over
-    ``commit`` meanwhile makes it Superseded."""
-    from pyspark.sql import functions as F
-
-    written = int(_write_staging(ctx, vertex, commit, token, target, config, staged, staging,
-                                 [F.count(F.lit(1)).alias("rows")])["rows"])
-    _index_tags(ctx, target, staging)
-    column = target.dialect.column(TAG_COLUMN)
-    try:
-        with connect(ctx.spark, target.conn) as connection:
-            rows = query(connection, f"SELECT {column}, COUNT(*) FROM {target.qualified(staging)} GROUP BY {column}")
-    except Exception as e:
-        _raise_if_superseded(ctx, vertex, target, commit, token)
-        raise reraise(e, f"cannot count the staging table of {target.label}", target.conn) from None
-    counted = {int(n if n is not None else -1): int(c or 0) for n, c in rows}  # no number: a mismatch
-    wanted = {int(n) for n in numbers}
-    if sum(counted.values()) != written or not counted.keys() <= wanted:
-        _raise_if_superseded(ctx, vertex, target, commit, token)
-        raise RuntimeError(f"{vertex.ref}: the staging table {staging} of {target.label} holds "
-                           f"{sum(counted.values())} rows of tables {sorted(counted)}, the write wrote {written} "
-                           f"of tables {sorted(wanted)}")
-    return {n: counted.get(n, 0) for n in wanted}
-
-
-def _index_tags(ctx: RunContext, target: Target, staging: str) -> None:
-    """An index on the shared staging table's :data:`TAG_COLUMN`: each table's move reads its own part."""
-    name = target.dialect.part(f"{staging[:50]}_tag")
-    try:
-        with connect(ctx.spark, target.conn) as connection:
-            execute(connection, f"CREATE INDEX {name} ON {target.qualified(staging)} "
-                                f"({target.dialect.column(TAG_COLUMN)})")
-    except statement_errors() as e:  # only a faster move is lost
-        log.info("Jdbc: no index on the staging table %s: %s", staging, mask(str(e), target.conn.password))
-
-
-class JdbcSinkVerbs:
-    """The Jdbc sink as storage verbs (see the module's docstring)."""
-
-    follows_schema_changes = FOLLOWS
-    commit_log = staticmethod(JdbcCommitLog)
-
-    stage = staticmethod(stage_table)
-    #: several tables of one key share one staging write (:class:`...spi.twophase.StagesTogether`)
-    stage_key = staticmethod(stage_key)
-    stage_together = staticmethod(stage_tables)
-    #: the tables of a group a source read together, staged from the group's DataFrame
-    #: (:class:`...spi.together.StagesShared`)
-    stage_shared = staticmethod(stage_shared)
-    publish = staticmethod(publish_table)
-    #: the engine commits every table in one call (:class:`...spi.twophase.PublishesTogether`): one
-    #: transaction per database for all its tables
-    publish_all = staticmethod(publish_tables)
-
-    def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        _, target = target_of(vertex.config, staged.commit.table, None)
-        drop_staging(ctx, target, str(staged.detail.get("staging") or staging_name(staged.commit, staged.token)))
-
-    def discard_older(self, ctx: RunContext, vertex: Vertex, commit: CommitId, token: int) -> int:
-        """Drop the staging tables of the last :data:`_OLDER_STAGING` tokens (attempts that died)."""
-        if token <= 1:  # no earlier attempt
-            return 0
-        _, target = target_of(vertex.config, commit.table, None)
-        with connect(ctx.spark, target.conn) as connection:
-            for older in range(max(1, token - _OLDER_STAGING), token):
-                drop_quietly(connection, target.qualified(staging_name(commit, older)))
-        return 0  # a DROP TABLE does not say whether the table existed
-
-
-    def retire(self, ctx: RunContext, vertex: Vertex, info: Any) -> None:
-        """STREAMING: micro-batch ``ctx.batch_id`` committed; delete the commit-log rows of the
-        stream's earlier micro-batches, which Spark will never replay."""
-        stream = getattr(ctx, "stream_id", "")
-        for staged in info.tables if stream else ():
-            retire_table(ctx, vertex, staged, stream)

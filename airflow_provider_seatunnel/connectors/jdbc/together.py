@@ -249,6 +249,16 @@ def _view(frame: Any, schema: Any, number: int, table: _Table) -> TableView:
     return TableView(schema_with_catalog_keys(schema, keys, (TAG_COLUMN,)), partial(_rows, frame, number, table))
 
 
+def _distinct(table: _Table) -> tuple[str, ...] | None:
+    """The columns no two rows of ``table``'s read share: its primary key (the database enforces it)
+    when one statement reads the whole table (one snapshot). A table read in splits is a query each:
+    a row whose split column changes meanwhile can be read twice (None)."""
+    keys = table.keys
+    if keys is None or keys.primary_key is None or (table.splits is not None and len(table.splits) > 1):
+        return None
+    return tuple(keys.primary_key[1])
+
+
 def read_together(ctx: RunContext, vertex: Vertex, groups: int = 1) -> TablesTogether:
     """The source's tables, those of one row type read together (see the module) in at least ``groups``
     groups (:func:`row_groups`), each of them a :class:`...spi.together.TableView` (its rows a view of
@@ -265,7 +275,7 @@ def read_together(ctx: RunContext, vertex: Vertex, groups: int = 1) -> TablesTog
     for members in positions:
         tables = [learnt[i] for i in members]
         frame = _group_frame(ctx.spark, conn, tables, config, readers)
-        found.append(TableGroup(frame, tuple(t.spec.table_id for t in tables)))
+        found.append(TableGroup(frame, tuple(t.spec.table_id for t in tables), distinct=tuple(map(_distinct, tables))))
         schema = frame.schema  # the group's row type, asked once
         for number, table in enumerate(tables):
             frames[table.spec.table_id] = _view(frame, schema, number, table)
