@@ -228,3 +228,41 @@ def test_many_tables_learnt_in_few_queries_equal_each_table_asked_alone(spark, r
     assert len(described) == len(names) - len(NAMES) + 1  # SAME's shape, odd, w_1, u_1, c_1, k_1 (, v_1): one each
     assert len(bounds) == 3  # one query per key type: the int keys, u_1's wider one, k_1's string key
     assert len(learnt[0].splits or []) == 5  # big: 450 rows, split.size 100
+
+
+@pytest.mark.parametrize("family", ["pg", "my"])
+def test_a_schemas_column_listing_in_one_json_cell_equals_it_row_by_row_and_falls_back_when_cut(spark, request,
+                                                                                               family, caplog):
+    """The column listing answered as one JSON cell gives every table the signature the row-by-row
+    listing gives; MariaDB cutting the JSON at ``group_concat_max_len`` makes the listing go row by row."""
+    from airflow_provider_seatunnel.connectors.jdbc import columns
+    from airflow_provider_seatunnel.connectors.sqlclient.connection import Conn, connect, ensure_driver, execute, query
+    from airflow_provider_seatunnel.connectors.sqlclient.pool import close_pools
+
+    caplog.set_level(logging.INFO, logger="seatunnel")
+    server = request.getfixturevalue("pgdb" if family == "pg" else "my")
+    driver = "org.postgresql.Driver" if family == "pg" else (
+        "com.mysql.cj.jdbc.Driver" if mysql.connector_j() else "org.mariadb.jdbc.Driver")
+    conn = Conn(server.url, driver, server.user, server.password)
+    ensure_driver(spark, conn)
+    where = ("public", None) if family == "pg" else (None, server.database)
+    try:
+        with connect(spark, conn) as connection:
+            if family == "pg":
+                rows = query(connection, f"SELECT {columns._PG_COLUMNS} {columns._PG_WHERE}", ("public",))
+                packed = columns._pg_columns(connection, None, where[0])
+            else:
+                rows = query(connection, f"SELECT {columns._MY_COLUMNS} FROM information_schema.COLUMNS "
+                                         "WHERE TABLE_SCHEMA = ?", (server.database,))
+                packed = columns._my_columns(connection, where[1], None)
+            assert "row by row" not in caplog.text
+            assert packed == columns.signatures(rows) and len(packed) >= len(SAME) + 1
+            if family == "my":
+                execute(connection, "SET SESSION group_concat_max_len = 64")  # the JSON cut at 64 characters
+                try:
+                    assert columns._my_columns(connection, where[1], None) == packed
+                finally:
+                    execute(connection, "SET SESSION group_concat_max_len = DEFAULT")
+                assert "the column listing row by row (ValueError)" in caplog.text
+    finally:
+        close_pools(spark)

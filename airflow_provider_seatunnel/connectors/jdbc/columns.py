@@ -14,12 +14,16 @@ every other database: asked on their own.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable, Iterable, MutableMapping, Sequence
 from typing import Any
 
-from ..sqlclient.connection import query
+from ..sqlclient.connection import query, query_json
 from ..sqlclient.dialects import Dialect
+from ..sqlclient.errors import statement_errors
 from .catalog import table_where
+
+log = logging.getLogger("seatunnel.jdbc")
 
 #: a table's signature: its columns' definitions in order
 Signature = tuple[Hashable, ...]
@@ -34,23 +38,42 @@ def signatures(rows: Iterable[Sequence[Any]]) -> dict[str, Signature]:
     return {table: tuple(d for _, d in sorted(columns)) for table, columns in by_table.items()}
 
 
+def _listing(connection: Any, packed: str, rows: str, params: tuple) -> dict[str, Signature]:
+    """The signatures of a listing: ``packed`` answers it as one JSON cell (:func:`query_json`: one
+    round trip for every column of the schema); ``rows`` is the same listing row by row, asked where
+    ``packed`` fails (a database without the JSON aggregate, or one that cut the JSON short). Values
+    as text either way, NULL as None."""
+    try:
+        found = query_json(connection, packed, params)
+    except (ValueError, *statement_errors()) as e:
+        log.info("Jdbc: the column listing row by row (%s)", type(e).__name__)
+        return signatures(query(connection, rows, params))
+    return signatures([[None if v is None else str(v) for v in row] for row in found])
+
+
+_MY_COLUMNS = "TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, EXTRA"
+
+
 def _my_columns(connection: Any, catalog: str | None, schema: str | None) -> dict[str, Signature] | None:
     if catalog is None or schema is not None:
         return None
-    return signatures(query(connection, "SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, "
-                                        "CHARACTER_SET_NAME, COLLATION_NAME, EXTRA FROM information_schema.COLUMNS "
-                                        "WHERE TABLE_SCHEMA = ?", (catalog,)))
+    where = "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?"
+    return _listing(connection, f"SELECT JSON_ARRAYAGG(JSON_ARRAY({_MY_COLUMNS})) {where}",
+                    f"SELECT {_MY_COLUMNS} {where}", (catalog,))
+
+
+_PG_COLUMNS = "c.relname, a.attnum, a.attname, a.atttypid, a.atttypmod"
+_PG_WHERE = """FROM pg_catalog.pg_attribute a
+        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ? AND a.attnum > 0 AND NOT a.attisdropped"""
 
 
 def _pg_columns(connection: Any, catalog: str | None, schema: str | None) -> dict[str, Signature] | None:
     if schema is None:
         return None
-    return signatures(query(connection, """
-        SELECT c.relname, a.attnum, a.attname, a.atttypid, a.atttypmod
-        FROM pg_catalog.pg_attribute a
-        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = ? AND a.attnum > 0 AND NOT a.attisdropped""", (schema,)))
+    return _listing(connection, f"SELECT json_agg(json_build_array({_PG_COLUMNS})) {_PG_WHERE}",
+                    f"SELECT {_PG_COLUMNS} {_PG_WHERE}", (schema,))
 
 
 #: family -> every table's signature of one schema (catalog, schema) in one query
