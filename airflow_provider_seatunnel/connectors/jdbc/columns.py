@@ -43,9 +43,10 @@ def _listing(connection: Any, packed: str, rows: str, params: tuple) -> dict[str
     round trip for every column of the schema); ``rows`` is the same listing row by row, asked where
     ``packed`` fails (a database without the JSON aggregate, or one that cut the JSON short). Values
     as text either way, NULL as None."""
+    failures: tuple[type[BaseException], ...] = (ValueError, *statement_errors())
     try:
         found = query_json(connection, packed, params)
-    except (ValueError, *statement_errors()) as e:
+    except failures as e:
         log.info("Jdbc: the column listing row by row (%s)", type(e).__name__)
         return signatures(query(connection, rows, params))
     return signatures([[None if v is None else str(v) for v in row] for row in found])
