@@ -10,9 +10,9 @@ tokens is discarded, the rows are staged under the token (the restore trials' wr
 DataFrame first), and the token is read again: a newer attempt that took over meanwhile makes this
 one discard its staging and raise ``Superseded``.
 
-A :class:`StagesTogether` sink in BATCH gets the same steps split in two (:func:`_prepare_grouped`):
-every table claimed first (token, save modes, older staging), then the tables of one ``stage_key``
-staged by one write per group, each table's token read again after it.
+A :class:`StagesTogether` sink (BATCH, and a micro-batch of several tables) gets the same steps split
+in two (:func:`_prepare_grouped`): every table claimed first (token, save modes, older staging), then
+the tables of one ``stage_key`` staged by one write per group, each table's token read again after it.
 
 ``commit`` (per staged table): fire ``sink.move`` before the one step that publishes (a sink whose
 publish takes several steps, ``moves_in_steps``, fires it before each itself), ``publish``,
@@ -161,13 +161,13 @@ def _count_only(ctx: RunContext, vertex: Vertex, df: Any) -> None:
 
 
 def prepare(sink: StorageVerbs, ctx: RunContext, vertex: Vertex, data: Any) -> Prepared:
-    """Phase one over every input table, several at once in BATCH (:mod:`.tables`); what was staged
-    is discarded when a table fails. The tables keep their input order."""
+    """Phase one over every input table, several at once (:mod:`.tables`; a STREAMING micro-batch's
+    tables too); what was staged is discarded when a table fails. The tables keep their input order."""
     names = tuple(data)
     done: list[Staged] = []
     try:
         workers = tables.concurrency(ctx, vertex, len(names), sink)
-        if isinstance(sink, StagesTogether) and getattr(ctx, "batch_id", None) is None and len(names) > 1:
+        if isinstance(sink, StagesTogether) and len(names) > 1:
             _prepare_grouped(sink, ctx, vertex, data, workers, done)
         else:
             work = [(table, partial(prepare_table, sink, ctx, vertex, table, df, names)) for table, df in data.items()]

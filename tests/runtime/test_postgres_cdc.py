@@ -6,6 +6,7 @@ after a crash, and the slot advancing only once Spark recorded a micro-batch."""
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 import uuid
@@ -277,10 +278,13 @@ def test_a_change_the_sink_cannot_follow_fails_naming_it_and_writes_nothing_afte
         sync(spark, files, "f2")
 
 
-def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_each_once(plan_of, spark, db, tmp_path):
+def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_each_once(plan_of, spark, db, tmp_path,
+                                                                                        caplog):
     """A whole-database stream (issue 37): three tables (one empty) through one slot and one publication, one
-    query; save-mode creation of every target, changes spread over the tables, and a micro-batch replayed
-    after the driver died past the sink's commit: each table equals its source, each change applied once."""
+    query; save-mode creation of every target, changes spread over the tables (a micro-batch's tables of one
+    row type staged with one write), and a micro-batch replayed after the driver died past the sink's commit:
+    each table equals its source, each change applied once."""
+    caplog.set_level(logging.INFO, logger="seatunnel")
     names = [table(db, "id int primary key, name text, score int") for _ in range(3)]
     for i, name in enumerate(names[:2]):
         db.sql(f"INSERT INTO {name} SELECT g, 'r' || g, g * {i + 1} FROM generate_series(1, 40) g")
@@ -289,7 +293,7 @@ def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_eac
 
     listed = ", ".join(f'"{db.database}.public.{n}"' for n in names)
     plan = plan_of(f"""
-        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}" }}
+        env {{ job.mode = "STREAMING", checkpoint.root = "{tmp_path / 'ck'}", multi_table.concurrent_tables = 1 }}
         source {{ Postgres-CDC {{ plugin_output = "c", base-url = "{db.url}", username = "{db.user}",
                                  password = "{db.password}", table-names = [{listed}] }} }}
         sink {{ Jdbc {{ plugin_input = "c", url = "{db.url}", driver = "org.postgresql.Driver", user = "{db.user}",
@@ -309,14 +313,17 @@ def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_eac
     slot = publications[0][0][: -len("_pub")]
     assert db.sql(f"SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE '{slot}%'") == [["1"]]
     assert equal() and db.sql(f"SELECT count(*) FROM {schema}.{names[2]}") == [["0"]]  # created though empty
+    assert "staged 3 tables with one write" in caplog.text  # the snapshot's tables of one row type: one write
     assert len(first["streaming"]["queries"]) == 1 and "/queries/source-" in first["streaming"]["queries"][0]["checkpoint"]
     db.sql(f"INSERT INTO {names[2]} VALUES (1, 'x', 1); UPDATE {names[0]} SET name = 'u' WHERE id <= 5; "
            f"DELETE FROM {names[1]} WHERE id > 30; INSERT INTO {names[0]} VALUES (41, 'n', 0)")
     with pytest.raises(PipelineError, match=r"injected fault at batch\.committed"):
         sync(spark, plan, "w2", faults.from_environment({faults.ENV: "batch.committed"}))
     db.sql(f"UPDATE {names[2]} SET score = 2; DELETE FROM {names[0]} WHERE id = 1")
+    caplog.clear()
     sync(spark, plan, "w3")  # replays the micro-batch the sink committed (found committed), then the rest
     assert equal()
+    assert "staged 2 tables with one write" in caplog.text  # the later changes, to two of the tables: one write
 
 
 def slots(db) -> set[str]:
