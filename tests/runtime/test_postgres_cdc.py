@@ -315,8 +315,10 @@ def test_all_tables_of_a_source_stream_through_one_slot_and_a_restore_writes_eac
     assert equal() and db.sql(f"SELECT count(*) FROM {schema}.{names[2]}") == [["0"]]  # created though empty
     assert "staged 3 tables with one write" in caplog.text  # the snapshot's tables of one row type: one write
     assert len(first["streaming"]["queries"]) == 1 and "/queries/source-" in first["streaming"]["queries"][0]["checkpoint"]
+    # in one micro-batch: a key changed twice (the last change wins), one key (1) in two tables
     db.sql(f"INSERT INTO {names[2]} VALUES (1, 'x', 1); UPDATE {names[0]} SET name = 'u' WHERE id <= 5; "
-           f"DELETE FROM {names[1]} WHERE id > 30; INSERT INTO {names[0]} VALUES (41, 'n', 0)")
+           f"DELETE FROM {names[1]} WHERE id > 30; INSERT INTO {names[0]} VALUES (41, 'n', 0); "
+           f"UPDATE {names[0]} SET score = 99 WHERE id = 2")
     with pytest.raises(PipelineError, match=r"injected fault at batch\.committed"):
         sync(spark, plan, "w2", faults.from_environment({faults.ENV: "batch.committed"}))
     db.sql(f"UPDATE {names[2]} SET score = 2; DELETE FROM {names[0]} WHERE id = 1")

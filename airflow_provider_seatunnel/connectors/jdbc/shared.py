@@ -159,30 +159,57 @@ def stage_tables(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     and added columns first, then their rows, each numbered in :data:`TAG_COLUMN` (the last change per
     key kept per table), into one staging table named after the first table's commit and token (a later
     attempt of that table drops it with its older staging). Each table's rows are counted on their own;
-    the commit moves each table's rows from its part (:func:`.statements.staged_source`)."""
+    the commit moves each table's rows from its part (:func:`.statements.staged_source`).
+
+    In BATCH each table's rows are prepared on their own (a source spread by the sink's key needs no
+    shuffle); a STREAMING micro-batch's tables (filters of one micro-batch) are numbered first and
+    prepared as one DataFrame: one projection and one grouping by number and key, not a plan of each
+    per table."""
 
     parts = _parts(ctx, vertex, items)
     first_commit, first_token, columns0, _, target0 = parts[0]
     config0, _ = target_of(vertex.config, first_commit.table, columns0, parts[0][3])
     staging = staging_name(first_commit, first_token)
-    frames = []
-    for tag, ((_, _, columns, _, target), (_, _, df)) in enumerate(zip(parts, items, strict=True)):
-        rows, casts = _staged_rows_of(df, target, tag)
-        # each table's last change per key where its rows are (a source spread by the same key: no shuffle)
-        frames.append((_last_per_key(rows, target, columns, vertex.parallelism), casts))
-    union = frames[0][0]
-    for frame, _ in frames[1:]:
-        union = union.union(frame)
-    staged = union.coalesce(vertex.parallelism)  # the tables' partitions written by the sink's writers
+    if ctx.batch_id is not None:
+        staged, casts0 = _numbered_together(items, target0, columns0, vertex.parallelism)
+        casts = [casts0] * len(parts)
+    else:
+        frames = []
+        for tag, ((_, _, columns, _, target), (_, _, df)) in enumerate(zip(parts, items, strict=True)):
+            rows, table_casts = _staged_rows_of(df, target, tag)
+            # each table's last change per key where its rows are (a source spread by the same key: no shuffle)
+            frames.append((_last_per_key(rows, target, columns, vertex.parallelism), table_casts))
+        staged = _union([frame for frame, _ in frames]).coalesce(vertex.parallelism)  # the sink's writers
+        casts = [table_casts for _, table_casts in frames]
     found = _write_tagged(ctx, vertex, first_commit, first_token, target0, config0, staged, staging,
                           range(len(parts)))
     out = []
-    for tag, ((commit, token, columns, keys, target), (_, casts)) in enumerate(zip(parts, frames, strict=True)):
+    for tag, ((commit, token, columns, keys, target), table_casts) in enumerate(zip(parts, casts, strict=True)):
         rows = found[tag]
         out.append(Staged(commit, token, target.label, rows, ((staging, rows),),
-                          {"staging": staging, "tag": tag, "columns": columns, "casts": casts,
+                          {"staging": staging, "tag": tag, "columns": columns, "casts": table_casts,
                            "keys": keys.to_json()}))
     return out
+
+
+def _union(frames: Sequence[Any]) -> Any:
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.union(frame)
+    return union
+
+
+def _numbered_together(items: Sequence[tuple[CommitId, int, Any]], target: Target, columns: list[str],
+                       parallelism: int) -> tuple[Any, dict[str, str]]:
+    """The tables' rows (one row type) numbered by their position in :data:`TAG_COLUMN` (one call into
+    Spark's JVM a table), then prepared for the staging as one DataFrame: the last change per number
+    and key kept, in ``parallelism`` partitions; the casts the move applies."""
+    tag = TAG_COLUMN.replace("`", "``")
+    numbered = _union([df.selectExpr("*", f"CAST({n} AS INT) AS `{tag}`") for n, (_, _, df) in enumerate(items)])
+    rows, casts = _staged_rows_of(numbered, target, TAG_COLUMN)
+    if _keyed(target):
+        return _last_per_key(rows, target, columns, parallelism, tagged=True), casts
+    return rows.coalesce(parallelism), casts
 
 
 def _write_tagged(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, target: Target,
