@@ -1,19 +1,31 @@
 """A shared CDC stream's micro-batch split into its tables (connectors/cdc/stream.py): the projection
-built as SQL text (:func:`typed_rows`) gives the rows, types and column metadata the column-by-column
-one (:func:`typed` of :func:`_project`) gives, for every type the stream casts and a table id that needs
-quoting."""
+built as SQL text (:func:`typed_rows`) gives the rows, types and column metadata that :func:`typed` of
+the column-by-column filter and projection (:func:`_project` here) gives, for every type the stream
+casts and a table id that needs quoting."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from airflow_provider_seatunnel.connectors.cdc.stream import (
-    _project,
+    KIND_COLUMN,
+    VALUES_COLUMN,
     raw_schema,
     typed,
     typed_rows,
 )
 from airflow_provider_seatunnel.spi.rows import ROW_KIND
+from airflow_provider_seatunnel.spi.sharedstream import TABLE_COLUMN
+
+
+def _project(raw, tid, schema):
+    """The reference split: table ``tid``'s rows of ``raw``, one text column per column of ``schema``
+    and the row kind, built column by column with the Python API (as the split did before)."""
+    from pyspark.sql import functions as F
+
+    values = F.col(VALUES_COLUMN)
+    return raw.filter(F.col(TABLE_COLUMN) == F.lit(tid)).select(
+        *[values.getItem(i).alias(f.name) for i, f in enumerate(schema.fields)], F.col(KIND_COLUMN))
 
 
 def _schema():

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from ...spi import RunContext
 from ...spi.errors import RuntimeConfigError
-from ...spi.rows import ROW_KIND
+from ...spi.rows import ROW_KIND, quote
 from ...spi.sharedstream import TABLE_COLUMN, SharedStream
 from ...spi.specsource import SpecSource
 from .schemachange import snapshot_names
@@ -146,19 +146,6 @@ def raw_schema() -> Any:
                          T.StructField(KIND_COLUMN, T.ByteType())])
 
 
-def _project(raw: Any, tid: str, schema: Any) -> Any:
-    """The rows of table ``tid`` in ``raw``, one text column per column of ``schema``, and the row kind."""
-    from pyspark.sql import functions as F
-
-    values = F.col(VALUES_COLUMN)
-    return raw.filter(F.col(TABLE_COLUMN) == F.lit(tid)).select(
-        *[values.getItem(i).alias(f.name) for i, f in enumerate(schema.fields)], F.col(KIND_COLUMN))
-
-
-def _sql_name(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _cast_sql(value: str, dtype: Any) -> str:
     """``value`` (SQL text of a text column) as ``dtype``, as :func:`typed` casts it (the stream's
     columns are atomic: text cast to a column's type)."""
@@ -170,17 +157,17 @@ def _cast_sql(value: str, dtype: Any) -> str:
 
 
 def typed_rows(raw: Any, tid: str, schema: Any) -> Any:
-    """The rows of table ``tid`` in the shared stream ``raw``, typed as ``schema`` (:func:`typed` of
-    :func:`_project`), built with three calls into Spark's JVM: the filter and the projection as SQL
+    """The rows of table ``tid`` in the shared stream ``raw``, typed as ``schema`` (as :func:`typed` casts
+    them), built with three calls into Spark's JVM: the filter and the projection as SQL
     text, then the columns' metadata (``DataFrame.to``); per column, the Python API would make several
     (a micro-batch of 200 tables re-builds 200 of them)."""
     from pyspark.sql import types as T
 
-    casts = [_cast_sql(f"{_sql_name(VALUES_COLUMN)}[{i}]", f.dataType) for i, f in enumerate(schema.fields)]
+    casts = [_cast_sql(f"{quote(VALUES_COLUMN)}[{i}]", f.dataType) for i, f in enumerate(schema.fields)]
     literal = "'" + tid.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    columns = [f"{c} AS {_sql_name(f.name)}" for c, f in zip(casts, schema.fields, strict=True)]
-    rows = raw.where(f"{_sql_name(TABLE_COLUMN)} = {literal}").selectExpr(
-        *columns, f"{_sql_name(KIND_COLUMN)} AS {_sql_name(ROW_KIND)}")
+    columns = [f"{c} AS {quote(f.name)}" for c, f in zip(casts, schema.fields, strict=True)]
+    rows = raw.where(f"{quote(TABLE_COLUMN)} = {literal}").selectExpr(
+        *columns, f"{quote(KIND_COLUMN)} AS {quote(ROW_KIND)}")
     # the metadata of schema's fields; nullable as the casts make them (a cast's result may be null)
     shape = T.StructType([*(T.StructField(f.name, f.dataType, True, f.metadata or {}) for f in schema.fields),
                           T.StructField(ROW_KIND, T.ByteType(), True)])

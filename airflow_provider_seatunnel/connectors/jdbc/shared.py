@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.rows import added_columns, data_columns
+from ...spi.rows import added_columns, data_columns, quote
 from ...spi.schema import CATALOG_KEYS_METADATA, table_keys
 from ...spi.together import TableGroup
 from ...spi.twophase import CommitId, Staged
@@ -115,10 +115,8 @@ def stage_shared(ctx: RunContext, vertex: Vertex, items: Sequence[tuple[CommitId
     frame = group.frame
     if len(numbers) < len(group.tables):
         frame = frame.where(F.col(group.tag).isin(*numbers))
-    merged = _merges_rows(target0, columns0, group, numbers)
-    rows, casts = _staged_rows_of(frame, target0, group.tag, merged)
-    staged = (_last_per_key(rows, target0, columns0, vertex.parallelism, tagged=True) if merged
-              else rows.coalesce(vertex.parallelism))
+    staged, casts = _tagged_staging(frame, group.tag, target0, columns0, vertex.parallelism,
+                                    _merges_rows(target0, columns0, group, numbers))
     found = _write_tagged(ctx, vertex, first_commit, first_token, target0, config0, staged, staging, numbers)
     out = []
     for n, (commit, token, columns, keys, target) in zip(numbers, parts, strict=True):
@@ -202,12 +200,19 @@ def _union(frames: Sequence[Any]) -> Any:
 def _numbered_together(items: Sequence[tuple[CommitId, int, Any]], target: Target, columns: list[str],
                        parallelism: int) -> tuple[Any, dict[str, str]]:
     """The tables' rows (one row type) numbered by their position in :data:`TAG_COLUMN` (one call into
-    Spark's JVM a table), then prepared for the staging as one DataFrame: the last change per number
-    and key kept, in ``parallelism`` partitions; the casts the move applies."""
-    tag = TAG_COLUMN.replace("`", "``")
-    numbered = _union([df.selectExpr("*", f"CAST({n} AS INT) AS `{tag}`") for n, (_, _, df) in enumerate(items)])
-    rows, casts = _staged_rows_of(numbered, target, TAG_COLUMN)
-    if _keyed(target):
+    Spark's JVM a table), then prepared for the staging as one DataFrame (:func:`_tagged_staging`)."""
+    numbered = _union([df.selectExpr("*", f"CAST({n} AS INT) AS {quote(TAG_COLUMN)}")
+                       for n, (_, _, df) in enumerate(items)])
+    return _tagged_staging(numbered, TAG_COLUMN, target, columns, parallelism, _keyed(target))
+
+
+def _tagged_staging(frame: Any, tag: str, target: Target, columns: list[str], parallelism: int,
+                    merged: bool) -> tuple[Any, dict[str, str]]:
+    """Several tables' rows (each row's number in the column ``tag``) as the staging write takes them, in
+    ``parallelism`` partitions: with ``merged`` only the last change per number and key; the casts the
+    move applies."""
+    rows, casts = _staged_rows_of(frame, target, tag, merged)
+    if merged:
         return _last_per_key(rows, target, columns, parallelism, tagged=True), casts
     return rows.coalesce(parallelism), casts
 
