@@ -224,10 +224,8 @@ def _write_tagged(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int,
     the write observed. One observed count, not one per table: Spark pays an aggregate per table for
     every row it writes (a group of 50 tables: a tenth of the write's CPU). A newer attempt that took over
     ``commit`` meanwhile makes it Superseded."""
-    from pyspark.sql import functions as F
 
-    written = int(_write_staging(ctx, vertex, commit, token, target, config, staged, staging,
-                                 [F.count(F.lit(1)).alias("rows")])["rows"])
+    written = _write_staging(ctx, vertex, commit, token, target, config, staged, staging)
     _index_tags(ctx, target, staging)
     column = target.dialect.column(TAG_COLUMN)
     try:

@@ -333,11 +333,12 @@ def _before_write(ctx: RunContext, vertex: Vertex, target: Target, config: Mappi
 
 
 def _write_staging(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, target: Target,
-                   config: Mapping[str, Any], staged: Any, staging: str, counts: list[Any]) -> dict[str, Any]:
+                   config: Mapping[str, Any], staged: Any, staging: str) -> int:
     """ONE Spark JDBC write of ``staged`` into the staging table ``staging`` (created by the sink where
-    :func:`staging_columns` says so), observing ``counts`` (aggregate columns); their values. A newer
-    attempt that took over ``commit`` meanwhile makes it Superseded."""
+    :func:`staging_columns` says so); the rows it wrote (observed by the write). A newer attempt that took
+    over ``commit`` meanwhile makes it Superseded."""
     from pyspark.sql import Observation
+    from pyspark.sql import functions as F
 
     conn = target.conn
     written = Observation(f"staged_{commit.key[:12]}_{token}")
@@ -348,10 +349,10 @@ def _write_staging(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int
             with connect(ctx.spark, conn) as connection:
                 drop_quietly(connection, target.qualified(staging))
                 execute(connection, f"CREATE TABLE {target.qualified(staging)} ({', '.join(columns_sql)})")
-        (staged.observe(written, *counts).write.format("jdbc")
+        (staged.observe(written, F.count(F.lit(1)).alias("rows")).write.format("jdbc")
          .options(**conn.spark_options(dbtable=target.qualified(staging), batchsize=batch))
          .mode("overwrite" if columns_sql is None else "append").save())
-        return dict(written.get)
+        return int(written.get["rows"])
     except Exception as e:
         _raise_if_superseded(ctx, vertex, target, commit, token)  # its staging dropped mid-write
         raise reraise(e, f"cannot write the staging table of {target.label}", conn) from None
@@ -360,7 +361,6 @@ def _write_staging(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
     """One table: the save modes (once per run) and added columns, then one Spark JDBC write into
     the attempt's staging table at ``vertex.parallelism`` (the action that also counts the rows)."""
-    from pyspark.sql import functions as F
 
     columns = data_columns(df)
     keys = table_keys(vertex, commit.table, df)  # ${primary_key}: kept with the staging for the commit
@@ -368,7 +368,6 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     _before_write(ctx, vertex, target, config, df)
     staging = staging_name(commit, token)
     staged, casts = staging_frame(df, target, vertex.parallelism)
-    rows = int(_write_staging(ctx, vertex, commit, token, target, config, staged, staging,
-                              [F.count(F.lit(1)).alias("rows")])["rows"])
+    rows = _write_staging(ctx, vertex, commit, token, target, config, staged, staging)
     return Staged(commit, token, target.label, rows, ((staging, rows),),
                   {"staging": staging, "columns": columns, "casts": casts, "keys": keys.to_json()})
