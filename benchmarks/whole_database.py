@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -356,7 +357,17 @@ def main() -> int:
         for server in servers:
             server.stop()
     record(args, runs)
-    return 0 if all(r["exit"] == 0 and not r["unequal"] for r in runs) else 1
+    ok = all(r["exit"] == 0 and not r["unequal"] for r in runs)
+    tidy(work, ok)
+    return 0 if ok else 1
+
+
+def tidy(work: Path, ok: bool) -> None:
+    """Remove a benchmark's work directory after a run that passed; keep it (and say where) otherwise."""
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"work directory kept for inspection: {work}", flush=True)
 
 
 def record(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:

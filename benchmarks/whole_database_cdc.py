@@ -370,6 +370,7 @@ def run_engine(engine: str, args: argparse.Namespace, source: Any, target: wd.Ta
     finally:
         w.stop.set()
         stop(engine, proc)
+        wd.tidy(work, run.get("tables_equal") == len(tables))
     run.update({"exit": proc.returncode, "wall_s": round(time.monotonic() - t0, 1), "cpu_s": round(w.cpu_s(), 1),
                 "peak_rss_mib": round(w.rss_peak), "slots_max": w.slots_max, "binlog_dumps_max": w.dumps_max,
                 "binlog_dump_connections": len(w.dump_ids)})

@@ -137,6 +137,7 @@ def trial(n: int, kind: str, rng: random.Random, args: argparse.Namespace, sourc
            "slots_max": max(w1.slots_max, w2.slots_max), "dumps_max": max(w1.dumps_max, w2.dumps_max),
            "exactly_once": equal and not wrong,
            "load_before": round(load, 2), "unequal": wrong[:5], "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
+    wd.tidy(work, out["exactly_once"])
     if not out["exactly_once"]:
         out["log_tail"] = "\n".join(line for _, line in w2.lines[-30:])[-2500:]
     print(json.dumps({k: v for k, v in out.items() if k != "log_tail"}), flush=True)

@@ -206,7 +206,9 @@ def main() -> int:
         for server in servers:
             server.stop()
         wd.append_results("whole_database_restores", trials, report)
-    return 0 if all(t["exactly_once"] for t in trials) else 1
+    ok = all(t["exactly_once"] for t in trials)
+    wd.tidy(work, ok)
+    return 0 if ok else 1
 
 
 def report(kept: list[dict[str, Any]]) -> str:
