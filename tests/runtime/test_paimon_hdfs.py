@@ -63,9 +63,9 @@ def block(server, warehouse: str, table: str, extra: str = "", ha: bool = True) 
     return f'warehouse = "{warehouse}", database = "db", table = "{table}", {hadoop(server, ha)} {extra}'
 
 
-def job(source: str, sink_block: str) -> str:
-    return (f"env {{ job.mode = BATCH, parallelism = 2 }}\nsource {{ {source} }}\n"
-            f'sink {{ Paimon {{ plugin_input = "f", {sink_block} }} }}\n')
+def job(source: str, *sink_blocks: str) -> str:
+    sinks = " ".join(f'Paimon {{ plugin_input = "f", {b} }}' for b in sink_blocks)
+    return f"env {{ job.mode = BATCH, parallelism = 2 }}\nsource {{ {source} }}\nsink {{ {sinks} }}\n"
 
 
 def run(spark, plan_of, text: str, run_id: str, attempt: int = 1, fault: str | None = None) -> list[dict]:
@@ -92,9 +92,8 @@ def runs_of(table) -> list[str]:
 
 
 def test_append_and_upsert_tables_on_hdfs_round_trip(spark, plan_of, hdfs):
-    run(spark, plan_of, job(fake(ROWS), block(hdfs, "hdfs:///wh", "t")), "h1")
     keyed = block(hdfs, "hdfs:///wh", "k", ', paimon.table.primary-keys = "id"')
-    run(spark, plan_of, job(fake(ROWS), keyed), "k1")
+    run(spark, plan_of, job(fake(ROWS), block(hdfs, "hdfs:///wh", "t"), keyed), "k1")  # two sinks, one job
     run(spark, plan_of, job(fake(CHANGES), keyed), "k2")
     assert read(spark, plan_of, block(hdfs, "hdfs:///wh", "t", ', query = "select * from t where id >= 2"')) \
         == ROWS[1:]
@@ -154,14 +153,13 @@ def test_the_hdfs_commit_lock_breaks_a_dead_holders_lock_once_and_waits_for_a_li
 def test_a_hive_catalog_table_is_registered_read_back_and_recreated(spark, plan_of, hdfs, metastore):
     """On an HDFS warehouse and on a local one: the metastore records what Paimon's Hive catalog records."""
     local = metastore.root / "paimon"
-    for warehouse, name in (("hdfs:///hw", "h"), (str(local), "hl")):
-        catalog = f'catalog_type = "hive", catalog_uri = "{metastore.uri}"'
-        sink = block(hdfs, warehouse, name, f", {catalog}", ha=False) if warehouse.startswith("hdfs") else \
-            f'warehouse = "{warehouse}", database = "db", table = "{name}", {catalog}'
-        run(spark, plan_of, job(fake(ROWS), sink), "hv1")
+    catalog = f'catalog_type = "hive", catalog_uri = "{metastore.uri}"'
+    on_hdfs = block(hdfs, "hdfs:///hw", "h", f", {catalog}", ha=False)
+    on_disk = f'warehouse = "{local}", database = "db", table = "hl", {catalog}'
+    run(spark, plan_of, job(fake(ROWS), on_hdfs, on_disk), "hv1")
+    for name, directory in (("h", f"{hdfs.uri}/hw/db.db/h"), ("hl", f"file:{local}/db.db/hl")):
         with hive.client(metastore.uri) as hms:
             recorded = hms.get_table("db", name)
-        directory = f"{hdfs.uri}/hw/db.db/h" if warehouse.startswith("hdfs") else f"file:{local}/db.db/hl"
         assert recorded.sd.location.rstrip("/") == directory
         assert (recorded.tableType, recorded.parameters["table_type"], recorded.parameters["storage_handler"]) == \
             ("MANAGED_TABLE", "PAIMON", hive.STORAGE_HANDLER)
@@ -169,10 +167,9 @@ def test_a_hive_catalog_table_is_registered_read_back_and_recreated(spark, plan_
             (hive.INPUT_FORMAT, hive.OUTPUT_FORMAT, hive.SERDE)
         assert [(c.name, c.type) for c in recorded.sd.cols] == [("id", "bigint"), ("name", "string"),
                                                                   ("grp", "string")]
-        assert read(spark, plan_of, sink) == ROWS
-        run(spark, plan_of, job(fake(ROWS[:1]), sink + ', schema_save_mode = "RECREATE_SCHEMA"'), "hv2")
-        assert read(spark, plan_of, sink) == ROWS[:1]
+    assert read(spark, plan_of, on_hdfs) == ROWS
+    run(spark, plan_of, job(fake(ROWS[:1]), on_hdfs + ', schema_save_mode = "RECREATE_SCHEMA"'), "hv2")
+    assert read(spark, plan_of, on_hdfs) == ROWS[:1]
     # the metastore, not the warehouse option, says where a registered table is: read through another warehouse
-    elsewhere = f'warehouse = "/nonexistent", database = "db", table = "hl", catalog_type = "hive", ' \
-        f'catalog_uri = "{metastore.uri}"'
-    assert read(spark, plan_of, elsewhere) == ROWS[:1]
+    elsewhere = on_disk.replace(str(local), "/nonexistent")
+    assert read(spark, plan_of, elsewhere) == ROWS
