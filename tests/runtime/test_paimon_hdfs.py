@@ -18,6 +18,7 @@ from airflow_provider_seatunnel.connectors.paimon import fences, hive
 from airflow_provider_seatunnel.connectors.paimon.tables import RUN_PROPERTY
 from airflow_provider_seatunnel.runtime import faults, twophase
 from airflow_provider_seatunnel.runtime.executor import RunContext, run_pipeline
+from airflow_provider_seatunnel.spi import get_connector
 from airflow_provider_seatunnel.spi.fencing import Superseded
 from airflow_provider_seatunnel.spi.rows import with_kind
 from tests import hdfs_server, hive_metastore
@@ -173,3 +174,19 @@ def test_a_hive_catalog_table_is_registered_read_back_and_recreated(spark, plan_
     # the metastore, not the warehouse option, says where a registered table is: read through another warehouse
     elsewhere = on_disk.replace(str(local), "/nonexistent")
     assert read(spark, plan_of, elsewhere) == ROWS
+
+
+def test_hdfsfile_writes_and_reads_back_on_the_same_hdfs(spark, plan_of, hdfs, monkeypatch):
+    """HdfsFile (Spark's Hadoop client) on a real NameNode: its fenced commit's rename refusing an existing
+    target is HDFS's own here, not the local file system's."""
+    monkeypatch.setenv("SEATUNNEL_JOURNAL_KEY", "hdfs-tests-journal-key")  # as tests/runtime/test_hdfsfile.py
+    files = f'fs.defaultFS = "{hdfs.uri}", path = "/files/out", file_format_type = "json"'
+    text = (f"env {{ job.mode = BATCH, parallelism = 2 }}\nsource {{ {fake(ROWS)} }}\n"
+            f'sink {{ HdfsFile {{ plugin_input = "f", {files} }} }}\n')
+    run(spark, plan_of, text, "f1")
+    run(spark, plan_of, text, "f1", attempt=2)  # a restore of a committed run writes nothing more
+    plan = plan_of(f'source {{ HdfsFile {{ plugin_output = "r", {files}, {FIELDS} }} }}\nsink {{ Console {{ }} }}')
+    p = plan.pipelines[0]
+    [df] = get_connector("HdfsFile").read(RunContext(spark, plan, p, "reader"), p.sources[0]).values()
+    assert sorted((r.id, r.name, r.grp) for r in df.collect()) == ROWS
+    assert any(s.path.endswith(".json") for s in hdfs.client().list_status("/files/out"))
