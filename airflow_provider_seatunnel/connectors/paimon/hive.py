@@ -13,6 +13,9 @@ the database and the table, as Paimon's own Hive catalog records them, so Hive, 
 * **Reads and writes** find the table's directory in the metastore (:func:`location`): a table a
   metastore records elsewhere than the warehouse is read and written there; one the metastore records
   that is not a Paimon table is refused.
+* **Schema changes** a CDC source's rows carry (:mod:`.evolve`) are committed to the table's files first,
+  then the metastore's column list is made the table's (:func:`update_columns`), as Paimon's Hive catalog
+  alters the metastore's table after the files.
 * **RECREATE_SCHEMA** drops the metastore's table (never its data: the catalog drops the files) before the
   catalog drops and creates it.
 
@@ -105,10 +108,15 @@ def ensure_database(uri: str, database: str, directory: str) -> None:
             hms.create_database(t.Database(name=database, locationUri=directory, parameters={}))
 
 
+def _columns(table: Any) -> list[Any]:
+    t = _ttypes()
+    return [t.FieldSchema(str(f.name), _hive_type(f.type), f.description) for f in table.table_schema.fields]
+
+
 def register(uri: str, database: str, name: str, directory: str, table: Any) -> None:
     """Record the Paimon table ``table`` (a pypaimon table) at ``directory`` in the metastore, unless it is."""
     t = _ttypes()
-    columns = [t.FieldSchema(str(f.name), _hive_type(f.type), f.description) for f in table.table_schema.fields]
+    columns = _columns(table)
     serde = t.SerDeInfo(serializationLib=SERDE, parameters={})
     sd = t.StorageDescriptor(cols=columns, location=directory, inputFormat=INPUT_FORMAT, outputFormat=OUTPUT_FORMAT,
                              serdeInfo=serde, parameters={}, bucketCols=[], sortCols=[], numBuckets=-1,
@@ -119,6 +127,14 @@ def register(uri: str, database: str, name: str, directory: str, table: Any) -> 
                          parameters=dict(PARAMETERS), tableType="MANAGED_TABLE")
     with client(uri) as hms, contextlib.suppress(t.AlreadyExistsException):
         hms.create_table(hive_table)
+
+
+def update_columns(uri: str, database: str, name: str, table: Any) -> None:
+    """The metastore's column list of the table made the Paimon table's (after a schema change)."""
+    with client(uri) as hms:
+        found = hms.get_table(database, name)
+        found.sd.cols = _columns(table)
+        hms.alter_table(database, name, found)
 
 
 def unregister(uri: str, database: str, name: str) -> None:

@@ -233,6 +233,9 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     if existing is not None and evolve.follow(catalog, entry["identifier"], table, changes_of(df.schema),
                                               ctx.label(vertex)):
         table = catalog.get_table(entry["identifier"])
+        if entry["hive"]:
+            database, name = entry["identifier"].split(".")
+            hive.update_columns(entry["hive"], database, name, table)
     rows = _rows(df, opts, table, int(vertex.parallelism))
     if table.bucket_mode().name == "HASH_DYNAMIC":  # one writer owns the bucket index
         rows = rows.coalesce(1)

@@ -19,6 +19,7 @@ from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
 from ..files.reading import at_parallelism
 from ..lakehouse import read_columns
+from . import hive
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 
@@ -42,8 +43,12 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     """The table's newest snapshot at up to ``vertex.parallelism`` partitions (see the module docstring)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    catalog = catalog_options(opts.table, opts.table.database, opts.table.table)
     identifier = f"{opts.table.database}.{opts.table.table}"
+    if opts.table.catalog_type == "hive" and opts.table.catalog_uri and \
+            hive.location(opts.table.catalog_uri, opts.table.database, opts.table.table) is None:
+        raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in the Hive metastore "
+                                 f"{opts.table.catalog_uri}")
+    catalog = catalog_options(opts.table, opts.table.database, opts.table.table)
     table = get_table(open_catalog(catalog), identifier)
     if table is None:
         raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in {catalog['warehouse']}")
