@@ -366,7 +366,7 @@ test: check-java test-debs
 # The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
 # `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
 # with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
-# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
+# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, hdfs, airflow, airflow_services, browser, zeta) those of one server.
 .PHONY: unit integration
 # the unit tests keep both cores busy on their own (no waits): one worker per core
 UNIT_WORKERS ?= 2

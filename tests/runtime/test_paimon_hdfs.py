@@ -89,6 +89,11 @@ def table_of(server, warehouse: str, name: str):
     return pypaimon.CatalogFactory.create({"warehouse": f"{server.uri}{warehouse}"}).get_table(f"db.{name}")
 
 
+def rows_of(table) -> list[tuple]:
+    builder = table.new_read_builder()
+    return sorted(tuple(r.values()) for r in builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist())
+
+
 def runs_of(table) -> list[str]:
     return [(s.properties or {}).get(RUN_PROPERTY) for s in table.snapshot_manager().list_snapshots()]
 
@@ -99,7 +104,7 @@ def test_append_and_upsert_tables_on_hdfs_round_trip(spark, plan_of, hdfs):
     run(spark, plan_of, job(fake(CHANGES), keyed), "k2")
     assert read(spark, plan_of, block(hdfs, "hdfs:///wh", "t", ', query = "select * from t where id >= 2"')) \
         == ROWS[1:]
-    assert read(spark, plan_of, block(hdfs, "hdfs:///wh", "k")) == [(1, "a", "x"), (2, "B", "y"), (4, "d", "z")]
+    assert rows_of(table_of(hdfs, "/wh", "k")) == [(1, "a", "x"), (2, "B", "y"), (4, "d", "z")]
     client = hdfs.client()
     names = {s.path.rsplit("/", 1)[-1] for s in client.list_status("/wh/db.db/t")}
     assert {"snapshot", "schema", "manifest"} <= names  # the table is on HDFS...
@@ -120,13 +125,15 @@ def test_an_overtaken_attempt_is_fenced_and_a_restore_commits_once_on_hdfs(spark
     PAIMON_2PC.commit(contexts[1], p.sinks[0], infos[1])
     assert runs_of(table_of(hdfs, "/fw", "t")) == ["o1"]
 
-    with pytest.raises(faults.InjectedFault, match=r"sink\.commit"):
-        run(spark, plan_of, job(fake(ROWS[:1]), sink), "r1", fault="sink.commit")
-    run(spark, plan_of, job(fake(ROWS[:1]), sink), "r1", attempt=2)  # the restore finds the run's snapshot
-    assert runs_of(table_of(hdfs, "/fw", "t")) == ["o1", "r1"]
-    assert read(spark, plan_of, block(hdfs, "hdfs:///fw", "t")) == sorted(ROWS + ROWS[:1])
-    assert not list(hdfs.client().list_status("/fw/.seatunnel-paimon/db.db/t")) or not any(
-        s.path.endswith("/.lock") for s in hdfs.client().list_status("/fw/.seatunnel-paimon/db.db/t"))
+    dying = RunContext(spark, plan, p, "r1", 1, faults.from_environment({faults.ENV: "sink.commit"}))
+    info = PAIMON_2PC.prepare(dying, p.sinks[0], {"f": data})
+    with pytest.raises(faults.InjectedFault, match=r"sink\.commit"):  # killed past its snapshot
+        PAIMON_2PC.commit(dying, p.sinks[0], info)
+    restore = RunContext(spark, plan, p, "r1", attempt=2)
+    PAIMON_2PC.commit(restore, p.sinks[0], PAIMON_2PC.prepare(restore, p.sinks[0], {"f": data}))
+    assert runs_of(table_of(hdfs, "/fw", "t")) == ["o1", "r1"]  # the restore found the run's snapshot
+    assert rows_of(table_of(hdfs, "/fw", "t")) == sorted(ROWS + ROWS)
+    assert not any(s.path.endswith("/.lock") for s in hdfs.client().list_status("/fw/.seatunnel-paimon/db.db/t"))
 
 
 def test_the_hdfs_commit_lock_breaks_a_dead_holders_lock_once_and_waits_for_a_live_one(hdfs):
@@ -171,7 +178,7 @@ def test_a_hive_catalog_table_is_registered_read_back_and_recreated(spark, plan_
                                                                   ("grp", "string")]
     assert read(spark, plan_of, on_hdfs) == ROWS
     run(spark, plan_of, job(fake(ROWS[:1]), on_hdfs + ', schema_save_mode = "RECREATE_SCHEMA"'), "hv2")
-    assert read(spark, plan_of, on_hdfs) == ROWS[:1]
+    assert rows_of(table_of(hdfs, "/hw", "h")) == ROWS[:1]
     # the metastore, not the warehouse option, says where a registered table is: read through another warehouse
     elsewhere = on_disk.replace(str(local), "/nonexistent")
     assert read(spark, plan_of, elsewhere) == ROWS
