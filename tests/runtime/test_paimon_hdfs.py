@@ -151,6 +151,10 @@ def test_the_hdfs_commit_lock_breaks_a_dead_holders_lock_once_and_waits_for_a_li
         still_held()
         assert fence.allocate("u-0", 1) == 1 and fence.allocate("u-0", 2) == 2 and fence.newest("u-0") == 2
     assert client.get_file_info("/locks/db.db/t/.lock.broken-dead1")  # claimed once, by name
+    with fence.lock("test") as still_held:  # a holder whose lock was broken meanwhile may not commit
+        client.delete("/locks/db.db/t/.lock", False)
+        with pytest.raises(fences.LockLost, match="lost"):
+            still_held()
     live = {"id": "live1", "host": "another-host", "pid": 1, "until": 9e12}
     with client.create("/locks/db.db/t/.lock", WriteOptions(create_parent=True)) as f:
         f.write(json.dumps(live).encode())
