@@ -256,6 +256,13 @@ $(HBASE_THRIFT_JAR): | test-debs
 	@$(MVN_GET) -Dartifact=org.apache.hbase:hbase-thrift:$(HBASE_VERSION) \
 	  || { echo "error: could not fetch HBase with mvn (the Hbase tests fail): check the network to Maven Central" >&2; exit 1; }
 
+# HDFS for the Paimon-on-HDFS tests and HdfsFile's round trip on HDFS: one NameNode and one DataNode in a JVM
+# (tests/hdfs_server.py, its launcher compiled with javac) from Hadoop 2.10.2's jars, which hbase-thrift's
+# dependencies above bring (hadoop-hdfs, hadoop-common, hadoop-hdfs-client): no download of its own.
+# check-test-deps checks the NameNode's jar.
+HDFS_JAR := $(HOME)/.m2/repository/org/apache/hadoop/hadoop-hdfs/2.10.2/hadoop-hdfs-2.10.2.jar
+$(HDFS_JAR): $(HBASE_THRIFT_JAR)
+
 # ActiveMQ Classic's broker for the ActiveMQ connector's tests (tests/activemq_server.py): activemq-broker,
 # activemq-stomp and activemq-jaas 5.18 with their dependencies (tests/activemq/pom.xml), copied into
 # .cache/activemq/lib, the broker's whole class path at run time (nothing read from ~/.m2 then); the launcher
@@ -308,7 +315,7 @@ parity: check-java test-deps $(STAMP)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
-	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(ACTIVEMQ_JAR)
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(HDFS_JAR) $(ACTIVEMQ_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.
@@ -359,7 +366,7 @@ test: check-java test-debs
 # The fast unit tests alone (seconds: no JVM, no server, no real Airflow; tests/markers.py marks the rest
 # `integration`): SEATUNNEL_UNIT=1 fails a unit test that starts Java or a server, and runs the property tests
 # with a quarter of their examples. `make integration` runs the integration tests, `MARK=postgres` (or spark,
-# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, airflow, airflow_services, browser, zeta) those of one server.
+# mariadb, redis, rabbitmq, sftp, ftp, s3, kafka, hive, hdfs, airflow, airflow_services, browser, zeta) those of one server.
 .PHONY: unit integration
 # the unit tests keep both cores busy on their own (no waits): one worker per core
 UNIT_WORKERS ?= 2

@@ -36,7 +36,7 @@ from typing import Any
 MODES = ("together", "staggered", "paused", "lock")
 #: targets whose commit is optimistic (no lock an outsider could hold; Elasticsearch, MongoDB: conditional
 #: writes): their trials cycle the other modes
-NO_OUTSIDE_LOCK = ("Delta", "Iceberg", "Paimon", "Elasticsearch", "MongoDB", "RabbitMQ", "ActiveMQ")
+NO_OUTSIDE_LOCK = ("Delta", "Iceberg", "Paimon", "Paimon on HDFS", "Elasticsearch", "MongoDB", "RabbitMQ", "ActiveMQ")
 
 
 def modes_for(sink_type: str) -> tuple[str, ...]:

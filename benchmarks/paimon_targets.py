@@ -1,5 +1,8 @@
-"""Restore-trial targets on Apache Paimon (:mod:`restore_faults`): two tables in one local warehouse in the
-trial's work directory, written by two Paimon sinks of one pipeline:
+"""Restore-trial targets on Apache Paimon (:mod:`restore_faults`): two tables in one warehouse, written by two
+Paimon sinks of one pipeline; the warehouse is a local directory in the trial's work directory (``Paimon``), or
+a directory of a private HDFS (``Paimon on HDFS``: tests/hdfs_server.py, started once, the sinks reaching it
+through ``paimon.hadoop.conf``'s ``fs.defaultFS``, their commit lock the HDFS one of
+airflow_provider_seatunnel/connectors/paimon/fences.py):
 
 * ``db.paimon_append``: an append table (each run's rows added once);
 * ``db.paimon_upsert``: ``paimon.table.primary-keys = "id"`` (each input row replaces the row of its id).
@@ -17,8 +20,10 @@ The sink's commit is one Paimon snapshot per sink, preceded by one ``sink.move``
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +35,43 @@ MOVES = 2
 TABLES = {"paimon_append": (OLD, None), "paimon_upsert": (OLD + STALE, "id")}
 
 
-def _catalog(warehouse: Path) -> Any:
+@dataclass
+class Warehouse:
+    """Where the trial's tables are: a local directory, or a directory of an HDFS (``hdfs``: its server)."""
+
+    path: str
+    hdfs: Any = None
+
+    @property
+    def uri(self) -> str:
+        return f"{self.hdfs.uri}{self.path}" if self.hdfs is not None else f"file://{self.path}"
+
+    def remove(self, sub: str) -> None:
+        if self.hdfs is None:
+            shutil.rmtree(f"{self.path}/{sub}", ignore_errors=True)
+            return
+        with contextlib.suppress(FileNotFoundError):
+            self.hdfs.client().delete(f"{self.path}/{sub}", True)
+
+    def data_files(self, sub: str) -> int:
+        if self.hdfs is None:
+            root = Path(self.path) / sub
+            return sum(1 for p in root.rglob("data-*") if p.is_file()) if root.exists() else 0
+        try:
+            found = list(self.hdfs.client().list_status(f"{self.path}/{sub}", True))
+        except FileNotFoundError:
+            return 0
+        return sum(1 for s in found if not s.isdir and s.path.rsplit("/", 1)[-1].startswith("data-"))
+
+
+def _catalog(warehouse: Path | Warehouse) -> Any:
     from pypaimon import CatalogFactory
 
-    return CatalogFactory.create({"warehouse": f"file://{warehouse}"})
+    uri = warehouse.uri if isinstance(warehouse, Warehouse) else f"file://{warehouse}"
+    return CatalogFactory.create({"warehouse": uri})
 
 
-def _seed(warehouse: Path, name: str) -> None:
+def _seed(warehouse: Warehouse, name: str) -> None:
     import pyarrow as pa
     from pypaimon import Schema
 
@@ -68,14 +103,26 @@ def read_rows(warehouse: Path, table: str, columns: tuple[str, ...]) -> list[tup
     return [tuple(r[c] for c in columns) for r in found]
 
 
-def paimon_sinks(work: Path, rows: int, resources: Any, sink_cls: Any) -> list[Any]:
-    """The two sinks of Paimon's restore trials (``sink_cls``: :class:`restore_faults.Sink`)."""
-    warehouse = work / "paimon_wh"
+def _hdfs(resources: Any) -> Any:
+    if getattr(resources, "hdfs", None) is None:
+        from tests import hdfs_server
+
+        resources.hdfs = hdfs_server.start()
+        resources.callback(resources.hdfs.stop)
+    return resources.hdfs
+
+
+def paimon_sinks(work: Path, rows: int, resources: Any, sink_cls: Any, hdfs: bool = False) -> list[Any]:
+    """The two sinks of Paimon's restore trials (``sink_cls``: :class:`restore_faults.Sink`), on a local
+    warehouse or (``hdfs``) on the private HDFS."""
+    warehouse = Warehouse(f"/{work.name}/paimon_wh", _hdfs(resources)) if hdfs else Warehouse(str(work / "paimon_wh"))
+    hadoop = f', paimon.hadoop.conf = {{ fs.defaultFS = "{warehouse.hdfs.uri}" }}' if hdfs else ""
+    location = f"hdfs://{warehouse.path}" if hdfs else warehouse.path
 
     def seeder(name: str) -> Callable[[], None]:
         def seed() -> None:
-            shutil.rmtree(warehouse / "db.db" / name, ignore_errors=True)
-            shutil.rmtree(warehouse / ".seatunnel-paimon" / "db.db" / name, ignore_errors=True)
+            warehouse.remove(f"db.db/{name}")
+            warehouse.remove(f".seatunnel-paimon/db.db/{name}")
             _seed(warehouse, name)
         return seed
 
@@ -88,13 +135,12 @@ def paimon_sinks(work: Path, rows: int, resources: Any, sink_cls: Any) -> list[A
 
     def raw(name: str) -> Callable[[], int]:
         def count() -> int:
-            root = warehouse / "db.db" / name
-            return sum(1 for p in root.rglob("data-*") if p.is_file()) if root.exists() else 0
+            return warehouse.data_files(f"db.db/{name}")
         return count
 
     def block(name: str, extra: str = "") -> str:
-        return (f'Paimon {{ plugin_input = "rows", warehouse = "{warehouse}", database = "db", '
-                f'table = "{name}"{extra} }}')
+        return (f'Paimon {{ plugin_input = "rows", warehouse = "{location}", database = "db", '
+                f'table = "{name}"{hadoop}{extra} }}')
 
     return [sink_cls("Paimon append", block("paimon_append"), seeder("paimon_append"), reader("paimon_append"),
                      raw("paimon_append"), list(OLD)),
@@ -108,3 +154,7 @@ READING = ("The targets are two Paimon tables in one local warehouse, written th
            "reader sees in each table's newest snapshot (`old`: only the earlier rows, `all`: everything, `PARTIAL` "
            "would be a half-committed table); *raw files* counts the data files under each table's directory after "
            "attempt 1 → after the restore (files no snapshot references stay until orphan-file cleaning, unread).")
+HDFS_READING = READING.replace("in one local warehouse", "in one warehouse on a private HDFS (Hadoop 2.10.2's "
+                               "NameNode and DataNode, `tests/hdfs_server.py`; `hdfs:///` with `fs.defaultFS`), "
+                               "written through pypaimon 2.1.0 with hdfs-native 0.14.7 and the HDFS commit lock") \
+    .replace(", written through pypaimon 2.1.0:", ":")

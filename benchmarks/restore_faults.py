@@ -3,7 +3,7 @@
 Per sink type (:data:`SINK_TYPES`: ``LocalFile``, ``Jdbc``, ``Jdbc MySQL``, ``Jdbc upsert``, ``Redis``, and the
 store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``HdfsFile``; ``Hive``:
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
-:mod:`iceberg_targets`; ``Paimon``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
+:mod:`iceberg_targets`; ``Paimon``, ``Paimon on HDFS``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``Hbase``: :mod:`hbase_targets`; ``InfluxDB``:
 :mod:`influxdb_targets`; ``Doris``: :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
@@ -216,6 +216,8 @@ SINK_TYPES: dict[str, SinkType] = {
                         "staging branches", iceberg_targets.READING, moves=iceberg_targets.MOVES),
     "Paimon": SinkType(lambda work, rows, res: paimon_targets.paimon_sinks(work, rows, res, Sink), POINTS, 5_000,
                        "raw files", paimon_targets.READING, moves=paimon_targets.MOVES),
+    "Paimon on HDFS": SinkType(lambda work, rows, res: paimon_targets.paimon_sinks(work, rows, res, Sink, hdfs=True),
+                               POINTS, 5_000, "raw files", paimon_targets.HDFS_READING, moves=paimon_targets.MOVES),
     **{f"LocalFile on Spark Connect, {crash} killed": SinkType(
         localfile_sinks, POINTS, 5_000, "raw files", connect_targets.READING, connect=crash)
        for crash in ("client", "server")},

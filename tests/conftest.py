@@ -42,7 +42,7 @@ LONG_FIRST = (
     "tests/airflow/test_lineage_run.py", "tests/test_third_party_connector.py", "tests/cluster/test_standalone.py",
     "tests/runtime/test_streaming.py", "tests/runtime/test_end_to_end.py", "tests/runtime/test_kafka.py",
     "tests/runtime/test_mysql_cdc.py", "tests/runtime/test_jdbc_sink.py", "tests/runtime/test_paimon.py",
-    "tests/runtime/test_hive.py", "tests/airflow/test_connect_mode.py", "tests/airflow/test_operator.py",
+    "tests/runtime/test_paimon_hdfs.py", "tests/runtime/test_hive.py", "tests/airflow/test_connect_mode.py", "tests/airflow/test_operator.py",
     "tests/airflow/test_connect_jdbc.py", "tests/airflow/test_connect_streaming.py",
     "tests/airflow/test_task_face.py", "tests/airflow/test_spark_link.py", "tests/plan/test_properties.py",
     "tests/runtime/test_cassandra.py", "tests/runtime/test_hbase.py", "tests/runtime/test_postgres_cdc.py",

@@ -39,6 +39,7 @@ MARKERS = {
     "activemq": "a private ActiveMQ Classic broker (jars from make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "hbase": "a private standalone HBase with its Thrift gateway (jars from make test-deps)",
+    "hdfs": "a private HDFS, one NameNode and one DataNode (HBase's Hadoop jars from make test-deps)",
     "ferretdb": "a private FerretDB server, MongoDB's wire protocol (make test-deps builds it with Go)",
     "sftp": "a private OpenSSH server (make test-deps)",
     "ftp": "an FTP server (pyftpdlib)",
@@ -59,7 +60,7 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
     "redis_server": ("redis",), "rabbitmq_server": ("rabbitmq",), "s3": ("s3",), "es": ("opensearch",),
     "ferretdb_server": ("ferretdb",), "influxdb_server": ("influxdb",), "cassandra_server": ("cassandra",),
-    "hbase_server": ("hbase",),
+    "hbase_server": ("hbase",), "hdfs_server": ("hdfs",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
@@ -70,7 +71,7 @@ HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),
     "tests.opensearch_server": ("opensearch",), "tests.hbase_server": ("hbase",),
-    "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
+    "tests.hdfs_server": ("hdfs",), "tests.hive_metastore": ("hive", "spark"), "tests.spark_connect": ("spark",),
     "tests.cluster.services": ("airflow_services", "spark"), "playwright": ("browser",),
     "tests.cluster.celery": ("airflow_services", "airflow", "postgres", "redis", "spark"),
     "playwright.sync_api": ("browser",),

@@ -1,6 +1,8 @@
-"""Paimon at compile time (no Spark, no pypaimon): a runnable job, located errors of the options, what
-cannot run here (a Hive catalog, a remote warehouse, CUSTOM_PROCESSING), SeaTunnel's Hadoop options
-accepted but unused, lineage, and a compile that imports neither PySpark nor pypaimon."""
+"""Paimon at compile time (no Spark, no pypaimon): a runnable job, located errors of the options, HDFS
+warehouses and Hive catalogs that plan as runnable (and their conflicts as located errors), what cannot run
+here (an object-store warehouse, Kerberos, CUSTOM_PROCESSING), SeaTunnel's Hadoop options unused by a local
+warehouse, the Hadoop settings files read and refused, lineage, and a compile that imports neither PySpark
+nor pypaimon."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import sys
 import pytest
 
 from airflow_provider_seatunnel.connectors.paimon import CONNECTOR as PAIMON
-from airflow_provider_seatunnel.connectors.paimon.options import source_options
+from airflow_provider_seatunnel.connectors.paimon import hadoop
+from airflow_provider_seatunnel.connectors.paimon.options import sink_options, source_options
 from airflow_provider_seatunnel.spi import NOT_RUNNABLE, Unnamed, get_connector
+from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
 
 from ..conftest import ROOT
 
@@ -46,6 +50,10 @@ def test_a_paimon_to_paimon_job_plans_without_warnings(plan_of):
     ('warehouse = "/wh", database = "db", table = "a.b"', "table", "must be a name"),
     (f'{TABLE}, catalog_type = glue', "catalog_type", "unknown catalog_type 'glue'"),
     (f'{TABLE}, catalog_type = hive', "catalog_uri", "catalog_type hive needs catalog_uri"),
+    (f'{TABLE}, catalog_type = hive, catalog_uri = "http://hms:9083"', "catalog_uri", "must be thrift://host:port"),
+    ('warehouse = "hdfs:///wh", database = "db", table = "t"', "paimon.hadoop.conf", "needs fs.defaultFS"),
+    ('warehouse = "hdfs:///wh", database = "db", table = "t", paimon.hadoop.conf = { dfs.replication = [1] }',
+     "paimon.hadoop.conf", "must be a string"),
     (f'{TABLE}, paimon.table.primary-keys = [1]', "paimon.table.primary-keys", "must name columns"),
     (f'{TABLE}, paimon.table.primary-keys = "id", paimon.table.partition-keys = "grp"',
      "paimon.table.partition-keys", "grp is not a primary key"),
@@ -79,9 +87,71 @@ def test_a_query_projects_and_filters():
                           ).read_columns == ()
 
 
+HDFS = ('warehouse = "hdfs:///tmp/paimon", database = "db", table = "t", paimon.hadoop.conf = { '
+        'fs.defaultFS = "hdfs://nameservice1", dfs.nameservices = "nameservice1", '
+        'dfs.ha.namenodes.nameservice1 = "nn1,nn2", dfs.namenode.rpc-address.nameservice1.nn1 = "h3:8020" }')
+
+
+@pytest.mark.parametrize("options", [
+    HDFS,
+    f'{HDFS}, catalog_type = "hive", catalog_uri = "thrift://hms:9083"',
+    f'{TABLE}, catalog_type = hive, catalog_uri = "thrift://hms1:9083,thrift://hms2:9083"',
+    'warehouse = "viewfs://cluster/paimon", database = "db", table = "t", paimon.hadoop.conf-path = "/etc/hadoop"',
+    'warehouse = "hdfs://nn:8020/p", database = "db", table = "t", hdfs_site_path = "/etc/hadoop/hdfs-site.xml"',
+])
+def test_hdfs_warehouses_and_hive_catalogs_plan_as_runnable(plan_of, options):
+    plan = plan_of(job(options, source=options))
+    assert not plan.warnings, plan.warnings
+
+
+def test_the_hadoop_settings_are_gathered_in_seatunnels_order(tmp_path):
+    (tmp_path / "core-site.xml").write_text("<configuration><property><name>fs.defaultFS</name>"
+                                            "<value>hdfs://from-core</value></property></configuration>")
+    (tmp_path / "hdfs-site.xml").write_text("<configuration><property><name>dfs.nameservices</name>"
+                                            "<value>ns</value></property></configuration>")
+    site = tmp_path / "site.xml"
+    site.write_text("<configuration><property><name>dfs.nameservices</name><value>ns2</value></property>"
+                    "<property><name>hive.x</name><value>1</value></property></configuration>")
+    opts = sink_options({"warehouse": "hdfs:///p", "database": "d", "table": "t", "hdfs_site_path": str(site),
+                         "paimon.hadoop.conf-path": str(tmp_path), "paimon.hadoop.conf": {"dfs.replication": 2}})
+    io = hadoop.file_io_options(opts.table)
+    assert (io["fs.defaultFS"], io["dfs.nameservices"], io["dfs.replication"]) == ("hdfs://from-core", "ns2", "2")
+    assert "hive.x" not in io and io["hdfs.client.fallback-to-pyarrow"] == "false"
+    assert hadoop.qualified("hdfs:///p/d.db", io) == "hdfs://from-core/p/d.db"
+    assert hadoop.file_io_options(sink_options({"warehouse": "/w", "database": "d", "table": "t"}).table) == {}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('<!DOCTYPE x [<!ENTITY a "b">]><configuration/>', "DOCTYPE"),
+    ("<configuration>", "not XML"),
+    ("<configuration>" + "<property><name>k</name><value>v</value></property>" * 30_000 + "</configuration>",
+     "larger than"),
+])
+def test_a_hadoop_settings_file_that_is_hostile_or_broken_is_refused(tmp_path, text, message):
+    site = tmp_path / "hdfs-site.xml"
+    site.write_text(text)
+    opts = sink_options({"warehouse": "hdfs:///p", "database": "d", "table": "t", "hdfs_site_path": str(site)})
+    with pytest.raises(RuntimeConfigError, match=message):
+        hadoop.file_io_options(opts.table)
+
+
+def test_an_hdfs_warehouse_without_fs_default_fs_or_with_kerberos_fails_at_run_time(tmp_path):
+    site = tmp_path / "hdfs-site.xml"
+    site.write_text("<configuration><property><name>dfs.replication</name><value>1</value></property>"
+                    "</configuration>")
+    opts = sink_options({"warehouse": "hdfs:///p", "database": "d", "table": "t", "hdfs_site_path": str(site)})
+    with pytest.raises(RuntimeConfigError, match=r"fs\.defaultFS is required"):
+        hadoop.file_io_options(opts.table)
+    opts = sink_options({"warehouse": "hdfs:///p", "database": "d", "table": "t", "paimon.hadoop.conf": {
+        "fs.defaultFS": "hdfs://nn", "hadoop.security.authentication": "Kerberos"}})
+    with pytest.raises(RuntimeConfigError, match="Kerberos"):
+        hadoop.file_io_options(opts.table)
+
+
 @pytest.mark.parametrize("options, key", [
-    (f'{TABLE}, catalog_type = hive, catalog_uri = "thrift://hms:9083"', "catalog_type"),
     ('warehouse = "s3a://lake/paimon", database = "db", table = "t"', "warehouse"),
+    ('warehouse = "oss://lake/paimon", database = "db", table = "t"', "warehouse"),
+    (f'{HDFS.rstrip(" }")}, security.kerberos.login.principal = "st@REALM" }}', "paimon.hadoop.conf"),
     (f'{TABLE}, data_save_mode = CUSTOM_PROCESSING', "data_save_mode"),
 ])
 def test_what_cannot_run_here_plans_with_a_not_runnable_warning(plan_of, options, key):
@@ -89,10 +159,10 @@ def test_what_cannot_run_here_plans_with_a_not_runnable_warning(plan_of, options
     assert warning["code"] == NOT_RUNNABLE and warning["key"] == key
 
 
-def test_seatunnels_hadoop_options_are_accepted_but_unused(plan_of):
-    plan = plan_of(job(f'{TABLE}, hdfs_site_path = "/etc/hadoop/hdfs-site.xml", '
+def test_seatunnels_hadoop_options_are_unused_by_a_local_warehouse(plan_of):
+    plan = plan_of(job(f'{TABLE}, hdfs_site_path = "/etc/hadoop/hdfs-site.xml", catalog_uri = "thrift://h:1", '
                        'paimon.hadoop.conf = { "fs.defaultFS" = "hdfs://nn" }'))
-    assert sorted(w["key"] for w in plan.warnings) == ["hdfs_site_path", "paimon.hadoop.conf"]
+    assert sorted(w["key"] for w in plan.warnings) == ["catalog_uri", "hdfs_site_path", "paimon.hadoop.conf"]
     assert all("is not used" in w["message"] for w in plan.warnings)
 
 
@@ -103,6 +173,8 @@ def test_lineage_names_the_table_directory():
     assert isinstance(unnamed, Unnamed) and unnamed.at_run_time
     assert PAIMON.table_assets({"warehouse": "/w", "database": "d", "table": "${table_name}"}, "db.orders") == [
         "file:///w/d.db/orders"]
+    assert PAIMON.assets({"warehouse": "hdfs://nn:8020/p", "database": "d", "table": "t"}) == [
+        "hdfs://nn:8020/p/d.db/t"]
 
 
 PROBE = """

@@ -1,6 +1,6 @@
-"""HdfsFile on real Spark through Hadoop's FileSystem API. No HDFS can run here (no NameNode in
-Debian's packages, and Hadoop's mini cluster is not in Spark's jars), so the file system is Hadoop's
-local one (``fs.defaultFS = "file:///"``): the same code path, the same FileContext rename the
+"""HdfsFile on real Spark through Hadoop's FileSystem API, on Hadoop's local file system
+(``fs.defaultFS = "file:///"``; one round trip on a real HDFS is in tests/runtime/test_paimon_hdfs.py, which
+starts one for the Paimon tests, tests/hdfs_server.py): the same code path, the same FileContext rename the
 fence's compare-and-swap uses (atomic on HDFS's NameNode; checked, then done, locally). Formats
 round-trip, a killed committer is rolled forward once, an overlapping attempt is fenced, and the
 compile-time checks locate their errors."""

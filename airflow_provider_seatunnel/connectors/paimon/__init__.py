@@ -7,8 +7,12 @@ so the connector uses pypaimon (pure Python, Arrow): :mod:`.sink` writes data fi
 :mod:`.source` reads the newest snapshot's splits on the executors. Options: :mod:`.options`; the
 private pypaimon API it relies on: :mod:`.compat`. The user's docs: docs/paimon.md.
 
-What cannot run (a ``not-runnable`` warning at compile time): ``catalog_type = hive`` (pypaimon has
-no Hive catalog), a warehouse that is not a local path (the commit lock is a local ``flock``),
+Warehouses: local directories and HDFS (``hdfs://``, ``viewfs://``: pypaimon's HDFS client, the Hadoop
+settings of :mod:`.hadoop`, the commit lock of :mod:`.fences`). Catalogs: ``filesystem`` and ``hive``
+(:mod:`.hive`: the file-system layout, registered in a Hive metastore).
+
+What cannot run (a ``not-runnable`` warning at compile time): a warehouse on another file system (object
+stores: pypaimon's rename onto an existing snapshot is not atomic there), Kerberos,
 ``data_save_mode = CUSTOM_PROCESSING``. A STREAMING job cannot read a Paimon source (batch only).
 """
 
@@ -36,13 +40,16 @@ from ...spi.options import JobConfig, PluginConfig, Problem, run_time_options
 from ...spi.schema import Schema
 from ..lakehouse.options import checked, key_problems, save_mode_problems
 from .evolve import FOLLOWS
+from .hadoop import DEFAULT_FS, kerberos
 from .options import (
+    CONF_PATH,
     HADOOP_CONF,
     NAME,
     PARTITION_KEYS,
     PRIMARY_KEYS,
     SPEC,
     SourceOptions,
+    Table,
     local_path,
     parse,
 )
@@ -50,8 +57,8 @@ from .sink import PaimonSinkVerbs
 
 __all__ = ["CONNECTOR", "Paimon"]
 
-#: SeaTunnel's Hadoop options: accepted, not used (a local warehouse needs no Hadoop settings)
-UNUSED = ("hdfs_site_path", HADOOP_CONF, "paimon.hadoop.conf-path")
+#: SeaTunnel's Hadoop options: the settings of an HDFS warehouse (a local one needs none)
+HADOOP_KEYS = ("hdfs_site_path", HADOOP_CONF, CONF_PATH)
 
 
 def _source(vertex: Vertex) -> SourceOptions:
@@ -73,6 +80,35 @@ def _location(options: Mapping[str, Any], table: str | None = None) -> str | Unn
     return "file://" + text if text.startswith("/") else text
 
 
+def _storage_problems(table: Table, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
+    """A warehouse that cannot run here, an HDFS one without ``fs.defaultFS`` (SeaTunnel's rule) or with
+    Kerberos, and the Hadoop options a local warehouse does not use."""
+    problems: list[Problem] = []
+    if UNRENDERED.search(table.warehouse):
+        return problems
+    if not table.is_local() and not table.is_hdfs():
+        problems.append(job.cannot_run(f"warehouse '{table.warehouse}': only local and HDFS warehouses can be "
+                                       "written and read here (pypaimon's snapshot commit renames onto a name that "
+                                       "must not exist, which object stores do not make atomic)", plugin,
+                                       key="warehouse", hint="a local path, or hdfs:// (docs/paimon.md)"))
+    elif table.is_hdfs():
+        if DEFAULT_FS not in table.hadoop and not table.hdfs_site_path and not table.conf_path:
+            problems.append(job.problem(f"warehouse '{table.warehouse}' is on HDFS: {HADOOP_CONF} needs "
+                                        f"{DEFAULT_FS} (or hdfs_site_path / {CONF_PATH} files that set it)", plugin,
+                                        key=HADOOP_CONF,
+                                        hint=f'{HADOOP_CONF} = {{ fs.defaultFS = "hdfs://namenode:8020" }}'))
+        if kerberos(table.hadoop):
+            problems.append(job.cannot_run("Kerberos: the Paimon connector's HDFS client is not tested with it "
+                                           "here", plugin, key=HADOOP_CONF, hint="docs/paimon.md, Limits"))
+    else:
+        problems += [job.problem(f"{key} is not used: the warehouse is a local directory", plugin, key=key,
+                                 severity="warning") for key in HADOOP_KEYS if plugin.has(key)]
+    if table.catalog_type != "hive" and plugin.has("catalog_uri"):
+        problems.append(job.problem("catalog_uri is not used: catalog_type is filesystem", plugin,
+                                    key="catalog_uri", severity="warning"))
+    return problems
+
+
 class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, PaimonSinkVerbs):
     name = NAME
     #: with paimon.table.primary-keys; without, every row is appended as it is
@@ -90,17 +126,7 @@ class Paimon(Connector, SchemaInference, Lineage, TableLineage, BatchSource, Pai
         options, problems = checked(SPEC, parse, plugin, job)
         if options is None:
             return problems
-        if options.table.catalog_type == "hive":
-            problems.append(job.cannot_run("catalog_type hive: pypaimon has no Hive catalog", plugin,
-                                           key="catalog_type", hint="use a filesystem catalog (docs/paimon.md)"))
-        elif not options.table.is_local() and not UNRENDERED.search(options.table.warehouse):
-            problems.append(job.cannot_run(f"warehouse '{options.table.warehouse}': only a local warehouse can be "
-                                           "written and read here (the commit lock is a local file lock)", plugin,
-                                           key="warehouse", hint="a path on a local or NFSv4 file system"))
-        for key in UNUSED:
-            if plugin.has(key):
-                problems.append(job.problem(f"{key} is not used: the warehouse is a local directory", plugin,
-                                            key=key, severity="warning"))
+        problems += _storage_problems(options.table, plugin, job)
         return problems + save_mode_problems(NAME, options, plugin, job)
 
     def schema(self, plugin: PluginConfig, job: JobConfig,

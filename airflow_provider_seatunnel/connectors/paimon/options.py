@@ -6,11 +6,13 @@ Paimon connector names them.
 the declaration cannot state (the compile-time check makes it a located problem, the run a
 ``RuntimeConfigError``).
 
-Both sections: ``warehouse`` (the file-system catalog's root: an absolute path or ``file://`` URI),
-``database``, ``table``, ``catalog_type`` (``filesystem``; ``hive`` is refused: pypaimon has no Hive
-catalog), ``catalog_name`` (a label only), ``catalog_uri`` (with ``hive``), ``hdfs_site_path``,
-``paimon.hadoop.conf`` and ``paimon.hadoop.conf-path`` (Hadoop settings: read, not used, since a local
-warehouse needs none). A sink's ``database`` and ``table`` may hold the upstream table's placeholders.
+Both sections: ``warehouse`` (the catalog's root: an absolute path, a ``file://`` URI, or an ``hdfs://`` /
+``viewfs://`` URI), ``database``, ``table``, ``catalog_type`` (``filesystem`` or ``hive``: the tables stay in
+the warehouse's layout, registered in the Hive metastore ``catalog_uri`` names), ``catalog_name`` (a label
+only), ``hdfs_site_path`` (an ``hdfs-site.xml``), ``paimon.hadoop.conf`` (Hadoop settings) and
+``paimon.hadoop.conf-path`` (a directory of ``core-site.xml``, ``hdfs-site.xml``, ``hive-site.xml``): the
+Hadoop settings of an HDFS warehouse (:mod:`.hadoop`). An HDFS warehouse needs ``fs.defaultFS`` in them, as
+SeaTunnel requires. A sink's ``database`` and ``table`` may hold the upstream table's placeholders.
 
 Source: ``query``, a ``SELECT`` of the table: its column list projects, its ``WHERE`` filters (any
 condition Spark SQL evaluates); ``read_columns`` projects too (when ``query`` does not).
@@ -39,19 +41,24 @@ NAME = "Paimon"
 CATALOG_TYPES = ("filesystem", "hive")
 PRIMARY_KEYS, PARTITION_KEYS = "paimon.table.primary-keys", "paimon.table.partition-keys"
 WRITE_PROPS, HADOOP_CONF = "paimon.table.write-props", "paimon.hadoop.conf"
+CONF_PATH = "paimon.hadoop.conf-path"
+#: the warehouse URI schemes that can run: local paths and HDFS (pypaimon's HDFS client, :mod:`.hadoop`)
+LOCAL_SCHEMES, HDFS_SCHEMES = ("file",), ("hdfs", "viewfs")
 
 SPEC = OptionSpec((
-    Option("warehouse", identity=True, allow_blank=False, description="The file-system catalog's root: an absolute "
-           "path or a file:// URI."),
+    Option("warehouse", identity=True, allow_blank=False, description="The catalog's root: an absolute path, a "
+           "file:// URI or an hdfs:// (viewfs://) URI."),
     Option("database", identity=True, allow_blank=False, description="The table's database."),
     Option("table", identity=True, allow_blank=False, description="The table's name."),
-    Option("catalog_type", "enum", "filesystem", "The catalog (hive plans but cannot run: pypaimon has none).",
-           choices=CATALOG_TYPES),
+    Option("catalog_type", "enum", "filesystem", "filesystem, or hive: the tables in the warehouse's layout, "
+           "registered in the Hive metastore of catalog_uri.", choices=CATALOG_TYPES),
     Option("catalog_name", description="A label only."),
     Option("catalog_uri", description="The Hive metastore's thrift URI (catalog_type hive)."),
-    Option("hdfs_site_path", description="Not used: the warehouse is a local directory."),
-    Option(HADOOP_CONF, "map", description="Not used: the warehouse is a local directory."),
-    Option("paimon.hadoop.conf-path", description="Not used: the warehouse is a local directory."),
+    Option("hdfs_site_path", description="An hdfs-site.xml of an HDFS warehouse's settings (read on the driver)."),
+    Option(HADOOP_CONF, "map", description="Hadoop settings of an HDFS warehouse (fs.defaultFS, name services); "
+           "they win over the files'."),
+    Option(CONF_PATH, description="A directory of core-site.xml, hdfs-site.xml and hive-site.xml (read on the "
+           "driver)."),
     *common_options("read_columns and the sink's keys"),
     Option("query", allow_blank=False, description="SELECT <columns or *> FROM <table> [WHERE <condition>]: a "
            "projection and a filter.", sections=(SOURCE,)),
@@ -67,21 +74,36 @@ SPEC = OptionSpec((
 
 @dataclass(frozen=True)
 class Table:
-    """The table: ``<warehouse>/<database>.db/<table>`` in a file-system catalog (as written; a sink's
-    database and table may hold placeholders)."""
+    """The table: ``<warehouse>/<database>.db/<table>`` (as written; a sink's database and table may hold
+    placeholders), the catalog it is found through, and the Hadoop settings of an HDFS warehouse."""
 
     warehouse: str
     database: str
     table: str
     catalog_type: str = "filesystem"
+    catalog_uri: str | None = None
+    hadoop: Mapping[str, str] = field(default_factory=dict)  # paimon.hadoop.conf
+    hdfs_site_path: str | None = None
+    conf_path: str | None = None
+
+    def scheme(self) -> str:
+        """The warehouse's URI scheme, lower case (``file`` for a path)."""
+        found = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", self.warehouse)
+        return found.group(1).lower() if found else "file"
 
     def is_local(self) -> bool:
-        return local_path(self.warehouse).startswith("/")
+        return self.scheme() in LOCAL_SCHEMES
+
+    def is_hdfs(self) -> bool:
+        return self.scheme() in HDFS_SCHEMES
 
     def root(self) -> str:
-        """The warehouse as a local directory (``file://`` stripped)."""
-        return local_path(self.warehouse)
+        """The warehouse as a local directory (``file://`` stripped), or its URI without a trailing ``/``."""
+        return local_path(self.warehouse).rstrip("/") or "/"
 
+    def uri(self) -> str:
+        """The warehouse as a URI (``file:///data/paimon``, ``hdfs://ns/paimon``)."""
+        return "file://" + self.root() if self.is_local() else self.root()
 
 @dataclass(frozen=True)
 class SourceOptions:
@@ -130,9 +152,27 @@ def table_of(o: ParsedOptions, placeholders: bool = False) -> Table:
     if "{{" not in bare and "{%" not in bare and not re.match(r"^([A-Za-z][A-Za-z0-9+.-]*:|/)", bare):
         raise OptionError("warehouse", f"warehouse '{warehouse}' must be an absolute path or a URI",
                           'warehouse = "/data/paimon" (or "file:///data/paimon")')
-    if o["catalog_type"] == "hive" and o["catalog_uri"] is None:
-        raise OptionError("catalog_uri", "catalog_type hive needs catalog_uri (the metastore's thrift URI)")
-    return Table(warehouse, _name(o, "database", placeholders), _name(o, "table", placeholders), o["catalog_type"])
+    if o["catalog_type"] == "hive" and (o["catalog_uri"] is None or not o["catalog_uri"].strip()):
+        raise OptionError("catalog_uri", "catalog_type hive needs catalog_uri (the metastore's thrift URI)",
+                          'catalog_uri = "thrift://metastore:9083"')
+    hadoop = settings_map(o[HADOOP_CONF], HADOOP_CONF, f"{HADOOP_CONF}: {{name}} must be a string, number or "
+                          "boolean", f'{HADOOP_CONF} = {{ fs.defaultFS = "hdfs://namenode:8020" }}')
+    table = Table(warehouse, _name(o, "database", placeholders), _name(o, "table", placeholders), o["catalog_type"],
+                  (o["catalog_uri"] or "").strip() or None, hadoop, _path(o, "hdfs_site_path"), _path(o, CONF_PATH))
+    if table.catalog_uri is not None and o["catalog_type"] == "hive":
+        uris = [u.strip() for u in table.catalog_uri.split(",")]
+        if any(not re.fullmatch(r"thrift://[^/:\s]+:\d{1,5}/?", u) for u in uris):
+            raise OptionError("catalog_uri", f"catalog_uri '{table.catalog_uri}' must be thrift://host:port (a "
+                                             "comma-separated list for several metastores)",
+                              'catalog_uri = "thrift://metastore:9083"')
+    return table
+
+
+def _path(o: ParsedOptions, key: str) -> str | None:
+    value = o[key]
+    if value is None or not value.strip():
+        return None
+    return value.strip()
 
 
 _SELECT = re.compile(r"^\s*select\s+(?P<cols>.+?)\s+from\s+(?P<table>[`\"\w.]+)(\s+where\s+(?P<where>.+?))?\s*;?\s*$",

@@ -45,21 +45,20 @@ from ...spi.rows import ROW_KIND, data_columns, data_only, quote
 from ...spi.schema import table_keys
 from ...spi.schemachange import changes_of
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
-from ..files.fencing import allocate, commit_lock, newest_token
 from ..files.placeholders import expand_table_placeholders
 from ..lakehouse import changes, resolve
-from . import compat, evolve
-from .options import SinkOptions, parse
+from . import compat, evolve, hive
+from .fences import Fence, fence_of, fence_root
+from .options import SinkOptions, local_path, parse
 from .tables import (
     BATCH_PROPERTY,
     RUN_PROPERTY,
     catalog_options,
     commits_of,
-    fence_root,
     get_table,
     has_rows,
-    marker,
     open_catalog,
+    table_directory,
 )
 
 log = logging.getLogger("seatunnel.paimon")
@@ -114,11 +113,18 @@ def _prepare_target(ctx: RunContext, vertex: Vertex, opts: SinkOptions, entry: d
     elif table is not None and opts.data_save_mode == "ERROR_WHEN_DATA_EXISTS" and has_rows(table):
         raise RuntimeConfigError(f"data_save_mode ERROR_WHEN_DATA_EXISTS: {entry['identifier']} holds rows")
     elif table is not None and opts.schema_save_mode == "RECREATE_SCHEMA":
+        if entry["hive"]:
+            hive.unregister(entry["hive"], *entry["identifier"].split("."))
         catalog.drop_table(entry["identifier"], False)
         table = None
     if table is None:
         _create(catalog, entry["identifier"], df, opts, int(vertex.parallelism))
         table = catalog.get_table(entry["identifier"])
+    if entry["hive"]:  # the metastore's record, made (or made again) unless it is there
+        database, name = entry["identifier"].split(".")
+        directory = table_directory(entry["catalog"], database, name)
+        hive.ensure_database(entry["hive"], database, directory.rsplit("/", 1)[0])
+        hive.register(entry["hive"], database, name, directory, table)
     return table
 
 
@@ -170,13 +176,24 @@ def write_partition(catalog: Mapping[str, str], identifier: str, user: str, batc
 def entry_of(ctx: RunContext, vertex: Vertex, opts: SinkOptions, upstream: str,
              columns: list[str] | None) -> dict[str, Any]:
     """Where one upstream table goes: the table's identifier, commit user and scope, the batch, the
-    directory of its commit lock and tokens, the catalog."""
+    directory of its commit lock and tokens, the catalog (and the metastore of a Hive catalog)."""
     name = expand_table_placeholders(opts.table.table, upstream, columns)
     database = expand_table_placeholders(opts.table.database, upstream, columns)
     target = f"{opts.table.root().rstrip('/')}/{database}.db/{name}"
     user, scope = commit_user_of(ctx, vertex, target, upstream)
+    catalog = catalog_options(opts.table, database, name)
     return {"identifier": f"{database}.{name}", "user": user, "scope": scope, "batch": int(ctx.batch_id or 0),
-            "root": fence_root(opts.table, database, name), "catalog": catalog_options(opts.table)}
+            "root": fence_root(local_path(catalog["warehouse"]), database, name), "catalog": catalog,
+            "hive": opts.table.catalog_uri if opts.table.catalog_type == "hive" else None}
+
+
+def fence(entry: Mapping[str, Any]) -> Fence:
+    """The target's commit lock and tokens (:mod:`.fences`)."""
+    return fence_of(entry["root"], entry["catalog"])
+
+
+def token_key(entry: Mapping[str, Any]) -> str:
+    return f"{entry['user']}-{entry['batch']}"
 
 
 class PaimonCommitLog:
@@ -188,16 +205,17 @@ class PaimonCommitLog:
 
     def take_token(self, commit: CommitId) -> tuple[int, bool]:
         entry = entry_of(self.ctx, self.vertex, self.opts, commit.table, None)
-        with commit_lock(entry["root"], self.vertex.ref):
+        fenced = fence(entry)
+        with fenced.lock(self.vertex.ref):
             table = get_table(open_catalog(entry["catalog"]), entry["identifier"])
             found = commits_of(table, entry["user"], entry["scope"]) if table is not None else None
             if found is not None and found.committed is not None and found.committed >= entry["batch"]:
-                return newest_token(marker(entry["root"], entry["user"], entry["batch"])), True
-            return allocate(marker(entry["root"], entry["user"], entry["batch"]), int(self.ctx.attempt)), False
+                return fenced.newest(token_key(entry)), True
+            return fenced.allocate(token_key(entry), int(self.ctx.attempt)), False
 
     def newest_token(self, commit: CommitId) -> int:
         entry = entry_of(self.ctx, self.vertex, self.opts, commit.table, None)
-        return newest_token(marker(entry["root"], entry["user"], entry["batch"]))
+        return fence(entry).newest(token_key(entry))
 
 
 def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, df: Any) -> Staged:
@@ -215,6 +233,9 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     if existing is not None and evolve.follow(catalog, entry["identifier"], table, changes_of(df.schema),
                                               ctx.label(vertex)):
         table = catalog.get_table(entry["identifier"])
+        if entry["hive"]:
+            database, name = entry["identifier"].split(".")
+            hive.update_columns(entry["hive"], database, name, table)
     rows = _rows(df, opts, table, int(vertex.parallelism))
     if table.bucket_mode().name == "HASH_DYNAMIC":  # one writer owns the bucket index
         rows = rows.coalesce(1)
@@ -238,14 +259,16 @@ def publish_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
     """One Paimon snapshot of the staged messages, under the commit lock, while the token is the newest."""
     entry, messages = staged.detail, staged.cached
     user, batch, identifier = entry["user"], entry["batch"], entry["identifier"]
-    with commit_lock(entry["root"], vertex.ref):
+    fenced = fence(entry)
+    with fenced.lock(vertex.ref) as still_held:
         table = open_catalog(entry["catalog"]).get_table(identifier)
         found = commits_of(table, user, entry["scope"])
         if found.committed is not None and found.committed >= batch:
             return Published(Outcome.ALREADY)
-        newest = newest_token(marker(entry["root"], user, batch))
+        newest = fenced.newest(token_key(entry))
         if newest > staged.token:
             return Published(Outcome.SUPERSEDED, newest=newest)
+        still_held()
         overwrite = not found.scope_started and options_of(vertex).data_save_mode == "DROP_DATA"
         builder = table.new_batch_write_builder().overwrite() if overwrite else table.new_stream_write_builder()
         commit = compat.with_commit_user(builder, user).new_commit()
@@ -269,7 +292,7 @@ def discard_table(ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
     entry = staged.detail
     if not staged.cached:
         return
-    with contextlib.suppress(Exception), commit_lock(entry["root"], vertex.ref):
+    with contextlib.suppress(Exception), fence(entry).lock(vertex.ref):
         table = open_catalog(entry["catalog"]).get_table(entry["identifier"])
         found = commits_of(table, entry["user"], entry["scope"])
         if found.committed is None or found.committed < entry["batch"]:

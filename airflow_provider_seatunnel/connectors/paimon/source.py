@@ -4,7 +4,8 @@ The driver plans the read (the table's splits of its newest snapshot, ``read_col
 columns projected) and hands the splits, pickled, to Spark at the plan's parallelism (at most one task
 per split); each task reads its splits with pypaimon as Arrow batches (``mapInArrow``: no row passes
 through Python one by one). The query's ``WHERE`` is applied by Spark to the rows read. Every row is an
-INSERT (a keyed table's rows as merged at that snapshot).
+INSERT (a keyed table's rows as merged at that snapshot). With ``catalog_type = hive`` the table's
+directory is the one the metastore records (:mod:`.hive`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
 from ..files.reading import at_parallelism
 from ..lakehouse import read_columns
+from . import hive
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 
@@ -41,11 +43,15 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     """The table's newest snapshot at up to ``vertex.parallelism`` partitions (see the module docstring)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    catalog = catalog_options(opts.table)
     identifier = f"{opts.table.database}.{opts.table.table}"
+    if opts.table.catalog_type == "hive" and opts.table.catalog_uri and \
+            hive.location(opts.table.catalog_uri, opts.table.database, opts.table.table) is None:
+        raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in the Hive metastore "
+                                 f"{opts.table.catalog_uri}")
+    catalog = catalog_options(opts.table, opts.table.database, opts.table.table)
     table = get_table(open_catalog(catalog), identifier)
     if table is None:
-        raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in {opts.table.warehouse}")
+        raise RuntimeConfigError(f"the Paimon table {identifier} does not exist in {catalog['warehouse']}")
     columns = read_columns(opts.read_columns, [str(f.name) for f in table.table_schema.fields],
                            opts.case_sensitive) if opts.read_columns else None
     builder = table.new_read_builder()

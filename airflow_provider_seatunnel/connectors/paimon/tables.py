@@ -1,36 +1,55 @@
-"""Paimon tables through pypaimon on the driver: the catalog, a table's snapshots, and the commit lock.
+"""Paimon tables through pypaimon on the driver: the catalog, a table's snapshots.
 
 * :func:`catalog_options`: what pypaimon's file-system catalog is created from (also shipped to the
-  executors, which open the table themselves).
+  executors, which open the table themselves): the warehouse as a URI (an HDFS one qualified by
+  ``fs.defaultFS``: every attempt names one directory alike) and an HDFS warehouse's client settings
+  (:mod:`.hadoop`). With ``catalog_type = hive`` the warehouse is the one holding the directory the
+  metastore records for the table (:mod:`.hive`).
 * :func:`commits_of`: what a table's snapshots say of a commit user: the highest SeaTunnel batch it
   committed (the snapshot property :data:`BATCH_PROPERTY`), and whether any snapshot's user starts
   with a scope (save modes apply once per scope).
-* The **commit lock** and the **attempt tokens** are the LocalFile sink's (an exclusive ``flock``,
-  a token file per key), kept beside the warehouse's databases in :data:`FENCE_DIR` (the catalog
-  lists only ``*.db`` directories), never inside a table's directory, where Paimon's orphan-file
-  cleaning could remove them.
+* The **commit lock** and the **attempt tokens**: :mod:`.fences`.
 """
 
 from __future__ import annotations
 
-import os
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...spi.errors import RuntimeConfigError
-from .options import Table
+from . import hadoop, hive
+from .options import Table, local_path
 
 #: the snapshot properties a commit carries: the run, and the batch (the micro-batch in STREAMING)
 RUN_PROPERTY, BATCH_PROPERTY = "seatunnel.run-id", "seatunnel.batch"
-FENCE_DIR = ".seatunnel-paimon"
 
 
-def catalog_options(table: Table) -> dict[str, str]:
-    if table.catalog_type != "filesystem":
-        raise RuntimeConfigError(f"catalog_type {table.catalog_type} is not supported: pypaimon has no Hive "
-                                 "catalog (docs/paimon.md)")
-    return {"warehouse": "file://" + table.root().rstrip("/")}
+def catalog_options(table: Table, database: str | None = None, name: str | None = None) -> dict[str, str]:
+    """The catalog options of ``database.name`` (see the module docstring; without them: the warehouse's)."""
+    io = hadoop.file_io_options(table)
+    warehouse = hadoop.qualified(table.uri(), io)
+    if table.catalog_type == "hive" and database is not None and name is not None and table.catalog_uri:
+        recorded = hive.location(table.catalog_uri, database, name)
+        if recorded is not None:
+            warehouse = warehouse_of(recorded, database, name)
+    return {**io, "warehouse": warehouse}
+
+
+def warehouse_of(directory: str, database: str, name: str) -> str:
+    """The warehouse holding the table directory ``directory`` (``<warehouse>/<database>.db/<name>``)."""
+    path = local_path(directory).rstrip("/")
+    parent = posixpath.dirname(path)
+    if posixpath.basename(path) != name or posixpath.basename(parent) != f"{database}.db":
+        raise RuntimeConfigError(f"the Hive metastore records {database}.{name} at {directory}, not in a Paimon "
+                                 f"warehouse's layout (<warehouse>/{database}.db/{name})")
+    root = posixpath.dirname(parent)
+    return "file://" + root if root.startswith("/") else root
+
+
+def table_directory(catalog: Mapping[str, str], database: str, name: str) -> str:
+    return f"{catalog['warehouse'].rstrip('/')}/{database}.db/{name}"
 
 
 def open_catalog(options: Mapping[str, str]) -> Any:
@@ -78,13 +97,3 @@ def has_rows(table: Any) -> bool:
     builder = table.new_read_builder().with_limit(1)
     splits = builder.new_scan().plan().splits()
     return bool(splits) and builder.new_read().to_arrow(splits).num_rows > 0
-
-
-def fence_root(table: Table, database: str, name: str) -> str:
-    """The directory of one target's commit lock and token files."""
-    return os.path.join(table.root(), FENCE_DIR, f"{database}.db", name)
-
-
-def marker(root: str, user: str, batch: int) -> str:
-    """The key the attempt tokens of (commit user, batch) are kept under (``<key>.fence``)."""
-    return os.path.join(root, ".seatunnel-commits", f"{user}-{batch}.committed")
