@@ -27,7 +27,7 @@ import logging
 from typing import Any
 
 from ...spi import RunContext, Vertex
-from ...spi.errors import DataError
+from ...spi.errors import DataError, PipelineError
 from ...spi.twophase import CommitId, Outcome, Published, Staged
 from . import client, staging
 from .client import quote
@@ -62,6 +62,26 @@ def roll_forward(endpoint: Endpoint, key: str, token: int, detail: dict[str, Any
     if staging.name("done", key) in found:
         return int(found[staging.name("done", key)].get("rows", 0))
     tables = staging.staged_of(found, key, token)
+    try:
+        _finish(endpoint, key, found, tables, detail, ctx, vertex)
+    except PipelineError:
+        done = staging.tables(endpoint, key).get(staging.name("done", key))
+        if done is None:
+            raise
+        log.info("ClickHouse: commit %s was finished by another attempt meanwhile", key)  # it dropped the staging
+        return int(done.get("rows", 0))
+    rows = int(detail.get("rows", 0))
+    staging.create(endpoint, staging.name("done", key), {"token": token, "rows": rows})
+    for table in [*tables, staging.name("man", key, token), staging.name("deleted", key), staging.name("claim", key)]:
+        staging.drop(endpoint, table)
+    for n in staging.tokens(found, key):
+        staging.drop(endpoint, staging.name("tok", key, n))
+    return rows
+
+
+def _finish(endpoint: Endpoint, key: str, found: dict[str, Any], tables: list[str], detail: dict[str, Any],
+            ctx: RunContext | None, vertex: Vertex | None) -> None:
+    """The data steps of a claimed publish: the keyed deletes (once), then the staged partitions moved."""
     rows_tables = [t for t in tables if t.startswith("stg_")]
     if detail.get("primary_key") and staging.name("deleted", key) not in found:
         _delete_keys(endpoint, detail, [t for t in tables if t.startswith("del_")])
@@ -82,13 +102,6 @@ def roll_forward(endpoint: Endpoint, key: str, token: int, detail: dict[str, Any
             client.execute(endpoint, f"INSERT INTO {_target(detail)} ({columns}) SELECT {columns} FROM "
                                      f"{staging.full(table)}",
                            doing=f"cannot insert the staged rows into {detail['database']}.{detail['table']}")
-    rows = int(detail.get("rows", 0))
-    staging.create(endpoint, staging.name("done", key), {"token": token, "rows": rows})
-    for table in [*tables, staging.name("man", key, token), staging.name("deleted", key), staging.name("claim", key)]:
-        staging.drop(endpoint, table)
-    for n in staging.tokens(found, key):
-        staging.drop(endpoint, staging.name("tok", key, n))
-    return rows
 
 
 class ClickhouseCommitLog:
