@@ -2,17 +2,17 @@
 (``tests/clickhouse_server.py``: ClickHouse's engine, chDB, behind a loopback HTTP server; started once per
 benchmark run), written by two Clickhouse sinks of one pipeline:
 
-* ``rf.plain``: a MergeTree partitioned by ``grp`` (5 groups: each writer stages up to 5 partitions, each
-  MOVEd on its own), every row appended: a row written by two attempts shows twice;
+* ``rf.plain``: an unpartitioned MergeTree (the writers' staging is gathered into one table whose one
+  partition is MOVEd in one step), every row appended: a row written by two attempts shows twice;
 * ``rf.keyed``: a ReplacingMergeTree ordered by ``id`` written with ``primary_key = "id"`` (the keys' rows
   deleted by a mutation, then the new rows moved in), ``bulk_size = 100``.
 
 Before every trial the database ``rf`` and the sink's bookkeeping database ``_seatunnel`` are dropped and
 both tables get a row of an earlier run (``(-1, "old", "g0")``). A reader sees what ``SELECT`` returns
-(``FINAL`` for the keyed table). The publish moves one staged partition at a time (``sink.move`` before
-each), so a driver killed in the middle of it leaves part of the rows visible until the restore finishes the
-claimed publish: such a trial shows ``PARTIAL`` after attempt 1, and the restore must still land every row
-once. *Raw* counts the rows left in the sink's staging tables.
+(``FINAL`` for the keyed table). Each table's publish is one MOVE (``sink.move`` before it); the keyed one
+deletes the keys' rows first. A driver killed between the two sinks' publishes leaves one table written
+and the other not until the restore finishes the claimed publish, and the restore must land every row once.
+*Raw* counts the rows left in the sink's staging tables.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 Row = tuple[int, str, str]
 OLD: list[Row] = [(-1, "old", "g0")]
 DB = "rf"
-#: sink.move occurrences per run: 2 writers x 5 partitions of the plain table, 2 staging tables of the keyed one
-MOVES = 12
+#: sink.move occurrences per run: one MOVE per table
+MOVES = 2
 
 
 def _server(resources: Any) -> Any:
@@ -43,8 +43,7 @@ def clickhouse_sinks(rows: int, resources: Any, sink_cls: Any) -> list[Any]:
         server.query("DROP DATABASE IF EXISTS _seatunnel SYNC")
         server.query(f"DROP DATABASE IF EXISTS {DB} SYNC")
         server.query(f"CREATE DATABASE {DB}")
-        server.query(f"CREATE TABLE {DB}.plain (id Int64, name String, grp String) ENGINE = MergeTree "
-                     "PARTITION BY grp ORDER BY id")
+        server.query(f"CREATE TABLE {DB}.plain (id Int64, name String, grp String) ENGINE = MergeTree ORDER BY id")
         server.query(f"INSERT INTO {DB}.plain VALUES (-1, 'old', 'g0')")
 
     def seed_keyed() -> None:
@@ -64,7 +63,7 @@ def clickhouse_sinks(rows: int, resources: Any, sink_cls: Any) -> list[Any]:
     conn = (f'host = "{server.host}:{server.port}", username = "{server.user}", password = "{server.password}", '
             f'database = "{DB}"')
     return [
-        sink_cls("Clickhouse partitioned", f'Clickhouse {{ plugin_input = "rows", {conn}, table = "plain" }}',
+        sink_cls("Clickhouse plain", f'Clickhouse {{ plugin_input = "rows", {conn}, table = "plain" }}',
                  seed_plain, read("plain"), staging, list(OLD)),
         sink_cls("Clickhouse keyed", f'Clickhouse {{ plugin_input = "rows", {conn}, table = "keyed", '
                                      'primary_key = "id", bulk_size = 100 }',
@@ -73,9 +72,9 @@ def clickhouse_sinks(rows: int, resources: Any, sink_cls: Any) -> list[Any]:
 
 
 READING = ("The targets are two tables of the ClickHouse stand-in (`tests/clickhouse_server.py`: ClickHouse's engine, "
-           "chDB, behind a loopback HTTP server), read with `SELECT`: `rf.plain` (a MergeTree partitioned by `grp`: a "
-           "row written by two attempts shows twice) and `rf.keyed` (a ReplacingMergeTree written with `primary_key`, "
+           "chDB, behind a loopback HTTP server), read with `SELECT`: `rf.plain` (an unpartitioned MergeTree: a row "
+           "written by two attempts shows twice) and `rf.keyed` (a ReplacingMergeTree written with `primary_key`, "
            "read `FINAL`). *Visible after attempt 1* is what a reader sees (`old`: only the earlier row, `all`: "
-           "everything, `PARTIAL`: part of a claimed publish, moved a partition at a time, which the restore "
-           "finishes); *staging rows* counts the rows in the sink's `_seatunnel` staging tables after attempt 1 → "
+           "everything, `PARTIAL`: part of a claimed publish, which the restore finishes); *staging rows* counts "
+           "the rows in the sink's `_seatunnel` staging tables after attempt 1 → "
            "after the restore.")

@@ -115,8 +115,9 @@ class ClickhouseSinkVerbs:
         return commit.ClickhouseCommitLog(_endpoint(options_of(vertex)))
 
     def stage(self, ctx: RunContext, vertex: Vertex, commit_id: CommitId, token: int, df: Any) -> Staged:
-        """ONE Spark write of the table's rows into per-partition staging tables; the manifest Spark's commit
-        left gives the parts and their rows."""
+        """ONE Spark write of the table's rows into per-partition staging tables (the manifest Spark's commit
+        left gives their rows), gathered into one table (the publish then moves one table's partitions: an
+        unpartitioned target's in ONE step)."""
         from .datasource import NAME, SPEC_OPTION, ClickhouseDataSource
 
         options = options_of(vertex)
@@ -136,8 +137,9 @@ class ClickhouseSinkVerbs:
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         manifest = staging.tables(endpoint, commit_id.key).get(staging.name("man", commit_id.key, token), {})
         parts = [tuple(p) for p in manifest.get("parts", [])]
-        staged = [(staging.name("stg", commit_id.key, token, p), r) for p, r, _ in parts if r]
-        staged += [(staging.name("del", commit_id.key, token, p), k) for p, _, k in parts if k]
+        gathered = [staging.gather(endpoint, kind, commit_id.key, token, [(p[0], p[at]) for p in parts])
+                    for kind, at in (("stg", 1), ("del", 2))]
+        staged = [g for g in gathered if g is not None]
         detail = {"database": options.database, "table": options.table, "columns": columns,
                   "mode": "move" if engine.endswith("MergeTree") else "insert",
                   "primary_key": list(options.primary_key), "lightweight_delete": options.lightweight_delete}

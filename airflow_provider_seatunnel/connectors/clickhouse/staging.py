@@ -81,12 +81,12 @@ def tokens(found: dict[str, Any], key: str) -> list[int]:
 
 def staged_of(found: dict[str, Any], key: str, token: int) -> list[str]:
     """The staging tables (rows and keys) of attempt ``token``."""
-    pattern = re.compile(rf"(stg|del)_{key}_{int(token)}_\d+")
+    pattern = re.compile(rf"(stg|del)_{key}_{int(token)}_(\d+|all)")
     return sorted(t for t in found if pattern.fullmatch(t))
 
 
 def staged_tokens(found: dict[str, Any], key: str) -> list[int]:
-    pattern = re.compile(rf"(?:stg|del|man)_{key}_(\d+)(?:_\d+)?")
+    pattern = re.compile(rf"(?:stg|del|man)_{key}_(\d+)(?:_\d+|_all)?")
     return sorted({int(m.group(1)) for t in found if (m := pattern.fullmatch(t))})
 
 
@@ -114,10 +114,28 @@ def partitions(endpoint: Endpoint, table: str) -> list[str]:
     return sorted(str(r[0]) for r in found)
 
 
+def gather(endpoint: Endpoint, kind: str, key: str, token: int, parts: list[tuple[int, int]]) -> tuple[str, int] | None:
+    """The writers' staging tables of one kind (``stg``/``del``) as ONE table (``<kind>_k_<n>_all``), so that the
+    publish moves one table's partitions: (its name, its rows); None when no writer staged any. One writer's
+    table is taken as it is; several are copied into a new one (server-side) and dropped."""
+    tables = [(name(kind, key, token, p), rows) for p, rows in parts if rows]
+    if len(tables) <= 1:
+        return tables[0] if tables else None
+    whole = f"{kind}_{key}_{int(token)}_all"
+    drop(endpoint, whole)
+    client.execute(endpoint, f"CREATE TABLE {full(whole)} AS {full(tables[0][0])}", doing="cannot gather the staging")
+    for table, _ in tables:
+        client.execute(endpoint, f"INSERT INTO {full(whole)} SELECT * FROM {full(table)}",
+                       doing="cannot gather the staging")
+    for table, _ in tables:
+        drop(endpoint, table)
+    return whole, sum(r for _, r in tables)
+
+
 def write_manifest(endpoint: Endpoint, key: str, token: int, parts: list[list[int]]) -> None:
     drop(endpoint, name("man", key, token))
     create(endpoint, name("man", key, token), {"parts": parts})
 
 
-__all__ = ["DATABASE", "EXISTS", "count", "create", "drop", "drop_attempt", "ensure", "full", "name", "partitions",
-           "staged_of", "staged_tokens", "tables", "tokens", "write_manifest"]
+__all__ = ["DATABASE", "EXISTS", "count", "create", "drop", "drop_attempt", "ensure", "full", "gather", "name",
+           "partitions", "staged_of", "staged_tokens", "tables", "tokens", "write_manifest"]
