@@ -13,10 +13,13 @@ appear in the target in one step; a second MOVE finds nothing left to move). So:
   with primary_key the keys' rows are deleted from the target once (``deleted_k`` marks it), then every
   staged partition is MOVEd (``sink.move`` before each), then ``done_k`` records the commit.
 
-What is not atomic: a commit of several partitions becomes visible partition by partition (a reader may see
-part of it until the restore or the publish finishes); with primary_key the delete and the moves are
-separate steps, and a roll forward run while the claiming attempt still moves its partitions may delete
-rows that attempt has just moved (both attempts alive at once, inside one publish). A target that is not a
+The writers' staging tables are gathered into one before the publish, so an unpartitioned target's commit is
+ONE move. What is not atomic: a commit whose rows fall in several partitions of a partitioned target becomes
+visible partition by partition (a reader may see part of it until the restore or the publish finishes);
+with primary_key the delete and the moves are separate steps, and on a target that is not a
+ReplacingMergeTree ordered by the key (whose deletes name only deleted keys, never a moved row's) a roll
+forward run while the claiming attempt still moves its partitions may delete rows that attempt has just
+moved (both attempts alive at once, inside one publish). A target that is not a
 *MergeTree is written by ``INSERT ... SELECT`` from each staging table, which a restore cannot finish
 without risking a second copy: it fails naming the target instead.
 """

@@ -9,8 +9,10 @@ whose name Spark's redaction rule matches: plans and the UI show it as ``*******
   line by line); the others are empty.
 * Staging: each write task creates its own staging table (``CREATE TABLE ... AS`` the target; a retried
   task drops the one its earlier try left) and inserts its rows ``bulk_size`` a request as ``JSONEachRow``;
-  with primary_key it also stages each row's key (its rows are the last change of each key already: the
-  driver reduced them). A DELETE or UPDATE_BEFORE row without primary_key fails the task (deterministic).
+  with primary_key it also stages the keys to delete (its rows are the last change of each key already: the
+  driver reduced them): every key, or only the deleted ones when the target is a ReplacingMergeTree ordered by
+  the key (it replaces a key's row by itself, as SeaTunnel relies on). A DELETE or UPDATE_BEFORE row without
+  primary_key fails the task (deterministic).
   It returns its partition and rows; Spark's commit records them as the attempt's manifest.
 """
 
@@ -130,7 +132,7 @@ class _Writer(DataSourceWriter):
             if not keys and kind in DELETE_KINDS:
                 raise DataError("a DELETE or UPDATE_BEFORE row reached the Clickhouse sink without primary_key: set "
                                 "primary_key to apply it, or filter such rows out (FilterRowKind)")
-            if keys:
+            if keys and (kind in DELETE_KINDS or not spec["replacing"]):
                 keys_buf.append([values[i] for i in key_at])
                 key_count += 1
             if kind not in DELETE_KINDS:

@@ -58,9 +58,9 @@ DEVIATIONS = (
     "the HTTP interface directly (queries as POST bodies, rows as JSONEachRow, credentials in X-ClickHouse-User/"
     "X-ClickHouse-Key headers), not clickhouse-jdbc; clickhouse.config entries are the interface's settings",
     "sink: exactly-once: each writer stages its rows into a table of its own (CREATE TABLE ... AS the target) "
-    "in database _seatunnel; the commit claims the attempt (CREATE TABLE of the claim: one attempt wins) and "
-    "MOVEs the staged partitions into the target, each MOVE atomic, finished by a restore; SeaTunnel inserts "
-    "each batch at once, at least once",
+    "in database _seatunnel, gathered into one table before the commit; the commit claims the attempt (CREATE "
+    "TABLE of the claim: one attempt wins) and MOVEs the staged partitions into the target (one MOVE for an "
+    "unpartitioned target), finished by a restore; SeaTunnel inserts each batch at once, at least once",
     "sink: the target must be a *MergeTree table (MOVE PARTITION); another engine is written by one INSERT ... "
     "SELECT under the claim, which a restore cannot finish (it fails rather than write twice)",
     "sink with primary_key: the rows of a commit are reduced to the last row of each key; the keys' rows in the "

@@ -122,7 +122,7 @@ class ClickhouseSinkVerbs:
 
         options = options_of(vertex)
         endpoint = _endpoint(options)
-        engine, table_columns, _ = target_of(endpoint, options)
+        engine, table_columns, sorting = target_of(endpoint, options)
         columns = [c for c in data_columns(df) if c in table_columns]  # SeaTunnel's projection
         _check_target(options, engine, columns)
         data = with_kind(df)
@@ -132,7 +132,8 @@ class ClickhouseSinkVerbs:
         staging.ensure(endpoint)
         spec = {"endpoint": endpoint.to_json(), "commit_key": commit_id.key, "token": token,
                 "database": options.database, "table": options.table, "columns": columns,
-                "kind_index": len(columns), "primary_key": list(options.primary_key), "bulk_size": options.bulk_size}
+                "kind_index": len(columns), "primary_key": list(options.primary_key), "bulk_size": options.bulk_size,
+                "replacing": engine.endswith("ReplacingMergeTree") and sorting == list(options.primary_key)}
         register_for_write(ctx.spark, data, ClickhouseDataSource)
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         manifest = staging.tables(endpoint, commit_id.key).get(staging.name("man", commit_id.key, token), {})
