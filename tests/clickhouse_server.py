@@ -45,7 +45,8 @@ from typing import Any
 
 from .servers import stop_process
 
-INSTALL_HINT = "the ClickHouse tests need PyPI's chdb (make test-deps installs the test extra)"
+INSTALL_HINT = ("the ClickHouse tests need PyPI's chdb and chdb-core: the extra clickhouse-stand-in, which `make venv` "
+                "installs (pip install -e '.[test,clickhouse-stand-in]')")
 _IGNORED = {"query", "database", "default_format", "user", "password", "query_id", "session_id", "compress",
             "decompress", "wait_end_of_query", "buffer_size"}
 _CODE = re.compile(r"Code: (\d+)\.")
