@@ -21,7 +21,7 @@ CONSTRAINTS := .ci/constraints.txt
 $(STAMP): pyproject.toml tests/plugin_package/pyproject.toml $(CONSTRAINTS) .ci/paimon.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q --constraint $(CONSTRAINTS) -e '.[test]'
+	$(BIN)/python -m pip install -q --constraint $(CONSTRAINTS) -e '.[test,clickhouse-stand-in]'
 	@# pypaimon (the Paimon connector) without its version caps: .ci/paimon.txt says why
 	$(BIN)/python -m pip install -q --no-deps -r .ci/paimon.txt
 	@# the example third-party connector package (docs/connectors.md) that tests/test_third_party_connector.py runs

@@ -5,7 +5,8 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`hive_targets`; ``Kafka``: :mod:`kafka_targets`; ``Delta``: :mod:`delta_targets`; ``Iceberg``:
 :mod:`iceberg_targets`; ``Paimon``, ``Paimon on HDFS``: :mod:`paimon_targets`; ``MongoDB``: :mod:`mongodb_targets`;
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``Hbase``: :mod:`hbase_targets`; ``InfluxDB``:
-:mod:`influxdb_targets`; ``Doris``: :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
+:mod:`influxdb_targets`; ``Clickhouse`` (against its chDB stand-in): :mod:`clickhouse_targets`; ``Doris``:
+:mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
 ``ActiveMQ``: :mod:`activemq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
 ``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
@@ -82,6 +83,7 @@ sys.path.insert(0, str(HERE))
 import activemq_targets  # noqa: E402
 import basic_targets  # noqa: E402
 import cassandra_targets  # noqa: E402
+import clickhouse_targets  # noqa: E402
 import connect_targets  # noqa: E402
 import delivery_targets  # noqa: E402
 import delta_targets  # noqa: E402
@@ -186,6 +188,8 @@ SINK_TYPES: dict[str, SinkType] = {
                         "staging collections", mongodb_targets.READING),
     "InfluxDB": SinkType(lambda work, rows, res: influxdb_targets.influxdb_sinks(rows, res, Sink), POINTS, 5_000,
                          "staged points", influxdb_targets.READING, moves=influxdb_targets.MOVES),
+    "Clickhouse": SinkType(lambda work, rows, res: clickhouse_targets.clickhouse_sinks(rows, res, Sink), POINTS, 5_000,
+                           "staging rows", clickhouse_targets.READING, moves=clickhouse_targets.MOVES),
     "RabbitMQ": SinkType(lambda work, rows, res: rabbitmq_targets.rabbitmq_sinks(rows, res, Sink),
                          rabbitmq_targets.POINTS, 2_000, "raw messages", rabbitmq_targets.READING,
                          guarantee="at-least-once"),

@@ -35,9 +35,9 @@ def test_plugins_known_to_run_elsewhere_plan_under_their_first_spelling():
     starrocks = get_connector("starrocks", SOURCE)  # the StarRocks sink runs here; its source plans only
     assert starrocks.name == "StarRocks" and starrocks.capabilities.sections == {SOURCE}
     assert not starrocks.can_run(SOURCE) and get_connector("Starrocks", SINK).can_run(SINK)
-    clickhouse = get_connector("clickhouse")
-    assert clickhouse.name == "Clickhouse" and clickhouse.capabilities.sections == {SOURCE, SINK}
-    assert not clickhouse.can_run(SINK)
+    kudu = get_connector("kudu")
+    assert kudu.name == "Kudu" and kudu.capabilities.sections == {SOURCE, SINK}
+    assert not kudu.can_run(SINK)
     assert get_connector("NoSuchPlugin") is None
 
 

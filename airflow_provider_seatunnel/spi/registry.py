@@ -63,6 +63,7 @@ _BUILTIN_MODULES = {
     "selectdbcloud": "selectdb",
     "cassandra": "cassandra",
     "hbase": "hbase",
+    "clickhouse": "clickhouse",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
@@ -70,10 +71,10 @@ _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
              "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
-             "Clickhouse", "Kudu", "Starrocks"),
+             "Kudu", "Starrocks"),
     SINK: ("S3File",
            "Pulsar", "Socket", "Redis", "Hudi",
-           "Clickhouse", "Kudu", "Feishu", "DingTalk"),
+           "Kudu", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
 
