@@ -90,7 +90,16 @@ public class Server {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable e) {
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    static void run(String[] args) throws Exception {
         int namesrvPort = Integer.parseInt(args[0]), brokerPort = Integer.parseInt(args[1]);
         int haPort = Integer.parseInt(args[2]);
         Path root = Path.of(args[3]);
@@ -109,7 +118,7 @@ public class Server {
         Path store = root.resolve("store");
         String conf = String.join("\n",
             "brokerClusterName=DefaultCluster", "brokerName=broker-a", "brokerId=0",
-            "brokerIP1=127.0.0.1", "listenPort=" + brokerPort, "haListenPort=" + haPort,
+            "brokerIP1=127.0.0.1", "bindAddress=127.0.0.1", "listenPort=" + brokerPort, "haListenPort=" + haPort,
             "namesrvAddr=127.0.0.1:" + namesrvPort, "autoCreateTopicEnable=true",
             "autoCreateSubscriptionGroup=true", "defaultTopicQueueNums=4",
             "storePathRootDir=" + store, "storePathCommitLog=" + store.resolve("commitlog"),
@@ -121,8 +130,9 @@ public class Server {
         Files.writeString(file, conf);
         BrokerController controller = BrokerStartup.createBrokerController(new String[] {"-c", file.toString()});
         BrokerStartup.start(controller);
+        // the broker's first registration is scheduled seconds later: register now, so clients find routes
+        controller.registerBrokerAll(true, false, true);
         System.out.println("test name server and broker started");
         System.out.flush();
-        Thread.currentThread().join();
     }
 }
