@@ -75,7 +75,7 @@ def test_a_job_reads_from_group_offsets_and_commits_them_after_the_sink(run_job,
     assert sorted(json.loads(m.body)["id"] for m in server.messages("out1")) == list(range(10))
     # a run whose sink fails commits no offset: the next run reads the same messages
     server.send("in1", [message(10)])
-    with pytest.raises(Exception, match="max.message.size"):
+    with pytest.raises(Exception, match=r"max\.message\.size"):
         run_job(job(server, "in1", "out1", sink_extra=", max.message.size = 10"), run_id="R3")
     assert sum(o or 0 for o in group_offsets(server, "in1", "SeaTunnel-Consumer-Group")) == 10
 
