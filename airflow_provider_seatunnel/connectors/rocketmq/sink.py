@@ -9,7 +9,8 @@ the two guarantees the broker allows, per (run id, pipeline, sink, table), a dig
   ``SEATUNNEL_FENCE_<id>`` under a client id of this attempt (the broker's queue lock, renewed every
   :data:`RENEW_S` seconds while the write runs). The broker refuses the lock to another client id while it
   is held and for 60 s after its holder's last renewal, so two attempts of one run never send at once: the
-  later one fails (transiently; Airflow retries it) and, once the earlier recorded its commit, sends
+  later one waits up to :data:`FENCE_WAIT_S` (outliving the lock of an attempt that died without releasing
+  it), then fails (transiently; Airflow retries it); once the earlier recorded its commit, it sends
   nothing. The lock is released when the attempt ends.
 * **commit record**: once Spark's write finished (every message stored), the driver commits offset 1 of
   the consumer group ``SEATUNNEL_COMMIT_<id>`` on that queue. A restore of a run whose record exists sends
@@ -33,6 +34,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -50,6 +52,9 @@ FENCE_PREFIX = "SEATUNNEL_FENCE_"
 COMMIT_PREFIX = "SEATUNNEL_COMMIT_"
 #: how often the fence's lock is renewed (the broker lets an unrenewed lock expire after 60 s)
 RENEW_S = 15.0
+#: how long an attempt waits for a fence held by another before it is refused: a little more than the broker's
+#: lock lifetime, so the lock of an attempt that died is outlived, and a live holder (which renews) still refuses
+FENCE_WAIT_S = 65.0
 #: queues of a topic created here when the auto-creation topic does not say
 DEFAULT_QUEUES = 4
 
@@ -93,9 +98,13 @@ class Fence:
             return self.queue in self.client.lock(self.addr, self.group, [self.queue])
 
     def __enter__(self) -> Fence:
-        if not self._take():
-            raise PipelineError(f"another attempt of this run is sending to {self.target} (it holds the fence "
-                                f"{self.group}): retry once it ended, or 60 s after it died")
+        deadline = time.monotonic() + FENCE_WAIT_S
+        while not self._take():
+            if time.monotonic() >= deadline:
+                raise PipelineError(f"another attempt of this run is sending to {self.target} (it holds the fence "
+                                    f"{self.group}): retry once it ended")
+            log.info("Rocketmq: the fence %s is held by another attempt: waiting for it to end or expire", self.group)
+            time.sleep(min(2.0, max(0.0, deadline - time.monotonic())))
         self._thread = threading.Thread(target=self._renew, name="rocketmq-fence", daemon=True)
         self._thread.start()
         return self

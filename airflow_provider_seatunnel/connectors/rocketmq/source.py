@@ -33,6 +33,7 @@ from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_once
 from ...spi.rows import with_kind
+from ...spi.sessions import at_run_end, session_key
 from .client import Client, Queue, error_of
 from .options import SourceOptions
 from .remoting import RemotingError
@@ -62,9 +63,21 @@ class Range:
                    int(d["end"]))
 
 
-#: (run id, pipeline, vertex ref) -> the ranges a read will commit to the group once the pipeline committed
-_PENDING: dict[tuple[str, str, str], tuple[SourceOptions, list[Range]]] = {}
+#: (session, run id, pipeline, vertex ref) -> the ranges a read commits to the group once the pipeline committed
+_PENDING: dict[tuple[str, str, str, str], tuple[SourceOptions, list[Range]]] = {}
 _LOCK = threading.Lock()
+
+
+def _key(ctx: RunContext, vertex: Vertex) -> tuple[str, str, str, str]:
+    return session_key(ctx.spark), ctx.run_id, ctx.pipeline_key, vertex.ref
+
+
+def _forget(spark: Any) -> None:
+    """A run ended without its commit: its ranges are not committed (the next run reads them again)."""
+    mine = session_key(spark)
+    with _LOCK:
+        for key in [k for k in _PENDING if k[0] == mine]:
+            del _PENDING[key]
 
 
 def record_id(ctx: RunContext, vertex: Vertex) -> str:
@@ -147,7 +160,8 @@ def read(ctx: RunContext, vertex: Vertex, o: SourceOptions) -> Dataset:
         raise error_of(e, f"Rocketmq {vertex.ref}: cannot list the queues of {', '.join(o.topics)}") from None
     if o.commit_after_pipeline:
         with _LOCK:
-            _PENDING[(ctx.run_id, ctx.pipeline_key, vertex.ref)] = (o, ranges)
+            _PENDING[_key(ctx, vertex)] = (o, ranges)
+        at_run_end(_forget)
     else:
         commit(o, ranges)
     readers = max(1, int(vertex.parallelism))
@@ -164,7 +178,7 @@ def read(ctx: RunContext, vertex: Vertex, o: SourceOptions) -> Dataset:
 def acknowledge(ctx: RunContext, vertex: Vertex) -> None:
     """Every sink committed: commit the read's end offsets to the consumer group."""
     with _LOCK:
-        pending = _PENDING.pop((ctx.run_id, ctx.pipeline_key, vertex.ref), None)
+        pending = _PENDING.pop(_key(ctx, vertex), None)
     if pending is None:
         return
     o, ranges = pending
