@@ -130,8 +130,14 @@ public class Server {
         Files.writeString(file, conf);
         BrokerController controller = BrokerStartup.createBrokerController(new String[] {"-c", file.toString()});
         BrokerStartup.start(controller);
-        // the broker's first registration is scheduled seconds later: register now, so clients find routes
-        controller.registerBrokerAll(true, false, true);
+        // the broker's first registration comes 10 s after its start: the name server learns the broker and
+        // its topics from it here at once (later registrations, on every topic change, go over the wire)
+        HashMap<Long, String> addrs = new HashMap<>();
+        addrs.put(0L, "127.0.0.1:" + brokerPort);
+        if (broker == null) {
+            broker = new BrokerData("DefaultCluster", "broker-a", addrs);
+        }
+        controller.getTopicConfigManager().getTopicConfigTable().forEach(TOPICS::putIfAbsent);
         System.out.println("test name server and broker started");
         System.out.flush();
     }
