@@ -14,6 +14,7 @@ The spec travels in one option, :data:`SPEC_OPTION`, whose name Spark's redactio
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ from .remoting import RemotingError
 NAME = "seatunnel_rocketmq"
 #: the option holding the spec: Spark's redaction rule (``secret``) hides its value in plans
 SPEC_OPTION = "seatunnel.rocketmq.secret"
+#: pulls in a row that may return nothing new before a range's end (the broker busy) before the read fails
+STALLED_PULLS = 20
 READ_SCHEMA = "body binary, keys string, tags string, topic string, queue int, offset bigint"
 
 
@@ -65,6 +68,7 @@ def pull_range(client: Client, rg: dict[str, Any], group: str, tags: str, batch:
     q = Queue(str(rg["topic"]), str(rg["broker"]), int(rg["queue"]))
     offset, end = int(rg["start"]), int(rg["end"])
     wanted = None if tags.strip() in ("", "*") else {t.strip() for t in tags.split("||")}
+    stalled = 0
     while offset < end:
         messages, next_offset = client.pull(q, str(rg["addr"]), group, offset, min(batch, end - offset), tags)
         for m in messages:
@@ -74,9 +78,13 @@ def pull_range(client: Client, rg: dict[str, Any], group: str, tags: str, batch:
                 continue  # the broker filters by the tag's hash: a colliding tag is dropped here
             yield (m.body, m.keys, m.tags, m.topic, m.queue_id, m.queue_offset)
         if next_offset <= offset:
-            if messages:
-                raise RemotingError(f"pull of {q} at {offset} did not advance")
-            return  # the queue's end (nothing stored past offset any more)
+            stalled += 1
+            if messages or stalled > STALLED_PULLS:
+                # never end a range early in silence: its messages would be committed unread
+                raise RemotingError(f"pull of {q} at {offset} did not advance (range ends at {end})")
+            time.sleep(0.05 * stalled)
+            continue
+        stalled = 0
         offset = next_offset
 
 
