@@ -275,6 +275,23 @@ $(ACTIVEMQ_JAR): tests/activemq/pom.xml | test-debs
 	  org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
 	  -DoutputDirectory=$(ACTIVEMQ_LIB) && test -f $@ \
 	  || { echo "error: could not fetch ActiveMQ's broker with mvn (the ActiveMQ tests fail): check the network to Maven Central" >&2; exit 1; }
+# RocketMQ's broker for the Rocketmq connector's tests (tests/rocketmq_server.py): rocketmq-broker 5.3.1 with its
+# dependencies (tests/rocketmq/pom.xml; about 55 MB, RocksDB's jar the largest) copied into .cache/rocketmq/lib,
+# the broker's whole class path at run time, less the jars it never loads here (gRPC's shaded Netty, zstd, the
+# OTLP exporters and their HTTP client). Maven Central serves no rocketmq-namesrv 5.x: the launcher
+# tests/rocketmq/Server.java (Java's source-file mode) answers the name server's few requests in the same JVM.
+ROCKETMQ_LIB := $(abspath .cache/rocketmq/lib)
+ROCKETMQ_JAR := $(ROCKETMQ_LIB)/rocketmq-broker-5.3.1.jar
+ROCKETMQ_EXCLUDES := grpc-netty-shaded,zstd-jni,kotlin-stdlib,kotlin-stdlib-common,kotlin-stdlib-jdk7
+ROCKETMQ_EXCLUDES := $(ROCKETMQ_EXCLUDES),kotlin-stdlib-jdk8,okhttp,okio,okio-jvm,opentelemetry-exporter-otlp
+ROCKETMQ_EXCLUDES := $(ROCKETMQ_EXCLUDES),opentelemetry-exporter-otlp-common,opentelemetry-exporter-sender-okhttp
+ROCKETMQ_EXCLUDES := $(ROCKETMQ_EXCLUDES),awaitility,hamcrest
+test-deps: $(ROCKETMQ_JAR)
+$(ROCKETMQ_JAR): tests/rocketmq/pom.xml | test-debs
+	@rm -rf $(ROCKETMQ_LIB) && mvn -q -B -Dmaven.repo.local=$(M2_REPO) -f tests/rocketmq/pom.xml \
+	  org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
+	  -DexcludeArtifactIds=$(ROCKETMQ_EXCLUDES) -DoutputDirectory=$(ROCKETMQ_LIB) && test -f $@ \
+	  || { echo "error: could not fetch RocketMQ's broker with mvn (the Rocketmq tests fail): check the network to Maven Central" >&2; exit 1; }
 # FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
 # from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
 # caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
@@ -315,7 +332,8 @@ parity: check-java test-deps $(STAMP)
 
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
-	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(HDFS_JAR) $(ACTIVEMQ_JAR)
+	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(HDFS_JAR) $(ACTIVEMQ_JAR) \
+	$(ROCKETMQ_JAR)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

@@ -145,6 +145,12 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
     }, {"hidden-fields": [], "relabeling": {"host": "Hosts (host or host:port, comma-separated)",
                                             "schema": "Keyspace"},
         "placeholders": {"port": "9042", "datacenter": "datacenter1"}}),
+    ("seatunnel_rocketmq", "SeaTunnelRocketMQConnection", "RocketMQ (Apache SeaTunnel Rocketmq)", {
+        "name_srv_addr": _field("Name servers", "several name servers, host:port separated by ';' (default: the "
+                                "host and port)"),
+    }, {"hidden-fields": ["schema", "login", "password"], "relabeling": {"host": "Name server host",
+                                                                        "port": "Name server port"},
+        "placeholders": {"port": "9876", "name_srv_addr": "ns1:9876;ns2:9876"}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -8,7 +8,8 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`influxdb_targets`; ``Clickhouse`` (against its chDB stand-in): :mod:`clickhouse_targets`; ``Doris``:
 :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
-``ActiveMQ``: :mod:`activemq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
+``ActiveMQ``: :mod:`activemq_targets`; ``Rocketmq`` and ``Rocketmq source`` (at least once):
+:mod:`rocketmq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
 ``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
 each on fresh targets that already hold rows of an earlier run:
 
@@ -99,6 +100,7 @@ import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
 import rabbitmq_targets  # noqa: E402
 import restore_report  # noqa: E402
+import rocketmq_targets  # noqa: E402
 import starrocks_targets  # noqa: E402
 import store_targets  # noqa: E402
 import stream_trials  # noqa: E402
@@ -203,6 +205,14 @@ SINK_TYPES: dict[str, SinkType] = {
                                                              localfile_sinks(work, rows, res)),
         POINTS, 500, "raw files / messages left in the queue", rabbitmq_targets.SOURCE_READING,
         source=rabbitmq_targets.rabbitmq_source, guarantee="at-least-once"),
+    "Rocketmq": SinkType(lambda work, rows, res: rocketmq_targets.rocketmq_sinks(rows, res, Sink),
+                         rocketmq_targets.POINTS, 2_000, "raw messages", rocketmq_targets.READING,
+                         guarantee="at-least-once"),
+    "Rocketmq source": SinkType(
+        lambda work, rows, res: rocketmq_targets.fresh_topic(make_input(work / "input", rows), res,
+                                                             localfile_sinks(work, rows, res)),
+        POINTS, 500, "raw files / messages the group has not committed", rocketmq_targets.SOURCE_READING,
+        source=rocketmq_targets.rocketmq_source, guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",

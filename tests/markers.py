@@ -38,6 +38,7 @@ MARKERS = {
     "rabbitmq": "a private RabbitMQ node (make test-deps)",
     "cassandra": "a private Cassandra node (jars from make test-deps)",
     "activemq": "a private ActiveMQ Classic broker (jars from make test-deps)",
+    "rocketmq": "a private RocketMQ broker with a test name server (jars from make test-deps)",
     "opensearch": "a private OpenSearch node (jars from make test-deps)",
     "hbase": "a private standalone HBase with its Thrift gateway (jars from make test-deps)",
     "hdfs": "a private HDFS, one NameNode and one DataNode (HBase's Hadoop jars from make test-deps)",
@@ -61,14 +62,14 @@ FIXTURE_MARKS: dict[str, tuple[str, ...]] = {
     "airflow_services": ("airflow_services", "airflow", "spark"), "example_run": ("airflow_services", "browser"),
     "redis_server": ("redis",), "rabbitmq_server": ("rabbitmq",), "s3": ("s3",), "es": ("opensearch",),
     "ferretdb_server": ("ferretdb",), "influxdb_server": ("influxdb",), "cassandra_server": ("cassandra",),
-    "hbase_server": ("hbase",), "hdfs_server": ("hdfs",),
+    "hbase_server": ("hbase",), "hdfs_server": ("hdfs",), "rocketmq_server": ("rocketmq",),
 }
 
 #: a helper module the test module imports (or imports from) -> markers
 HELPER_MARKS: dict[str, tuple[str, ...]] = {
     "tests.pg": ("postgres",), "tests.mysql": ("mariadb",), "tests.redis_server": ("redis",),
     "tests.rabbitmq_server": ("rabbitmq",), "tests.cassandra_server": ("cassandra",),
-    "tests.activemq_server": ("activemq",),
+    "tests.activemq_server": ("activemq",), "tests.rocketmq_server": ("rocketmq",),
     "tests.ferretdb": ("ferretdb",), "tests.influxdb_server": ("influxdb",),
     "tests.clickhouse_server": ("clickhouse",), "tests.streamload_server": ("mariadb",),
     "tests.file_servers": ("sftp", "ftp"), "tests.s3_server": ("s3",), "tests.kafka_server": ("kafka",),

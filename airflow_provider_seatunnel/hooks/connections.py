@@ -129,6 +129,13 @@ class SeaTunnelMongoDBConnection(_ConnectionType):
     hook_name = "MongoDB (Apache SeaTunnel MongoDB)"
 
 
+class SeaTunnelRocketMQConnection(_ConnectionType):
+    conn_type = "seatunnel_rocketmq"
+    conn_name_attr = "rocketmq_conn_id"
+    default_conn_name = "rocketmq_default"
+    hook_name = "RocketMQ (Apache SeaTunnel Rocketmq)"
+
+
 class SeaTunnelIcebergConnection(_ConnectionType):
     conn_type = "seatunnel_iceberg"
     conn_name_attr = "iceberg_conn_id"

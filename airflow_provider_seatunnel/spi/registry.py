@@ -34,6 +34,7 @@ _BUILTIN_MODULES = {
     "rowkindextractor": "row_kind_extractor", "jsonpath": "json_path",
     "redis": "redis",
     "rabbitmq": "rabbitmq",
+    "rocketmq": "rocketmq",
     "http": "http",
     "github": "http.variants:GITHUB", "gitlab": "http.variants:GITLAB", "jira": "http.variants:JIRA",
     "klaviyo": "http.variants:KLAVIYO", "lemlist": "http.variants:LEMLIST", "notion": "http.variants:NOTION",
