@@ -63,16 +63,17 @@ _BUILTIN_MODULES = {
     "selectdbcloud": "selectdb",
     "cassandra": "cassandra",
     "hbase": "hbase",
+    "pulsar": "pulsar",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
-             "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
+             "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Clickhouse", "Kudu", "Starrocks"),
     SINK: ("S3File",
-           "Pulsar", "Socket", "Redis", "Hudi",
+           "Socket", "Redis", "Hudi",
            "Clickhouse", "Kudu", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }
