@@ -55,23 +55,25 @@ def _past(mid: Any, stop: Sequence[int]) -> bool:
     return stop[2] >= 0 and mid.batch_index() > stop[2]
 
 
-def _start(client: Any, topic: str, start: str) -> Any:
-    """A reader of ``topic`` positioned at ``start`` (see :class:`.source.Range`)."""
+def _start(client: Any, topic: str, partition: int, start: str) -> Any:
+    """A reader of ``topic`` (partition index ``partition``, -1: not partitioned) positioned at ``start`` (see
+    :class:`.source.Range`)."""
     import pulsar
 
     kind, _, where = start.partition(":")
     if kind == "after":
         ledger, entry = (int(x) for x in where.split(":"))
-        return client.create_reader(topic, pulsar.MessageId(-1, ledger, entry, -1))
+        return client.create_reader(topic, pulsar.MessageId(partition, ledger, entry, -1))
     reader = client.create_reader(topic, pulsar.MessageId.earliest)
     if kind == "time":
         reader.seek(int(where))
     return reader
 
 
-def read_range(client: Any, topic: str, start: str, stop: Sequence[int], timeout_ms: int) -> Iterator[tuple[bytes]]:
+def read_range(client: Any, topic: str, partition: int, start: str, stop: Sequence[int],
+               timeout_ms: int) -> Iterator[tuple[bytes]]:
     """The bodies of one partition's messages from ``start`` up to the inclusive ``stop``."""
-    reader = _start(client, topic, start)
+    reader = _start(client, topic, partition, start)
     try:
         while reader.has_message_available():
             message = reader.read_next(timeout_ms)
@@ -102,8 +104,8 @@ class _Reader(DataSourceReader):
             return
         endpoint = Endpoint.from_json(self.spec["endpoint"])
         with connected(endpoint, "cannot read") as client:
-            for topic, _, start, stop in partition.ranges:
-                yield from read_range(client, topic, start, stop, int(self.spec["timeout_ms"]))
+            for topic, index, start, stop in partition.ranges:
+                yield from read_range(client, topic, index, start, stop, int(self.spec["timeout_ms"]))
 
 
 @dataclass

@@ -41,8 +41,9 @@ log = logging.getLogger("seatunnel.pulsar")
 
 @dataclass(frozen=True)
 class Range:
-    """One partition's read: ``start`` (``earliest``, ``after:<ledger>:<entry>`` or ``time:<ms>``) and the
-    inclusive ``stop`` (ledger, entry, batch index); ``stop`` None: nothing to read."""
+    """One partition's read: its ``partition`` index (-1: a topic without partitions), ``start`` (``earliest``,
+    ``after:<ledger>:<entry>`` or ``time:<ms>``) and the inclusive ``stop`` (ledger, entry, batch index); ``stop``
+    None: nothing to read."""
 
     topic: str
     partition: int
@@ -131,6 +132,10 @@ def _range(client: Any, options: PulsarOptions, partition_topic: str, index: int
         start = f"time:{int(options.start_timestamp or 0)}"
     else:
         start = "earliest"
+    if start.startswith("after:") and stop is not None:
+        ledger, entry = (int(x) for x in start.split(":")[1:])
+        if (stop[0], stop[1]) <= (ledger, entry):
+            stop = None  # nothing after the start
     return Range(partition_topic, index, start, stop)
 
 
@@ -141,8 +146,9 @@ def plan_reads(options: PulsarOptions) -> list[Range]:
     ranges: list[Range] = []
     with connected(endpoint, "cannot plan the read") as client:
         for topic in topics_of(options):
-            for index, part in enumerate(client.get_topic_partitions(topic)):
-                ranges.append(_range(client, options, part, index))
+            parts = client.get_topic_partitions(topic)
+            for index, part in enumerate(parts):
+                ranges.append(_range(client, options, part, index if "-partition-" in part else -1))
     return ranges
 
 
@@ -192,8 +198,7 @@ def acknowledge(ctx: RunContext, vertex: Vertex) -> None:
             assert r.stop is not None
             consumer = client.subscribe(r.topic, subscription, initial_position=pulsar.InitialPosition.Earliest)
             try:
-                consumer.acknowledge_cumulative(pulsar.MessageId(r.partition if "-partition-" in r.topic else -1,
-                                                                 r.stop[0], r.stop[1], r.stop[2]))
+                consumer.acknowledge_cumulative(pulsar.MessageId(r.partition, r.stop[0], r.stop[1], r.stop[2]))
             finally:
                 consumer.close()
     log.info("Pulsar %s: subscription %r acknowledged on %d partition(s)", vertex.ref, subscription, len(done))
