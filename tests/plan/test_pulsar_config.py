@@ -48,6 +48,17 @@ def test_without_schema_a_row_is_the_content_field(plan_of):
     assert plan.pipelines[0].vertices[0].schema == {"content": "string"}
 
 
+def test_a_canal_json_source_plans_but_is_not_runnable(plan_of):
+    plan = plan_of(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ Pulsar {{ plugin_output = "p", {URLS}, subscription.name = "s", topic = "a", format = canal_json,
+                           cursor.stop.mode = LATEST, schema = {{ fields {{ id = int }} }} }} }}
+        sink {{ Console {{ plugin_input = "p" }} }}
+    """)
+    assert [w["code"] for w in plan.warnings] == ["not-runnable"] and "canal_json" in plan.warnings[0]["message"]
+    assert plan.pipelines[0].vertices[0].schema == {"id": "int"}
+
+
 def test_a_streaming_read_is_refused_here(config_error):
     error = config_error(f"""
         env {{ job.mode = "STREAMING" }}
@@ -74,8 +85,6 @@ def test_a_streaming_read_is_refused_here(config_error):
                'cursor.startup.mode = TIMESTAMP', "cursor.startup.timestamp", "cursor.startup.timestamp"),
     ("source", f'{URLS}, subscription.name = "s", topic = "a", cursor.stop.mode = LATEST, cursor.startup.mode = X',
      "cursor.startup.mode", "cursor.startup.mode"),
-    ("source", f'{URLS}, subscription.name = "s", topic = "a", cursor.stop.mode = LATEST, format = canal_json',
-     "format", "canal_json is not supported"),
     ("source", f'{URLS}, subscription.name = "s", topic-pattern = "a.*", cursor.stop.mode = LATEST, '
                'topic-discovery.interval = 1000', "topic-discovery.interval", "dynamic partition discovery"),
     ("sink", f'{URLS}, topic = "o", auth.params = "token:{TOKEN}"', "auth.plugin-class", "go together"),
