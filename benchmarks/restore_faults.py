@@ -7,7 +7,8 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 ``Elasticsearch``: :mod:`elasticsearch_targets`; ``Hbase``: :mod:`hbase_targets`; ``InfluxDB``:
 :mod:`influxdb_targets`; ``Doris``: :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
-``ActiveMQ``: :mod:`activemq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
+``ActiveMQ``: :mod:`activemq_targets`; ``Pulsar`` (at least once): :mod:`pulsar_targets`;
+``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
 ``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
 each on fresh targets that already hold rows of an earlier run:
 
@@ -37,7 +38,8 @@ input row (the restore must leave each id once, with the input's values).
 STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
 checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
 ``RabbitMQ source`` does the same in BATCH: the rows are JSON messages of a RabbitMQ queue, filled again before
-each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed.
+each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed; ``Pulsar source``
+likewise from a Pulsar topic's subscription (:mod:`pulsar_targets`).
 
 The stream pairs of :mod:`stream_trials` (``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
 ``MySQL-CDC → Kafka debezium_json``, ``Kafka → LocalFile``) run ``--kill-trials`` trials each: a new stream
@@ -95,6 +97,7 @@ import kafka_targets  # noqa: E402
 import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
+import pulsar_targets  # noqa: E402
 import rabbitmq_targets  # noqa: E402
 import restore_report  # noqa: E402
 import starrocks_targets  # noqa: E402
@@ -199,6 +202,13 @@ SINK_TYPES: dict[str, SinkType] = {
                                                              localfile_sinks(work, rows, res)),
         POINTS, 500, "raw files / messages left in the queue", rabbitmq_targets.SOURCE_READING,
         source=rabbitmq_targets.rabbitmq_source, guarantee="at-least-once"),
+    "Pulsar": SinkType(lambda work, rows, res: pulsar_targets.pulsar_sinks(rows, res, Sink), pulsar_targets.POINTS,
+                       2_000, "raw messages", pulsar_targets.READING, guarantee="at-least-once"),
+    "Pulsar source": SinkType(
+        lambda work, rows, res: pulsar_targets.fresh_topic(make_input(work / "input", rows), res,
+                                                           localfile_sinks(work, rows, res)),
+        POINTS, 500, "raw files / messages left unacknowledged", pulsar_targets.SOURCE_READING,
+        source=pulsar_targets.pulsar_source, guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",

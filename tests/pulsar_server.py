@@ -108,6 +108,19 @@ class PulsarServer:
             self.admin("PUT", path)
         return f"persistent://public/default/{name}"
 
+    def delete_topic(self, name: str) -> None:
+        """Delete ``persistent://public/default/<name>`` (partitioned or not) and its subscriptions, if it exists."""
+        import urllib.error
+
+        path = f"/admin/v2/persistent/public/default/{name}"
+        for suffix in ("/partitions?force=true", "?force=true"):
+            try:
+                self.admin("DELETE", path + suffix)
+                return
+            except urllib.error.HTTPError as e:
+                if e.code not in (404, 409, 412):
+                    raise
+
     def send(self, topic: str, bodies: list[str], partition_key: str | None = None) -> list[Any]:
         """Send ``bodies`` to ``topic``; their message ids."""
         client = self.client()
