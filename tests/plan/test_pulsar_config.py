@@ -59,13 +59,13 @@ def test_a_canal_json_source_plans_but_is_not_runnable(plan_of):
     assert plan.pipelines[0].vertices[0].schema == {"id": "int"}
 
 
-def test_a_streaming_read_is_refused_here(config_error):
-    error = config_error(f"""
+def test_a_streaming_read_plans_with_the_default_stop_never(plan_of):
+    plan = plan_of(f"""
         env {{ job.mode = "STREAMING" }}
-        source {{ Pulsar {{ plugin_output = "p", {URLS}, subscription.name = "s", topic = "a" }} }}
+        source {{ Pulsar {{ plugin_output = "p", {URLS}, subscription.name = "s", topic-pattern = "a.*" }} }}
         sink {{ Console {{ plugin_input = "p" }} }}
     """)
-    assert "Pulsar cannot be the source of a STREAMING job here" in str(error)
+    assert not plan.warnings
 
 
 @pytest.mark.parametrize("section, options, key, message", [

@@ -2,7 +2,7 @@
 Maven Central, one module-scoped server): JSON rows read from a partitioned topic over the plan's parallelism and
 sent keyed, the subscription acknowledged only after the commit (a failed run's restore reads the same messages),
 start and stop cursors by timestamp, the text format, the sink's commit record and its fence against an
-overlapping attempt."""
+overlapping attempt, a STREAMING read resumed from its checkpoint."""
 
 from __future__ import annotations
 
@@ -164,3 +164,28 @@ def test_the_sink_is_fenced_recorded_and_at_least_once(plan_of, spark, pulsar_se
     PULSAR.prepare(ctx, vertex, frame(spark))  # recorded: nothing again
     assert ids(server, "out5") == sorted(list(range(12)) * 2)
 
+
+
+def test_a_streaming_read_resumes_from_its_checkpoint(plan_of, spark, pulsar_server, tmp_path):
+    from airflow_provider_seatunnel.runtime.streaming import run_streaming_pipeline
+
+    server = pulsar_server
+    topic = server.create_topic("sin", partitions=2)
+    server.send(topic, [message(i) for i in range(5)])
+    plan = plan_of(f"""
+        env {{ job.mode = "STREAMING", parallelism = 2, checkpoint.root = "{tmp_path / 'ck'}" }}
+        source {{ Pulsar {{ plugin_output = "m", {server.options()}, topic = "sin", subscription.name = "st",
+                           cursor.startup.mode = EARLIEST, schema = {{ fields {{ {FIELDS} }} }} }} }}
+        sink {{ Pulsar {{ plugin_input = "m", {server.options()}, topic = "sout" }} }}
+    """)
+
+    def sync(run_id: str) -> dict:
+        return run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], run_id))
+
+    first = sync("r1")
+    server.send(topic, [message(i) for i in range(5, 8)])
+    second = sync("r2")
+    # the second run resumes after the first one's offsets: every message once
+    assert ids(server, "sout") == list(range(8))
+    assert sum(b["written"] for b in first["streaming"]["batches"]) == 5
+    assert sum(b["written"] for b in second["streaming"]["batches"]) == 3

@@ -3,10 +3,11 @@
 SeaTunnel's options (:mod:`.options`), or ``pulsar_conn_id`` naming an Airflow connection (host, port, password:
 a token; extra ``admin_url``).
 
-* **Source** (:mod:`.source`, BATCH): each partition's range fixed on the driver by ``cursor.startup.mode`` and
+* **Source** (:mod:`.source`): BATCH, each partition's range fixed on the driver by ``cursor.startup.mode`` and
   ``cursor.stop.mode``, read by ``parallelism`` Spark partitions, and ``subscription.name`` acknowledged up to the
-  stops only once every sink of the pipeline committed. ``cursor.stop.mode = NEVER`` (the default) is a
-  STREAMING read, which SeaTunnel refuses in a BATCH job and this package does not run yet.
+  stops only once every sink of the pipeline committed (``cursor.stop.mode = NEVER``, the default, is refused in
+  a BATCH job, as SeaTunnel refuses it); STREAMING, micro-batches up to each partition's last message, offsets in
+  the checkpoint, the subscription acknowledged as Spark commits them.
 * **Sink** (:mod:`.sink`): every row a message (json, or text with ``field_delimiter``), keyed by
   ``partition_key_fields``; AT_LEAST_ONCE fenced with a commit record per run; EXACTLY_ONCE refused.
 
@@ -31,6 +32,7 @@ from ...spi import (
     Lineage,
     RunContext,
     SchemaInference,
+    StreamingSource,
     Unnamed,
     Vertex,
 )
@@ -58,7 +60,7 @@ def _compile_options(plugin: PluginConfig) -> dict[str, Any]:
     return options
 
 
-class Pulsar(Connector, SchemaInference, BatchSource, AcknowledgesRead, Lineage, FromConnection):
+class Pulsar(Connector, SchemaInference, BatchSource, StreamingSource, AcknowledgesRead, Lineage, FromConnection):
     name = "Pulsar"
     connection_option = CONN_OPTION
     #: no committer: SeaTunnel's Pulsar sink has a per-writer committer, no aggregated one (no coordinator slot)
@@ -138,6 +140,11 @@ class Pulsar(Connector, SchemaInference, BatchSource, AcknowledgesRead, Lineage,
         from .source import read
 
         return read(ctx, vertex, _options(vertex))
+
+    def read_stream(self, ctx: RunContext, vertex: Vertex) -> Dataset:
+        from .source import read_stream
+
+        return read_stream(ctx, vertex, _options(vertex))
 
     def acknowledge(self, ctx: RunContext, vertex: Vertex) -> None:
         from .source import acknowledge

@@ -25,7 +25,6 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError
-from ...spi.pysources import register_for_write
 from ...spi.rows import data_columns, quote
 from ...spi.twophase import digest
 from ..jsoncolumns import json_text
@@ -56,7 +55,7 @@ def _body(rows: Any, options: PulsarOptions) -> Any:
 def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
     from pyspark.sql import functions as F
 
-    from .datasource import NAME, SPEC_OPTION, PulsarDataSource
+    from .datasource import send_batches
 
     assert options.endpoint is not None
     missing = [f for f in options.key_fields if f not in rows.columns]
@@ -66,8 +65,8 @@ def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
     columns = [_body(rows, options).alias("body")] + ([key.alias("key")] if key is not None else [])
     spec = {"endpoint": options.endpoint.to_json(), "topic": options.topics[0], "routing": options.routing,
             "producer": dict(options.producer)}
-    register_for_write(ctx.spark, rows, PulsarDataSource)
-    rows.select(*columns).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
+    sent = sum(r["n"] for r in rows.select(*columns).mapInArrow(lambda it: send_batches(spec, it), "n long").collect())
+    log.info("Pulsar: %d message(s) sent to %s", sent, spec["topic"])
 
 
 def _recorded(client: Any, topic: str) -> bool:

@@ -181,6 +181,27 @@ def read(ctx: RunContext, vertex: Vertex, options: PulsarOptions) -> Dataset:
     return {"default": with_kind(json_rows(raw, "body", schema))}
 
 
+def read_stream(ctx: RunContext, vertex: Vertex, options: PulsarOptions) -> Dataset:
+    """STREAMING: micro-batches of every partition from its start (``cursor.startup.mode``, or the checkpoint's
+    offsets on a restart) up to its last message at each trigger, capped at the stop cursor's position fixed now
+    when ``cursor.stop.mode`` is not NEVER; dealt over ``vertex.parallelism`` partitions (:mod:`.datasource`)."""
+    from .datasource import SPEC_OPTION, STREAM_NAME, PulsarStreamSource
+
+    assert options.endpoint is not None
+    ranges = plan_reads(options)
+    capped = options.stop != "NEVER"
+    spec = {"endpoint": options.endpoint.to_json(), "subscription": options.subscription,
+            "readers": max(1, int(vertex.parallelism)), "timeout_ms": max(int(options.poll_timeout_ms), 30_000),
+            "starts": {r.topic: [r.partition, r.start] for r in ranges},
+            "caps": {r.topic: (list(r.stop[:2]) if r.stop else [-1, -1]) for r in ranges if capped}}
+    register_once(ctx.spark, PulsarStreamSource)
+    raw = ctx.spark.readStream.format(STREAM_NAME).option(SPEC_OPTION, json.dumps(spec)).load()
+    schema = options.schema or Schema((Field(TEXT_FIELD, DataType("string")),))
+    log.info("Pulsar %s: streaming %d partition(s) at %s over %d reader(s)", vertex.ref, len(ranges),
+             options.endpoint.label, spec["readers"])
+    return {"default": with_kind(json_rows(raw, "body", schema))}
+
+
 def acknowledge(ctx: RunContext, vertex: Vertex) -> None:
     """Every sink committed: acknowledge each partition read up to its stop on ``subscription.name``."""
     import pulsar
