@@ -27,8 +27,6 @@ from ...spi.schema import Schema, TypeError_, schema_from_options
 CONN_OPTION = "pulsar_conn_id"
 #: the one authentication plugin this package's client takes (a JWT); its ``auth.params`` is ``token:<jwt>``
 TOKEN_PLUGIN = "org.apache.pulsar.client.impl.auth.AuthenticationToken"
-#: a BATCH read takes at most this many bytes of message bodies per partition (the rest waits for the next run)
-MAX_PARTITION_BYTES = 256 * 1024 * 1024
 #: the single field of a source without ``schema``, as SeaTunnel's simple text schema names it
 TEXT_FIELD = "content"
 
@@ -41,7 +39,7 @@ SPEC = OptionSpec((
     Option("topic-pattern", allow_blank=False, identity=True, sections=(SOURCE,),
            description="A regular expression of the topic names to read (tenant/namespace fixed by its prefix)."),
     Option("topic-discovery.interval", "long", -1, sections=(SOURCE,),
-           description="Accepted: a BATCH read lists the topics once when it starts."),
+           description="Accepted: a read (BATCH or STREAMING) lists the topics once when it starts."),
     Option("subscription.name", required=True, allow_blank=False, sections=(SOURCE,),
            description="The durable subscription acknowledged once the pipeline committed (and read from in "
                        "the SUBSCRIPTION start mode)."),
@@ -97,7 +95,7 @@ DEVIATIONS = (
     "cursor.stop.mode = TIMESTAMP reads cursor.stop.timestamp (SeaTunnel's reader takes cursor.startup.timestamp "
     "by mistake) and compares a message's publish time (SeaTunnel compares the event time, 0 when unset)",
     "format canal_json is not supported yet",
-    "a BATCH read takes at most 256 MB of bodies per partition; the rest is read by the next run",
+    "topic-discovery.interval is accepted and not applied: a stream lists its topics once, when it starts",
 )
 
 _PRODUCER_SETTINGS = {"sendtimeoutms": "send_timeout_millis", "batchingenabled": "batching_enabled",
