@@ -2,9 +2,10 @@
 JVM of its own, on free loopback ports (the binary protocol, the admin HTTP port, one bookie), its data (RocksDB
 metadata, one BookKeeper bookie) in a temporary directory removed at stop. No functions worker, no stream storage.
 
-No distribution is installed: ``make test-deps`` copies ``pulsar-broker`` and its dependencies
-(``tests/pulsar/pom.xml``) into ``.cache/pulsar/lib``; :func:`start` runs the standalone with that class path and
-waits until the admin API lists the ``public/default`` namespace. Tests produce and read with PyPI's
+No distribution is installed: ``make test-deps`` fetches ``pulsar-broker`` and its dependencies
+(``tests/pulsar/pom.xml``) into ``~/.m2`` and writes their class path to ``.cache/pulsar/classpath.txt`` (resolved
+online then: the broker's dependencies have version ranges that Maven cannot resolve offline); :func:`start` runs
+the standalone with it and waits until the admin API lists the ``public/default`` namespace. Tests produce and read with PyPI's
 ``pulsar-client`` (:meth:`PulsarServer.client`); ``python -m tests.pulsar_server`` starts one and prints its URLs.
 """
 
@@ -26,10 +27,11 @@ from typing import Any
 from .servers import free_port, stop_process
 
 HERE = Path(__file__).resolve().parent
-LIB = HERE.parent / ".cache" / "pulsar" / "lib"
+CLASSPATH = HERE.parent / ".cache" / "pulsar" / "classpath.txt"
 START_TIMEOUT = 180.0
-INSTALL_HINT = ("the Pulsar tests need the broker's jars in .cache/pulsar/lib and Java 17: run `make test-deps` "
-                "(it copies org.apache.pulsar:pulsar-broker 4.0 and its dependencies there)")
+INSTALL_HINT = ("the Pulsar tests need Java 17 and Pulsar's jars: run `make test-deps` (it fetches "
+                "org.apache.pulsar:pulsar-broker 4.0 and its dependencies into ~/.m2 and writes "
+                ".cache/pulsar/classpath.txt; delete that file to fetch them again)")
 JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Djava.awt.headless=true", "--add-opens=java.base/jdk.internal.platform=ALL-UNNAMED",
                "--add-opens=java.management/sun.management=ALL-UNNAMED", "-Dpulsar.log.level=warn",
@@ -158,10 +160,13 @@ def _quiet_logger() -> Any:
 
 
 def _jars() -> str:
-    jars = sorted(LIB.glob("*.jar")) if LIB.is_dir() else []
-    if not any(j.name.startswith("pulsar-broker-") for j in jars):
-        raise PulsarUnavailable(f"no broker jar in {LIB}: {INSTALL_HINT}")
-    return os.pathsep.join(str(j) for j in jars)
+    jars = CLASSPATH.read_text().strip().split(os.pathsep) if CLASSPATH.is_file() else []
+    if not any(Path(j).name.startswith("pulsar-broker-") for j in jars):
+        raise PulsarUnavailable(f"no class path in {CLASSPATH}: {INSTALL_HINT}")
+    missing = [j for j in jars if not Path(j).is_file()]
+    if missing:
+        raise PulsarUnavailable(f"{len(missing)} jar(s) of {CLASSPATH} are gone ({missing[0]}...): {INSTALL_HINT}")
+    return os.pathsep.join(jars)
 
 
 def _ready(admin_url: str) -> bool:
