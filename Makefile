@@ -292,6 +292,17 @@ $(ROCKETMQ_JAR): tests/rocketmq/pom.xml | test-debs
 	  org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=runtime \
 	  -DexcludeArtifactIds=$(ROCKETMQ_EXCLUDES) -DoutputDirectory=$(ROCKETMQ_LIB) && test -f $@ \
 	  || { echo "error: could not fetch RocketMQ's broker with mvn (the Rocketmq tests fail): check the network to Maven Central" >&2; exit 1; }
+# A Pulsar standalone for the Pulsar connector's tests (tests/pulsar_server.py): pulsar-broker 4.0 with its
+# dependencies (tests/pulsar/pom.xml: the broker, its embedded BookKeeper and RocksDB metadata store,
+# PulsarStandaloneStarter; about 235 MB) fetched into ~/.m2, and their class path written to .cache/pulsar (resolved
+# online here: its version ranges cannot be resolved offline later).
+PULSAR_CLASSPATH := $(abspath .cache/pulsar/classpath.txt)
+test-deps: $(PULSAR_CLASSPATH)
+$(PULSAR_CLASSPATH): tests/pulsar/pom.xml | test-debs
+	@mkdir -p $(dir $@) && mvn -q -B -Dmaven.repo.local=$(M2_REPO) -f tests/pulsar/pom.xml \
+	  org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.includeScope=runtime \
+	  -Dmdep.outputFile=$@.tmp && mv $@.tmp $@ \
+	  || { rm -f $@.tmp; echo "error: could not fetch Pulsar's broker with mvn (the Pulsar tests fail): check the network to Maven Central" >&2; exit 1; }
 # FerretDB (a MongoDB wire-protocol server over SQLite) for the MongoDB connector tests (tests/ferretdb.py), built
 # from the Go module proxy with Go (/usr/local/go/bin or PATH) into .cache/ferretdb: GOPATH, the module and build
 # caches under .cache/go, so an empty HOME works. The module's zip leaves out the version file the binary's
@@ -333,7 +344,7 @@ parity: check-java test-deps $(STAMP)
 # Every jar `make test-deps` fetches into ~/.m2 (`make check-test-deps` lists them)
 TEST_JARS := $(CONNECTOR_J_JAR) $(S3A_JAR) $(KAFKA_JAR) $(SPARK_KAFKA_JAR) $(SPARK_AVRO_JAR) $(DELTA_JARS) $(ICEBERG_JAR) \
 	$(OPENSEARCH_JAR) $(OPENSEARCH_REINDEX_JAR) $(CASSANDRA_JAR) $(HBASE_THRIFT_JAR) $(HDFS_JAR) $(ACTIVEMQ_JAR) \
-	$(ROCKETMQ_JAR)
+	$(ROCKETMQ_JAR) $(PULSAR_CLASSPATH)
 
 # ruff; the layers (config -> spi -> plan -> connectors -> runtime -> hooks -> operators -> cli, see
 # pyproject.toml's import-linter contracts); the connectors type-checked against the contract in spi/.

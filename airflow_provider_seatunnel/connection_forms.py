@@ -151,6 +151,10 @@ _FORMS: tuple[tuple[str, str, str, dict[str, dict[str, Any]], dict[str, Any]], .
     }, {"hidden-fields": ["schema", "login", "password"], "relabeling": {"host": "Name server host",
                                                                         "port": "Name server port"},
         "placeholders": {"port": "9876", "name_srv_addr": "ns1:9876;ns2:9876"}}),
+    ("seatunnel_pulsar", "SeaTunnelPulsarConnection", "Pulsar (Apache SeaTunnel Pulsar)", {
+        "admin_url": _field("Admin service URL", "the admin REST URL (default http://<host>:8080)", format="url"),
+    }, {"hidden-fields": ["schema", "login"], "relabeling": {"password": "Token (JWT)"},
+        "placeholders": {"port": "6650", "admin_url": "http://broker:8080"}}),
     ("seatunnel_iceberg", "SeaTunnelIcebergConnection", "Iceberg catalog (Apache SeaTunnel Iceberg)", {
         "type": _field("Catalog type", "rest (host: the catalog's URL) or jdbc (host: the database)",
                        enum=["rest", "jdbc", None]),

@@ -9,7 +9,8 @@ store types of :mod:`store_targets`: ``S3File``, ``FtpFile``, ``SftpFile``, ``Hd
 :mod:`doris_targets`, ``StarRocks`` and ``SelectDBCloud``:
 :mod:`starrocks_targets`, against the Stream Load stand-in; ``RabbitMQ`` (at least once): :mod:`rabbitmq_targets`;
 ``ActiveMQ``: :mod:`activemq_targets`; ``Rocketmq`` and ``Rocketmq source`` (at least once):
-:mod:`rocketmq_targets`; ``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
+:mod:`rocketmq_targets`; ``Pulsar`` (at least once): :mod:`pulsar_targets`;
+``Cassandra`` (at least once, idempotent replays): :mod:`cassandra_targets`;
 ``Http``, ``Email``: :mod:`delivery_targets`), one pipeline with two sinks of that type, and two kinds of trial,
 each on fresh targets that already hold rows of an earlier run:
 
@@ -39,7 +40,8 @@ input row (the restore must leave each id once, with the input's values).
 STREAMING job (``available_now``) into the two LocalFile sinks; the restore resumes attempt 1's
 checkpoint (:data:`SinkType`'s ``source``; its progress events are queries and micro-batches).
 ``RabbitMQ source`` does the same in BATCH: the rows are JSON messages of a RabbitMQ queue, filled again before
-each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed.
+each trial (:mod:`rabbitmq_targets`), acknowledged only after both LocalFile sinks committed; ``Pulsar source``
+likewise from a Pulsar topic's subscription (:mod:`pulsar_targets`).
 
 The stream pairs of :mod:`stream_trials` (``Postgres-CDC → Jdbc upsert``, ``MySQL-CDC → Jdbc upsert``,
 ``MySQL-CDC → Kafka debezium_json``, ``Kafka → LocalFile``) run ``--kill-trials`` trials each: a new stream
@@ -98,6 +100,7 @@ import kafka_targets  # noqa: E402
 import mongodb_targets  # noqa: E402
 import overlap  # noqa: E402
 import paimon_targets  # noqa: E402
+import pulsar_targets  # noqa: E402
 import rabbitmq_targets  # noqa: E402
 import restore_report  # noqa: E402
 import rocketmq_targets  # noqa: E402
@@ -213,6 +216,13 @@ SINK_TYPES: dict[str, SinkType] = {
                                                              localfile_sinks(work, rows, res)),
         POINTS, 500, "raw files / messages the group has not committed", rocketmq_targets.SOURCE_READING,
         source=rocketmq_targets.rocketmq_source, guarantee="at-least-once"),
+    "Pulsar": SinkType(lambda work, rows, res: pulsar_targets.pulsar_sinks(rows, res, Sink), pulsar_targets.POINTS,
+                       2_000, "raw messages", pulsar_targets.READING, guarantee="at-least-once"),
+    "Pulsar source": SinkType(
+        lambda work, rows, res: pulsar_targets.fresh_topic(make_input(work / "input", rows), res,
+                                                           localfile_sinks(work, rows, res)),
+        POINTS, 500, "raw files / messages left unacknowledged", pulsar_targets.SOURCE_READING,
+        source=pulsar_targets.pulsar_source, guarantee="at-least-once"),
     "Http": SinkType(lambda work, rows, res: delivery_targets.http_sinks(rows, res, Sink), POINTS, 1_000, "requests",
                      delivery_targets.HTTP_READING, moves=1, guarantee="at-least-once"),
     "Email": SinkType(lambda work, rows, res: delivery_targets.email_sinks(rows, res, Sink), POINTS, 1_000, "mails",

@@ -46,7 +46,7 @@ LONG_FIRST = (
     "tests/airflow/test_connect_jdbc.py", "tests/airflow/test_connect_streaming.py",
     "tests/airflow/test_task_face.py", "tests/airflow/test_spark_link.py", "tests/plan/test_properties.py",
     "tests/runtime/test_cassandra.py", "tests/runtime/test_hbase.py", "tests/runtime/test_postgres_cdc.py",
-    "tests/runtime/test_starrocks_selectdb.py", "tests/runtime/test_activemq.py",
+    "tests/runtime/test_starrocks_selectdb.py", "tests/runtime/test_activemq.py", "tests/runtime/test_pulsar.py",
 )
 
 

@@ -54,7 +54,7 @@ def test_validate_json(write_conf, capsys):
 
 
 def test_validate_fails_on_plugins_that_cannot_run(write_conf, capsys):
-    path = write_conf("source { Pulsar { } }\nsink { Console { } }\n")
+    path = write_conf("source { Socket { } }\nsink { Console { } }\n")
     assert main(["validate", str(path)]) == 2
     assert "cannot run" in capsys.readouterr().err
     assert main(["plan", str(path)]) == 0

@@ -114,19 +114,19 @@ def test_a_connectors_declared_secrets_are_redacted_and_left_out_of_task_ids(tmp
 
 
 def test_an_installed_plugin_wins_over_a_name_known_to_run_elsewhere(monkeypatch):
-    """A third-party connector named like a SeaTunnel plugin this package cannot run (Pulsar...) is the
+    """A third-party connector named like a SeaTunnel plugin this package cannot run (Socket...) is the
     one found, not the placeholder."""
     from airflow_provider_seatunnel.spi import connector as base
     from airflow_provider_seatunnel.spi.contract import SINK as sink_kind
     from airflow_provider_seatunnel.spi.contract import Sink
 
-    class Pulsar(base.Connector, Sink):
-        name = "Pulsar"
+    class Socket(base.Connector, Sink):
+        name = "Socket"
         capabilities = Capabilities(sections=frozenset({sink_kind}))
 
         def prepare(self, ctx, vertex, data):
             return None
 
-    assert not get_connector("pulsar").can_run(sink_kind)
-    monkeypatch.setitem(registry._plugins(), "pulsar", Pulsar())
-    assert get_connector("PULSAR").can_run(sink_kind)
+    assert not get_connector("socket").can_run(sink_kind)
+    monkeypatch.setitem(registry._plugins(), "socket", Socket())
+    assert get_connector("SOCKET").can_run(sink_kind)

@@ -122,6 +122,13 @@ class SeaTunnelCassandraConnection(_ConnectionType):
     hook_name = "Cassandra (Apache SeaTunnel Cassandra)"
 
 
+class SeaTunnelPulsarConnection(_ConnectionType):
+    conn_type = "seatunnel_pulsar"
+    conn_name_attr = "pulsar_conn_id"
+    default_conn_name = "pulsar_default"
+    hook_name = "Pulsar (Apache SeaTunnel Pulsar)"
+
+
 class SeaTunnelMongoDBConnection(_ConnectionType):
     conn_type = "seatunnel_mongodb"
     conn_name_attr = "mongo_conn_id"

@@ -65,16 +65,17 @@ _BUILTIN_MODULES = {
     "cassandra": "cassandra",
     "hbase": "hbase",
     "clickhouse": "clickhouse",
+    "pulsar": "pulsar",
 }
 
 #: SeaTunnel plugins this package knows of but cannot run: they plan, with a warning.
 _KNOWN_ELSEWHERE = {
     SOURCE: ("SqlServer-CDC", "Oracle-CDC",
              "S3File",
-             "Pulsar", "Socket", "Redis", "Hudi", "Doris", "StarRocks",
+             "Socket", "Redis", "Hudi", "Doris", "StarRocks",
              "Kudu", "Starrocks"),
     SINK: ("S3File",
-           "Pulsar", "Socket", "Redis", "Hudi",
+           "Socket", "Redis", "Hudi",
            "Kudu", "Feishu", "DingTalk"),
     TRANSFORM: ("TableRename", "TableMerge", "Metadata", "FieldRename", "TableFilter"),
 }

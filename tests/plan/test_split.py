@@ -18,7 +18,7 @@ sink { Elasticsearch { hosts = ["es-host:9200"], index = "orders_summary" } }
 TWO_SOURCES_UNION = """
 source {
   JDBC { plugin_output = "orders", url = "jdbc:mysql://db/shop", driver = "d" }
-  Pulsar { plugin_output = "events" }
+  Socket { plugin_output = "events" }
 }
 transform { Sql { query = "SELECT * FROM orders UNION SELECT * FROM events" } }
 sink { Elasticsearch { hosts = ["es-host:9200"], index = "events" } }

@@ -260,7 +260,7 @@ def test_exclusive_options(config_error):
 
 
 def test_unknown_and_unrunnable_plugins_plan_with_warnings(plan_of):
-    plan = plan_of("source { Pulsar { } }\ntransform { Frobnicate { } }\nsink { Console { } }\n")
+    plan = plan_of("source { Socket { } }\ntransform { Frobnicate { } }\nsink { Console { } }\n")
     codes = [w.get("code") for w in plan.warnings]
     assert codes.count("not-runnable") == 2
     assert len(plan.pipelines) == 1
