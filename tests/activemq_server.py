@@ -18,10 +18,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import servers
 from .servers import free_port, stop_process
 
 HERE = Path(__file__).resolve().parent
@@ -112,18 +112,9 @@ def start(timeout: float = START_TIMEOUT) -> ActiveMQServer:
     raise ActiveMQUnavailable(f"the ActiveMQ broker did not start: {text}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[ActiveMQServer]:
-    import pytest
-
-    try:
-        server = start()
-    except ActiveMQUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def running() -> contextlib.AbstractContextManager[ActiveMQServer]:
+    """The server for the duration of the block (a test fails, never skips, when it cannot start)."""
+    return servers.running(start, ActiveMQUnavailable)
 
 
 if __name__ == "__main__":

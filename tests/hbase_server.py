@@ -18,12 +18,11 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import maven_jars
+from . import maven_jars, servers
 from .servers import free_port
 
 HBASE_VERSION = "2.6.1"
@@ -166,18 +165,9 @@ def start() -> HBaseServer:
     raise HBaseUnavailable(f"HBase did not answer within {START_TIMEOUT:.0f}s:\n{text}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[HBaseServer]:
-    import pytest
-
-    try:
-        server = start()
-    except HBaseUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def running() -> contextlib.AbstractContextManager[HBaseServer]:
+    """The server for the duration of the block (a test fails, never skips, when it cannot start)."""
+    return servers.running(start, HBaseUnavailable)
 
 
 if __name__ == "__main__":

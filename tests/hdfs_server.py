@@ -19,12 +19,11 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import hbase_server, maven_jars
+from . import hbase_server, maven_jars, servers
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".cache" / "hdfs"
@@ -106,19 +105,9 @@ def start() -> HdfsServer:
     raise HdfsUnavailable(f"HDFS did not start within {START_TIMEOUT:.0f}s:\n{tail}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[HdfsServer]:
+def running() -> contextlib.AbstractContextManager[HdfsServer]:
     """HDFS for the duration of the block (a test fails, never skips, when it cannot start)."""
-    import pytest
-
-    try:
-        server = start()
-    except HdfsUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return servers.running(start, HdfsUnavailable)
 
 
 if __name__ == "__main__":

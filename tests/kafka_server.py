@@ -27,12 +27,12 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import maven_jars
+from . import maven_jars, servers
 from .servers import free_port, stop_process
 
 KAFKA_VERSION = "4.2.0"
@@ -318,19 +318,9 @@ def start() -> KafkaServer:
     raise KafkaUnavailable(f"the Kafka broker did not start on 127.0.0.1:{server.port}:\n{text[-3000:]}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[KafkaServer]:
+def running() -> contextlib.AbstractContextManager[KafkaServer]:
     """A broker for the duration of the block (a test fails, never skips, when it cannot start)."""
-    import pytest
-
-    try:
-        server = start()
-    except KafkaUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+    return servers.running(start, KafkaUnavailable)
 
 
 if __name__ == "__main__":  # python -m tests.kafka_server: start one, print its address, stop on Ctrl-C

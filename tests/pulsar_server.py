@@ -19,11 +19,11 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import servers
 from .servers import free_port, stop_process
 
 HERE = Path(__file__).resolve().parent
@@ -209,18 +209,9 @@ def start(timeout: float = START_TIMEOUT) -> PulsarServer:
     raise PulsarUnavailable(f"the Pulsar standalone did not start: {text}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[PulsarServer]:
-    import pytest
-
-    try:
-        server = start()
-    except PulsarUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def running() -> contextlib.AbstractContextManager[PulsarServer]:
+    """The server for the duration of the block (a test fails, never skips, when it cannot start)."""
+    return servers.running(start, PulsarUnavailable)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import servers
 from .servers import free_port
 
 SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
@@ -173,15 +174,6 @@ def start(timeout: float = 120.0) -> RabbitMQServer:
     raise RabbitMQUnavailable(f"rabbitmq-server did not start: {text}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[RabbitMQServer]:
-    import pytest
-
-    try:
-        server = start()
-    except RabbitMQUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def running() -> contextlib.AbstractContextManager[RabbitMQServer]:
+    """The server for the duration of the block (a test fails, never skips, when it cannot start)."""
+    return servers.running(start, RabbitMQUnavailable)

@@ -18,10 +18,10 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import servers
 from .servers import free_port, stop_process
 
 HERE = Path(__file__).resolve().parent
@@ -176,18 +176,9 @@ def start(timeout: float = START_TIMEOUT) -> RocketMQServer:
     raise RocketMQUnavailable(f"the RocketMQ broker did not start: {text}")
 
 
-@contextlib.contextmanager
-def running() -> Iterator[RocketMQServer]:
-    import pytest
-
-    try:
-        server = start()
-    except RocketMQUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
+def running() -> contextlib.AbstractContextManager[RocketMQServer]:
+    """The server for the duration of the block (a test fails, never skips, when it cannot start)."""
+    return servers.running(start, RocketMQUnavailable)
 
 
 if __name__ == "__main__":
