@@ -2,7 +2,7 @@
 at the plan's parallelism, runs committed once each (the table's rows and its snapshots say so), restores
 after faults injected before and after the Paimon commit, two overlapping attempts of one run of which
 one commits (fenced by the attempt token and the commit lock), upserts of a change log ending equal to
-the expected table, DROP_DATA once per run, save modes that refuse a target, a query's filter and
+the expected table, a key's last change winning across a run (a DELETE after other keys' rows), DROP_DATA once per run, save modes that refuse a target, a query's filter and
 projection, and the private pypaimon hooks the connector relies on."""
 
 from __future__ import annotations
