@@ -77,6 +77,18 @@ def arrival_order(df: DataFrame) -> Column:
     return F.col(ARRIVAL) if ARRIVAL in df.columns else F.monotonically_increasing_id()
 
 
+def keys_in_arrival_order(df: DataFrame, keys: list[str] | tuple[str, ...], parallelism: int) -> DataFrame:
+    """``df`` with each key's rows in one of ``parallelism`` partitions, in the order they arrived, when the
+    engine numbered them before a shuffle (:data:`ARRIVAL`): a sink that applies its partitions' changes
+    one partition after another then applies a key's changes in their order. Else (no keys, a key that is
+    not a column, or no shuffle: a partition's rows are in arrival order already) ``df`` as it is."""
+    if not keys or ARRIVAL not in df.columns or any(k not in df.columns for k in keys):
+        return df
+    from pyspark.sql import functions as F
+
+    return df.repartition(max(1, parallelism), *[F.col(quote(k)) for k in keys]).sortWithinPartitions(ARRIVAL)
+
+
 def added_columns(df: DataFrame) -> list[str]:
     """The data columns of ``df`` marked :data:`ADDED_COLUMN` (a schema change to follow)."""
     return [f.name for f in df.schema.fields if f.name not in HIDDEN and (f.metadata or {}).get(ADDED_COLUMN)]

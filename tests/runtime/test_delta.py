@@ -121,6 +121,8 @@ def test_of_two_overlapping_commits_of_one_run_the_newest_attempt_lands(spark, p
 
 
 CHANGES_1 = [(1, "a", "x"), (2, "b", "x"), (3, "c", "y"), (4, "d", "y")]
+# CHANGES_1 into a new table, with key 8 inserted, then deleted after other keys (the last change wins)
+LOG_1 = [CHANGES_1[0], (8, "h", "x"), *CHANGES_1[1:], (8, "h", "x", "DELETE")]
 CHANGES_2 = [(2, "b", "x", "UPDATE_BEFORE"), (2, "B", "x", "UPDATE_AFTER"), (3, "c", "y", "DELETE"),
              (5, "e", "z", "INSERT"), (6, "f", "z", "INSERT"), (6, "f", "z", "DELETE"), (7, "g", "z", "INSERT"),
              (7, "g", "z", "UPDATE_BEFORE"), (7, "G", "z", "UPDATE_AFTER"), (9, "gone", "z", "DELETE")]
@@ -129,7 +131,7 @@ CHANGES_2 = [(2, "b", "x", "UPDATE_BEFORE"), (2, "B", "x", "UPDATE_AFTER"), (3, 
 def test_upserts_of_a_change_log_end_equal_to_the_expected_table(spark, plan_of, tmp_path):
     table = tmp_path / "t"
     sink = delta_sink(table, ', primary_keys = ["id"]')
-    run(spark, plan_of, job(fake(CHANGES_1), sink), "u1")
+    run(spark, plan_of, job(fake(LOG_1), sink), "u1")
     [metrics] = run(spark, plan_of, job(fake(CHANGES_2), sink), "u2")
     expected = [(1, "a", "x"), (2, "B", "x"), (4, "d", "y"), (5, "e", "z"), (7, "G", "z")]
     assert rows(spark, table) == expected and metrics["write_count"] == len(CHANGES_2)

@@ -183,6 +183,30 @@ def test_change_rows_apply_as_deletes_with_enable_delete(plan_of, spark, doris):
     assert [r[:2] for r in rows(doris, "cdc")] == [["1", "a"], ["3", "c2"], ["4", "d"]]
 
 
+def test_a_keys_changes_apply_in_order_when_the_engine_spreads_them_over_more_writers(run_job, doris):
+    """A change log from a source of parallelism 1 into sinks of 3 writers (the engine shuffles the rows, and
+    the writers' transactions commit one after another): keys inserted, then deleted after other keys' rows,
+    some inserted again, end as the log says, with the source's primary key (grouped by key) and without
+    (one writer)."""
+    log = [("INSERT", k, f"n{k}") for k in range(12)] + [("DELETE", k, f"n{k}") for k in range(0, 12, 2)]
+    log += [("INSERT", k, f"m{k}") for k in range(0, 12, 4)]
+    listed = ", ".join(f'{{ kind = {kind}, fields = [{k}, "{n}"] }}' for kind, k, n in log)
+    sources, sinks = [], []
+    for name, key in (("ordered_k", ", primaryKey { name = pk, columnNames = [id] }"), ("ordered_n", "")):
+        doris.db.sql(f"CREATE TABLE {DB}.{name} (id BIGINT NOT NULL, name VARCHAR(64), PRIMARY KEY (id))")
+        sources.append(f'FakeSource {{ plugin_output = "{name}", parallelism = 1, '
+                       f'schema = {{ fields {{ id = bigint, name = string }}{key} }}, rows = [{listed}] }}')
+        sinks.append(f'Doris {{ plugin_input = "{name}", {block(doris, f"table.identifier = {DB}.{name}")}, '
+                     'sink.enable-delete = true, parallelism = 3, doris.config = { format = "json", '
+                     'read_json_by_line = "true" } }')
+    job = f"env {{ job.mode = BATCH }}\nsource {{ {' '.join(sources)} }}\nsink {{ {' '.join(sinks)} }}\n"
+    assert all(m["status"] == "FINISHED" for m in run_job(job, run_id="O1"))
+    want = sorted([[str(k), f"n{k}"] for k in range(1, 12, 2)] + [[str(k), f"m{k}"] for k in range(0, 12, 4)],
+                  key=lambda r: int(r[0]))
+    assert rows(doris, "ordered_k") == want and rows(doris, "ordered_n") == want
+    assert doris.transactions("ordered_k") == 3 and doris.transactions("ordered_n") == 1  # keyless: one writer
+
+
 def test_the_protocol_answers_classified(doris):
     """The client against the stand-in, without Spark: wrong credentials are AccessDenied (not retried), a body
     that does not parse a deterministic refusal, a reused label of a committed load refused, a prepared label's

@@ -1,6 +1,7 @@
 """The MongoDB source and sink against a private FerretDB server (tests/ferretdb.py: MongoDB's wire protocol
 over SQLite, with a user and password): BSON types read and written as SeaTunnel maps them, match.query,
-projection and parallelism, row kinds as insert/update/upsert/delete, exactly-once restores (a failed
+projection and parallelism, row kinds as insert/update/upsert/delete (a key's in order when the engine
+spreads them over more writers), exactly-once restores (a failed
 write, a killed commit before and in the middle of its apply), the fencing of an older attempt, and
 errors that never show the credentials."""
 
@@ -162,6 +163,27 @@ def test_row_kinds_types_and_upserts_are_written_once(run_job, ferretdb_server, 
     # the same run again (a restore after the commit) writes nothing
     run_job(text, run_id="W1")
     assert db.plain.count_documents({}) == 2 and db.keyed.count_documents({}) == 2 and stages(db) == []
+
+
+def test_a_keys_changes_apply_in_order_when_the_engine_spreads_them_over_more_writers(run_job, ferretdb_server, db):
+    """A source of parallelism 1 into sinks of parallelism 3: the engine shuffles the rows, and each key's
+    changes must still apply in the order the source produced them (keys inserted, then deleted after
+    other keys' rows, some inserted again), with upserts and without."""
+    log = [("INSERT", (k, f"n{k}", k)) for k in range(12)] + [("DELETE", (k, f"n{k}", k)) for k in range(0, 12, 2)]
+    log += [("INSERT", (k, f"m{k}", k)) for k in range(0, 12, 4)]
+    text = f"""
+        env {{ job.mode = "BATCH", parallelism = 1 }}
+        source {{ {fake(log)} }}
+        sink {{
+          MongoDB {{ plugin_input = "fake", {block(ferretdb_server, "keyed", 'upsert-enable = true, primary-key = ["id"]')},
+                     parallelism = 3 }}
+          MongoDB {{ plugin_input = "fake", {block(ferretdb_server, "plain", 'primary-key = ["id"]')}, parallelism = 3 }}
+        }}
+    """
+    run_job(text, run_id="O1")
+    want = sorted([(k, f"n{k}") for k in range(1, 12, 2)] + [(k, f"m{k}") for k in range(0, 12, 4)])
+    assert sorted((d["id"], d["name"]) for d in db.keyed.find()) == want
+    assert sorted((d["id"], d["name"]) for d in db.plain.find()) == want
 
 
 def sink_ctx(plan_of, spark, server, run_id: str, attempt: int = 1, fault: str | None = None, extra: str = ""):

@@ -2,7 +2,7 @@
 at the plan's parallelism, runs committed once each (the table's rows and its snapshots say so), restores
 after faults injected before and after the Paimon commit, two overlapping attempts of one run of which
 one commits (fenced by the attempt token and the commit lock), upserts of a change log ending equal to
-the expected table, DROP_DATA once per run, save modes that refuse a target, a query's filter and
+the expected table, a key's last change winning across a run (a DELETE after other keys' rows), DROP_DATA once per run, save modes that refuse a target, a query's filter and
 projection, and the private pypaimon hooks the connector relies on."""
 
 from __future__ import annotations
@@ -161,6 +161,30 @@ def test_upserts_of_a_change_log_end_equal_to_the_expected_table(spark, plan_of,
     assert rows(wh) == expected and runs_of(wh) == ["u1", "u2"]
 
 
+# a key inserted, then (not adjacent) deleted; INSERT, UPDATE_AFTER, DELETE, INSERT again; a DELETE of a key
+# never written; an update: in a new table (run 1), then in an existing one and a new partition (run 2)
+ORDER_1 = [(1, "a", "x"), (2, "b", "y"), (3, "c", "x"), (4, "d", "y"), (8, "h", "x"), (5, "e", "x"),
+           (8, "H", "x", "UPDATE_AFTER"), (3, "c", "x", "DELETE"), (6, "f", "y"), (8, "H", "x", "DELETE"),
+           (2, "b", "y", "UPDATE_BEFORE"), (2, "B", "y", "UPDATE_AFTER"), (9, "z", "y", "DELETE"), (8, "i", "x")]
+ORDER_2 = [(10, "j", "x"), (12, "k", "z"), (4, "D", "y", "UPDATE_AFTER"), (13, "m", "z"), (10, "j", "x", "DELETE"),
+           (1, "a", "x", "DELETE"), (12, "k", "z", "DELETE")]
+
+
+def test_the_last_change_of_a_key_wins_across_a_run_in_new_and_existing_tables(spark, plan_of, tmp_path):
+    """SeaTunnel applies a key's rows in the order the source produced them: a DELETE removes a row the same
+    run inserted earlier (rows of other keys in between), in a new table, an existing one and a new
+    partition, over two writing tasks. (pypaimon records no DELETE in a file's metadata, so a reader took a
+    lone file as merge-free and returned the deleted row: :mod:`.compat` records the count.)"""
+    wh = tmp_path / "wh"
+    sink = paimon_sink(wh, ', parallelism = 2, paimon.table.primary-keys = "id,grp", '
+                           'paimon.table.partition-keys = "grp"')
+    run(spark, plan_of, job(fake(ORDER_1), sink), "o1")
+    assert rows(wh) == [(1, "a", "x"), (2, "B", "y"), (4, "d", "y"), (5, "e", "x"), (6, "f", "y"), (8, "i", "x")]
+    run(spark, plan_of, job(fake(ORDER_2), sink), "o2")
+    assert rows(wh) == [(2, "B", "y"), (4, "D", "y"), (5, "e", "x"), (6, "f", "y"), (8, "i", "x"), (13, "m", "z")]
+    assert table(wh).options.bucket() == 2 and runs_of(wh) == ["o1", "o2"]
+
+
 def test_drop_data_replaces_the_table_once_per_run_across_a_split_pipeline(spark, plan_of, tmp_path):
     wh = tmp_path / "wh"
     run(spark, plan_of, job(fake([(-1, "old", "g")]), paimon_sink(wh)), "seed")
@@ -187,8 +211,9 @@ def test_save_modes_that_refuse_a_target(spark, plan_of, tmp_path):
 
 
 def test_the_private_pypaimon_hooks_still_hold(tmp_path):
-    """:mod:`.compat`'s two uses of pypaimon's private API: a write builder's commit user, and the row kind
-    the key-value writer gives the rows of one write call. Fails when pypaimon changes either."""
+    """:mod:`.compat`'s three uses of pypaimon's private API: a write builder's commit user, the row kind
+    the key-value writer gives the rows of one write call, and the delete count of the file it writes.
+    Fails when pypaimon changes any."""
     import pyarrow as pa
 
     catalog = pypaimon.CatalogFactory.create({"warehouse": f"file://{tmp_path}"})
@@ -209,6 +234,22 @@ def test_the_private_pypaimon_hooks_still_hold(tmp_path):
     assert [s.commit_user for s in t.snapshot_manager().list_snapshots()] == ["me", "me"]
     builder = t.new_read_builder()
     assert builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist() == [{"id": 2, "v": "b"}]
+    # one write of +I and -D rows into a new table: its one file counts its DELETE, so it is read merged
+    catalog.create_table("db.u", pypaimon.Schema.from_pyarrow_schema(schema, primary_keys=["id"],
+                                                                      options={"bucket": "1"}), False)
+    u = catalog.get_table("db.u")
+    write = compat.with_commit_user(u.new_stream_write_builder(), "me").new_write()
+    for batch, kind in (([{"id": 1, "v": "a"}], 0), ([{"id": 2, "v": "b"}, {"id": 3, "v": "c"}], 3)):
+        with compat.written_as(kind):
+            write.write_arrow(pa.Table.from_pylist(batch, schema=schema))
+    messages = write.prepare_commit(0)
+    write.close()
+    assert [f.delete_row_count for m in messages for f in m.new_files] == [2]
+    commit = u.new_stream_write_builder().new_commit()
+    commit.commit(messages, 0)
+    commit.close()
+    builder = u.new_read_builder()
+    assert builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist() == [{"id": 1, "v": "a"}]
 
 
 def test_primary_key_placeholder_gives_each_table_its_own_key(spark, plan_of, tmp_path):

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import ROW_KIND, data_columns, quote, with_kind
+from ...spi.rows import ROW_KIND, data_columns, keys_in_arrival_order, quote, with_kind
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from . import commit as log_
 from .client import connected
@@ -108,6 +108,8 @@ class MongoSinkVerbs:
         spec = {**_base(options), "stage": stage, "primary_key": list(options.primary_key),
                 "upsert": options.upsert, "batch": options.batch}
         register_for_write(ctx.spark, df, MongoDataSource)
+        # changes the engine shuffled: each key's in one write task, in order (publish applies task by task)
+        df = keys_in_arrival_order(df, options.primary_key, int(vertex.parallelism))
         columns = [F.col(quote(c)) for c in data_columns(df)]
         kind = [F.col(ROW_KIND)] if ROW_KIND in df.columns else []
         df.select(*columns, *kind).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()

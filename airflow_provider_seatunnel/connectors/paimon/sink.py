@@ -6,7 +6,8 @@ makes them ONE Paimon snapshot, committed on the driver under the target's commi
 batches to a pypaimon table write and returns the write's commit messages (pickled) as rows; nothing is
 visible until the driver commits them. A keyed table (``paimon.table.primary-keys``) gets the last
 change per key (UPDATE_BEFORE rows dropped, the rows grouped by key), written with their row kinds:
-INSERT and UPDATE_AFTER rows replace the key's row, DELETE rows delete it (:func:`.compat.written_as`).
+INSERT and UPDATE_AFTER rows replace the key's row, DELETE rows delete it (:func:`.compat.written_as`;
+each data file records its DELETE rows, so that readers merge it and drop them).
 
 **The identity.** Every commit carries a ``commit_user`` naming the scope (run, sink, target) and the
 pipeline and upstream table, and the snapshot properties :data:`.tables.RUN_PROPERTY` (the run id) and

@@ -6,7 +6,9 @@ fenced commit, over a member's transaction protocol (:class:`Family`).
   ``<label prefix>_<commit key>_<token>_<partition>``; a retried task reuses its label (the member's writer
   aborts the open transaction of the failed try first). When a writer fails, the driver aborts every
   writer's transaction by its label. The transactions are recorded (state ``prepared``) so a newer attempt
-  can abort them.
+  can abort them. Changes the engine shuffled to reach more writers are regrouped first, since the
+  transactions commit one after another: each key's in one writer in arrival order (the catalog's primary
+  key), or all in one writer when the sink cannot know the key (:func:`in_change_order`).
 * **publish**: ``ALREADY`` when the log says committed, ``SUPERSEDED`` when a newer token was taken;
   otherwise the **claim**, one compare-and-set of ``state=claimed`` with the transactions under the
   attempt's token, is the commit point; then every transaction is committed (one committed already counts
@@ -157,6 +159,21 @@ def apply_save_modes(ctx: RunContext, vertex: Vertex, family: Family, options: S
         commits.create(conn, marker, "marker", {"target": f"{database}.{table}"})
 
 
+def in_change_order(vertex: Vertex, table: str, df: Any) -> Any:
+    """Rows the engine numbered before shuffling them (a change stream reaching more writers) grouped so that
+    a key's changes apply in their order: by the table's catalog primary key, each key's in one writer in
+    arrival order; without one, all rows in one writer in arrival order. Else ``df`` as it is."""
+    from ...spi.rows import ARRIVAL, keys_in_arrival_order
+    from ...spi.schema import table_keys
+
+    if ARRIVAL not in df.columns:
+        return df
+    key = table_keys(vertex, table, df).primary_key
+    if key and all(c in df.columns for c in key[1]):
+        return keys_in_arrival_order(df, key[1], int(vertex.parallelism))
+    return df.repartition(1).sortWithinPartitions(ARRIVAL)
+
+
 def stage(ctx: RunContext, vertex: Vertex, family: Family, options: SinkOptions, commit: CommitId, token: int,
           df: Any) -> Staged:
     """ONE Spark job: each partition's rows in one prepared transaction (module docstring)."""
@@ -166,6 +183,7 @@ def stage(ctx: RunContext, vertex: Vertex, family: Family, options: SinkOptions,
     assert endpoint is not None
     columns = data_columns(df)
     database, table = target_of(options, commit.table, columns)
+    df = in_change_order(vertex, commit.table, df)
     data = df.select(*columns)
     apply_save_modes(ctx, vertex, family, options, database, table, data)
     kind_index = len(columns) if ROW_KIND in df.columns else None
