@@ -161,6 +161,20 @@ def test_upserts_of_a_change_log_end_equal_to_the_expected_table(spark, plan_of,
     assert rows(wh) == expected and runs_of(wh) == ["u1", "u2"]
 
 
+def test_keys_inserted_and_deleted_in_one_write_stay_deleted_on_read(spark, plan_of, tmp_path):
+    """One write of a change log makes one data file per bucket holding the ``-D`` rows, which pypaimon records
+    as a file without deletes: the source reads it through the merge reader, so deleted keys stay deleted."""
+    wh, out = tmp_path / "wh", tmp_path / "out"
+    one = job(fake(CHANGES_1 + CHANGES_2), paimon_sink(wh, ', paimon.table.primary-keys = "id", '
+                                                          'paimon.table.write-props = { bucket = "1" }'))
+    run(spark, plan_of, one, "one")
+    source = f'Paimon {{ plugin_output = "d", warehouse = "{wh}", database = "db", table = "t" }}'
+    run(spark, plan_of, job(source, f'LocalFile {{ plugin_input = "d", path = "{out}", file_format_type = "json" }}'),
+        "r1")
+    found = sorted((r["id"], r["name"], r["grp"]) for r in spark.read.json(str(out)).collect())
+    assert found == [(1, "a", "x"), (2, "B", "x"), (4, "d", "y"), (5, "e", "z"), (7, "G", "z")]
+
+
 def test_drop_data_replaces_the_table_once_per_run_across_a_split_pipeline(spark, plan_of, tmp_path):
     wh = tmp_path / "wh"
     run(spark, plan_of, job(fake([(-1, "old", "g")]), paimon_sink(wh)), "seed")

@@ -1,4 +1,4 @@
-"""The two places the Paimon connector reaches into pypaimon's private API, each isolated here and
+"""The three places the Paimon connector reaches into pypaimon's private API, each isolated here and
 pinned by a test (tests/runtime/test_paimon.py::test_the_private_pypaimon_hooks_still_hold) that
 fails when pypaimon changes it.
 
@@ -9,6 +9,10 @@ fails when pypaimon changes it.
   kind is the ``rowkind.field`` table option, which stores the kind as a column of the table; the
   key-value writer asks :func:`pypaimon.write.row_kind.row_kinds` for every batch it is handed, so
   for the length of one ``write_arrow`` call (same thread) that function answers the given kind.
+* :func:`merged`: splits of a primary-key table read through the merge reader. pypaimon takes a split
+  of one file without deleted rows as "raw convertible" and reads its rows as they are, row kinds
+  ignored; its writer records ``delete_row_count = 0`` on files holding ``-D`` rows, so a key inserted
+  and deleted in one write came back from such a file. The merge reader drops ``-U``/``-D`` rows.
 """
 
 from __future__ import annotations
@@ -55,3 +59,12 @@ def written_as(kind: int) -> Iterator[None]:
         yield
     finally:
         _KIND.value = None
+
+
+def merged(table: Any, splits: list[Any]) -> list[Any]:
+    """``splits`` of ``table`` read through the merge reader when the table has primary keys (see the module
+    docstring). Private pypaimon API: ``DataSplit.raw_convertible`` (2.1.0)."""
+    if table.is_primary_key_table:
+        for split in splits:
+            split.raw_convertible = False
+    return splits

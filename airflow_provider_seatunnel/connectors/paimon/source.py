@@ -19,7 +19,7 @@ from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
 from ..files.reading import at_parallelism
 from ..lakehouse import read_columns
-from . import hive
+from . import compat, hive
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 
@@ -58,7 +58,7 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     if columns:
         builder = builder.with_projection(columns)
     schema = from_arrow_schema(builder.new_read().to_arrow([]).schema)
-    splits = [(pickle.dumps(s),) for s in builder.new_scan().plan().splits()]
+    splits = [(pickle.dumps(s),) for s in compat.merged(table, builder.new_scan().plan().splits())]
     tasks = max(1, min(int(vertex.parallelism), len(splits)))
     blobs = ctx.spark.createDataFrame(splits, f"{SPLIT_COLUMN} binary").repartition(tasks)
     df = blobs.mapInArrow(lambda it: read_splits(catalog, identifier, columns, it), schema)
