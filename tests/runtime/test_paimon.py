@@ -244,3 +244,18 @@ def test_primary_key_placeholder_gives_each_table_its_own_key(spark, plan_of, tm
         builder = found.new_read_builder()
         assert found.primary_keys == key
         assert len(builder.new_read().to_arrow(builder.new_scan().plan().splits())) == 1  # upserted, not added
+
+
+def test_a_paimon_0_7_table_is_a_deterministic_error_naming_the_field(spark, plan_of, tmp_path):
+    """SeaTunnel 2.3.8 writes Paimon 0.7 tables (tests/runtime/data/paimon-0.7), whose manifests pypaimon 2.1
+    cannot read: the source says so, as a deterministic error, instead of a bare KeyError."""
+    import shutil
+
+    wh = tmp_path / "wh"
+    shutil.copytree(Path(__file__).parent / "data" / "paimon-0.7", wh)
+    source = f'Paimon {{ plugin_output = "d", warehouse = "{wh}", database = "parity", table = "appended" }}'
+    plan = plan_of(job(source, f'LocalFile {{ plugin_input = "d", path = "{tmp_path}/out", file_format_type = "json" }}'))
+    p = plan.pipelines[0]
+    with pytest.raises(RuntimeConfigError, match=r"_VALUE_STATS_COLS.*Paimon 0\.7") as e:
+        PAIMON.read(RunContext(spark, plan, p, "r1"), p.sources[0])
+    assert e.value.deterministic
