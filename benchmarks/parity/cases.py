@@ -3,9 +3,10 @@
 A :class:`Case` names its config (under ``configs/``), the variables it is given besides ``out`` (the target
 folder, one per engine and run), the file outputs it writes under ``out`` (sub-folder -> :class:`FileOut`),
 and whether its rows are random (FakeSource without ``rows``: compared by count, columns and types, not
-values; partition folders by their keys and number, not their values). Jdbc, Kafka, Elasticsearch, RabbitMQ and
-InfluxDB cases name their target (``postgres``, ``mariadb``, ``kafka``, ``elasticsearch``, ``rabbitmq``,
-``influxdb``): the runner starts the test server and passes its address. ``ci`` marks the fast subset tests/parity runs.
+values; partition folders by their keys and number, not their values). Jdbc, Kafka, Elasticsearch, RabbitMQ,
+InfluxDB, Cassandra and Paimon cases name their target (``postgres``, ``mariadb``, ``kafka``, ``elasticsearch``,
+``rabbitmq``, ``influxdb``, ``cassandra``; ``paimon``: a fresh local warehouse, and one holding the source tables):
+the runner starts the test server and passes its address. ``ci`` marks the fast subset tests/parity runs.
 """
 
 from __future__ import annotations
@@ -110,6 +111,11 @@ CASES: tuple[Case, ...] = (
     _ours("m_rabbitmq_source", target="rabbitmq", files={"json": FileOut("json")}),
     _ours("n_influxdb_sink", target="influxdb"),
     _ours("n_influxdb_source", target="influxdb", files={"whole": FileOut("json"), "uneven": FileOut("json")}),
+    # Cassandra (a keyspace per run) and Paimon (local warehouses: benchmarks/parity/paimon_tables.py)
+    _ours("c_cassandra_sink", target="cassandra"),
+    _ours("c_cassandra_source", target="cassandra", files={d: FileOut("json") for d in ("whole", "some", "nulls")}),
+    _ours("p_paimon_sink", target="paimon"),
+    _ours("p_paimon_source", target="paimon", files={"appended": FileOut("json"), "keyed": FileOut("json")}),
 )
 
 

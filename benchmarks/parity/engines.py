@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-#: what Zeta's home needs beyond its defaults (fake, console, assert, file-local, jdbc): the Kafka,
-#: Elasticsearch, RabbitMQ and InfluxDB connectors and the JDBC drivers of the test databases (its Jdbc connector
-#: finds drivers in lib/)
-ZETA_CONNECTORS = ("kafka", "elasticsearch", "rabbitmq", "influxdb")
+#: what Zeta's home needs beyond its defaults (fake, console, assert, file-local, jdbc, and Hadoop's uber jar
+#: in lib/ that Paimon's connector uses for a local warehouse): the Kafka, Elasticsearch, RabbitMQ, InfluxDB,
+#: Cassandra and Paimon connectors and the JDBC drivers of the test databases (its Jdbc connector finds drivers
+#: in lib/)
+ZETA_CONNECTORS = ("kafka", "elasticsearch", "rabbitmq", "influxdb", "cassandra", "paimon")
 ZETA_LIBS = ("org.postgresql:postgresql:42.7.4", "com.mysql:mysql-connector-j:8.4.0")
 TIMEOUT_S = 900
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import compare as cmp
+from . import paimon_tables
 from .cases import Case, FileOut
 from .compare import Difference, Table
 from .engines import EngineRun, run_project, run_zeta
@@ -202,4 +203,8 @@ def _output(run: EngineRun, out: Path, target: Target | None, variables: dict[st
         return Output(run, out, records=tuple(target.read_messages(variables)))
     if target.kind == "influxdb":
         return Output(run, out, records=tuple(target.read_points(variables)))
+    if target.kind == "cassandra":
+        return Output(run, out, records=tuple(target.read_cassandra(variables["keyspace"])))
+    if target.kind == "paimon":
+        return Output(run, out, records=tuple(paimon_tables.read_records(Path(variables["warehouse"]))))
     return Output(run, out, table=target.read_table(variables["table"]))

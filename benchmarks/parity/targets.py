@@ -1,9 +1,10 @@
-"""Jdbc, Kafka, Elasticsearch, RabbitMQ and InfluxDB targets for the harness: the test servers of tests/
-(``tests/pg.py``, ``tests/mysql.py``, ``tests/kafka_server.py``, ``tests/opensearch_server.py``,
-``tests/rabbitmq_server.py``, ``tests/influxdb_server.py``), started once per harness run, a fresh table, topic,
-index, queue or database per engine run, read back. RabbitMQ and InfluxDB runs also get an input filled before
-the run (:data:`RABBITMQ_MESSAGES` in the queue ``source_queue``, :data:`INFLUX_POINTS` in the measurement
-``src``), for the source cases.
+"""Jdbc, Kafka, Elasticsearch, RabbitMQ, InfluxDB and Cassandra targets for the harness (and Paimon's local
+warehouses, :mod:`benchmarks.parity.paimon_tables`): the test servers of tests/ (``tests/pg.py``,
+``tests/mysql.py``, ``tests/kafka_server.py``, ``tests/opensearch_server.py``, ``tests/rabbitmq_server.py``,
+``tests/influxdb_server.py``, ``tests/cassandra_server.py``), started once per harness run, a fresh table, topic,
+index, queue, database or keyspace per engine run, read back. RabbitMQ, InfluxDB and Cassandra runs also get an
+input filled before the run (:data:`RABBITMQ_MESSAGES` in the queue ``source_queue``, :data:`INFLUX_POINTS` in
+the measurement ``src``, :data:`CASSANDRA_SOURCE_ROWS` in the table ``src``), for the source cases.
 
 A :class:`Target` gives each run its variables (``url``/``user``/``password``/``database``/``table``, or
 ``bootstrap``/``topic``) and reads what the run wrote: a :class:`~benchmarks.parity.compare.Table` (rows as
@@ -30,6 +31,23 @@ INFLUX_POINTS = tuple(
     f'src,host=h{i % 2} c_int={i}i,c_double={i / 4},c_str="s{i}",c_bool={str(i % 3 == 0).lower()} '
     f"{1_700_000_000 + i}000000000" for i in range(12))
 
+#: the tables of a Cassandra run's keyspace: the sink case's two (empty) and the source case's ``src`` and
+#: ``src_null`` (one row of NULLs in the columns SeaTunnel 2.3.8 reads without failing)
+CASSANDRA_COLUMNS = ("id int PRIMARY KEY, c_big bigint, c_str text, c_double double, c_float float, c_bool boolean, "
+                     "c_dec decimal, c_date date, c_ts timestamp, c_list list<text>, c_map map<text, int>")
+CASSANDRA_TABLES = {"sink_t": CASSANDRA_COLUMNS, "sink_b": CASSANDRA_COLUMNS,
+                    "src": CASSANDRA_COLUMNS + ", c_small smallint, c_tiny tinyint, c_uuid uuid, c_inet inet, "
+                    "c_varint varint, c_blob blob, c_set set<int>",
+                    "src_null": "id int PRIMARY KEY, c_int int, c_big bigint, c_double double, c_bool boolean, "
+                                "c_str text"}
+#: the rows of ``src`` (CQL literals, in the column order of CASSANDRA_TABLES["src"])
+CASSANDRA_SOURCE_ROWS = (
+    "1, 10000000000, 'a', 1.5, 0.25, true, 12.34, '2024-01-02', '2024-01-02 03:04:05.123+0000', ['x', 'y'], "
+    "{'k': 1}, 7, 1, 6ba7b810-9dad-11d1-80b4-00c04fd430c8, '10.0.0.1', 123456789012345678901234567890, 0xcafe, {3, 1}",
+    "2, -3, 'b, c', 0.25, -1.5, false, -0.5, '1999-12-31', '1999-12-31 23:59:59+0000', [], {}, -7, -1, "
+    "00000000-0000-0000-0000-000000000000, '::1', -1, 0x, {}")
+
+
 @dataclass
 class Target:
     kind: str
@@ -47,6 +65,11 @@ class Target:
             self.server.publish(f"{name}_src", list(RABBITMQ_MESSAGES))
             return {"host": self.server.host, "port": str(self.server.port), "user": self.server.user,
                     "password": self.server.password, "queue": name, "source_queue": f"{name}_src"}
+        if self.kind == "cassandra":
+            return self._cassandra(name)
+        if self.kind == "paimon":
+            return {"warehouse": str(self.server.fresh(name)),
+                    "source_warehouse": str(self.server.fresh(f"{name}_src", source=True))}
         if self.kind == "influxdb":
             self.server.reset(name)
             self.server.write(name, list(INFLUX_POINTS))
@@ -54,6 +77,29 @@ class Target:
                     "database": name}
         return {"url": self.server.url, "user": self.server.user, "password": self.server.password,
                 "database": self.server.database, "table": name}
+
+    def _cassandra(self, keyspace: str) -> dict[str, str]:
+        """A fresh keyspace with :data:`CASSANDRA_TABLES`, ``src`` holding :data:`CASSANDRA_SOURCE_ROWS`."""
+        self.server.keyspace(keyspace)
+        names = "id, c_big, c_str, c_double, c_float, c_bool, c_dec, c_date, c_ts, c_list, c_map, c_small, c_tiny, " \
+                "c_uuid, c_inet, c_varint, c_blob, c_set"
+        self.server.execute(*[f"CREATE TABLE {keyspace}.{t} ({cols})" for t, cols in CASSANDRA_TABLES.items()],
+                            *[f"INSERT INTO {keyspace}.src ({names}) VALUES ({r})" for r in CASSANDRA_SOURCE_ROWS],
+                            f"INSERT INTO {keyspace}.src_null (id) VALUES (1)")
+        return {"host": self.server.host, "keyspace": keyspace, "user": "cassandra", "password": "cassandra"}
+
+    def read_cassandra(self, keyspace: str) -> list[tuple[bytes | None, bytes | None]]:
+        """Cassandra: the rows of ``sink_t`` and ``sink_b`` as ``(b"<table>", JSON of text values)`` and each
+        table's column types (``(b"types:<table>", JSON)``), as the server reports them."""
+        out: list[tuple[bytes | None, bytes | None]] = []
+        for table in ("sink_t", "sink_b"):
+            types_q = ("SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND "
+                       "table_name = %s")
+            types, rows = self.server.execute(types_q, f"SELECT JSON * FROM {keyspace}.{table}",
+                                              params=[(keyspace, table)])
+            out.extend((table.encode(), json.dumps(json.loads(r[0]), sort_keys=True).encode()) for r in rows)
+            out.append((f"types:{table}".encode(), json.dumps(dict(sorted(types))).encode()))
+        return out
 
     def read_table(self, table: str) -> Table:
         """The table's rows (text, NULL as None) and its columns' types as the database reports them."""
@@ -120,7 +166,8 @@ class Target:
 #: a target kind -> the tests/ helper module that starts its server (``start()`` -> a server with ``stop()``)
 SERVERS = {"postgres": "tests.pg", "mariadb": "tests.mysql", "kafka": "tests.kafka_server",
            "elasticsearch": "tests.opensearch_server", "rabbitmq": "tests.rabbitmq_server",
-           "influxdb": "tests.influxdb_server"}
+           "influxdb": "tests.influxdb_server", "cassandra": "tests.cassandra_server",
+           "paimon": "benchmarks.parity.paimon_tables"}
 
 
 @contextlib.contextmanager

@@ -131,7 +131,7 @@ def test_values_convert_both_ways_by_column_type():
     from cassandra import cqltypes as c
     from cassandra.util import Date, Time
 
-    from airflow_provider_seatunnel.connectors.cassandra.types import reader, writer
+    from airflow_provider_seatunnel.connectors.cassandra.types import null_value, reader, writer
 
     def t(name):
         return c.lookup_casstype(name)
@@ -142,6 +142,11 @@ def test_values_convert_both_ways_by_column_type():
     assert reader(t("TimeType"))(Time(dt.time(1, 2, 3, 4000))) == dt.time(1, 2, 3, 4000)
     assert reader(t("SimpleDateType"))(Date(dt.date(2024, 5, 1))) == dt.date(2024, 5, 1)
     assert reader(t("MapType(UTF8Type, UUIDType)"))({"k": uuid.UUID(int=1)}) == {"k": str(uuid.UUID(int=1))}
+    inet = reader(t("InetAddressType"))  # as Java's getHostAddress writes an address
+    assert [inet(a) for a in ("::1", "2001:db8::ff00:42:8329", "::ffff:10.0.0.1", "10.0.0.1")] == [
+        "0:0:0:0:0:0:0:1", "2001:db8:0:0:0:ff00:42:8329", "10.0.0.1", "10.0.0.1"]
+    assert [null_value(t(n)) for n in ("ListType(UTF8Type)", "SetType(Int32Type)", "MapType(UTF8Type, Int32Type)",
+                                       "Int32Type")] == [[], [], {}, None]
     assert writer(t("UUIDType"))(str(uuid.UUID(int=7))) == uuid.UUID(int=7)
     assert writer(t("DecimalType"))(0.1) == decimal.Decimal("0.1")
     assert writer(t("SetType(Int32Type)"))([1, 1, 2]) == {1, 2}

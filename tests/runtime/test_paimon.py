@@ -185,6 +185,20 @@ def test_the_last_change_of_a_key_wins_across_a_run_in_new_and_existing_tables(s
     assert table(wh).options.bucket() == 2 and runs_of(wh) == ["o1", "o2"]
 
 
+def test_keys_inserted_and_deleted_in_one_write_stay_deleted_on_read(spark, plan_of, tmp_path):
+    """One write of a change log makes one data file per bucket holding the ``-D`` rows, which pypaimon records
+    as a file without deletes: the source reads it through the merge reader, so deleted keys stay deleted."""
+    wh, out = tmp_path / "wh", tmp_path / "out"
+    one = job(fake(CHANGES_1 + CHANGES_2), paimon_sink(wh, ', paimon.table.primary-keys = "id", '
+                                                          'paimon.table.write-props = { bucket = "1" }'))
+    run(spark, plan_of, one, "one")
+    source = f'Paimon {{ plugin_output = "d", warehouse = "{wh}", database = "db", table = "t" }}'
+    run(spark, plan_of, job(source, f'LocalFile {{ plugin_input = "d", path = "{out}", file_format_type = "json" }}'),
+        "r1")
+    found = sorted((r["id"], r["name"], r["grp"]) for r in spark.read.json(str(out)).collect())
+    assert found == [(1, "a", "x"), (2, "B", "x"), (4, "d", "y"), (5, "e", "z"), (7, "G", "z")]
+
+
 def test_drop_data_replaces_the_table_once_per_run_across_a_split_pipeline(spark, plan_of, tmp_path):
     wh = tmp_path / "wh"
     run(spark, plan_of, job(fake([(-1, "old", "g")]), paimon_sink(wh)), "seed")
@@ -271,3 +285,18 @@ def test_primary_key_placeholder_gives_each_table_its_own_key(spark, plan_of, tm
         builder = found.new_read_builder()
         assert found.primary_keys == key
         assert len(builder.new_read().to_arrow(builder.new_scan().plan().splits())) == 1  # upserted, not added
+
+
+def test_a_paimon_0_7_table_is_a_deterministic_error_naming_the_field(spark, plan_of, tmp_path):
+    """SeaTunnel 2.3.8 writes Paimon 0.7 tables (tests/runtime/data/paimon-0.7), whose manifests pypaimon 2.1
+    cannot read: the source says so, as a deterministic error, instead of a bare KeyError."""
+    import shutil
+
+    wh = tmp_path / "wh"
+    shutil.copytree(Path(__file__).parent / "data" / "paimon-0.7", wh)
+    source = f'Paimon {{ plugin_output = "d", warehouse = "{wh}", database = "parity", table = "appended" }}'
+    plan = plan_of(job(source, f'LocalFile {{ plugin_input = "d", path = "{tmp_path}/out", file_format_type = "json" }}'))
+    p = plan.pipelines[0]
+    with pytest.raises(RuntimeConfigError, match=r"_VALUE_STATS_COLS.*Paimon 0\.7") as e:
+        PAIMON.read(RunContext(spark, plan, p, "r1"), p.sources[0])
+    assert e.value.deterministic

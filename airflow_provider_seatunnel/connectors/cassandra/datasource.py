@@ -26,7 +26,7 @@ from ...spi.errors import DataError, PipelineError
 from ...spi.specsource import SpecSource
 from .client import consistency, quote, session_of
 from .options import Endpoint
-from .types import reader, writer
+from .types import null_value, reader, writer
 
 NAME = "seatunnel_cassandra"
 #: the option holding the spec: Spark's redaction rule (``secret``) hides its value in plans
@@ -86,11 +86,12 @@ class _Reader(DataSourceReader):
                 rows = session.execute(SimpleStatement(cql, consistency_level=level, fetch_size=FETCH_SIZE))
             names = [c for c in rows.column_names]
             converts = [reader(t) for t in rows.column_types]
+            nulls = [null_value(t) for t in rows.column_types]
             for row in rows:
                 out = []
-                for name, convert, value in zip(names, converts, row, strict=True):
+                for name, convert, null, value in zip(names, converts, nulls, row, strict=True):
                     try:
-                        out.append(None if value is None else convert(value))
+                        out.append(null if value is None else convert(value))
                     except DataError as e:
                         raise DataError(f"column {name!r}: {e}") from None
                 yield tuple(out)

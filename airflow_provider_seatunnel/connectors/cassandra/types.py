@@ -1,10 +1,12 @@
 """SeaTunnel's mapping of Cassandra's column types (pure Python names: the driver's type classes are
 read by their ``typename``), and the conversions of values both ways.
 
-Read: ``text``/``varchar``/``ascii`` and ``varint``, ``uuid``, ``timeuuid``, ``inet`` are strings;
+Read: ``text``/``varchar``/``ascii`` and ``varint``, ``uuid``, ``timeuuid``, ``inet`` are strings (an IPv6
+address as Java writes it: eight hex groups, none left out, ``0:0:0:0:0:0:0:1``);
 ``tinyint``, ``smallint``, ``int`` as such; ``bigint`` and ``counter`` bigint; ``float``; ``double`` and
 ``decimal`` double; ``boolean``; ``time``, ``date``, ``timestamp`` (UTC, without a zone); ``blob`` bytes;
-``list<T>`` and ``set<T>`` arrays (of string, integer, float or boolean elements); ``map<K,V>`` maps. Any
+``list<T>`` and ``set<T>`` arrays (of string, integer, float or boolean elements); ``map<K,V>`` maps; a
+collection Cassandra returns as NULL (it stores an empty collection so) is read empty, as SeaTunnel reads it. Any
 other type (``duration``, tuples, user types, vectors, nested collections beyond these) is refused with
 its column named, as SeaTunnel refuses it.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import ipaddress
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -67,7 +70,9 @@ def reader(cql_type: Any) -> Callable[[Any], Any]:
     """The conversion of a driver value of ``cql_type`` to the Spark value of its SeaTunnel type."""
     t = _base(cql_type)
     name = str(getattr(t, "typename", ""))
-    if name in ("varint", "uuid", "timeuuid", "inet"):
+    if name == "inet":
+        return _inet
+    if name in ("varint", "uuid", "timeuuid"):
         return str
     if name == "decimal":
         return float
@@ -85,6 +90,24 @@ def reader(cql_type: Any) -> Callable[[Any], Any]:
         key, value = reader(t.subtypes[0]), reader(t.subtypes[1])
         return lambda v: {key(k): value(x) for k, x in v.items()}
     return _same
+
+
+def null_value(cql_type: Any) -> Any:
+    """What a NULL of ``cql_type`` reads as: an empty array or map for a collection (Cassandra keeps no empty
+    collection apart from NULL), else NULL."""
+    name = str(getattr(_base(cql_type), "typename", ""))
+    return [] if name in ("list", "set") else {} if name == "map" else None
+
+
+def _inet(value: Any) -> str:
+    """An address's text as Java's ``getHostAddress`` gives it: IPv4 dotted (an IPv4-mapped IPv6 address too),
+    IPv6 as eight hex groups without leading zeros, none compressed."""
+    address = ipaddress.ip_address(str(value).split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))
+    return str(address)
 
 
 def _same(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The three places the Paimon connector reaches into pypaimon's private API, each isolated here and
+"""The four places the Paimon connector reaches into pypaimon's private API, each isolated here and
 pinned by a test (tests/runtime/test_paimon.py::test_the_private_pypaimon_hooks_still_hold) that
 fails when pypaimon changes it.
 
@@ -15,6 +15,10 @@ fails when pypaimon changes it.
   included. pypaimon's key-value writer records 0 whatever the file holds, so a key inserted and
   deleted in one run (the DELETE then its only change) came back as a live row; the wrapped
   ``KeyValueDataWriter._write_data_to_file`` records the count of the rows it wrote.
+* :func:`merged`: splits of a primary-key table read through the merge reader. pypaimon takes a split
+  of one file without deleted rows as "raw convertible" and reads its rows as they are, row kinds
+  ignored; its writer records ``delete_row_count = 0`` on files holding ``-D`` rows, so a key inserted
+  and deleted in one write came back from such a file. The merge reader drops ``-U``/``-D`` rows.
 """
 
 from __future__ import annotations
@@ -90,3 +94,12 @@ def written_as(kind: int) -> Iterator[None]:
         yield
     finally:
         _KIND.value = None
+
+
+def merged(table: Any, splits: list[Any]) -> list[Any]:
+    """``splits`` of ``table`` read through the merge reader when the table has primary keys (see the module
+    docstring). Private pypaimon API: ``DataSplit.raw_convertible`` (2.1.0)."""
+    if table.is_primary_key_table:
+        for split in splits:
+            split.raw_convertible = False
+    return splits

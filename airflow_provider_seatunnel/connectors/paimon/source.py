@@ -19,7 +19,7 @@ from ...spi.errors import RuntimeConfigError, root_cause
 from ...spi.rows import with_kind
 from ..files.reading import at_parallelism
 from ..lakehouse import read_columns
-from . import hive
+from . import compat, hive
 from .options import SourceOptions
 from .tables import catalog_options, get_table, open_catalog
 
@@ -37,6 +37,18 @@ def read_splits(catalog: Mapping[str, str], identifier: str, columns: list[str] 
     for part in batches:
         for blob in part.column(SPLIT_COLUMN).to_pylist():
             yield from read.to_arrow([pickle.loads(blob)]).to_batches()
+
+
+def _planned(builder: Any, identifier: str) -> list[Any]:
+    """The read's splits. A manifest without a field pypaimon expects (Paimon 0.7's, which SeaTunnel 2.3.8
+    writes, has no ``_VALUE_STATS_COLS``) is a deterministic error naming the table and the field."""
+    try:
+        return list(builder.new_scan().plan().splits())
+    except KeyError as e:
+        raise RuntimeConfigError(
+            f"the Paimon table {identifier} has metadata pypaimon cannot read (its manifests lack the field "
+            f"{e.args[0]!r}): a table written by an older Paimon, such as SeaTunnel 2.3.8's (Paimon 0.7); "
+            "rewrite it with a newer Paimon to read it here") from e
 
 
 def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
@@ -58,7 +70,7 @@ def read(ctx: RunContext, vertex: Vertex, opts: SourceOptions) -> Dataset:
     if columns:
         builder = builder.with_projection(columns)
     schema = from_arrow_schema(builder.new_read().to_arrow([]).schema)
-    splits = [(pickle.dumps(s),) for s in builder.new_scan().plan().splits()]
+    splits = [(pickle.dumps(s),) for s in compat.merged(table, _planned(builder, identifier))]
     tasks = max(1, min(int(vertex.parallelism), len(splits)))
     blobs = ctx.spark.createDataFrame(splits, f"{SPLIT_COLUMN} binary").repartition(tasks)
     df = blobs.mapInArrow(lambda it: read_splits(catalog, identifier, columns, it), schema)
