@@ -147,8 +147,9 @@ def raw_schema() -> Any:
 
 
 def _cast_sql(value: str, dtype: Any) -> str:
-    """``value`` (SQL text of a text column) as ``dtype``, as :func:`typed` casts it (the stream's
-    columns are atomic: text cast to a column's type)."""
+    """``value`` (SQL text of a text column) as ``dtype``: the stream's one cast rule (binary from
+    ``\\x<hex>``, else a cast of the text; the columns are atomic), for :func:`typed_rows` and
+    :func:`typed` alike."""
     from pyspark.sql import types as T
 
     if isinstance(dtype, T.BinaryType):
@@ -157,8 +158,8 @@ def _cast_sql(value: str, dtype: Any) -> str:
 
 
 def typed_rows(raw: Any, tid: str, schema: Any) -> Any:
-    """The rows of table ``tid`` in the shared stream ``raw``, typed as ``schema`` (as :func:`typed` casts
-    them), built with three calls into Spark's JVM: the filter and the projection as SQL
+    """The rows of table ``tid`` in the shared stream ``raw``, typed as ``schema`` (:func:`_cast_sql`),
+    built with three calls into Spark's JVM: the filter and the projection as SQL
     text, then the columns' metadata (``DataFrame.to``); per column, the Python API would make several
     (a micro-batch of 200 tables re-builds 200 of them)."""
     from pyspark.sql import types as T
@@ -278,14 +279,9 @@ def typed(raw: Any, schema: Any) -> Any:
     """The stream's text columns cast back to ``schema``'s types (booleans from ``t``/``true``/``1``,
     binary from ``\\x<hex>``), the row kind into the hidden column."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    columns = []
-    for f in schema.fields:
-        c = F.col(f"`{f.name}`")
-        binary = isinstance(f.dataType, T.BinaryType)
-        value = F.unhex(F.substring(c, 3, 1 << 30)) if binary else c.cast(f.dataType)
-        columns.append(value.alias(f.name, metadata=f.metadata or {}))
+    columns = [F.expr(_cast_sql(quote(f.name), f.dataType)).alias(f.name, metadata=f.metadata or {})
+               for f in schema.fields]
     return raw.select(*columns, F.col(KIND_COLUMN).alias(ROW_KIND))
 
 
