@@ -177,11 +177,13 @@ class HdfsFence:
 
     @contextlib.contextmanager
     def lock(self, label: str, timeout: float = fencing.DEFAULT_LOCK_TIMEOUT) -> Iterator[Callable[[], None]]:
-        until = time.time() + LEASE_SECONDS
-        me = {"id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(), "label": label,
-              "until": until}
+        me: dict[str, Any] = {"id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(),
+                              "label": label}
         began = logged = time.monotonic()
-        while not self._try_create(self.lock_path, json.dumps(me).encode()):
+        while True:
+            until = me["until"] = time.time() + LEASE_SECONDS  # the lease runs from the taking, not the wait
+            if self._try_create(self.lock_path, json.dumps(me).encode()):
+                break
             holder = self._read_holder()
             if holder is not None and self._stale(holder):
                 self._break(holder)
