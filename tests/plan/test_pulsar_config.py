@@ -68,6 +68,16 @@ def test_a_streaming_read_plans_with_the_default_stop_never(plan_of):
     assert not plan.warnings
 
 
+def test_a_pattern_of_a_hyphenated_tenant_and_namespace_plans(plan_of):
+    """Tenant and namespace names may hold '-', '.', ':' and '='; only regular-expression syntax there is refused."""
+    plan = plan_of(f"""
+        source {{ Pulsar {{ plugin_output = "p", {URLS}, subscription.name = "s", cursor.stop.mode = LATEST,
+                            topic-pattern = "persistent://my-tenant/team.ns/orders-.*" }} }}
+        sink {{ Console {{ plugin_input = "p" }} }}
+    """)
+    assert not plan.warnings
+
+
 @pytest.mark.parametrize("section, options, key, message", [
     ("source", 'subscription.name = "s", topic = "a", cursor.stop.mode = LATEST', "client.service-url",
      "'client.service-url' is required"),
@@ -78,6 +88,8 @@ def test_a_streaming_read_plans_with_the_default_stop_never(plan_of):
      "topic", "exactly one of topic"),
     ("source", f'{URLS}, subscription.name = "s", topic-pattern = "a[", cursor.stop.mode = LATEST',
      "topic-pattern", "not a regular expression"),
+    ("source", f'{URLS}, subscription.name = "s", topic-pattern = "persistent://my-.*/ns/a.*", '
+               'cursor.stop.mode = LATEST', "topic-pattern", "must fix its tenant and namespace"),
     ("source", f'{URLS}, subscription.name = "s", topic = "a"', "cursor.stop.mode", "don't support off-line job"),
     ("source", f'{URLS}, subscription.name = "s", topic = "a", cursor.stop.mode = TIMESTAMP',
      "cursor.stop.timestamp", "cursor.stop.timestamp"),

@@ -184,6 +184,23 @@ def _token(o: Mapping[str, Any]) -> str | None:
     return text[len("token:"):] if text.startswith("token:") else text
 
 
+#: a Pulsar tenant or namespace name, literally (no regular-expression syntax)
+_NAME = re.compile(r"[\w.:=-]+")
+
+
+def full_pattern(pattern: str) -> str:
+    """``topic-pattern`` as a full topic name pattern (the default namespace ``public/default`` added)."""
+    return pattern if "://" in pattern else "persistent://public/default/" + pattern
+
+
+def pattern_namespace(pattern: str) -> tuple[str, str] | None:
+    """The tenant and namespace ``topic-pattern`` fixes; None when it does not fix them literally."""
+    parts = full_pattern(pattern).split("://", 1)[1].split("/")
+    if len(parts) < 3 or not all(_NAME.fullmatch(p) for p in parts[:2]):
+        return None
+    return parts[0], parts[1]
+
+
 def _source_fields(options: Mapping[str, Any], o: Mapping[str, Any]) -> dict[str, Any]:
     topic, pattern = o["topic"], o["topic-pattern"]
     if (topic is None) == (pattern is None):
@@ -194,6 +211,9 @@ def _source_fields(options: Mapping[str, Any], o: Mapping[str, Any]) -> dict[str
             re.compile(str(pattern))
         except re.error as e:
             raise OptionError("topic-pattern", f"topic-pattern is not a regular expression: {e}") from None
+        if pattern_namespace(str(pattern)) is None:
+            raise OptionError("topic-pattern", f"topic-pattern {pattern!r} must fix its tenant and namespace",
+                              'write it as "persistent://<tenant>/<namespace>/<regex>"')
     try:
         schema = schema_from_options(options) if "schema" in options else None
     except TypeError_ as e:

@@ -34,7 +34,7 @@ from ...spi.schema import DataType, Field, Schema
 from ...spi.sessions import at_run_end, session_key
 from ..jsoncolumns import json_rows
 from .client import admin, connected, namespace_topics, topic_path
-from .options import TEXT_FIELD, Endpoint, PulsarOptions
+from .options import TEXT_FIELD, Endpoint, PulsarOptions, full_pattern, pattern_namespace
 
 log = logging.getLogger("seatunnel.pulsar")
 
@@ -69,13 +69,10 @@ def topics_of(options: PulsarOptions) -> list[str]:
     if options.pattern is None:
         return list(options.topics)
     assert options.endpoint is not None
-    pattern = options.pattern if "://" in options.pattern else "persistent://public/default/" + options.pattern
-    parts = pattern.split("://", 1)[1].split("/")
-    if len(parts) < 3 or any(re.escape(p) != p for p in parts[:2]):
-        raise PipelineError(f"topic-pattern {options.pattern!r} must fix its tenant and namespace "
-                            "(persistent://tenant/namespace/<regex>)")
-    regex = re.compile(pattern)
-    return [t for t in namespace_topics(options.endpoint, parts[0], parts[1]) if regex.fullmatch(t)]
+    namespace = pattern_namespace(options.pattern)
+    assert namespace is not None  # options.parse refuses a pattern that does not fix them
+    regex = re.compile(full_pattern(options.pattern))
+    return [t for t in namespace_topics(options.endpoint, *namespace) if regex.fullmatch(t)]
 
 
 def _last(endpoint: Endpoint, partition_topic: str) -> tuple[int, int, int] | None:
