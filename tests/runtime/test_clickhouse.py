@@ -132,6 +132,21 @@ def test_a_killed_publish_is_finished_once_and_an_overtaken_attempt_is_supersede
     assert not ch.rows("SELECT name FROM system.tables WHERE database = '_seatunnel' AND name NOT LIKE 'done_%'")
 
 
+def test_a_buffer_target_gets_its_rows_once_and_only_at_the_commit(ch, plan_of, spark):
+    """A target whose engine passes rows on (Buffer here, Distributed alike) is staged into plain MergeTree
+    tables: a staging table ``AS`` the target would send the staged rows on to its real table at once, and
+    the publish's INSERT a second time."""
+    ch.query("CREATE DATABASE IF NOT EXISTS w")
+    ch.query("CREATE TABLE w.dest (id Int64, p Int32, s String) ENGINE = MergeTree ORDER BY id")
+    ch.query("CREATE TABLE w.buf AS w.dest ENGINE = Buffer(w, dest, 1, 0, 0, 1, 1, 1, 1)")
+    ctx, vertex = sink_ctx(plan_of, spark, ch, "bulk_size = 4", "B1", table="buf")
+    info = SINK.prepare(ctx, vertex, frame(spark, [(0, i, 1, "b") for i in range(10)]))
+    assert ch.rows("SELECT count() AS n FROM w.dest") == [{"n": 0}]  # nothing before the commit
+    SINK.commit(ctx, vertex, info)
+    ch.query("OPTIMIZE TABLE w.buf")  # flush what the Buffer holds
+    assert sorted(r["id"] for r in ch.rows("SELECT id FROM w.dest")) == list(range(10))
+
+
 def test_rows_are_applied_by_primary_key_and_change_rows_need_one(ch, plan_of, spark):
     ch.query("CREATE DATABASE IF NOT EXISTS w")
     ch.query("CREATE TABLE w.k (id Int64, p Int32, s String) ENGINE = MergeTree ORDER BY id")

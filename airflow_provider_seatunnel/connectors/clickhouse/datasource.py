@@ -97,8 +97,10 @@ class _Writer(DataSourceWriter):
             columns = ", ".join(quote(k) for k in spec["primary_key"])
             sql = (f"CREATE TABLE {staging.full(table)} ENGINE = MergeTree ORDER BY tuple() AS SELECT {columns} "
                    f"FROM {target} WHERE 0")
-        else:
-            sql = f"CREATE TABLE {staging.full(table)} AS {target}"
+        else:  # the target's structure; a MergeTree's engine too (its partitions move), else a plain MergeTree
+            # (a Distributed or Buffer target's engine would send the staged rows on into its real table)
+            engine = "" if spec["move"] else " ENGINE = MergeTree ORDER BY tuple()"
+            sql = f"CREATE TABLE {staging.full(table)} AS {target}{engine}"
         client.execute(endpoint, sql, doing="cannot create a staging table")
 
     def _insert(self, endpoint: Endpoint, table: str, names: list[str], rows: list[Any]) -> None:

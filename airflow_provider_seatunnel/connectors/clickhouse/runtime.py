@@ -133,6 +133,7 @@ class ClickhouseSinkVerbs:
         spec = {"endpoint": endpoint.to_json(), "commit_key": commit_id.key, "token": token,
                 "database": options.database, "table": options.table, "columns": columns,
                 "kind_index": len(columns), "primary_key": list(options.primary_key), "bulk_size": options.bulk_size,
+                "move": engine.endswith("MergeTree"),
                 "replacing": engine.endswith("ReplacingMergeTree") and sorting == list(options.primary_key)}
         register_for_write(ctx.spark, data, ClickhouseDataSource)
         data.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
@@ -142,7 +143,7 @@ class ClickhouseSinkVerbs:
                     for kind, at in (("stg", 1), ("del", 2))]
         staged = [g for g in gathered if g is not None]
         detail = {"database": options.database, "table": options.table, "columns": columns,
-                  "mode": "move" if engine.endswith("MergeTree") else "insert",
+                  "mode": "move" if spec["move"] else "insert",
                   "primary_key": list(options.primary_key), "lightweight_delete": options.lightweight_delete}
         return Staged(commit_id, token, f"clickhouse {endpoint.label} {options.database}.{options.table}",
                       sum(p[1] for p in parts), tuple(staged), detail)
