@@ -43,7 +43,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import DataError, RuntimeConfigError
 from ...spi.pysources import register_for_write
-from ...spi.rows import ARRIVAL, ROW_KIND, data_columns
+from ...spi.rows import ROW_KIND, data_columns, keys_in_arrival_order
 from ...spi.rows import quote as column
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
@@ -263,9 +263,7 @@ def stage(ctx: RunContext, vertex: Vertex, options: SearchOptions, commit: Commi
     missing = [k for k in options.primary_keys if k not in columns]
     if missing:
         raise RuntimeConfigError(f"primary_keys {missing} are not fields of the rows ({', '.join(columns)})")
-    if options.primary_keys and ARRIVAL in df.columns:  # changes shuffled: each key's in one task, in order
-        keys = [F.col(column(k)) for k in options.primary_keys]
-        df = df.repartition(max(1, int(vertex.parallelism)), *keys).sortWithinPartitions(ARRIVAL)
+    df = keys_in_arrival_order(df, options.primary_keys, int(vertex.parallelism))  # shuffled changes: in order
     data = df.select(*[F.col(column(c)) for c in columns], *([F.col(ROW_KIND)] if ROW_KIND in df.columns else []))
     staging = staging_index(commit.key, token)
     client.delete_index(staging)  # a killed write of this same token: begin again
