@@ -15,7 +15,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import ROW_KIND, arrival_order, data_columns, with_kind
+from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote, with_kind
 from ...spi.schema import Field, Schema, parse_type
 from ...spi.twophase import CommitId, Published, Staged
 from . import client, commit, staging
@@ -87,7 +87,7 @@ def _reduced(df: Any, keys: list[str]) -> Any:
 
     order = "__st_clickhouse_order"
     ranked = df.withColumn(order, arrival_order(df))
-    window = Window.partitionBy(*[F.col(f"`{k}`") for k in keys]).orderBy(F.col(order).desc())
+    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(order).desc())
     return ranked.withColumn("__st_rank", F.row_number().over(window)).where("__st_rank = 1").drop(
         "__st_rank", order)
 
@@ -128,7 +128,7 @@ class ClickhouseSinkVerbs:
         data = with_kind(df)
         if options.primary_key:
             data = _reduced(data, list(options.primary_key))
-        data = data.select(*[f"`{c}`" for c in columns], ROW_KIND)
+        data = data.select(*[quote(c) for c in columns], ROW_KIND)
         staging.ensure(endpoint)
         spec = {"endpoint": endpoint.to_json(), "commit_key": commit_id.key, "token": token,
                 "database": options.database, "table": options.table, "columns": columns,
