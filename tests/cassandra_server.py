@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import maven_jars
-from .servers import free_port, stop_process
+from .servers import free_port, on_a_free_port, stop_process
 
 CASSANDRA_VERSION = "5.0.6"
 HERE = Path(__file__).resolve().parent
@@ -178,6 +178,11 @@ def _answers(port: int) -> bool:
 
 def start() -> CassandraServer:
     """Start a node on free ports; returns once it accepts a login."""
+    return on_a_free_port(_start_once, CassandraUnavailable)
+
+
+def _start_once() -> CassandraServer:
+    """One try, on ports picked now."""
     java = shutil.which("java")
     if java is None:
         raise CassandraUnavailable("no java on PATH")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import maven_jars, servers
-from .servers import free_port
+from .servers import free_port, on_a_free_port
 
 HBASE_VERSION = "2.6.1"
 HERE = Path(__file__).resolve().parent
@@ -136,6 +136,11 @@ def _answers(server: HBaseServer) -> bool:
 
 def start() -> HBaseServer:
     """Start HBase on free ports; returns once its Thrift gateway answers."""
+    return on_a_free_port(_start_once, HBaseUnavailable)
+
+
+def _start_once() -> HBaseServer:
+    """One try, on ports picked now."""
     java = shutil.which("java")
     if java is None:
         raise HBaseUnavailable("no java on PATH")

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .servers import free_port
+from .servers import free_port, on_a_free_port
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 START_TIMEOUT = 120.0
@@ -82,6 +82,11 @@ def _answers(port: int) -> bool:
 
 def start() -> Metastore:
     """Start a metastore on a free loopback port; raises :class:`MetastoreUnavailable`."""
+    return on_a_free_port(_start_once, MetastoreUnavailable)
+
+
+def _start_once() -> Metastore:
+    """One try, on ports picked now."""
     java = shutil.which("java")
     if java is None:
         raise MetastoreUnavailable("no java on PATH (PySpark needs one too)")

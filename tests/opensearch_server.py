@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import maven_jars
-from .servers import free_port, stop_process
+from .servers import free_port, on_a_free_port, stop_process
 
 OPENSEARCH_VERSION = "2.19.6"
 LOG4J_VERSION = "2.25.4"
@@ -136,6 +136,11 @@ class OpenSearchServer:
 
 def start() -> OpenSearchServer:
     """Start a node on a free port; returns once it answers."""
+    return on_a_free_port(_start_once, OpenSearchUnavailable)
+
+
+def _start_once() -> OpenSearchServer:
+    """One try, on ports picked now."""
     java = shutil.which("java")
     if java is None:
         raise OpenSearchUnavailable("no java on PATH")

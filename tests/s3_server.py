@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .servers import free_port, stop_process
+from .servers import free_port, on_a_free_port, stop_process
 
 ACCESS_KEY = "test-access-key"
 SECRET_KEY = "s3-secret-7f3a9c"  # a test value; the tests check it never reaches a plan or a log
@@ -69,30 +69,38 @@ def _server_command() -> list[str]:
     return [str(script)]
 
 
+class S3Unavailable(RuntimeError):
+    """moto_server exited or did not answer; the message holds the end of its log."""
+
+
+def _start_once(timeout: float) -> S3Server:
+    """One try: ``moto_server`` on a port picked now, returned once it answers."""
+    port = free_port()
+    with tempfile.TemporaryFile(prefix="moto-") as log:
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+        process = subprocess.Popen([*_server_command(), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
+                                   stderr=subprocess.STDOUT, env=env)
+        server = S3Server(port, process)
+        deadline = time.monotonic() + timeout
+        while process.poll() is None:
+            try:
+                urllib.request.urlopen(f"{server.endpoint}/moto-api/", timeout=2).close()
+                return server
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        server.stop()
+        log.seek(0)
+        text = log.read().decode(errors="replace")[-3000:]
+    raise S3Unavailable(f"moto_server did not start on port {port} (exit {process.returncode}):\n{text}")
+
+
 @contextlib.contextmanager
 def running(timeout: float = 60.0) -> Iterator[S3Server]:
     """A moto S3 server on a free loopback port for the duration of the block."""
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log", delete=False)  # noqa: SIM115
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
-    process = subprocess.Popen([*_server_command(), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
-                               stderr=subprocess.STDOUT, env=env)
-    server = S3Server(port, process)
+    server = on_a_free_port(lambda: _start_once(timeout), S3Unavailable)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"moto_server exited with {process.returncode}: see {log.name}")
-            try:
-                urllib.request.urlopen(f"{server.endpoint}/moto-api/", timeout=2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not answer on port {port}: see {log.name}") from None
-                time.sleep(0.2)
         yield server
     finally:
         server.stop()
-        log.close()
-        with contextlib.suppress(OSError):
-            os.remove(log.name)

@@ -12,7 +12,7 @@ from typing import Any
 from airflow_provider_seatunnel.runtime import connect_server
 from airflow_provider_seatunnel.runtime.remote import connect_mode
 
-from .servers import free_port
+from .servers import free_port, on_a_free_port
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,11 @@ class ConnectServer:
 @contextmanager
 def connect_server_running(directory: Path, master: str = "local[2]",
                            conf: dict[str, str] | None = None) -> Iterator[ConnectServer]:
-    port = free_port()
-    server = connect_server.start(directory, port=port, master=master, conf=conf)
+    def start_once() -> tuple[int, Any]:
+        port = free_port()
+        return port, connect_server.start(directory, port=port, master=master, conf=conf)
+
+    port, server = on_a_free_port(start_once, RuntimeError)
     try:
         yield ConnectServer(server.address, port, connect_server.token(directory), server.log, directory)
     finally:

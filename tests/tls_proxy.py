@@ -24,8 +24,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .servers import free_port
-
 
 def self_signed(folder: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
     """A fresh certificate (for ``host`` as common name and IP SAN, and localhost) and its key, PEM files."""
@@ -112,7 +110,7 @@ def running(upstream: str, user: str, password: str, folder: Path) -> Iterator[T
     context.load_cert_chain(cert, key)
     expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     holder: list[TlsProxy] = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", free_port()), _handler(upstream.rstrip("/"), expected, holder))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream.rstrip("/"), expected, holder))
     httpd.daemon_threads = True
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     proxy = TlsProxy(httpd, cert)
