@@ -18,6 +18,7 @@ from airflow_provider_seatunnel.spi.contract import ConnectionInfo
 from airflow_provider_seatunnel.spi.errors import DataError, RuntimeConfigError
 
 CONN = 'host = "ch1:8123,ch2", database = "default", username = "default", password = "s3cret-pass"'
+ONE_HOST = CONN.replace(",ch2", "")
 FAKE = 'FakeSource { plugin_output = "f", schema = { fields { pk_id = bigint, name = string, score = int } } }'
 
 
@@ -25,7 +26,7 @@ def test_seatunnels_examples_plan_with_parallelism_and_no_secret(plan_of):
     plan = plan_of(f"""
         env {{ job.mode = "BATCH", parallelism = 3 }}
         source {{ Clickhouse {{ plugin_output = "c", {CONN}, sql = "select * from source_table" }} }}
-        sink {{ Clickhouse {{ plugin_input = "c", {CONN}, table = "sink_table", primary_key = "pk_id",
+        sink {{ Clickhouse {{ plugin_input = "c", {ONE_HOST}, table = "sink_table", primary_key = "pk_id",
                               support_upsert = true, allow_experimental_lightweight_delete = true,
                               clickhouse.config = {{ max_execution_time = 60 }} }} }}
     """)
@@ -68,6 +69,14 @@ def test_a_primary_key_the_input_lacks_fails_and_sharding_key_alone_warns(config
     assert error.problems[0].key == "primary_key" and "not an input field" in error.problems[0].message
     plan = plan_of(f'source {{ {FAKE} }}\nsink {{ {sink} sharding_key = "pk_id" }} }}')
     assert any("split_mode" in str(w) for w in plan.warnings)
+
+
+def test_a_sink_with_several_hosts_warns_that_it_writes_through_the_first(plan_of):
+    """A sink's bookkeeping must stay on one server for every attempt: it never fails over, and says so."""
+    plan = plan_of(f'''source {{ Clickhouse {{ plugin_output = "c", {CONN}, sql = "select 1" }} }}
+                       sink {{ Clickhouse {{ plugin_input = "c", {CONN}, table = "t" }} }}''')
+    found = [w for w in plan.warnings if "first host" in str(w)]
+    assert len(found) == 1 and "ch1:8123" in str(found[0]) and "sink" in str(found[0]).lower()
 
 
 def test_a_connection_gives_host_credentials_and_database():

@@ -191,3 +191,27 @@ def test_credentials_come_from_a_connection_and_a_wrong_password_never_shows(ch,
     assert "516" in str(info.value) and "wrong-secret" not in str(info.value)
     with pytest.raises(DataError, match="Code: 62"):  # a syntax error is deterministic
         client.execute(Endpoint((f"{ch.host}:{ch.port}",), ch.user, ch.password), "SELEC 1")
+
+
+def test_a_sink_keeps_to_its_first_host_and_a_source_moves_on(ch, plan_of, spark):
+    """The sink's staging, tokens and commit record stay on the first host: with it down, the commit fails
+    (transient, for Airflow to retry) and writes nothing to the next host; a source moves on to it."""
+    from airflow_provider_seatunnel.connectors.clickhouse.client import ClickhouseError
+    from tests.servers import free_port
+
+    ch.query("CREATE DATABASE IF NOT EXISTS w")
+    ch.query("CREATE TABLE w.pin (id Int64, p Int32, s String) ENGINE = MergeTree ORDER BY id")
+    down = f"127.0.0.1:{free_port()}"
+    two_hosts = f'host = "{down},{ch.host}:{ch.port}", username = "{ch.user}", password = "{ch.password}"'
+    plan = plan_of('env { job.mode = "BATCH" }\n'
+                   f'source {{ Clickhouse {{ plugin_output = "c", {two_hosts}, database = "w", sql = "select 7 AS n" }} }}\n'
+                   f'sink {{ Clickhouse {{ plugin_input = "c", {two_hosts}, database = "w", table = "pin" }} }}')
+    source, sink = plan.pipelines[0].vertices
+    ctx = RunContext(spark, plan, plan.pipelines[0], "PIN")
+    bookkeeping = "SELECT name FROM system.tables WHERE database = '_seatunnel' ORDER BY name"
+    before = ch.rows(bookkeeping)
+    assert [r["n"] for r in CH.read(ctx, source)["default"].collect()] == [7]
+    with pytest.raises(ClickhouseError, match=down):
+        SINK.prepare(ctx, sink, frame(spark, [(0, 1, 1, "a")]))
+    assert ch.rows("SELECT count() AS n FROM w.pin") == [{"n": 0}]
+    assert ch.rows(bookkeeping) == before

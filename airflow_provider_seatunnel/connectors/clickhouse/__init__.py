@@ -58,7 +58,8 @@ class Clickhouse(Connector, SchemaInference, BatchSource, ClickhouseSinkVerbs, F
     # compile time ------------------------------------------------------------------------------
 
     def check(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
-        """What the spec cannot say: host as host:port, bundled credentials, settings, upsert's key."""
+        """What the spec cannot say: host as host:port, bundled credentials, settings, upsert's key, a sink's
+        several hosts (it writes through the first)."""
         if SPEC.valid(plugin.options, plugin.section) is None:
             return []
         try:
@@ -69,6 +70,11 @@ class Clickhouse(Connector, SchemaInference, BatchSource, ClickhouseSinkVerbs, F
         if plugin.section == SINK and plugin.has("sharding_key") and not options.split_mode:
             problems.append(job.problem("sharding_key only works with split_mode = true", plugin, key="sharding_key",
                                         severity="warning"))
+        if plugin.section == SINK and options.endpoint is not None and len(options.endpoint.hosts) > 1:
+            problems.append(job.problem(
+                f"the sink writes through its first host ({options.endpoint.hosts[0]}) only: its staging tables and "
+                "commit records must stay on one server for every attempt and restore", plugin, key="host",
+                severity="warning", hint="list one host for a sink (a Distributed table spreads the rows)"))
         return problems
 
     def schema(self, plugin: PluginConfig, job: JobConfig,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...spi import SINK, SOURCE
@@ -86,6 +86,12 @@ class Endpoint:
     @property
     def label(self) -> str:
         return ",".join(self.hosts)
+
+    def pinned(self) -> Endpoint:
+        """This endpoint on its first host only: a sink's staging tables, attempt tokens, claim and commit
+        record must live on one server for every attempt and restore, so its requests never move on to
+        another host (an unreachable first host is a transient failure, retried by Airflow)."""
+        return replace(self, hosts=self.hosts[:1])
 
     def to_json(self) -> dict[str, Any]:
         return {"hosts": list(self.hosts), "username": self.username, "password": self.password,

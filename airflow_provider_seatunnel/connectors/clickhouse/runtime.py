@@ -41,6 +41,11 @@ def _endpoint(options: ClickhouseOptions) -> Endpoint:
     return options.endpoint
 
 
+def _sink_endpoint(options: ClickhouseOptions) -> Endpoint:
+    """A sink's endpoint: its first host only (:meth:`Endpoint.pinned`)."""
+    return _endpoint(options).pinned()
+
+
 def describe(endpoint: Endpoint, database: str, sql: str) -> list[tuple[str, str]]:
     """The columns of ``sql``'s answer: (name, ClickHouse type)."""
     found = client.rows(endpoint, f"DESCRIBE TABLE ({client.strip_format(sql)})", database,
@@ -112,7 +117,7 @@ class ClickhouseSinkVerbs:
     moves_in_steps = True
 
     def commit_log(self, ctx: RunContext, vertex: Vertex) -> commit.ClickhouseCommitLog:
-        return commit.ClickhouseCommitLog(_endpoint(options_of(vertex)))
+        return commit.ClickhouseCommitLog(_sink_endpoint(options_of(vertex)))
 
     def stage(self, ctx: RunContext, vertex: Vertex, commit_id: CommitId, token: int, df: Any) -> Staged:
         """ONE Spark write of the table's rows into per-partition staging tables (the manifest Spark's commit
@@ -121,7 +126,7 @@ class ClickhouseSinkVerbs:
         from .datasource import NAME, SPEC_OPTION, ClickhouseDataSource
 
         options = options_of(vertex)
-        endpoint = _endpoint(options)
+        endpoint = _sink_endpoint(options)
         engine, table_columns, sorting = target_of(endpoint, options)
         columns = [c for c in data_columns(df) if c in table_columns]  # SeaTunnel's projection
         _check_target(options, engine, columns)
@@ -149,13 +154,13 @@ class ClickhouseSinkVerbs:
                       sum(p[1] for p in parts), tuple(staged), detail)
 
     def publish(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> Published:
-        return commit.publish(_endpoint(options_of(vertex)), ctx, vertex, staged)
+        return commit.publish(_sink_endpoint(options_of(vertex)), ctx, vertex, staged)
 
     def discard(self, ctx: RunContext, vertex: Vertex, staged: Staged) -> None:
-        commit.discard(_endpoint(options_of(vertex)), staged.commit.key, staged.token)
+        commit.discard(_sink_endpoint(options_of(vertex)), staged.commit.key, staged.token)
 
     def discard_older(self, ctx: RunContext, vertex: Vertex, commit_id: CommitId, token: int) -> int:
-        return commit.discard_older(_endpoint(options_of(vertex)), commit_id.key, token)
+        return commit.discard_older(_sink_endpoint(options_of(vertex)), commit_id.key, token)
 
 
 __all__ = ["ClickhouseSinkVerbs", "describe", "options_of", "read", "target_of"]
