@@ -406,3 +406,19 @@ def test_json_records_write_timestamps_as_seatunnel_without_a_zero_fraction(run_
     values = sorted(v for _k, v, _p, _o in kafka.consume(t))
     # SeaTunnel's json: seconds always, a fraction only when the value has one (its digits, no trailing zeros)
     assert values == [b'{"id":1,"ts":"2020-02-06T05:03:12"}', b'{"id":2,"ts":"2020-02-06T05:03:12.25"}']
+
+
+@pytest.mark.parametrize("semantics", ["AT_LEAST_ONCE", "EXACTLY_ONCE"])
+def test_a_keys_changes_reach_its_partition_in_arrival_order_across_a_shuffle(run_job, kafka, semantics):
+    """A sink at more writers than its source gets the changes dealt over its partitions; a key's records
+    still reach its Kafka partition in the order the changes arrived (a compacted topic keeps the last)."""
+    from tests import change_rows
+
+    t = kafka.create_topic(topic_name(), partitions=2)
+    (metrics,) = run_job(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ {change_rows.fake_source()} }}
+        sink {{ Kafka {{ plugin_input = "f", bootstrap.servers = "{kafka.bootstrap}", topic = "{t}", parallelism = 3,
+                        partition_key_fields = ["id"], semantics = {semantics} }} }}""")
+    assert metrics["write_count"] == 40
+    assert change_rows.in_order(change_rows.steps_per_key((k, v["name"]) for k, v, _p in values(kafka, t)))

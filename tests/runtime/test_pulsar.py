@@ -189,3 +189,19 @@ def test_a_streaming_read_resumes_from_its_checkpoint(plan_of, spark, pulsar_ser
     assert ids(server, "sout") == list(range(8))
     assert sum(b["written"] for b in first["streaming"]["batches"]) == 5
     assert sum(b["written"] for b in second["streaming"]["batches"]) == 3
+
+
+def test_a_keys_changes_reach_its_partition_in_arrival_order_across_a_shuffle(run_job, pulsar_server):
+    """partition_key_fields: a key's messages are sent by one writer in the order its changes arrived,
+    though the sink has more writers than its source."""
+    from tests import change_rows
+
+    server = pulsar_server
+    topic = server.create_topic("keyed", partitions=2)
+    run_job(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ {change_rows.fake_source()} }}
+        sink {{ Pulsar {{ plugin_input = "f", {server.options()}, topic = "keyed", parallelism = 3,
+                         partition_key_fields = ["id"] }} }}""")
+    bodies = [json.loads(b) for b in server.read_all(topic)]  # oldest first per partition
+    assert change_rows.in_order(change_rows.steps_per_key((b["id"], b["name"]) for b in bodies))

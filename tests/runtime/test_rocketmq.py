@@ -207,3 +207,19 @@ def test_rocketmq_conn_id_gives_the_name_servers(plan_of, rocketmq_server, monke
     """)
     sink = with_connections(plan).pipelines[0].vertices[-1].config
     assert sink["name.srv.addr"] == server.name_srv_addr
+
+
+def test_a_keys_changes_reach_its_queue_in_arrival_order_across_a_shuffle(run_job, rocketmq_server):
+    """partition.key.fields: a key's messages are sent by one writer, in the order its changes arrived,
+    though the sink has more writers than its source."""
+    from tests import change_rows
+
+    server = rocketmq_server
+    server.create_topic("keyed")
+    run_job(f"""
+        env {{ job.mode = "BATCH" }}
+        source {{ {change_rows.fake_source()} }}
+        sink {{ Rocketmq {{ plugin_input = "f", name.srv.addr = "{server.name_srv_addr}", topic = "keyed",
+                           parallelism = 3, partition.key.fields = ["id"] }} }}""")
+    bodies = [json.loads(m.body) for m in server.messages("keyed")]  # queue by queue, in offset order
+    assert change_rows.in_order(change_rows.steps_per_key((b["id"], b["name"]) for b in bodies))

@@ -43,7 +43,7 @@ from typing import Any
 from ...spi import RunContext, Vertex
 from ...spi.errors import PipelineError
 from ...spi.options import run_time_options
-from ...spi.rows import data_columns, quote
+from ...spi.rows import data_columns, keys_in_arrival_order, quote
 from ...spi.twophase import CommitId, Outcome, Published, Staged, digest
 from ..files.placeholders import expand_table_placeholders
 from . import client as kc
@@ -114,6 +114,8 @@ def stage_table(ctx: RunContext, vertex: Vertex, commit: CommitId, token: int, d
     partitions = kc.partitions_of(kc.librdkafka_config(opts.bootstrap, opts.client), topic) \
         if opts.assign_partitions else 0
     ensure_spark_kafka(ctx.spark, ctx.plan.env, avro=opts.format == "avro")
+    if opts.key_fields:  # a key's changes in one writer, in the order they arrived (the engine may have dealt them)
+        df = keys_in_arrival_order(df, list(opts.key_fields), vertex.parallelism)
     recs = ctx.materialize(records(df, topic, opts, partitions))
     if opts.semantics != EXACTLY_ONCE:
         try:

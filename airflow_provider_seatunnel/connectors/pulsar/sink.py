@@ -25,7 +25,7 @@ from typing import Any
 
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError
-from ...spi.rows import data_columns, quote
+from ...spi.rows import data_columns, keys_in_arrival_order, quote
 from ...spi.twophase import digest
 from ..jsoncolumns import json_text
 from .client import connected, error_of
@@ -50,6 +50,12 @@ def _body(rows: Any, options: PulsarOptions) -> Any:
         return F.concat_ws(options.field_delimiter,
                            *[F.coalesce(F.col(quote(c)).cast("string"), F.lit("")) for c in columns])
     return json_text(rows)
+
+
+def _keyed(df: Any, options: PulsarOptions, vertex: Vertex) -> Any:
+    """Each key's rows in one writer, in arrival order (the engine may have dealt changes over the sink's
+    writers): a key's messages reach its partition in order."""
+    return keys_in_arrival_order(df, list(options.key_fields), vertex.parallelism)
 
 
 def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
@@ -101,7 +107,7 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: PulsarOptions
     target = f"{endpoint.label} topic {options.topics[0]!r}"
     for table, df in data.items():
         if options.semantics == "NON":
-            _send(ctx, ctx.with_write_faults(vertex, df), options)
+            _send(ctx, ctx.with_write_faults(vertex, _keyed(df, options, vertex)), options)
             continue
         topic = record_topic(options.topics[0], digest(ctx.run_id, ctx.pipeline_key, vertex.ref, table))
         with connected(endpoint, f"cannot send to {target}") as client:
@@ -111,7 +117,7 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: PulsarOptions
                          ctx.run_id)
                 df.write.format("noop").mode("overwrite").save()
                 continue
-            _send(ctx, ctx.with_write_faults(vertex, df), options)
+            _send(ctx, ctx.with_write_faults(vertex, _keyed(df, options, vertex)), options)
             ctx.fault_point("sink.commit", vertex)
             fence.send(json.dumps({"run": ctx.run_id, "table": table}).encode())
             fence.close()

@@ -41,6 +41,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError
 from ...spi.pysources import register_for_write
+from ...spi.rows import keys_in_arrival_order
 from .client import Client, Queue, Route, error_of
 from .formats import body_of, key_of
 from .options import SinkOptions
@@ -161,7 +162,9 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset, options: SinkOptions) 
                              ctx.run_id)
                     df.write.format("noop").mode("overwrite").save()
                     continue
-                rows = ctx.with_write_faults(vertex, df)
+                # a key's rows in one writer, in arrival order: its messages reach its queue in order
+                rows = ctx.with_write_faults(vertex, keys_in_arrival_order(df, list(options.key_fields),
+                                                                           vertex.parallelism))
                 register_for_write(ctx.spark, rows, RocketMQDataSource)
                 out = rows.select(body_of(rows, options.format, options.delimiter).alias("body"),
                                   key_of(rows, options.key_fields).alias("key"))
