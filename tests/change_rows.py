@@ -30,3 +30,7 @@ def steps_per_key(delivered: Iterable[tuple[object, str]]) -> dict[object, list[
 def in_order(keyed: dict[object, list[str]]) -> bool:
     """Every key of the log delivered with its four steps in arrival order."""
     return len(keyed) == KEYS and all(steps == [f"s{i}" for i in range(len(STEPS))] for steps in keyed.values())
+
+
+#: the name every key holds last (its DELETE row: sinks that ignore row kinds write it as a value)
+LAST = f"s{len(STEPS) - 1}"

@@ -210,3 +210,16 @@ def test_hbase_conn_id_gives_the_gateway(plan_of, hbase_server, monkeypatch):
     from airflow_provider_seatunnel.connectors.hbase.options import parse
 
     assert parse(sink.config, "sink").gateway.hosts == ("10.0.0.9",)
+
+
+def test_a_row_keys_last_change_wins_across_a_shuffle(run_job, hbase_server):
+    """A row key's puts dealt over more writers than the source go through one writer in arrival order:
+    each row holds its last change."""
+    from tests import change_rows
+
+    hbase_server.drop("t_keyed")
+    run_job(sink_job(hbase_server, 'table = "t_keyed", rowkey_column = ["id"], family_name { all_columns = "cf" }, '
+                                   'parallelism = 3', source=change_rows.fake_source("fake")))
+    rows = hbase_server.rows("t_keyed")
+    assert {k: v[b"cf:name"].decode() for k, v in rows.items()} == \
+        {str(k).encode(): change_rows.LAST for k in range(change_rows.KEYS)}

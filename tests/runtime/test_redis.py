@@ -299,3 +299,14 @@ def test_a_streaming_pipeline_writes_each_micro_batch(spark, redis_server, r, wr
     plan = compile_job(write_conf(text, "stream.conf"), None, use_cache=False)
     metrics = run_streaming_pipeline(RunContext(spark, plan, plan.pipelines[0], "stream-1"))
     assert metrics["write_count"] == len(ROWS) == r.llen("streamed")
+
+
+def test_a_keys_last_change_wins_across_a_shuffle(run_job, redis_server, r):
+    """A key field's rows dealt over more writers than the source go through one writer in arrival order:
+    each key holds the value of its last change."""
+    from tests import change_rows
+
+    run_job(sink_job(redis_server, 'key = "id", data_type = key, parallelism = 3',
+                     source=change_rows.fake_source("fake")))
+    assert {k: json.loads(r.get(str(k)))["name"] for k in range(change_rows.KEYS)} == \
+        {k: change_rows.LAST for k in range(change_rows.KEYS)}

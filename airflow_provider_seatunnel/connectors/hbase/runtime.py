@@ -17,7 +17,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import data_only, with_kind
+from ...spi.rows import data_only, keys_in_arrival_order, with_kind
 from ...spi.twophase import CommitId, Published, Staged
 from ..files.placeholders import expand_table_placeholders
 from .client import connected
@@ -105,6 +105,8 @@ class HbaseSinkVerbs:
                 "encoding": options.encoding, "write_buffer_size": options.write_buffer_size,
                 "commit_key": commit.key, "token": token}
         register_for_write(ctx.spark, df, HbaseDataSource)
+        # a row key's puts in one write task, in arrival order (the engine may have dealt them over the writers)
+        rows = data_only(keys_in_arrival_order(df, list(options.rowkey_columns), vertex.parallelism))
         rows.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(options.gateway, f"cannot read the staged parts of {target!r}") as h:
             parts = staged_parts(h, commit.key, token)

@@ -19,7 +19,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import data_only, with_kind
+from ...spi.rows import data_only, keys_in_arrival_order, with_kind
 from ...spi.twophase import CommitId, Prepared, Published, Staged
 from .client import connected
 from .commit import discard, drop_older, newest_token, publish, read_manifest, retire_table, take_token
@@ -109,7 +109,9 @@ class RedisSinkVerbs:
         spec = {**_base_spec(options), "key": options.key, "field_delimiter": options.field_delimiter,
                 "commit_key": commit.key, "token": token}
         register_for_write(ctx.spark, df, RedisDataSource)
-        data_only(df).write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
+        # a key field's rows in one write task, in arrival order (the engine may have dealt them over the writers)
+        keyed = data_only(keys_in_arrival_order(df, [options.key], vertex.parallelism))
+        keyed.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
             parts = read_manifest(client, commit.key, token)
         return Staged(commit, token, target, sum(p[1] for p in parts), tuple((p[0], p[1]) for p in parts),
