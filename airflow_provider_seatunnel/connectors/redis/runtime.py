@@ -110,7 +110,7 @@ class RedisSinkVerbs:
                 "commit_key": commit.key, "token": token}
         register_for_write(ctx.spark, df, RedisDataSource)
         # a key field's rows in one write task, in arrival order (the engine may have dealt them over the writers)
-        keyed = data_only(keys_in_arrival_order(df, [options.key], vertex.parallelism))
+        keyed = data_only(keys_in_arrival_order(df, [options.key] if options.key else [], vertex.parallelism))
         keyed.write.format(NAME).mode("append").option(SPEC_OPTION, json.dumps(spec)).save()
         with connected(endpoint, f"cannot read the staging manifest of {target}") as client:
             parts = read_manifest(client, commit.key, token)
