@@ -1,5 +1,6 @@
 """JSON message bodies to rows and rows to JSON text, as native Spark expressions (no Python UDFs), as
-SeaTunnel's json format reads and writes a message (shared by the queue connectors: RabbitMQ).
+SeaTunnel's json format reads and writes a message (shared by the queue connectors: RabbitMQ, ActiveMQ,
+Pulsar, Rocketmq; a message key is written as a body of its fields).
 
 Reading (:func:`json_rows`): a body is parsed into ``map<string, string>`` (a nested value keeps its JSON
 text), failing on a body that is not a JSON object (SeaTunnel's reader fails the job too); each schema
@@ -14,6 +15,7 @@ json writer writes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..spi.rows import data_columns, quote
@@ -48,11 +50,12 @@ def json_rows(df: Any, body: str, schema: Schema) -> Any:
     return members.select(*[_typed(F.col("__m")[f.name], f.type).alias(f.name) for f in schema.fields])
 
 
-def json_text(df: Any) -> Any:
-    """A string column: each row's data columns as SeaTunnel's json writer writes the row."""
+def json_text(df: Any, columns: Sequence[str] | None = None) -> Any:
+    """A string column: each row's data columns (or ``columns``: a message key's fields) as SeaTunnel's
+    json writer writes the row, null fields included."""
     from pyspark.sql import functions as F
 
-    columns = data_columns(df)
+    columns = data_columns(df) if columns is None else list(columns)
     types = {f.name: f.dataType for f in df.schema.fields}
     row = F.struct(*[json_ready(F.col(quote(c)), types[c]).alias(c) for c in columns])
     return F.to_json(row, JSON_WRITE)

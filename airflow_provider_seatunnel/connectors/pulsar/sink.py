@@ -59,7 +59,6 @@ def _keyed(df: Any, options: PulsarOptions, vertex: Vertex) -> Any:
 
 
 def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
-    from pyspark.sql import functions as F
 
     from .datasource import send_batches
 
@@ -67,7 +66,7 @@ def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
     missing = [f for f in options.key_fields if f not in rows.columns]
     if missing:
         raise PipelineError(f"partition_key_fields names {missing}, not fields of the input ({rows.columns})")
-    key = F.to_json(F.struct(*[F.col(quote(f)) for f in options.key_fields])) if options.key_fields else None
+    key = json_text(rows, options.key_fields) if options.key_fields else None  # nulls kept, as SeaTunnel
     columns = [_body(rows, options).alias("body")] + ([key.alias("key")] if key is not None else [])
     spec = {"endpoint": options.endpoint.to_json(), "topic": options.topics[0], "routing": options.routing,
             "producer": dict(options.producer)}

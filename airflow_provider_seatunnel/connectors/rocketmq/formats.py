@@ -78,11 +78,7 @@ def _text(column: str, dtype: Any) -> Any:
 
 
 def key_of(df: Any, fields: Sequence[str]) -> Any:
-    """A string column: the JSON object of ``fields`` (None: messages without a key)."""
+    """A string column: the JSON object of ``fields``, nulls included (None: messages without a key)."""
     from pyspark.sql import functions as F
 
-    if not fields:
-        return F.lit(None).cast("string")
-    types = {f.name: f.dataType for f in df.schema.fields}
-    return F.to_json(F.struct(*[json_ready(F.col(quote(c)), types[c]).alias(c) for c in fields]),
-                     {"ignoreNullFields": "false"})
+    return json_text(df, fields) if fields else F.lit(None).cast("string")
