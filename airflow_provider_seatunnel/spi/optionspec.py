@@ -199,12 +199,14 @@ class ParsedOptions(Mapping[str, Any]):
 @dataclass(frozen=True)
 class OptionSpec:
     """A plugin's options: ``options`` in the order the docs list them; ``exactly_one`` groups of keys of
-    which exactly one must be set; ``open_prefixes``: keys under these prefixes are passed on as written
-    (a client's own settings such as ``kafka.``), never unknown; ``open``: any key is accepted (a plugin
-    whose keys are data, such as a field map)."""
+    which exactly one must be set; ``bundled`` groups of keys set all together or not at all (SeaTunnel's
+    bundled options: a username without its password); ``open_prefixes``: keys under these prefixes are
+    passed on as written (a client's own settings such as ``kafka.``), never unknown; ``open``: any key is
+    accepted (a plugin whose keys are data, such as a field map)."""
 
     options: tuple[Option, ...]
     exactly_one: tuple[tuple[str, ...], ...] = ()
+    bundled: tuple[tuple[str, ...], ...] = ()
     open_prefixes: tuple[str, ...] = ()
     open: bool = False
 
@@ -215,6 +217,9 @@ class OptionSpec:
                 if key in seen:
                     raise ValueError(f"option key {key!r} is declared twice")
                 seen.add(key)
+        for group in (*self.exactly_one, *self.bundled):
+            for key in group:
+                self.get(key)  # a KeyError names an undeclared key of a group
 
     def get(self, key: str) -> Option:
         for option in self.options:
@@ -266,7 +271,26 @@ class OptionSpec:
             else:
                 values[option.key] = option.coerce(key, value)
                 given.add(option.key)
+        if complete:
+            for group in self.bundled:
+                broken = self._bundle_broken(group, options, section)
+                if broken is not None:
+                    why, unset = broken
+                    raise OptionError(unset[0], why, f"set {unset[0]} too, or none of them")
         return ParsedOptions(values, frozenset(given))
+
+    def _bundle_broken(self, group: tuple[str, ...], options: Mapping[str, Any],
+                       section: str | None) -> tuple[str, list[str]] | None:
+        """Why ``group``'s keys are not all set or all unset in a block of ``section`` (a null value counts
+        as unset), and the unset ones; None when they are, or the group is not of that section."""
+        if not all(self.get(k).applies_to(section) for k in group):
+            return None
+        given = [k for k in group if self.get(k).raw(options)[1] not in (MISSING, None)]
+        if not given or len(given) == len(group):
+            return None
+        missing = [k for k in group if k not in given]
+        return (f"{' and '.join(group)} go together: {', '.join(given)} "
+                f"{'is' if len(given) == 1 else 'are'} set, {', '.join(missing)} not"), missing
 
     def valid(self, options: Mapping[str, Any], section: str | None = None) -> ParsedOptions | None:
         """The typed options of a block the spec finds nothing wrong with (required options included);
@@ -317,6 +341,11 @@ class OptionSpec:
 
     def _group_problems(self, plugin: PluginConfig, job: JobConfig) -> list[Problem]:
         found = []
+        for bundle in self.bundled:
+            broken = self._bundle_broken(bundle, plugin.options, plugin.section)
+            if broken is not None:
+                found.append(job.problem(broken[0], plugin, key=broken[1][0],
+                                         hint=f"set {broken[1][0]} too, or none of them"))
         for group in self.exactly_one:
             present = [key for key in group if self.get(key).raw(plugin.options)[1] is not MISSING]
             if len(present) == 1:
@@ -340,6 +369,8 @@ class OptionSpec:
             rows.append(f"| {name} | {kind} | {need} | {default} | {notes.strip()} |".replace("\n", " "))
         for group in self.exactly_one:
             rows.append(f"\nExactly one of {', '.join(f'`{k}`' for k in group)} must be set.")
+        for group in self.bundled:
+            rows.append(f"\n{' and '.join(f'`{k}`' for k in group)} go together: all set or none.")
         return "\n".join(rows) + "\n"
 
 

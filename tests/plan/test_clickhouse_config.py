@@ -41,7 +41,9 @@ def test_seatunnels_examples_plan_with_parallelism_and_no_secret(plan_of):
 @pytest.mark.parametrize("section, options, key, message", [
     ("source", 'database = "d", sql = "select 1", username = "u", password = "p"', "host", "'host' is required"),
     ("source", 'host = "h:8123", database = "d", username = "u", password = "p"', "sql", "'sql' is required"),
-    ("source", 'host = "h:8123", database = "d", sql = "select 1", password = "p"', "username", "'username' is required"),
+    ("source", 'host = "h:8123", database = "d", sql = "select 1", password = "p"', "username",
+     "username and password go together"),
+    ("source", 'host = "h:8123", database = "d", sql = "select 1"', "username", "'username' is required"),
     ("source", 'host = "http://h:8123", database = "d", sql = "select 1", username = "u", password = "p"', "host",
      "not host:port"),
     ("source", 'host = "h:8123", database = "d", sql = "select 1", username = "u", password = "p", '

@@ -204,3 +204,41 @@ def test_written_gives_a_declared_option_as_the_block_wrote_it_older_names_inclu
     assert SPEC.written({}, "batch_size") is None and SPEC.written({}, "batch_size", 5) == 5
     with pytest.raises(KeyError):
         SPEC.written({"nope": 1}, "nope")  # only declared options
+
+
+def test_bundled_options_are_all_set_or_none_in_their_sections():
+    """SeaTunnel's bundled options (a username with its password): at compile time a located problem, when a
+    task runs an OptionError; a null counts as unset; a group whose options are not of the section is not
+    checked; a group naming an undeclared key is refused when declared."""
+    spec = OptionSpec((
+        Option("path"), Option("user"), Option("password", secret=True),
+        Option("low", "int", sections=("source",)), Option("high", "int", sections=("source",)),
+    ), bundled=(("user", "password"), ("low", "high")))
+    assert spec.parse({"user": "u", "password": ""}, "sink", complete=True)["user"] == "u"
+    assert spec.parse({"path": "/x"}, "sink", complete=True)["user"] is None
+    with pytest.raises(OptionError, match="user and password go together: user is set, password not") as e:
+        spec.parse({"user": "u", "password": None}, "sink", complete=True)
+    assert e.value.key == "password"
+    with pytest.raises(OptionError, match="low and high go together: high is set, low not"):
+        spec.parse({"high": 3}, "source", complete=True)
+    assert spec.parse({"high": 3}, "sink", complete=True)  # not of the section: another check says "unknown"
+    assert spec.parse({"user": "u"}, "sink")["user"] == "u"  # only a complete parse checks groups
+    job = load_job("job.conf", text='env { job.mode = BATCH }\nsource { FakeSource {} }\n'
+                                    'sink { Demo {\npath = "/x"\npassword = p\n} }\n')
+    (problem,) = spec.problems(job.sinks[0], job)
+    assert (problem.key, problem.hint) == ("user", "set user too, or none of them")
+    assert "go together: all set or none" in spec.markdown()
+    with pytest.raises(KeyError):
+        OptionSpec((Option("a"),), bundled=(("a", "b"),))
+
+
+def test_a_connection_gives_a_login_with_its_password_or_neither():
+    from airflow_provider_seatunnel.connectors.clickhouse import CONNECTOR as CH
+    from airflow_provider_seatunnel.connectors.clickhouse.options import parse
+    from airflow_provider_seatunnel.spi.contract import ConnectionInfo
+
+    login_only = ConnectionInfo("c", "clickhouse", host="h", port=8123, login="default")
+    assert login_only.credentials() == {"username": "default", "password": ""}
+    assert ConnectionInfo("c", "x").credentials() == {}
+    endpoint = parse({**CH.connection_options(login_only), "database": "d", "table": "t"}, "sink").endpoint
+    assert endpoint is not None and (endpoint.username, endpoint.password) == ("default", "")

@@ -53,9 +53,7 @@ class ActiveMQ(Connector, ActiveMQSinkVerbs, FromConnection, Lineage):
         """``uri``, ``username`` and ``password`` from a connection (any type): host, port (default 61616),
         login, password."""
         out: dict[str, Any] = {"uri": f"tcp://{conn.host or 'localhost'}:{int(conn.port or 61616)}"}
-        if conn.login or conn.password:
-            out["username"] = str(conn.login or "")
-            out["password"] = str(conn.password or "")
+        out.update(conn.credentials())  # both or neither: the options bundle them
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:

@@ -58,7 +58,7 @@ SPEC = OptionSpec((
     Option("nested_map_and_list_enabled", "bool", description=_ACCEPTED),
     Option("warn_about_unstarted_connection_timeout", "int", description=_ACCEPTED, minimum=0),
     Option("consumer_expiry_check_enabled", "bool", description=_ACCEPTED),
-))
+), bundled=(("username", "password"),))
 
 DEVIATIONS = (
     "the client speaks STOMP, not OpenWire: uri's tcp:// port must be an ActiveMQ transport that takes STOMP "
@@ -118,20 +118,10 @@ def _from_uri(uri: str) -> tuple[str, int, str | None, str | None]:
             unquote(parts.password) if parts.password else None)
 
 
-def _credentials_together(options: Mapping[str, Any]) -> None:
-    """SeaTunnel's ``bundled(username, password)``: both or neither."""
-    has_user, has_password = "username" in options, "password" in options
-    if has_user != has_password:
-        missing = "password" if has_user else "username"
-        raise OptionError(missing, f"username and password go together: the option '{missing}' is missing",
-                          f"set {missing} = ..., or {CONN_OPTION} = \"<an Airflow connection>\"")
-
-
 def parse(options: Mapping[str, Any], section: str = SINK, need_endpoint: bool = True) -> ActiveMQOptions:
     """The block's options, checked (:data:`SPEC`, then the rules it cannot declare). ``need_endpoint`` false:
     a block naming ``activemq_conn_id`` may leave the address to the connection (compile time)."""
     o = SPEC.parse(options, section, complete=True)
-    _credentials_together(options)
     endpoint = None
     if o["uri"]:
         host, port, user, password = _from_uri(str(o["uri"]))

@@ -67,10 +67,7 @@ class Cassandra(Connector, BatchSource, Sink, FromConnection, Lineage):
         port = int(conn.port or 9042)
         hosts = [h.strip() for h in str(conn.host or "localhost").split(",") if h.strip()]
         out: dict[str, Any] = {"host": ",".join(h if ":" in h else f"{h}:{port}" for h in hosts)}
-        if conn.login:
-            out["username"] = str(conn.login)
-        if conn.password:
-            out["password"] = str(conn.password)
+        out.update(conn.credentials())  # both or neither: the options bundle them
         if conn.schema:
             out["keyspace"] = str(conn.schema)
         dc = (conn.extra or {}).get("datacenter")

@@ -56,7 +56,7 @@ SPEC = OptionSpec((
            description="The batch statements' type (async_write = false)."),
     Option("async_write", "bool", True, sections=(SINK,),
            description="Write each row as its own asynchronous INSERT (true), or in batches (false)."),
-))
+), bundled=(("username", "password"),))
 
 DEVIATIONS = (
     "source: a plain SELECT of one table (no LIMIT, GROUP BY, ORDER BY, aggregates or restriction of the "
@@ -143,11 +143,8 @@ def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) 
     """The block's options, checked (:data:`SPEC`, then the rules it cannot declare). ``need_endpoint``
     false: a block naming ``cassandra_conn_id`` may leave ``host`` and ``keyspace`` to the connection."""
     o = SPEC.parse(options, section, complete=True)
-    user, password = _blank(o["username"]), _blank(o["password"])
-    if (user is None) != (password is None):
-        missing = "password" if user is not None else "username"
-        raise OptionError(missing, "username and password go together (SeaTunnel's option rule bundles them)",
-                          f"set {missing} too, or neither")
+    user = _blank(o["username"])  # given with its password (SPEC's bundle); a blank user: no login
+    password = str(o["password"] or "") if user is not None else None
     endpoint = None
     if o["host"] is not None and o["keyspace"] is not None:
         endpoint = Endpoint(parse_hosts(o["host"]), str(o["keyspace"]), user, password, str(o["datacenter"]),

@@ -93,10 +93,7 @@ class Clickhouse(Connector, SchemaInference, BatchSource, ClickhouseSinkVerbs, F
     def connection_options(self, conn: ConnectionInfo) -> dict[str, Any]:
         """``host``, ``username``, ``password`` (and ``database`` from the schema) from a connection."""
         out: dict[str, Any] = {"host": f"{conn.host or 'localhost'}:{int(conn.port or 8123)}"}
-        if conn.login:
-            out["username"] = str(conn.login)
-        if conn.password:
-            out["password"] = str(conn.password)
+        out.update(conn.credentials())  # both or neither: the options bundle them
         if conn.schema:
             out["database"] = str(conn.schema)
         return out

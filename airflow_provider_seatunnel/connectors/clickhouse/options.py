@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import MISSING, OptionError, lookup
+from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec
 
 #: the block option naming an Airflow connection (host, port, schema = database, login, password)
@@ -52,7 +52,7 @@ SPEC = OptionSpec((
     Option("support_upsert", "bool", False, "Upsert rows by primary_key.", sections=(SINK,)),
     Option("allow_experimental_lightweight_delete", "bool", False, "Delete rows with lightweight DELETE (a "
            "*MergeTree table) instead of an ALTER TABLE ... DELETE mutation.", sections=(SINK,)),
-))
+), bundled=(("username", "password"),))
 
 DEVIATIONS = (
     "the HTTP interface directly (queries as POST bodies, rows as JSONEachRow, credentials in X-ClickHouse-User/"
@@ -149,13 +149,6 @@ def settings_of(value: Any) -> dict[str, str]:
     return out
 
 
-def _bundled(options: Mapping[str, Any]) -> None:
-    given = [k for k in ("username", "password") if lookup(options, k) is not MISSING]
-    if len(given) == 1:
-        other = "password" if given[0] == "username" else "username"
-        raise OptionError(other, f"username and password go together: {given[0]} is set, {other} is not")
-
-
 def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) -> ClickhouseOptions:
     """The block's options, checked (:data:`SPEC`, then the rules it cannot declare). ``need_endpoint``
     false: a block naming the connection may leave ``host`` to it (compile time)."""
@@ -175,7 +168,6 @@ def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) 
             if o[key] is None and o[CONN_OPTION] is None:
                 raise OptionError(key, f"the option '{key}' is required", f"set {key} (or {CONN_OPTION})")
         return ClickhouseOptions(SOURCE, endpoint, database, sql=str(o["sql"]).strip().rstrip(";").strip())
-    _bundled(options)
     keys = tuple(k.strip() for k in str(o["primary_key"] or "").split(",") if k.strip())
     if o["support_upsert"] and not keys:
         raise OptionError("primary_key", "support_upsert needs primary_key", 'set primary_key = "id"')

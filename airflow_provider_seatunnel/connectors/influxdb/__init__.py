@@ -114,10 +114,7 @@ class InfluxDB(Connector, SchemaInference, BatchSource, InfluxSinkVerbs, FromCon
             scheme = str(conn.schema or "http") if str(conn.schema or "").lower() in ("http", "https") else "http"
             host = f"{scheme}://{host}:{int(conn.port or 8086)}"
         out: dict[str, Any] = {"url": host}
-        if conn.login:
-            out["username"] = str(conn.login)
-        if conn.password:
-            out["password"] = str(conn.password)
+        out.update(conn.credentials())  # both or neither: the options bundle them
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spi import SINK, SOURCE
-from ...spi.options import MISSING, OptionError, lookup
+from ...spi.options import OptionError
 from ...spi.optionspec import Option, OptionSpec, ParsedOptions
 from ...spi.schema import Schema, TypeError_, schema_from_options
 
@@ -75,7 +75,7 @@ SPEC = OptionSpec((
            sections=(SINK,)),
     Option("write_timeout", "int", 5, "Seconds to wait for a write request's answer.", minimum=1, sections=(SINK,)),
     Option("rp", sections=(SINK,), description="The retention policy written (default: the database's)."),
-))
+), bundled=(("username", "password"), SPLIT_OPTIONS))
 
 DEVIATIONS = (
     "splits: [lower_bound, upper_bound] is cut into partition_num contiguous ranges that neither overlap nor "
@@ -235,20 +235,6 @@ def endpoint_of(o: ParsedOptions) -> Endpoint | None:
     return Endpoint(url, o["username"] or None, o["password"] or None, o["connect_timeout_ms"] / 1000.0)
 
 
-def _bundled(options: Mapping[str, Any], keys: tuple[str, ...]) -> None:
-    """SeaTunnel's bundled options: all set or none."""
-    given = [k for k in keys if _has(options, k)]
-    if given and len(given) < len(keys):
-        missing = [k for k in keys if k not in given]
-        raise OptionError(missing[0], f"the options {', '.join(keys)} go together: {', '.join(given)} set, "
-                                      f"{', '.join(missing)} not", f"set {missing[0]} too, or none of them")
-
-
-def _has(options: Mapping[str, Any], key: str) -> bool:
-    value = lookup(options, key)
-    return value is not MISSING and value is not None
-
-
 def _source(options: Mapping[str, Any], o: ParsedOptions, common: dict[str, Any]) -> InfluxOptions:
     try:
         schema = schema_from_options(options)
@@ -260,7 +246,6 @@ def _source(options: Mapping[str, Any], o: ParsedOptions, common: dict[str, Any]
         if f.type.name.lower() not in SOURCE_TYPES:
             raise OptionError("schema", f"field '{f.name}': type {f.type.name} is not one the InfluxDB source "
                                         f"converts ({', '.join(SOURCE_TYPES)})", "declare it as one of those")
-    _bundled(options, SPLIT_OPTIONS)
     splits: tuple[Split, ...] = ()
     if o["partition_num"]:
         low, high = o["lower_bound"], o["upper_bound"]
@@ -283,7 +268,6 @@ def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) 
     if endpoint is None and (need_endpoint or o[CONN_OPTION] is None):
         raise OptionError("url", "the option 'url' is required",
                           f'set url = "http://influxdb-host:8086" (or {CONN_OPTION} = "<an Airflow connection>")')
-    _bundled(options, ("username", "password"))
     common: dict[str, Any] = {"endpoint": endpoint, "database": o["database"]}
     if section == SOURCE:
         return _source(options, o, common)

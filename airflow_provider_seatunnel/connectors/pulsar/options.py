@@ -87,7 +87,7 @@ SPEC = OptionSpec((
            description="How messages without a key spread over a partitioned topic's partitions."),
     Option("partition_key_fields", "list", sections=(SINK,),
            description='Fields whose JSON object ({"name":"Jack"}) is the message key.'),
-))
+), bundled=(("auth.plugin-class", "auth.params"),))
 
 DEVIATIONS = (
     "EXACTLY_ONCE is refused at compile time: PyPI's pulsar-client has no transactions; AT_LEAST_ONCE adds a "
@@ -170,12 +170,8 @@ def _urls(o: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _token(o: Mapping[str, Any]) -> str | None:
-    plugin, params = o["auth.plugin-class"], o["auth.params"]
-    if (plugin is None) != (params is None):
-        missing = "auth.params" if params is None else "auth.plugin-class"
-        raise OptionError(missing, f"auth.plugin-class and auth.params go together: the option '{missing}' is "
-                                   "missing", f"set {missing} = ...")
-    if plugin is None:
+    plugin, params = o["auth.plugin-class"], o["auth.params"]  # both or neither (SPEC's bundle)
+    if plugin is None or params is None:
         return None
     if str(plugin).strip() != TOKEN_PLUGIN:
         raise OptionError("auth.plugin-class", f"the authentication plugin {plugin!r} is not supported here: only "

@@ -70,9 +70,7 @@ class RabbitMQ(Connector, SchemaInference, BatchSource, StreamingSource, Acknowl
         e.g. ``amqp``): host, port (default 5672), schema (the virtual host, default ``/``), login, password."""
         out: dict[str, Any] = {"host": str(conn.host or "localhost"), "port": int(conn.port or 5672),
                                "virtual_host": str(conn.schema or "/")}
-        if conn.login or conn.password:
-            out["username"] = str(conn.login or "")
-            out["password"] = str(conn.password or "")
+        out.update(conn.credentials())  # both or neither: the options bundle them
         return out
 
     def takes_default_connection(self, options: Mapping[str, Any]) -> bool:

@@ -75,7 +75,7 @@ SPEC = OptionSpec((
     Option("requested_heartbeat", "int", description="The heartbeat asked for, seconds.", minimum=0, maximum=65535),
     Option("rabbitmq.config", "any", description="Other client settings; SeaTunnel 2.3.8 reads none of them, "
                                                  "nor does this package.", sections=(SINK,)),
-))
+), bundled=(("username", "password"),))
 
 DEVIATIONS = (
     "source in BATCH: a bounded read of the messages ready when the read starts (SeaTunnel refuses BATCH); "
@@ -176,20 +176,10 @@ def _endpoint(o: Any) -> Endpoint | None:
                     **tuning)
 
 
-def _credentials_together(options: Mapping[str, Any]) -> None:
-    """SeaTunnel's ``bundled(username, password)``: both or neither."""
-    has_user, has_password = "username" in options, "password" in options
-    if has_user != has_password:
-        missing = "password" if has_user else "username"
-        raise OptionError(missing, f"username and password go together: the option '{missing}' is missing",
-                          f"set {missing} = ..., or {CONN_OPTION} = \"<an Airflow connection>\"")
-
-
 def parse(options: Mapping[str, Any], section: str, need_endpoint: bool = True) -> RabbitOptions:
     """The block's options, checked (:data:`SPEC`, then the rules it cannot declare). ``need_endpoint``
     false: a block naming ``rabbitmq_conn_id`` may leave the address to the connection (compile time)."""
     o = SPEC.parse(options, section, complete=True)
-    _credentials_together(options)
     endpoint = _endpoint(o)
     if endpoint is None and (need_endpoint or o[CONN_OPTION] is None):
         raise OptionError("host", "the option 'host' is required",
