@@ -16,7 +16,7 @@ def fake_source(output: str = "f") -> str:
     rows = ", ".join(f'{{ kind = {kind}, fields = [{key}, "s{step}"] }}'
                      for step, kind in enumerate(STEPS) for key in range(KEYS))
     return (f'FakeSource {{ plugin_output = "{output}", parallelism = 1, '
-            f'schema = {{ fields {{ id = int, name = string }} }}, rows = [{rows}] }}')
+            f'schema = {{ fields {{ id = bigint, name = string }} }}, rows = [{rows}] }}')
 
 
 def steps_per_key(delivered: Iterable[tuple[object, str]]) -> dict[object, list[str]]:

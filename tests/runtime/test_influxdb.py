@@ -178,3 +178,16 @@ def test_credentials_come_from_a_connection_and_a_wrong_password_never_shows(pla
     with pytest.raises(RuntimeConfigError) as info:
         list(client.query(Endpoint(db.url, db.user, "wrong-secret"), "test", "SHOW MEASUREMENTS"))
     assert "401" in str(info.value) and "wrong-secret" not in str(info.value)
+
+
+def test_a_points_last_change_wins_across_a_shuffle(run_job, db):
+    """With key_time, a point's rows (its time and tags) dealt over more writers than the source go through
+    one writer in arrival order: each point holds its last change."""
+    from tests import change_rows
+
+    run_job(f"""env {{ job.mode = "BATCH" }}
+        source {{ {change_rows.fake_source("fake")} }}
+        sink {{ InfluxDB {{ plugin_input = "fake", {db.options()}, database = "test", measurement = "keyed",
+                           key_time = "id", parallelism = 3 }} }}""")
+    points = db.query("SELECT * FROM keyed", "test")
+    assert len(points) == change_rows.KEYS and {p["name"] for p in points} == {change_rows.LAST}

@@ -14,7 +14,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import data_only, with_kind
+from ...spi.rows import data_only, keys_in_arrival_order, with_kind
 from ...spi.twophase import CommitId, Published, Staged
 from ..files.placeholders import expand_table_placeholders
 from . import commit, staging
@@ -105,6 +105,8 @@ class InfluxSinkVerbs:
 
         options = options_of(vertex)
         endpoint = _endpoint(options)
+        if options.key_time:  # a point's (time and tags) rows in one write task, in arrival order
+            df = keys_in_arrival_order(df, [options.key_time, *options.key_tags], vertex.parallelism)
         data = data_only(df)
         names, kinds = list(data.columns), kinds_of(data)
         _check_columns(options, names, kinds)
