@@ -89,6 +89,18 @@ def keys_in_arrival_order(df: DataFrame, keys: list[str] | tuple[str, ...], para
     return df.repartition(max(1, parallelism), *[F.col(quote(k)) for k in keys]).sortWithinPartitions(ARRIVAL)
 
 
+def last_per_key(df: DataFrame, keys: list[str] | tuple[str, ...]) -> DataFrame:
+    """The last row of each key in the order the rows arrived (:func:`arrival_order`), row kind kept: what
+    applying them one after another leaves, for a sink that writes each key's row whole."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order, rank = "__st_last_order", "__st_last_rank"
+    ranked = df.withColumn(order, arrival_order(df))
+    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(order).desc())
+    return ranked.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1).drop(rank, order)
+
+
 def added_columns(df: DataFrame) -> list[str]:
     """The data columns of ``df`` marked :data:`ADDED_COLUMN` (a schema change to follow)."""
     return [f.name for f in df.schema.fields if f.name not in HIDDEN and (f.metadata or {}).get(ADDED_COLUMN)]

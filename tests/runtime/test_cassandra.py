@@ -165,3 +165,15 @@ def test_cassandra_conn_id_gives_the_address_and_credentials(plan_of, cassandra_
     sink = with_connections(plan).pipelines[0].vertices[-1].config
     assert (sink["host"], sink["keyspace"], sink["username"], sink["password"]) == \
         (server.host, KS, "cassandra", "cassandra")
+
+
+def test_a_keys_last_change_wins_across_a_shuffle(run_job, cassandra_server):
+    """Changes dealt over more writers than the source: each key's last change is written (an INSERT writes
+    the row whole), never an earlier one that a concurrent writer or a shared batch timestamp let win."""
+    from tests import change_rows
+
+    cassandra_server.execute(f"CREATE TABLE {KS}.keyed (id bigint PRIMARY KEY, name text)")
+    run_job(f"""env {{ job.mode = "BATCH" }}
+        source {{ {change_rows.fake_source()} }}
+        sink {{ Cassandra {{ plugin_input = "f", {cassandra_server.options(KS)}, table = "keyed", parallelism = 3 }} }}""")
+    assert sorted(cassandra_server.rows(f"{KS}.keyed")) == [(k, change_rows.LAST) for k in range(change_rows.KEYS)]

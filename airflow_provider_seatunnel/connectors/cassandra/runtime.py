@@ -31,7 +31,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import PipelineError, RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import data_only, with_kind
+from ...spi.rows import ARRIVAL, data_only, last_per_key, with_kind
 from ...spi.schema import Field, Schema, parse_type
 from .client import quote, session_of
 from .options import CassandraOptions, Endpoint, OptionError, parse
@@ -187,9 +187,9 @@ def record(session: Any, table: str, key: str, token: int, run_id: str) -> bool:
     return bool(done.was_applied)
 
 
-def _fields(session: Any, options: CassandraOptions, names: list[str]) -> tuple[str, list[str]]:
-    """The target (``ks.table`` quoted) and the columns written: ``fields``, else every column of the table
-    (each must be an input field and a column; the primary key must be written)."""
+def _fields(session: Any, options: CassandraOptions, names: list[str]) -> tuple[str, list[str], list[str]]:
+    """The target (``ks.table`` quoted), the columns written (``fields``, else every column of the table: each
+    must be an input field and a column; the primary key must be written) and the primary key's columns."""
     endpoint = _endpoint(options)
     ks, table = split_table(str(options.table), endpoint.keyspace)
     found = session.cluster.metadata.keyspaces.get(ks)
@@ -211,7 +211,7 @@ def _fields(session: Any, options: CassandraOptions, names: list[str]) -> tuple[
     counters = [f for f in fields if meta.columns[f].cql_type == "counter"]
     if counters:
         raise RuntimeConfigError(f"{ks}.{table} is a counter table: INSERT cannot write counters ({counters[0]})")
-    return f"{quote(ks)}.{quote(table)}", fields
+    return f"{quote(ks)}.{quote(table)}", fields, [c.name for c in meta.primary_key]
 
 
 def write(ctx: RunContext, vertex: Vertex, data: Dataset) -> None:
@@ -224,7 +224,9 @@ def write(ctx: RunContext, vertex: Vertex, data: Dataset) -> None:
         rows = data_only(df)
         key = commit_id(ctx, vertex, table)
         with session_of(endpoint, f"cannot write into {options.table}") as session:
-            target, fields = _fields(session, options, list(rows.columns))
+            target, fields, keys = _fields(session, options, list(rows.columns))
+            if ARRIVAL in df.columns:  # changes dealt over the writers: each key's last (an INSERT writes it whole)
+                rows = data_only(last_per_key(df, keys))
             commits = _commits_table(session, endpoint.keyspace)
             token = take_token(session, commits, key)
             if token is None:

@@ -15,7 +15,7 @@ from typing import Any
 from ...spi import Dataset, RunContext, Vertex
 from ...spi.errors import RuntimeConfigError
 from ...spi.pysources import register_for_write, register_once
-from ...spi.rows import ROW_KIND, arrival_order, data_columns, quote, with_kind
+from ...spi.rows import ROW_KIND, data_columns, last_per_key, quote, with_kind
 from ...spi.schema import Field, Schema, parse_type
 from ...spi.twophase import CommitId, Published, Staged
 from . import client, commit, staging
@@ -85,18 +85,6 @@ def target_of(endpoint: Endpoint, options: ClickhouseOptions) -> tuple[str, list
     return engine, [str(c[0]) for c in columns], [k.strip() for k in sorting.split(",") if k.strip()]
 
 
-def _reduced(df: Any, keys: list[str]) -> Any:
-    """The last change of each key, in the order the rows arrived."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    order = "__st_clickhouse_order"
-    ranked = df.withColumn(order, arrival_order(df))
-    window = Window.partitionBy(*[F.col(quote(k)) for k in keys]).orderBy(F.col(order).desc())
-    return ranked.withColumn("__st_rank", F.row_number().over(window)).where("__st_rank = 1").drop(
-        "__st_rank", order)
-
-
 def _check_target(options: ClickhouseOptions, engine: str, names: list[str]) -> None:
     if options.split_mode and engine == "Distributed":
         raise RuntimeConfigError(f"split_mode writes the shards of the Distributed table {options.table}; this "
@@ -132,7 +120,7 @@ class ClickhouseSinkVerbs:
         _check_target(options, engine, columns)
         data = with_kind(df)
         if options.primary_key:
-            data = _reduced(data, list(options.primary_key))
+            data = last_per_key(data, list(options.primary_key))
         data = data.select(*[quote(c) for c in columns], ROW_KIND)
         staging.ensure(endpoint)
         spec = {"endpoint": endpoint.to_json(), "commit_key": commit_id.key, "token": token,
