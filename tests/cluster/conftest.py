@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -87,23 +88,34 @@ def spark_home() -> str:
     return str(Path(spec.origin).parent)
 
 
+def _bound_ports(log: Path) -> tuple[int, int] | None:
+    """The master's RPC and web UI ports, once its log names both."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    rpc = re.search(r"Starting Spark master at spark://[^\s:]+:(\d+)", text)
+    ui = re.search(r"Bound MasterWebUI to \S+ and started at http://[^\s:]+:(\d+)", text.replace(",", ""))
+    return (int(rpc.group(1)), int(ui.group(1))) if rpc and ui else None
+
+
 @contextmanager
 def standalone_cluster(root: Path) -> Iterator[SparkCluster]:
     """A Spark standalone master and one worker (2 cores, 2 GiB) on free loopback ports, under ``root``."""
     assert shutil.which("java"), "Java 17 is required (apt-get install openjdk-17-jre-headless)"
-    cluster = SparkCluster(port=free_port(), ui_port=free_port(), work_dir=root / "work")
+    cluster = SparkCluster(port=0, ui_port=0, work_dir=root / "work")
     env = base_environ(SPARK_HOME=spark_home(), SPARK_WORKER_DIR=str(cluster.work_dir),
                        SPARK_LOCAL_DIRS=str(root / "local"), SPARK_LOG_DIR=str(root / "logs"))
     spark_class = str(BIN / "spark-class")
     try:
+        # port 0: the master binds free ports itself (a port picked before could be taken by then) and logs them
         cluster.services.append(Service(
             "spark master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                             "--port", str(cluster.port), "--webui-port", str(cluster.ui_port)],
+                             "--port", "0", "--webui-port", "0"],
             env, root / "master.log", cwd=root))
+        cluster.port, cluster.ui_port = wait_for("the Spark master to bind its ports",
+                                                 lambda: _bound_ports(root / "master.log"), 120, cluster.services)
         cluster.services.append(Service(
             "spark worker", [spark_class, "org.apache.spark.deploy.worker.Worker", cluster.master_url,
                              "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
-                             "--webui-port", str(free_port()), "--work-dir", str(cluster.work_dir)],
+                             "--webui-port", "0", "--work-dir", str(cluster.work_dir)],
             env, root / "worker.log", cwd=root))
         wait_for("the Spark worker to register with the master",
                  lambda: cluster.status().get("aliveworkers", 0) >= 1, 120, cluster.services)
