@@ -27,7 +27,7 @@ import pytest
 
 from ..airflow_db import migrate, shared_dir
 from ..conftest import ROOT
-from ..servers import free_port
+from ..servers import free_port, on_a_free_port
 from .services import Service, http_json, stop_all, wait_for
 
 BIN = Path(sys.executable).parent
@@ -178,34 +178,50 @@ def airflow_running(home: Path, dag_id: str, shared: Path, **settings: str) -> I
     output directory). ``shared``: the folder of the session's migrated database (tests/airflow_db.py);
     ``settings`` add environment variables. Stopped at exit, always, side by side: a
     server's own graceful shutdown is not under test, so what is left after 5 s is killed."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     user, password = "tester", "tester-password"
     (home / "passwords.json").write_text(json.dumps({user: password}))
-    env = airflow_environ(home, **{
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{user}:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__BASE_URL": url,
-        "AIRFLOW__API__WORKERS": "1",
-        # every process must sign and check the same tokens (the API's and the tasks')
-        "AIRFLOW__API_AUTH__JWT_SECRET": os.urandom(24).hex(),
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
-        **settings,
-    })
-    migrate(env, shared)
-    airflow = str(BIN / "airflow")
-    services = AirflowServices(url=url, home=home, env=env, user=user, password=password)
-    try:
-        for command in ("api-server", "scheduler", "dag-processor"):
-            services.services.append(Service(f"airflow {command}", [airflow, command], env,
-                                              home / f"{command}.log", cwd=home))
+    secret = os.urandom(24).hex()  # every process must sign and check the same tokens (the API's and the tasks')
 
+    def environ(port: int) -> dict[str, str]:
+        url = f"http://127.0.0.1:{port}"
+        return airflow_environ(home, **{
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{user}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__BASE_URL": url,
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secret,
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+            **settings,
+        })
+
+    migrate(environ(0), shared)  # the database does not depend on the port
+    airflow = str(BIN / "airflow")
+
+    def start_services() -> AirflowServices:
+        """The three services, the API server on a port picked now, once it answers (AssertionError, with
+        the logs, when it does not)."""
+        env = environ(free_port())
+        started = AirflowServices(url=env["AIRFLOW__API__BASE_URL"], home=home, env=env, user=user, password=password)
+        for command in ("api-server", "scheduler", "dag-processor"):
+            started.services.append(Service(f"airflow {command}", [airflow, command], env,
+                                             home / f"{command}.log", cwd=home))
+        try:
+            wait_for("Airflow's API server", lambda: http_json(f"{started.url}/api/v2/monitor/health"), 180,
+                     started.services, 1.0)
+        except AssertionError:
+            stop_all(started.services, timeout=5.0)
+            raise
+        return started
+
+    services = on_a_free_port(start_services, AssertionError)  # the API server's port may be taken before its bind
+    url = services.url
+    try:
         def ready() -> bool:
             health = http_json(f"{url}/api/v2/monitor/health")
             return (health["scheduler"]["status"] == "healthy" and health["dag_processor"]["status"] == "healthy"
