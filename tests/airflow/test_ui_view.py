@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -19,8 +20,6 @@ import pytest
 
 from airflow_provider_seatunnel.plan.view import job_view
 from airflow_provider_seatunnel.ui.view import live_progress, prepare_tasks, run_view
-
-from ..servers import free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -100,15 +99,20 @@ def view_server():
 
     from airflow_provider_seatunnel.ui.app import create_app
 
-    port = free_port()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # bound here: no free port to lose before the server binds it
+    port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
+    deadline = time.monotonic() + 60
     while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the view's server did not start"
         time.sleep(0.05)
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(10)
+    sock.close()
 
 
 @contextmanager
