@@ -114,7 +114,7 @@ def test_seatunnels_type_mapping():
     expected = {"UTF8Type": "string", "IntegerType": "string", "UUIDType": "string", "InetAddressType": "string",
                 "ByteType": "tinyint", "ShortType": "smallint", "Int32Type": "int", "LongType": "bigint",
                 "CounterColumnType": "bigint", "FloatType": "float", "DecimalType": "double", "BooleanType": "boolean",
-                "SimpleDateType": "date", "TimeType": "time", "TimestampType": "timestamp", "BytesType": "bytes",
+                "SimpleDateType": "date", "TimeType": "time", "TimestampType": "timestamp", "BytesType": "array<tinyint>",
                 "ListType(Int32Type)": "array<int>", "SetType(UTF8Type)": "array<string>",
                 "MapType(UTF8Type, LongType)": "map<string, bigint>"}
     assert {k: seatunnel_type(parsed(k)) for k in expected} == expected

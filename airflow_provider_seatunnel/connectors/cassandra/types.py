@@ -4,7 +4,8 @@ read by their ``typename``), and the conversions of values both ways.
 Read: ``text``/``varchar``/``ascii`` and ``varint``, ``uuid``, ``timeuuid``, ``inet`` are strings (an IPv6
 address as Java writes it: eight hex groups, none left out, ``0:0:0:0:0:0:0:1``);
 ``tinyint``, ``smallint``, ``int`` as such; ``bigint`` and ``counter`` bigint; ``float``; ``double`` and
-``decimal`` double; ``boolean``; ``time``, ``date``, ``timestamp`` (UTC, without a zone); ``blob`` bytes;
+``decimal`` double; ``boolean``; ``time``, ``date``, ``timestamp`` (UTC, without a zone); ``blob``
+``array<tinyint>`` (its bytes as signed numbers, as SeaTunnel types it);
 ``list<T>`` and ``set<T>`` arrays (of string, integer, float or boolean elements); ``map<K,V>`` maps; a
 collection Cassandra returns as NULL (it stores an empty collection so) is read empty, as SeaTunnel reads it. Any
 other type (``duration``, tuples, user types, vectors, nested collections beyond these) is refused with
@@ -28,7 +29,7 @@ from ...spi.errors import DataError
 STRINGS = ("ascii", "text", "varchar", "varint", "uuid", "timeuuid", "inet")
 SCALARS = {**{t: "string" for t in STRINGS}, "tinyint": "tinyint", "smallint": "smallint", "int": "int",
            "bigint": "bigint", "counter": "bigint", "float": "float", "double": "double", "decimal": "double",
-           "boolean": "boolean", "time": "time", "date": "date", "timestamp": "timestamp", "blob": "bytes"}
+           "boolean": "boolean", "time": "time", "date": "date", "timestamp": "timestamp", "blob": "array<tinyint>"}
 ARRAY_ELEMENTS = ("string", "tinyint", "smallint", "int", "bigint", "float", "double", "boolean")
 
 
@@ -81,7 +82,7 @@ def reader(cql_type: Any) -> Callable[[Any], Any]:
     if name == "date":
         return _date
     if name == "blob":
-        return bytes
+        return lambda v: memoryview(v).cast("b").tolist()  # signed, as Java's byte[]
     if name in ("list", "set"):
         element = reader(t.subtypes[0])
         order = sorted if name == "set" else list
@@ -151,6 +152,19 @@ def _timestamp(value: Any) -> dt.datetime:
     raise TypeError(f"{type(value).__name__} is not a timestamp")
 
 
+def _blob(value: Any) -> bytes:
+    """A blob's bytes from ``bytes`` or from numbers (``array<tinyint>``: -128..127, or 0..255)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        raise TypeError("text is not bytes")
+    return bytes(int(b) & 0xFF if -128 <= int(b) <= 255 else _out_of_byte(b) for b in value)
+
+
+def _out_of_byte(value: Any) -> int:
+    raise ValueError(f"{value} is not a byte")
+
+
 def _text(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         raise TypeError("bytes are not text")
@@ -160,7 +174,7 @@ def _text(value: Any) -> str:
 _WRITERS: dict[str, Callable[[Any], Any]] = {
     "uuid": _uuid, "timeuuid": _uuid, "decimal": _decimal, "varint": _int, "tinyint": _int, "smallint": _int,
     "int": _int, "bigint": _int, "float": _float, "double": _float, "timestamp": _timestamp, "text": _text,
-    "varchar": _text, "ascii": _text, "inet": _text, "blob": bytes,
+    "varchar": _text, "ascii": _text, "inet": _text, "blob": _blob,
 }
 
 
