@@ -154,3 +154,17 @@ def test_values_convert_both_ways_by_column_type():
     for name, bad in (("Int32Type", 1.5), ("Int32Type", "x"), ("DoubleType", "1"), ("UTF8Type", b"x")):
         with pytest.raises((TypeError, ValueError)):
             writer(t(name))(bad)
+
+
+def test_a_blob_reads_as_signed_bytes_and_writes_back_from_either_form():
+    from cassandra import cqltypes as c
+
+    from airflow_provider_seatunnel.connectors.cassandra.types import reader, writer
+
+    blob = c.lookup_casstype("BytesType")
+    assert reader(blob)(b"\xca\xfe\x01") == [-54, -2, 1]  # as SeaTunnel's array<tinyint>
+    assert writer(blob)([-54, -2, 1]) == writer(blob)(b"\xca\xfe\x01") == b"\xca\xfe\x01"
+    with pytest.raises(ValueError, match="300 is not a byte"):
+        writer(blob)([300])
+    with pytest.raises(TypeError):
+        writer(blob)("text")
