@@ -176,6 +176,12 @@ def _answers(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _logs(root: Path) -> str:
+    """The ends of the node's output and system log (a port taken shows there)."""
+    return "".join(path.read_text(errors="replace")[-1500:] for path in (root / "out.log", root / "system.log")
+                   if path.exists())
+
+
 def start() -> CassandraServer:
     """Start a node on free ports; returns once it accepts a login."""
     return on_a_free_port(_start_once, CassandraUnavailable)
@@ -201,8 +207,7 @@ def _start_once() -> CassandraServer:
     deadline = began + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            text = ((root / "out.log").read_text(errors="replace")[-1500:] +
-                    (root / "system.log").read_text(errors="replace")[-1500:] if (root / "system.log").exists() else "")
+            text = _logs(root)
             shutil.rmtree(root, ignore_errors=True)
             raise CassandraUnavailable(f"the Cassandra node exited ({process.returncode}):\n{text}")
         if _answers(native):
@@ -213,8 +218,9 @@ def _start_once() -> CassandraServer:
             except Exception:  # the superuser may not exist yet
                 pass
         time.sleep(0.3)
+    text = _logs(root)
     server.stop()
-    raise CassandraUnavailable(f"the Cassandra node did not answer within {START_TIMEOUT} s")
+    raise CassandraUnavailable(f"the Cassandra node did not answer within {START_TIMEOUT} s:\n{text}")
 
 
 def running() -> Iterator[CassandraServer]:

@@ -167,8 +167,9 @@ def _start_once() -> OpenSearchServer:
         except (OSError, RuntimeError):
             pass
         time.sleep(0.2)
+    text = (root / "node.log").read_text(errors="replace")[-3000:]
     server.stop()
-    raise OpenSearchUnavailable(f"the OpenSearch node did not answer within {START_TIMEOUT} s")
+    raise OpenSearchUnavailable(f"the OpenSearch node did not answer within {START_TIMEOUT} s:\n{text}")
 
 
 if __name__ == "__main__":
