@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..spi.errors import RuntimeConfigError
 from ..spi.rows import data_columns, quote
 from ..spi.schema import Schema
 from .temporal import json_ready
@@ -55,7 +56,13 @@ def json_text(df: Any, columns: Sequence[str] | None = None) -> Any:
     json writer writes the row, null fields included."""
     from pyspark.sql import functions as F
 
-    columns = data_columns(df) if columns is None else list(columns)
+    if columns is None:
+        columns = data_columns(df)
+    else:
+        missing = [c for c in columns if c not in data_columns(df)]
+        if missing:  # a key's fields: the config is wrong, retrying cannot help
+            raise RuntimeConfigError(f"the key field(s) {', '.join(missing)} are not fields of the input (its "
+                                     f"fields: {', '.join(data_columns(df))})")
     types = {f.name: f.dataType for f in df.schema.fields}
     row = F.struct(*[json_ready(F.col(quote(c)), types[c]).alias(c) for c in columns])
     return F.to_json(row, JSON_WRITE)

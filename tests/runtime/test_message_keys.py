@@ -17,3 +17,15 @@ def test_a_key_is_the_json_of_its_fields_with_nulls(spark):
     assert df.select(key_of(df, ["id", "name", "at"])).first()[0] == expected
     assert df.select(key_of(df, [])).first()[0] is None
     assert df.select(json_text(df)).first()[0] == expected[:-1] + ',"other":"x"}'
+
+
+def test_a_key_field_the_input_lacks_is_a_configuration_error(spark):
+    import pytest
+
+    from airflow_provider_seatunnel.spi.errors import RuntimeConfigError
+
+    df = spark.createDataFrame([(1, "a")], "id int, name string")
+    with pytest.raises(RuntimeConfigError, match=r"the key field\(s\) nope are not fields of the input \(its fields: id, "
+                                                 r"name\)") as info:
+        key_of(df, ["id", "nope"])
+    assert info.value.deterministic

@@ -63,9 +63,6 @@ def _send(ctx: RunContext, rows: Any, options: PulsarOptions) -> None:
     from .datasource import send_batches
 
     assert options.endpoint is not None
-    missing = [f for f in options.key_fields if f not in rows.columns]
-    if missing:
-        raise PipelineError(f"partition_key_fields names {missing}, not fields of the input ({rows.columns})")
     key = json_text(rows, options.key_fields) if options.key_fields else None  # nulls kept, as SeaTunnel
     columns = [_body(rows, options).alias("body")] + ([key.alias("key")] if key is not None else [])
     spec = {"endpoint": options.endpoint.to_json(), "topic": options.topics[0], "routing": options.routing,
