@@ -123,18 +123,25 @@ def test_make_connect_server_runs_on_the_standalone_master(spark_cluster, tmp_pa
     cluster, a job's pipelines run as its sessions on the cluster's executors, ``make connect-server-stop``
     ends it."""
     from ..conftest import ROOT
-    from ..servers import free_port
+    from ..servers import free_port, on_a_free_port
 
     out = tmp_path / "out"
     conf = tmp_path / "standalone.conf"
     conf.write_text(JOB.replace("__OUT__", str(out)))
-    port, directory = free_port(), tmp_path / "connect"
+    directory = tmp_path / "connect"
     venv = Path(sys.executable).parent.parent
     # the suite's venv as it is (-o: never rebuilt by this test, whatever make thinks of its stamp)
     make = ["make", "-C", str(ROOT), f"VENV={venv}", "-o", f"{venv}/.installed", f"CONNECT_DIR={directory}"]
-    started = subprocess.run([*make, "connect-server", f"SPARK_CONNECT_PORT={port}",
-                              f"CONNECT_MASTER={spark_cluster.master_url}"], capture_output=True, text=True, timeout=300)
-    assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+
+    def start_once() -> int:
+        port = free_port()
+        started = subprocess.run([*make, "connect-server", f"SPARK_CONNECT_PORT={port}",
+                                  f"CONNECT_MASTER={spark_cluster.master_url}"], capture_output=True, text=True,
+                                 timeout=300)
+        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+        return port
+
+    port = on_a_free_port(start_once, AssertionError)  # a port taken before the server binds it: another
     try:
         running = list(spark_cluster.status()["activeapps"])
         assert len(running) == 1 and "Connect" in running[0]["name"], running

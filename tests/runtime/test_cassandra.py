@@ -136,6 +136,7 @@ def test_a_restore_rewrites_idempotently_and_an_older_attempt_is_fenced(plan_of,
 
 def test_config_errors_at_run_time_are_deterministic(plan_of, spark, cassandra_server):
     server = cassandra_server
+    server.execute(f"CREATE TABLE IF NOT EXISTS {KS}.kv (k bigint PRIMARY KEY, v text, n int)")  # alone too
     ctx, vertex = sink_ctx(plan_of, spark, server, "E1", ', fields = ["v"]')
     with pytest.raises(Exception, match="primary key column") as info:
         CASSANDRA.prepare(ctx, vertex, frame(spark))
