@@ -393,12 +393,12 @@ class ConnectionInfo:
     extra: Mapping[str, Any] = field(default_factory=dict)
     settings: Mapping[str, bool] = field(default_factory=dict)
 
-    def credentials(self, user: str = "username", password: str = "password") -> dict[str, str]:
-        """The login and password as the block options ``user`` and ``password``, both or neither (a
+    def credentials(self) -> dict[str, str]:
+        """The login and password as the block options ``username`` and ``password``, both or neither (a
         login without a password is an empty password): plugins whose options bundle the two."""
         if not self.login and not self.password:
             return {}
-        return {user: str(self.login or ""), password: str(self.password or "")}
+        return {"username": str(self.login or ""), "password": str(self.password or "")}
 
 
 @runtime_checkable

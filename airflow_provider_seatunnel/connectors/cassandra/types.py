@@ -158,11 +158,11 @@ def _blob(value: Any) -> bytes:
         return bytes(value)
     if isinstance(value, str):
         raise TypeError("text is not bytes")
-    return bytes(int(b) & 0xFF if -128 <= int(b) <= 255 else _out_of_byte(b) for b in value)
-
-
-def _out_of_byte(value: Any) -> int:
-    raise ValueError(f"{value} is not a byte")
+    numbers = [int(b) for b in value]
+    wrong = next((b for b in numbers if not -128 <= b <= 255), None)
+    if wrong is not None:
+        raise ValueError(f"{wrong} is not a byte")
+    return bytes(b & 0xFF for b in numbers)
 
 
 def _text(value: Any) -> str:
